@@ -1,0 +1,1 @@
+//! TODO: owned by the catalog work; see ARCHITECTURE.md.

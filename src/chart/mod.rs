@@ -1,0 +1,1 @@
+//! TODO: owned by the chart work; see ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+//! TODO: owned by the cluster work; see ARCHITECTURE.md.

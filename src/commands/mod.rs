@@ -1,0 +1,13 @@
+//! One module per verb. Commands are the only place that prints to stdout or stderr.
+
+use crate::cli::{Cli, Command};
+use crate::exit::Code;
+
+pub mod build;
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<Code> {
+    match cli.command {
+        Command::Build(args) => build::run(args),
+    }
+}

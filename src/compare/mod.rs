@@ -1,0 +1,1 @@
+//! TODO: owned by the compare work; see ARCHITECTURE.md.

@@ -1,0 +1,5 @@
+//! The native kustomize engine.
+
+pub mod kustomization;
+pub mod merge;
+pub mod resource;

@@ -1,0 +1,250 @@
+//! Resources and their identities.
+//!
+//! A [`Resource`] is one Kubernetes object as a `serde_json::Value` map plus the bookkeeping
+//! kustomize keeps beside it: the names and namespaces it had before prefixes, suffixes,
+//! namespaces and hashes changed it (so references to the old name can be fixed up), and, for
+//! generated ConfigMaps and Secrets, the generator's behaviour and whether a hash suffix is due.
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Group, version and kind. An empty group is the core group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Gvk {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl Gvk {
+    pub fn new(group: &str, version: &str, kind: &str) -> Self {
+        Gvk { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
+    }
+
+    /// Split `apiVersion` (`group/version` or `version`) and pair it with `kind`.
+    pub fn from_api_version(api_version: &str, kind: &str) -> Self {
+        match api_version.rsplit_once('/') {
+            Some((group, version)) => Gvk::new(group, version, kind),
+            None => Gvk::new("", api_version, kind),
+        }
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+
+    /// Does this gvk satisfy a selector gvk, whose empty fields match anything?
+    pub fn is_selected_by(&self, selector: &Gvk) -> bool {
+        (selector.group.is_empty() || selector.group == self.group)
+            && (selector.version.is_empty() || selector.version == self.version)
+            && (selector.kind.is_empty() || selector.kind == self.kind)
+    }
+
+    /// kustomize's string form, used in its sort keys: `group_version_kind` with `~G`, `~V`, `~K`
+    /// for empty parts.
+    pub fn sort_string(&self) -> String {
+        let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
+        format!("{}_{}_{}", or(&self.group, "~G"), or(&self.version, "~V"), or(&self.kind, "~K"))
+    }
+}
+
+impl fmt::Display for Gvk {
+    /// `Kind.version.group`, the form kustomize prints in errors.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = vec![self.kind.as_str()];
+        if !self.version.is_empty() {
+            parts.push(&self.version);
+        }
+        if !self.group.is_empty() {
+            parts.push(&self.group);
+        }
+        write!(f, "{}", parts.join("."))
+    }
+}
+
+/// An object's identity: gvk, name and namespace (empty when unset).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResId {
+    pub gvk: Gvk,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ResId {
+    pub fn new(gvk: Gvk, name: &str, namespace: &str) -> Self {
+        ResId { gvk, name: name.to_string(), namespace: namespace.to_string() }
+    }
+
+    /// The namespace the object lands in: its own, `default` when unset and namespaced, and
+    /// empty for cluster-scoped kinds.
+    pub fn effective_namespace(&self) -> &str {
+        if super::merge::is_cluster_scoped(&self.gvk) {
+            ""
+        } else if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
+
+    /// Equal as kustomize compares ids: same gvk and name, same effective namespace.
+    pub fn same_object(&self, other: &ResId) -> bool {
+        self.gvk == other.gvk && self.name == other.name && self.effective_namespace() == other.effective_namespace()
+    }
+}
+
+impl fmt::Display for ResId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = if self.namespace.is_empty() { "[noNs]" } else { &self.namespace };
+        write!(f, "{}/{}.{}", self.gvk, self.name, ns)
+    }
+}
+
+/// How a generated object combines with one of the same id from a base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Behavior {
+    #[default]
+    Create,
+    Merge,
+    Replace,
+}
+
+/// Bookkeeping for generated ConfigMaps and Secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    pub behavior: Behavior,
+    /// Whether the name still needs its content-hash suffix.
+    pub needs_hash: bool,
+}
+
+/// One object plus kustomize's bookkeeping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    /// The object itself: always a JSON map.
+    pub obj: Value,
+    /// Ids this object had before names or namespaces changed, oldest first.
+    pub previous_ids: Vec<ResId>,
+    /// Set on generated ConfigMaps and Secrets.
+    pub generated: Option<Generated>,
+    /// Ids of objects that reference this one (filled by the name-reference fix-up).
+    pub referenced_by: Vec<ResId>,
+}
+
+impl Resource {
+    pub fn new(obj: Value) -> Self {
+        Resource { obj, previous_ids: Vec::new(), generated: None, referenced_by: Vec::new() }
+    }
+
+    pub fn map(&self) -> &Map<String, Value> {
+        self.obj.as_object().expect("a resource is always a map")
+    }
+
+    pub fn map_mut(&mut self) -> &mut Map<String, Value> {
+        self.obj.as_object_mut().expect("a resource is always a map")
+    }
+
+    fn str_at(&self, path: &[&str]) -> &str {
+        let mut cur = &self.obj;
+        for key in path {
+            match cur.get(*key) {
+                Some(next) => cur = next,
+                None => return "",
+            }
+        }
+        cur.as_str().unwrap_or("")
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.str_at(&["apiVersion"])
+    }
+    pub fn kind(&self) -> &str {
+        self.str_at(&["kind"])
+    }
+    pub fn name(&self) -> &str {
+        self.str_at(&["metadata", "name"])
+    }
+    pub fn namespace(&self) -> &str {
+        self.str_at(&["metadata", "namespace"])
+    }
+    pub fn gvk(&self) -> Gvk {
+        Gvk::from_api_version(self.api_version(), self.kind())
+    }
+
+    /// The id as the object is now.
+    pub fn current_id(&self) -> ResId {
+        ResId::new(self.gvk(), self.name(), self.namespace())
+    }
+
+    /// The id the object had when it was first loaded or generated.
+    pub fn original_id(&self) -> ResId {
+        self.previous_ids.first().cloned().unwrap_or_else(|| self.current_id())
+    }
+
+    /// Every id the object has had, the current one last.
+    pub fn all_ids(&self) -> impl Iterator<Item = ResId> + '_ {
+        self.previous_ids.iter().cloned().chain(std::iter::once(self.current_id()))
+    }
+
+    fn metadata_mut(&mut self) -> &mut Map<String, Value> {
+        let map = self.map_mut();
+        if !map.get("metadata").is_some_and(Value::is_object) {
+            map.insert("metadata".into(), Value::Object(Map::new()));
+        }
+        map.get_mut("metadata").and_then(Value::as_object_mut).expect("metadata was just made a map")
+    }
+
+    /// Record the current id as a previous one (once), before a name or namespace changes.
+    pub fn remember_current_id(&mut self) {
+        let id = self.current_id();
+        if self.previous_ids.last() != Some(&id) {
+            self.previous_ids.push(id);
+        }
+    }
+
+    pub fn set_name(&mut self, name: &str) {
+        if self.name() != name {
+            self.remember_current_id();
+            self.metadata_mut().insert("name".into(), Value::String(name.to_string()));
+        }
+    }
+
+    pub fn set_namespace(&mut self, namespace: &str) {
+        if self.namespace() != namespace {
+            self.remember_current_id();
+            self.metadata_mut().insert("namespace".into(), Value::String(namespace.to_string()));
+        }
+    }
+
+    /// `metadata.labels` or `metadata.annotations` as string pairs.
+    pub fn string_map(&self, field: &str) -> Vec<(String, String)> {
+        self.obj
+            .get("metadata")
+            .and_then(|m| m.get(field))
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gvk_splits_api_version() {
+        assert_eq!(Gvk::from_api_version("apps/v1", "Deployment"), Gvk::new("apps", "v1", "Deployment"));
+        assert_eq!(Gvk::from_api_version("v1", "Service"), Gvk::new("", "v1", "Service"));
+        assert_eq!(Gvk::new("", "v1", "Service").api_version(), "v1");
+    }
+
+    #[test]
+    fn renaming_remembers_the_original_id() {
+        let mut r = Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}));
+        r.set_name("p-a");
+        r.set_namespace("ns");
+        assert_eq!(r.original_id().name, "a");
+        assert_eq!(r.current_id().to_string(), "ConfigMap.v1/p-a.ns");
+        assert_eq!(r.all_ids().count(), 3);
+    }
+}

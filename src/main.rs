@@ -1,0 +1,14 @@
+//! The `kfctl-rs` binary: parse the command line, run one command, print any error chain once.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = <kfctl_rs::cli::Cli as clap::Parser>::parse();
+    match kfctl_rs::commands::run(cli) {
+        Ok(code) => code.into(),
+        Err(err) => {
+            eprintln!("{}", kfctl_rs::exit::render_error(&err));
+            kfctl_rs::exit::code_for(&err).into()
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Remote kustomize references and their resolution to local paths.
+//!
+//! kubeflow/manifests names two kinds of remote resources:
+//! - a git repository at a ref: `https://github.com/OWNER/REPO/PATH?ref=REF` or with `//` between
+//!   the repository and the path inside it;
+//! - a plain file over HTTPS: `https://HOST/any/path.yaml`.
+//!
+//! The engine asks a [`RemoteResolver`] to turn either into a local path. [`MirrorResolver`]
+//! reads an offline mirror laid out as
+//! `git/<host>/<owner>/<repo>@<ref>/<path>` and `http/<host>/<url path>`; the cache resolver in
+//! this module's siblings fetches into that same layout, so a cache *is* a mirror.
+
+use std::path::{Path, PathBuf};
+
+/// A parsed remote reference.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RemoteRef {
+    /// A folder inside a git repository at a ref.
+    Git { host: String, owner: String, repo: String, git_ref: String, path: String },
+    /// A single file fetched over HTTPS.
+    Http { host: String, path: String, url: String },
+}
+
+/// Why a remote reference could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("remote resource {url}: not a supported reference: {reason}")]
+    Unsupported { url: String, reason: String },
+    #[error("remote resource {url}: not in the mirror (looked for {path}); pull it with `kfctl-rs source pull` or point --remote-mirror at a mirror that has it")]
+    NotInMirror { url: String, path: PathBuf },
+    #[error("remote resource {url}: {message}")]
+    Fetch { url: String, message: String },
+    #[error("remote resource {url}: offline mode and not in the cache; run `kfctl-rs source pull` first")]
+    Offline { url: String },
+    #[error("security: remote resource {url}: {reason}")]
+    Refused { url: String, reason: String },
+}
+
+/// Whether a `resources:` entry names a remote resource rather than a local path.
+pub fn is_remote(entry: &str) -> bool {
+    entry.starts_with("https://") || entry.starts_with("http://") || entry.starts_with("git@") || entry.starts_with("github.com/")
+}
+
+impl RemoteRef {
+    /// Parse a URL as kustomize accepts it for kubeflow's forms. Plain `http://` is refused.
+    pub fn parse(url: &str) -> Result<RemoteRef, RemoteError> {
+        let unsupported = |reason: &str| RemoteError::Unsupported { url: url.to_string(), reason: reason.to_string() };
+        if url.starts_with("http://") {
+            return Err(RemoteError::Refused { url: url.into(), reason: "plain http is not allowed; use https".into() });
+        }
+        let rest = url.strip_prefix("https://").ok_or_else(|| unsupported("only https:// URLs are supported"))?;
+        let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let git_ref = query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("ref=").or_else(|| kv.strip_prefix("version=")))
+            .map(str::to_string);
+        let (host, path) = before_query.split_once('/').ok_or_else(|| unsupported("no path after the host"))?;
+        if host.is_empty() || path.split('/').any(|seg| seg == "..") {
+            return Err(RemoteError::Refused { url: url.into(), reason: "the URL has an empty host or a `..` segment".into() });
+        }
+        let looks_like_file = path.ends_with(".yaml") || path.ends_with(".yml") || path.ends_with(".json");
+        match git_ref {
+            None if looks_like_file => {
+                Ok(RemoteRef::Http { host: host.to_string(), path: path.to_string(), url: url.to_string() })
+            }
+            None => Err(unsupported("a git reference needs ?ref=<tag or commit>; kfctl-rs only uses pinned refs")),
+            Some(git_ref) => {
+                let (repo_part, inner) = match path.split_once("//") {
+                    Some((repo, inner)) => (repo.to_string(), inner.to_string()),
+                    None => {
+                        let mut segs = path.splitn(3, '/');
+                        let owner = segs.next().unwrap_or_default();
+                        let repo = segs.next().unwrap_or_default();
+                        (format!("{owner}/{repo}"), segs.next().unwrap_or_default().to_string())
+                    }
+                };
+                let (owner, repo) = repo_part.split_once('/').ok_or_else(|| unsupported("expected OWNER/REPO after the host"))?;
+                let repo = repo.trim_end_matches(".git");
+                if owner.is_empty() || repo.is_empty() || repo.contains('/') {
+                    return Err(unsupported("expected OWNER/REPO after the host"));
+                }
+                Ok(RemoteRef::Git {
+                    host: host.to_string(),
+                    owner: owner.to_string(),
+                    repo: repo.to_string(),
+                    git_ref,
+                    path: inner.trim_matches('/').to_string(),
+                })
+            }
+        }
+    }
+
+    /// The original URL, for messages.
+    pub fn url(&self) -> String {
+        match self {
+            RemoteRef::Http { url, .. } => url.clone(),
+            RemoteRef::Git { host, owner, repo, git_ref, path } => {
+                format!("https://{host}/{owner}/{repo}//{path}?ref={git_ref}")
+            }
+        }
+    }
+
+    /// Where this reference lives inside a mirror (or a cache, which has the same layout).
+    pub fn mirror_path(&self, mirror: &Path) -> PathBuf {
+        match self {
+            RemoteRef::Http { host, path, .. } => mirror.join("http").join(host).join(path),
+            RemoteRef::Git { host, owner, repo, git_ref, path } => {
+                let base = mirror.join("git").join(host).join(owner).join(format!("{repo}@{git_ref}"));
+                if path.is_empty() { base } else { base.join(path) }
+            }
+        }
+    }
+}
+
+/// Turns remote references into local paths (a folder for git refs, a file for plain files).
+pub trait RemoteResolver: Send + Sync {
+    fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError>;
+}
+
+/// Resolves through an offline mirror and never touches the network.
+#[derive(Debug, Clone)]
+pub struct MirrorResolver {
+    pub root: PathBuf,
+}
+
+impl RemoteResolver for MirrorResolver {
+    fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError> {
+        let path = reference.mirror_path(&self.root);
+        if path.exists() {
+            Ok(path)
+        } else {
+            Err(RemoteError::NotInMirror { url: reference.url(), path })
+        }
+    }
+}
+
+/// Refuses every remote reference: for builds that must stay local.
+#[derive(Debug, Clone, Default)]
+pub struct NoRemote;
+
+impl RemoteResolver for NoRemote {
+    fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError> {
+        Err(RemoteError::Offline { url: reference.url() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_git_ref_without_double_slash() {
+        let r = RemoteRef::parse("https://github.com/argoproj/argo-workflows/manifests/base/crds/minimal?ref=v3.7.3").unwrap();
+        assert_eq!(
+            r.mirror_path(Path::new("/m")),
+            PathBuf::from("/m/git/github.com/argoproj/argo-workflows@v3.7.3/manifests/base/crds/minimal")
+        );
+    }
+
+    #[test]
+    fn parses_git_ref_with_double_slash() {
+        let r = RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
+        assert_eq!(r.mirror_path(Path::new("/m")), PathBuf::from("/m/git/github.com/kubernetes-sigs/lws@v0.7.0/config/default"));
+    }
+
+    #[test]
+    fn parses_plain_file() {
+        let r = RemoteRef::parse("https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml").unwrap();
+        assert_eq!(
+            r.mirror_path(Path::new("/m")),
+            PathBuf::from("/m/http/github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml")
+        );
+    }
+
+    #[test]
+    fn refuses_plain_http_and_dotdot() {
+        assert!(matches!(RemoteRef::parse("http://x.io/a.yaml"), Err(RemoteError::Refused { .. })));
+        assert!(matches!(RemoteRef::parse("https://x.io/../a.yaml"), Err(RemoteError::Refused { .. })));
+        assert!(matches!(RemoteRef::parse("https://github.com/o/r/p"), Err(RemoteError::Unsupported { .. })));
+    }
+
+    #[test]
+    fn mirror_miss_names_url_and_path() {
+        let m = MirrorResolver { root: PathBuf::from("/nonexistent-mirror") };
+        let err = m.resolve(&RemoteRef::parse("https://h.io/a/b.yaml").unwrap()).unwrap_err().to_string();
+        assert!(err.contains("https://h.io/a/b.yaml") && err.contains("/nonexistent-mirror/http/h.io/a/b.yaml"), "{err}");
+    }
+}
