@@ -7,3 +7,12 @@
 pub mod remote;
 
 pub use remote::{MirrorResolver, NoRemote, RemoteError, RemoteRef, RemoteResolver};
+
+use std::sync::Arc;
+
+/// The resolver used when no mirror is given: the user's cache, fetching what is missing
+/// unless `offline`. (Until the cache lands, remote references need `--remote-mirror`.)
+pub fn default_resolver(offline: bool) -> anyhow::Result<Arc<dyn RemoteResolver>> {
+    let _ = offline;
+    Ok(Arc::new(NoRemote))
+}

@@ -1,0 +1,203 @@
+//! Accumulation: kustomize's `KustTarget`, folder by folder.
+//!
+//! For one kustomization folder, in kustomize's order:
+//! 1. `resources` (and legacy `bases`): files are read as objects; folders are accumulated
+//!    recursively into a fresh accumulator and merged in (objects, configs, vars);
+//! 2. `configurations` add field specs to the defaults;
+//! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
+//! 4. `components` run *on this accumulator*, each as if its directives were written here;
+//! 5. transformers run in kustomize's fixed order (see [`run_transformers`]);
+//! 6. `vars` are collected for resolution at the very end of the build.
+
+use super::builtins::{self, config::TransformConfig};
+use super::error::{KustomizeError, Result};
+use super::kustomization::{Kustomization, Var};
+use super::loader::{Entry, Loader};
+use super::resmap::ResMap;
+use super::resource::Resource;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// What a folder (and everything below it) has accumulated.
+#[derive(Debug, Clone)]
+pub struct Accumulated {
+    pub resources: ResMap,
+    pub config: TransformConfig,
+    pub vars: Vec<Var>,
+}
+
+impl Default for Accumulated {
+    fn default() -> Self {
+        Accumulated { resources: ResMap::new(), config: TransformConfig::defaults(), vars: Vec::new() }
+    }
+}
+
+impl Accumulated {
+    fn absorb(&mut self, other: Accumulated, origin: &Path) -> Result<()> {
+        self.resources.append_all(other.resources, &origin.display().to_string())?;
+        self.config.merge(&other.config);
+        for var in other.vars {
+            self.add_var(var, origin)?;
+        }
+        Ok(())
+    }
+
+    fn add_var(&mut self, var: Var, origin: &Path) -> Result<()> {
+        if self.vars.iter().any(|v| v.name == var.name) {
+            return Err(KustomizeError::transform(
+                origin.display().to_string(),
+                format!("var '{}' already encountered; var names must be unique across the whole build", var.name),
+            ));
+        }
+        self.vars.push(var);
+        Ok(())
+    }
+}
+
+/// Walks kustomization folders, remembering the chain being built to detect cycles.
+pub struct Accumulator<'a> {
+    loader: &'a Loader,
+    chain: Vec<PathBuf>,
+}
+
+impl<'a> Accumulator<'a> {
+    pub fn new(loader: &'a Loader) -> Self {
+        Accumulator { loader, chain: Vec::new() }
+    }
+
+    /// Accumulate a kustomization folder into a fresh accumulator.
+    pub fn folder(&mut self, dir: &Path) -> Result<(Kustomization, Accumulated)> {
+        self.target(dir, Accumulated::default(), false)
+    }
+
+    fn target(&mut self, dir: &Path, mut acc: Accumulated, component: bool) -> Result<(Kustomization, Accumulated)> {
+        let dir = dir.canonicalize().map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
+        if self.chain.contains(&dir) {
+            let chain = self.chain.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" -> ");
+            return Err(KustomizeError::Cycle { dir, chain });
+        }
+        let (path, k) = self.loader.kustomization(&dir)?;
+        check_kind(&path, &k, component)?;
+        self.chain.push(dir.clone());
+        let result = self.run_directives(&dir, &k, &mut acc);
+        self.chain.pop();
+        result.map(|()| (k, acc))
+    }
+
+    fn run_directives(&mut self, dir: &Path, k: &Kustomization, acc: &mut Accumulated) -> Result<()> {
+        for entry in k.resources.iter().chain(&k.bases) {
+            self.resource_entry(dir, entry, acc)?;
+        }
+        let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
+        acc.config.merge(&files);
+        if !k.crds.is_empty() {
+            return Err(KustomizeError::transform(dir.display().to_string(), "the `crds` field is not supported by kfctl-rs yet; declare the CRD's reference fields with `configurations` instead"));
+        }
+        builtins::generators::run(&mut acc.resources, k, dir, self.loader)?;
+        for component in &k.components {
+            let path = match self.loader.resolve_entry(dir, component)? {
+                Entry::Folder(p) => p,
+                Entry::File(p) => return Err(KustomizeError::transform(p.display().to_string(), "a component must be a folder with a kustomization of kind Component")),
+            };
+            let (_, with_component) = self.target(&path, std::mem::take(acc), true)?;
+            *acc = with_component;
+        }
+        run_transformers(acc, k, dir, self.loader)?;
+        for var in &k.vars {
+            acc.add_var(var.clone(), dir)?;
+        }
+        Ok(())
+    }
+
+    fn resource_entry(&mut self, dir: &Path, entry: &str, acc: &mut Accumulated) -> Result<()> {
+        match self.loader.resolve_entry(dir, entry)? {
+            Entry::File(path) => {
+                let origin = path.display().to_string();
+                for resource in objects_from_file(self.loader, &path)? {
+                    acc.resources.append(resource, &origin)?;
+                }
+                Ok(())
+            }
+            Entry::Folder(path) => {
+                let (_, sub) = self.target(&path, Accumulated::default(), false)?;
+                acc.absorb(sub, &path)
+            }
+        }
+    }
+}
+
+fn check_kind(path: &Path, k: &Kustomization, component: bool) -> Result<()> {
+    let is_component = k.kind.as_deref() == Some("Component");
+    let message = match (component, is_component) {
+        (true, false) => "expected kind 'Component' because it is listed under `components`",
+        (false, true) => "a Component can only be listed under `components`, not `resources`",
+        _ => return Ok(()),
+    };
+    Err(KustomizeError::InvalidKustomization { path: path.to_path_buf(), message: message.to_string() })
+}
+
+/// The objects in a resource file: every document, with `List` kinds expanded into their items.
+pub fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> {
+    let origin = path.display().to_string();
+    let mut out = Vec::new();
+    for doc in loader.documents(path)?.iter() {
+        push_objects(doc, &origin, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Turn parsed documents into resources (expanding lists), for inline or generated input.
+pub fn push_objects(doc: &Value, origin: &str, out: &mut Vec<Resource>) -> Result<()> {
+    let not_object = |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
+    let map = doc.as_object().ok_or_else(|| not_object("expected a map with apiVersion, kind and metadata"))?;
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if kind.ends_with("List") {
+        if let Some(items) = map.get("items").and_then(Value::as_array) {
+            for item in items {
+                push_objects(item, origin, out)?;
+            }
+            return Ok(());
+        }
+    }
+    if kind.is_empty() {
+        return Err(not_object("missing `kind`"));
+    }
+    if doc.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
+        return Err(not_object(&format!("the {kind} has no metadata.name")));
+    }
+    out.push(Resource::new(doc.clone()));
+    Ok(())
+}
+
+/// The builtin transformers in kustomize's order.
+fn run_transformers(acc: &mut Accumulated, k: &Kustomization, dir: &Path, loader: &Loader) -> Result<()> {
+    use builtins::*;
+    let res = &mut acc.resources;
+    let cfg = &acc.config;
+    patches::strategic_merge_files(res, &k.patches_strategic_merge, dir, loader)?;
+    patches::patches(res, &k.patches, dir, loader)?;
+    if let Some(ns) = k.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+        namespace::apply(res, ns, cfg)?;
+    }
+    let (prefix, suffix) = (k.name_prefix.as_deref().unwrap_or(""), k.name_suffix.as_deref().unwrap_or(""));
+    if !prefix.is_empty() || !suffix.is_empty() {
+        prefix_suffix::apply(res, prefix, suffix, cfg)?;
+    }
+    for set in &k.labels {
+        labels::apply_label_set(res, set, cfg)?;
+    }
+    if !k.common_labels.is_empty() {
+        labels::apply_common(res, &k.common_labels, cfg)?;
+    }
+    if !k.common_annotations.is_empty() {
+        annotations::apply(res, &k.common_annotations, cfg)?;
+    }
+    patches::json6902(res, &k.patches_json6902, dir, loader)?;
+    for replica in &k.replicas {
+        replicas::apply(res, replica, cfg)?;
+    }
+    for image in &k.images {
+        images::apply(res, image, cfg)?;
+    }
+    replacements::apply(res, &k.replacements, dir, loader)
+}

@@ -1,0 +1,11 @@
+//! replicas: set replica counts by name at the replica field specs.
+
+use crate::kustomize::error::Result;
+#[allow(unused_imports)]
+use crate::kustomize::{kustomization as k, loader::Loader, resmap::ResMap};
+#[allow(unused_imports)]
+use super::config::TransformConfig;
+#[allow(unused_imports)]
+use std::path::Path;
+
+pub fn apply(_resources: &mut ResMap, _replica: &k::Replica, _config: &TransformConfig) -> Result<()> { Ok(()) }

@@ -1,0 +1,157 @@
+//! All file access of the engine goes through the [`Loader`].
+//!
+//! It finds a folder's kustomization file, reads files under kustomize's default load
+//! restriction (a file must be in or below the folder of the kustomization that names it,
+//! judged on real paths after symlinks), resolves remote references through a
+//! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
+//! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
+
+use super::error::{KustomizeError, Result};
+use super::kustomization::{FILE_NAMES, Kustomization};
+use crate::source::{RemoteRef, RemoteResolver, remote::is_remote};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Parsed documents of one file, shared between users.
+pub type Docs = Arc<Vec<Value>>;
+
+/// Whether file reads are confined to the kustomization's folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadRestriction {
+    #[default]
+    RootOnly,
+    None,
+}
+
+pub struct Loader {
+    remote: Arc<dyn RemoteResolver>,
+    restriction: LoadRestriction,
+    parsed: Mutex<HashMap<PathBuf, Docs>>,
+}
+
+/// What a `resources:` entry turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A folder with its own kustomization (local or a fetched remote).
+    Folder(PathBuf),
+    /// A file of objects.
+    File(PathBuf),
+}
+
+impl Loader {
+    pub fn new(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction) -> Self {
+        Loader { remote, restriction, parsed: Mutex::new(HashMap::new()) }
+    }
+
+    /// The kustomization file of a folder and its parsed contents.
+    pub fn kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
+        let path = FILE_NAMES
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file())
+            .ok_or_else(|| KustomizeError::NoKustomization { dir: dir.to_path_buf() })?;
+        let docs = self.documents(&path)?;
+        let mut doc = docs.first().cloned().unwrap_or(Value::Object(Default::default()));
+        super::fieldcase::canonicalize_kustomization(&mut doc);
+        let k: Kustomization = serde_json::from_value(doc)
+            .map_err(|e| KustomizeError::InvalidKustomization { path: path.clone(), message: explain_field_error(&e) })?;
+        if let Some(kind) = k.kind.as_deref().filter(|k| !matches!(*k, "Kustomization" | "Component")) {
+            return Err(KustomizeError::InvalidKustomization {
+                path,
+                message: format!("kind `{kind}` is not Kustomization or Component"),
+            });
+        }
+        Ok((path, k))
+    }
+
+    /// Resolve a `resources:`/`components:` entry of the kustomization in `dir`.
+    pub fn resolve_entry(&self, dir: &Path, entry: &str) -> Result<Entry> {
+        if is_remote(entry) {
+            let reference = RemoteRef::parse(entry)?;
+            let path = self.remote.resolve(&reference)?;
+            return Ok(if path.is_dir() { Entry::Folder(path) } else { Entry::File(path) });
+        }
+        let path = dir.join(entry);
+        let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        if real.is_dir() {
+            Ok(Entry::Folder(real))
+        } else {
+            self.check_restriction(dir, &real)?;
+            Ok(Entry::File(real))
+        }
+    }
+
+    /// The real path of a file named relative to `dir`, checked against the load restriction.
+    pub fn restricted_path(&self, dir: &Path, relative: &str) -> Result<PathBuf> {
+        let path = dir.join(relative);
+        let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        self.check_restriction(dir, &real)?;
+        Ok(real)
+    }
+
+    fn check_restriction(&self, dir: &Path, real: &Path) -> Result<()> {
+        if self.restriction == LoadRestriction::None {
+            return Ok(());
+        }
+        let root = dir.canonicalize().map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
+        if real.starts_with(&root) {
+            Ok(())
+        } else {
+            Err(KustomizeError::OutsideRoot { path: real.to_path_buf(), root })
+        }
+    }
+
+    /// Read a file named relative to `dir` as text, under the load restriction.
+    pub fn read_text(&self, dir: &Path, relative: &str) -> Result<(PathBuf, String)> {
+        let real = self.restricted_path(dir, relative)?;
+        let text = std::fs::read_to_string(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        Ok((real, text))
+    }
+
+    /// Read a file as bytes, under the load restriction.
+    pub fn read_bytes(&self, dir: &Path, relative: &str) -> Result<(PathBuf, Vec<u8>)> {
+        let real = self.restricted_path(dir, relative)?;
+        let bytes = std::fs::read(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        Ok((real, bytes))
+    }
+
+    /// The parsed documents of a file (by real path), parsing it at most once.
+    pub fn documents(&self, path: &Path) -> Result<Docs> {
+        if let Some(docs) = self.parsed.lock().expect("parse cache lock").get(path) {
+            return Ok(docs.clone());
+        }
+        let docs = Arc::new(parse_file(path)?);
+        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), docs.clone());
+        Ok(docs)
+    }
+
+    /// Parse many files in parallel into the cache. Errors are left for the sequential pass,
+    /// which reports them in context.
+    pub fn prefetch(&self, paths: Vec<PathBuf>) {
+        use rayon::prelude::*;
+        let todo: Vec<PathBuf> = {
+            let cache = self.parsed.lock().expect("parse cache lock");
+            paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
+        };
+        let parsed: Vec<(PathBuf, Docs)> =
+            todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, Arc::new(d)))).collect();
+        self.parsed.lock().expect("parse cache lock").extend(parsed);
+    }
+}
+
+fn parse_file(path: &Path) -> Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
+    Ok(crate::yaml::parse_stream(&text, &path.display().to_string())?)
+}
+
+/// serde's "unknown field `x`, expected one of ..." becomes a kustomize-like message with a hint.
+fn explain_field_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("unknown field") {
+        format!("invalid Kustomization: {text}; check the spelling (kustomize refuses unknown fields)")
+    } else {
+        format!("invalid Kustomization: {text}")
+    }
+}

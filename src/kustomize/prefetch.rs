@@ -1,0 +1,47 @@
+//! Parallel warm-up of the parse cache.
+//!
+//! Accumulation is sequential (its order matters), but parsing is the expensive part. Before
+//! accumulating, walk the kustomization tree cheaply — only kustomization files are parsed
+//! here — collect every object and patch file it names, and parse those on all cores. Errors
+//! are ignored here: the sequential pass meets them again and reports them in context.
+
+use super::kustomization::Kustomization;
+use super::loader::{Entry, Loader};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Parse, in parallel, every file the tree under `dir` will read.
+pub fn warm(loader: &Loader, dir: &Path) {
+    let mut seen = HashSet::new();
+    let mut files = Vec::new();
+    collect(loader, dir, &mut seen, &mut files);
+    loader.prefetch(files);
+}
+
+fn collect(loader: &Loader, dir: &Path, seen: &mut HashSet<PathBuf>, files: &mut Vec<PathBuf>) {
+    let Ok(dir) = dir.canonicalize() else { return };
+    if !seen.insert(dir.clone()) {
+        return;
+    }
+    let Ok((_, k)) = loader.kustomization(&dir) else { return };
+    for entry in k.resources.iter().chain(&k.bases).chain(&k.components) {
+        match loader.resolve_entry(&dir, entry) {
+            Ok(Entry::File(path)) => files.push(path),
+            Ok(Entry::Folder(path)) => collect(loader, &path, seen, files),
+            Err(_) => {}
+        }
+    }
+    for relative in patch_files(&k) {
+        if let Ok(path) = loader.restricted_path(&dir, relative) {
+            files.push(path);
+        }
+    }
+}
+
+fn patch_files(k: &Kustomization) -> impl Iterator<Item = &String> {
+    k.patches
+        .iter()
+        .chain(&k.patches_json6902)
+        .filter_map(|p| p.path.as_ref())
+        .chain(&k.patches_strategic_merge)
+}

@@ -1,0 +1,252 @@
+//! An ordered list of resources with kustomize's id rules: no two objects with the same id,
+//! lookups by any id an object has had, and target selection for patches and replacements.
+
+use super::error::{KustomizeError, Result};
+use super::kustomization::Selector;
+use super::resource::{Gvk, ResId, Resource};
+use regex::Regex;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResMap {
+    resources: Vec<Resource>,
+}
+
+impl ResMap {
+    pub fn new() -> Self {
+        ResMap::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.resources.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+    }
+    pub fn iter(&self) -> std::slice::Iter<'_, Resource> {
+        self.resources.iter()
+    }
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Resource> {
+        self.resources.iter_mut()
+    }
+    pub fn get(&self, index: usize) -> &Resource {
+        &self.resources[index]
+    }
+    pub fn get_mut(&mut self, index: usize) -> &mut Resource {
+        &mut self.resources[index]
+    }
+    pub fn into_vec(self) -> Vec<Resource> {
+        self.resources
+    }
+    pub fn as_slice(&self) -> &[Resource] {
+        &self.resources
+    }
+    pub fn replace_all(&mut self, resources: Vec<Resource>) {
+        self.resources = resources;
+    }
+    pub fn remove(&mut self, index: usize) -> Resource {
+        self.resources.remove(index)
+    }
+
+    /// Add one resource; an object whose current id is already present is an error.
+    pub fn append(&mut self, resource: Resource, origin: &str) -> Result<()> {
+        let id = resource.current_id();
+        if self.resources.iter().any(|r| r.current_id().same_object(&id)) {
+            return Err(KustomizeError::DuplicateId { id, origin: origin.to_string() });
+        }
+        self.resources.push(resource);
+        Ok(())
+    }
+
+    pub fn append_all(&mut self, other: ResMap, origin: &str) -> Result<()> {
+        for r in other.resources {
+            self.append(r, origin)?;
+        }
+        Ok(())
+    }
+
+    /// Indexes of resources for which any id they have had matches `id`.
+    pub fn find_by_any_id(&self, id: &ResId) -> Vec<usize> {
+        self.positions(|r| r.all_ids().any(|rid| rid.same_object(id)))
+    }
+
+    /// Indexes of resources whose current id matches `id`.
+    pub fn find_by_current_id(&self, id: &ResId) -> Vec<usize> {
+        self.positions(|r| r.current_id().same_object(id))
+    }
+
+    pub fn positions(&self, pred: impl Fn(&Resource) -> bool) -> Vec<usize> {
+        self.resources.iter().enumerate().filter(|(_, r)| pred(r)).map(|(i, _)| i).collect()
+    }
+
+    /// kustomize's target selection: gvk, name and namespace as anchored regexes matched against
+    /// the original or the current id, and label and annotation selectors.
+    pub fn select(&self, selector: &Selector) -> Result<Vec<usize>> {
+        let compiled = CompiledSelector::new(selector)?;
+        Ok(self.positions(|r| compiled.matches(r)))
+    }
+}
+
+/// A selector ready to match: its regexes compiled once.
+pub struct CompiledSelector {
+    gvk: Gvk,
+    name: Option<Regex>,
+    namespace: Option<Regex>,
+    labels: Option<LabelSelector>,
+    annotations: Option<LabelSelector>,
+}
+
+fn anchored(pattern: &str, what: &str) -> Result<Option<Regex>> {
+    if pattern.is_empty() {
+        return Ok(None);
+    }
+    Regex::new(&format!("^(?:{pattern})$"))
+        .map(Some)
+        .map_err(|e| KustomizeError::transform(format!("target {what} `{pattern}`"), format!("not a valid regular expression: {e}")))
+}
+
+impl CompiledSelector {
+    pub fn new(s: &Selector) -> Result<Self> {
+        Ok(CompiledSelector {
+            gvk: Gvk::new(&s.group, &s.version, &s.kind),
+            name: anchored(&s.name, "name")?,
+            namespace: anchored(&s.namespace, "namespace")?,
+            labels: LabelSelector::parse_opt(&s.label_selector)?,
+            annotations: LabelSelector::parse_opt(&s.annotation_selector)?,
+        })
+    }
+
+    pub fn matches(&self, r: &Resource) -> bool {
+        let cur = r.current_id();
+        let org = r.original_id();
+        if let Some(ns) = &self.namespace {
+            if !ns.is_match(org.effective_namespace()) && !ns.is_match(cur.effective_namespace()) {
+                return false;
+            }
+        }
+        if let Some(name) = &self.name {
+            if !name.is_match(&org.name) && !name.is_match(&cur.name) {
+                return false;
+            }
+        }
+        if !cur.gvk.is_selected_by(&self.gvk) {
+            return false;
+        }
+        if let Some(sel) = &self.labels {
+            if !sel.matches(&r.string_map("labels")) {
+                return false;
+            }
+        }
+        if let Some(sel) = &self.annotations {
+            if !sel.matches(&r.string_map("annotations")) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A Kubernetes label selector: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a)`, `k`, `!k`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelSelector {
+    requirements: Vec<Requirement>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Requirement {
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    NotExists(String),
+}
+
+impl LabelSelector {
+    fn parse_opt(text: &str) -> Result<Option<Self>> {
+        if text.trim().is_empty() { Ok(None) } else { Self::parse(text).map(Some) }
+    }
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let bad = |why: &str| KustomizeError::transform(format!("label selector `{text}`"), why.to_string());
+        let mut requirements = Vec::new();
+        for clause in split_top_level_commas(text) {
+            let clause = clause.trim();
+            if clause.is_empty() {
+                return Err(bad("empty requirement"));
+            }
+            requirements.push(parse_requirement(clause).ok_or_else(|| bad("expected key=value, key!=value, key in (a,b), key notin (a,b), key or !key"))?);
+        }
+        Ok(LabelSelector { requirements })
+    }
+
+    pub fn matches(&self, labels: &[(String, String)]) -> bool {
+        let get = |k: &str| labels.iter().find(|(lk, _)| lk == k).map(|(_, v)| v.as_str());
+        self.requirements.iter().all(|req| match req {
+            Requirement::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|v| vs.iter().all(|x| x != v)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::NotExists(k) => get(k).is_none(),
+        })
+    }
+}
+
+fn split_top_level_commas(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+fn parse_set(text: &str) -> Option<Vec<String>> {
+    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
+    Some(inner.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+}
+
+fn parse_requirement(clause: &str) -> Option<Requirement> {
+    if let Some(key) = clause.strip_prefix('!') {
+        return Some(Requirement::NotExists(key.trim().to_string()));
+    }
+    if let Some((k, v)) = clause.split_once("!=") {
+        return Some(Requirement::NotIn(k.trim().to_string(), vec![v.trim().to_string()]));
+    }
+    if let Some((k, v)) = clause.split_once("==").or_else(|| clause.split_once('=')) {
+        return Some(Requirement::In(k.trim().to_string(), vec![v.trim().to_string()]));
+    }
+    let words: Vec<&str> = clause.splitn(3, char::is_whitespace).collect();
+    match words.as_slice() {
+        [key] => Some(Requirement::Exists(key.to_string())),
+        [key, "in", set] => Some(Requirement::In(key.to_string(), parse_set(set)?)),
+        [key, "notin", set] => Some(Requirement::NotIn(key.to_string(), parse_set(set)?)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn label_selector_forms() {
+        let l = labels(&[("app", "web"), ("tier", "front")]);
+        assert!(LabelSelector::parse("app=web").unwrap().matches(&l));
+        assert!(LabelSelector::parse("app==web,tier").unwrap().matches(&l));
+        assert!(!LabelSelector::parse("app!=web").unwrap().matches(&l));
+        assert!(LabelSelector::parse("tier in (back, front)").unwrap().matches(&l));
+        assert!(!LabelSelector::parse("tier notin (front)").unwrap().matches(&l));
+        assert!(LabelSelector::parse("!missing").unwrap().matches(&l));
+        assert!(LabelSelector::parse("a in (b").is_err());
+    }
+}
