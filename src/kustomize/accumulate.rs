@@ -70,6 +70,16 @@ impl<'a> Accumulator<'a> {
         self.target(dir, Accumulated::default(), false)
     }
 
+    /// Accumulate an in-memory kustomization as if it were the kustomization file of `dir`
+    /// (which need not exist: its entries are resolved relative to it).
+    pub fn in_memory(&mut self, dir: &Path, k: &Kustomization) -> Result<Accumulated> {
+        let mut acc = Accumulated::default();
+        self.chain.push(dir.to_path_buf());
+        let result = self.run_directives(dir, k, &mut acc);
+        self.chain.pop();
+        result.map(|()| acc)
+    }
+
     fn target(&mut self, dir: &Path, mut acc: Accumulated, component: bool) -> Result<(Kustomization, Accumulated)> {
         let dir = dir.canonicalize().map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
         if self.chain.contains(&dir) {
@@ -110,16 +120,19 @@ impl<'a> Accumulator<'a> {
     }
 
     fn resource_entry(&mut self, dir: &Path, entry: &str, acc: &mut Accumulated) -> Result<()> {
+        let label: std::sync::Arc<str> = entry.into();
         match self.loader.resolve_entry(dir, entry)? {
             Entry::File(path) => {
                 let origin = path.display().to_string();
-                for resource in objects_from_file(self.loader, &path)? {
+                for mut resource in objects_from_file(self.loader, &path)? {
+                    resource.origin = Some(label.clone());
                     acc.resources.append(resource, &origin)?;
                 }
                 Ok(())
             }
             Entry::Folder(path) => {
-                let (_, sub) = self.target(&path, Accumulated::default(), false)?;
+                let (_, mut sub) = self.target(&path, Accumulated::default(), false)?;
+                sub.resources.iter_mut().for_each(|r| r.origin = Some(label.clone()));
                 acc.absorb(sub, &path)
             }
         }

@@ -73,7 +73,7 @@ impl Loader {
             let path = self.remote.resolve(&reference)?;
             return Ok(if path.is_dir() { Entry::Folder(path) } else { Entry::File(path) });
         }
-        let path = dir.join(entry);
+        let path = clean_join(dir, entry);
         let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
         if real.is_dir() {
             Ok(Entry::Folder(real))
@@ -85,7 +85,7 @@ impl Loader {
 
     /// The real path of a file named relative to `dir`, checked against the load restriction.
     pub fn restricted_path(&self, dir: &Path, relative: &str) -> Result<PathBuf> {
-        let path = dir.join(relative);
+        let path = clean_join(dir, relative);
         let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
         self.check_restriction(dir, &real)?;
         Ok(real)
@@ -95,7 +95,7 @@ impl Loader {
         if self.restriction == LoadRestriction::None {
             return Ok(());
         }
-        let root = dir.canonicalize().map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
+        let root = canonical_dir(dir)?;
         if real.starts_with(&root) {
             Ok(())
         } else {
@@ -138,6 +138,35 @@ impl Loader {
         let parsed: Vec<(PathBuf, Docs)> =
             todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, Arc::new(d)))).collect();
         self.parsed.lock().expect("parse cache lock").extend(parsed);
+    }
+}
+
+/// Join and clean `..` and `.` lexically, as Go's `filepath.Join` does before any symlink
+/// is looked at. This also lets a virtual folder (an in-memory kustomization) name siblings.
+pub fn clean_join(dir: &Path, relative: &str) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in dir.join(relative).components() {
+        match part {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The real path of a folder; a folder that does not exist (a virtual kustomization's) is
+/// taken as written.
+pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
+    match dir.canonicalize() {
+        Ok(real) => Ok(real),
+        Err(_) if !dir.exists() => Ok(dir.to_path_buf()),
+        Err(source) => Err(KustomizeError::Read { path: dir.to_path_buf(), source }),
     }
 }
 

@@ -47,6 +47,19 @@ pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm(&loader, dir);
     let (top, acc) = accumulate::Accumulator::new(&loader).folder(dir)?;
+    finish(top, acc)
+}
+
+/// Build an in-memory kustomization as if it were the kustomization file of `dir` (a folder
+/// that need not exist; its entries resolve relative to it). Profiles render this way.
+pub fn build_kustomization(dir: &Path, kustomization: &kustomization::Kustomization, options: &BuildOptions) -> Result<ResMap> {
+    let loader = Loader::new(options.remote.clone(), options.restriction);
+    prefetch::warm_entries(&loader, dir, kustomization);
+    let acc = accumulate::Accumulator::new(&loader).in_memory(dir, kustomization)?;
+    finish(kustomization.clone(), acc)
+}
+
+fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Result<ResMap> {
     let mut resources = acc.resources;
     builtins::hash::add_hash_suffixes(&mut resources)?;
     builtins::nameref::fix_back_references(&mut resources, &acc.config)?;

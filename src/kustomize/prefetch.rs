@@ -18,21 +18,33 @@ pub fn warm(loader: &Loader, dir: &Path) {
     loader.prefetch(files);
 }
 
+/// The same for an in-memory kustomization at `dir`.
+pub fn warm_entries(loader: &Loader, dir: &Path, k: &Kustomization) {
+    let mut seen = HashSet::new();
+    let mut files = Vec::new();
+    collect_entries(loader, dir, k, &mut seen, &mut files);
+    loader.prefetch(files);
+}
+
 fn collect(loader: &Loader, dir: &Path, seen: &mut HashSet<PathBuf>, files: &mut Vec<PathBuf>) {
     let Ok(dir) = dir.canonicalize() else { return };
     if !seen.insert(dir.clone()) {
         return;
     }
     let Ok((_, k)) = loader.kustomization(&dir) else { return };
+    collect_entries(loader, &dir, &k, seen, files);
+}
+
+fn collect_entries(loader: &Loader, dir: &Path, k: &Kustomization, seen: &mut HashSet<PathBuf>, files: &mut Vec<PathBuf>) {
     for entry in k.resources.iter().chain(&k.bases).chain(&k.components) {
-        match loader.resolve_entry(&dir, entry) {
+        match loader.resolve_entry(dir, entry) {
             Ok(Entry::File(path)) => files.push(path),
             Ok(Entry::Folder(path)) => collect(loader, &path, seen, files),
             Err(_) => {}
         }
     }
     for relative in patch_files(&k) {
-        if let Ok(path) = loader.restricted_path(&dir, relative) {
+        if let Ok(path) = loader.restricted_path(dir, relative) {
             files.push(path);
         }
     }

@@ -128,11 +128,14 @@ pub struct Resource {
     pub generated: Option<Generated>,
     /// Ids of objects that reference this one (filled by the name-reference fix-up).
     pub referenced_by: Vec<ResId>,
+    /// The `resources:` entry of the top-level kustomization this object came from (set as
+    /// accumulation returns through each level, so the outermost entry wins).
+    pub origin: Option<std::sync::Arc<str>>,
 }
 
 impl Resource {
     pub fn new(obj: Value) -> Self {
-        Resource { obj, previous_ids: Vec::new(), generated: None, referenced_by: Vec::new() }
+        Resource { obj, previous_ids: Vec::new(), generated: None, referenced_by: Vec::new(), origin: None }
     }
 
     pub fn map(&self) -> &Map<String, Value> {
