@@ -4,7 +4,12 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "kfctl-rs", version, about = "Install Kubeflow the Helm way: render, export charts, install selectively")]
+#[command(
+    name = "kfctl-rs",
+    version,
+    about = "Install Kubeflow the Helm way: render kubeflow/manifests 1:1, export Helm charts, install selectively",
+    after_help = "Exit codes: 0 ok, 1 failed (compare: differs), 2 usage, 3 source, 4 security refusal, 5 cluster, 6 timeout, 130 interrupted."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -14,6 +19,18 @@ pub struct Cli {
 pub enum Command {
     /// Build a kustomization folder, like `kustomize build DIR`.
     Build(BuildArgs),
+    /// Render a profile with values: the Kubernetes objects on stdout.
+    Template(TemplateArgs),
+    /// List, show or print the kustomization of profiles.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+    /// Every image a profile's render would pull, one per line.
+    Images(ImagesArgs),
+    /// Generate fresh credentials as a values file.
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
+    /// Compare two YAML streams as data, grouped by object and field path.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Args)]
@@ -26,4 +43,104 @@ pub struct BuildArgs {
     /// Never touch the network: remote references must be in the mirror or cache.
     #[arg(long)]
     pub offline: bool,
+}
+
+/// Where upstream kubeflow/manifests comes from.
+#[derive(Debug, Clone, Args)]
+pub struct SourceFlags {
+    /// Upstream kubeflow/manifests: a folder, a .tar.gz archive or a kfctl-rs bundle
+    /// (default: the release --version from the cache, fetched if missing).
+    #[arg(long)]
+    pub source: Option<PathBuf>,
+    /// Upstream release: exact (v1.11.0), a prefix (1.11) or `latest`.
+    #[arg(long, default_value = "latest")]
+    pub version: String,
+    /// Resolve remote bases through this offline mirror.
+    #[arg(long, env = "KFCTL_REMOTE_MIRROR")]
+    pub remote_mirror: Option<PathBuf>,
+    /// Never touch the network.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// What to render: profile, components and values.
+#[derive(Debug, Clone, Args)]
+pub struct RenderFlags {
+    /// A built-in profile (kind, minimal, multi-tenant) or a profile file.
+    #[arg(long)]
+    pub profile: String,
+    /// Only these components of the profile (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub components: Vec<String>,
+    /// A values file (repeatable; later files win).
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<PathBuf>,
+    /// A value, Helm style: key.path=value (repeatable; applied after files).
+    #[arg(long = "set")]
+    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub source: SourceFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    #[command(flatten)]
+    pub render: RenderFlags,
+    /// Write one file per component into this folder instead of stdout.
+    #[arg(long)]
+    pub output_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// The built-in profiles.
+    List,
+    /// A profile's components and variants.
+    Show {
+        /// Profile name or file.
+        name: String,
+    },
+    /// The kustomization.yaml whose `kustomize build` gives the profile's default render
+    /// (meant for a folder directly under the manifests root, as upstream's example/).
+    Kustomization {
+        /// Profile name or file.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ImagesArgs {
+    #[command(flatten)]
+    pub render: RenderFlags,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Write a values file with fresh random credentials (Dex password, OIDC client secret,
+    /// oauth2-proxy cookie secret, Pipelines object store keys).
+    Generate {
+        /// The values file to write (created with mode 0600; refuses to overwrite).
+        #[arg(long, short = 'o')]
+        out: PathBuf,
+        /// The Dex user's email.
+        #[arg(long, default_value = "user@example.com")]
+        email: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The expected stream (a file, or - for stdin).
+    pub expected: String,
+    /// The actual stream (a file, or - for stdin).
+    pub actual: String,
+    /// Match objects by identity regardless of their order.
+    #[arg(long)]
+    pub ignore_order: bool,
+    /// Ignore the labels and annotations Helm adds (helm.sh/chart, app.kubernetes.io/managed-by, ...).
+    #[arg(long)]
+    pub ignore_helm_labels: bool,
+    /// Treat `name-<10 char hash>` names of ConfigMaps and Secrets (and references to them) as equal.
+    #[arg(long)]
+    pub ignore_hash_suffix: bool,
 }

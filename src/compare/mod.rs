@@ -144,3 +144,90 @@ mod tests {
         assert!(ordered_report(&[e], &[a], 5).is_none());
     }
 }
+
+/// Identity used to pair objects: group, kind, namespace, name.
+pub fn identity(obj: &Value) -> (String, String, String, String) {
+    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    let api = s("/apiVersion");
+    let group = api.rsplit_once('/').map(|(g, _)| g.to_string()).unwrap_or_default();
+    (group, s("/kind"), s("/metadata/namespace"), s("/metadata/name"))
+}
+
+/// Compare two streams as sets of objects paired by identity: `None` when equal.
+pub fn unordered_report(expected: &[Value], actual: &[Value], limit: usize) -> Option<String> {
+    use std::collections::BTreeMap;
+    let index = |objs: &[Value]| -> BTreeMap<(String, String, String, String), Value> { objs.iter().map(|o| (identity(o), o.clone())).collect() };
+    let (e, a) = (index(expected), index(actual));
+    let mut lines = Vec::new();
+    for (id, eo) in &e {
+        match a.get(id) {
+            None => lines.push(format!("missing: {}", object_label(eo))),
+            Some(ao) => lines.extend(diff_values(eo, ao, limit).iter().map(|d| format!("{}: {d}", object_label(eo)))),
+        }
+    }
+    for (id, ao) in &a {
+        if !e.contains_key(id) {
+            lines.push(format!("extra: {}", object_label(ao)));
+        }
+    }
+    if expected.len() != e.len() || actual.len() != a.len() {
+        lines.push("duplicate object identities in a stream".into());
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let total = lines.len();
+    lines.truncate(limit);
+    if total > limit {
+        lines.push(format!("… and {} more differences", total - limit));
+    }
+    Some(lines.join("\n"))
+}
+
+const HELM_LABELS: [&str; 4] = ["helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version"];
+const HELM_ANNOTATIONS: [&str; 2] = ["meta.helm.sh/release-name", "meta.helm.sh/release-namespace"];
+
+/// Drop the labels and annotations Helm's conventions add to objects.
+pub fn strip_helm_metadata(obj: &mut Value) {
+    for (field, keys) in [("labels", &HELM_LABELS[..]), ("annotations", &HELM_ANNOTATIONS[..])] {
+        let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+        if let Some(map) = meta.get_mut(field).and_then(Value::as_object_mut) {
+            keys.iter().for_each(|k| {
+                map.remove(*k);
+            });
+            if map.is_empty() {
+                meta.remove(field);
+            }
+        }
+    }
+}
+
+/// kustomize's hash suffix: `-` and 10 characters of its encoded alphabet.
+fn hash_base(name: &str) -> Option<&str> {
+    let (base, hash) = name.rsplit_once('-')?;
+    (hash.len() == 10 && hash.chars().all(|c| "245679bcdfghkmt8".contains(c))).then_some(base)
+}
+
+/// Replace `name-<hash>` of generated ConfigMaps and Secrets, and every string equal to
+/// such a name, with `name-<hash>`, so builds that differ only in hash suffixes compare equal.
+pub fn mask_hash_suffixes(objects: &mut [Value]) {
+    let hashed: std::collections::HashMap<String, String> = objects
+        .iter()
+        .filter(|o| matches!(o.get("kind").and_then(Value::as_str), Some("ConfigMap" | "Secret")))
+        .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str))
+        .filter_map(|n| hash_base(n).map(|b| (n.to_string(), format!("{b}-<hash>"))))
+        .collect();
+    fn walk(v: &mut Value, map: &std::collections::HashMap<String, String>) {
+        match v {
+            Value::String(s) => {
+                if let Some(m) = map.get(s.as_str()) {
+                    *s = m.clone();
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, map)),
+            Value::Object(m) => m.values_mut().for_each(|i| walk(i, map)),
+            _ => {}
+        }
+    }
+    objects.iter_mut().for_each(|o| walk(o, &hashed));
+}

@@ -1,0 +1,200 @@
+//! The values schema: what keys exist and what type each takes.
+//!
+//! The schema is derived from the default values themselves (every key a default has is a
+//! known key of that type) plus a few declared free-form places (label maps, node selectors,
+//! tolerations, affinity, container resources). The same schema is exported as the charts'
+//! `values.schema.json`, so Helm checks exactly what kfctl-rs checks.
+
+use serde_json::{Map, Value, json};
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SchemaError {
+    #[error("values: unknown key `{path}`{hint}")]
+    UnknownKey { path: String, hint: String },
+    #[error("values: `{path}` must be {expected}, got {got}")]
+    WrongType { path: String, expected: String, got: String },
+    #[error("values: `{path}` must be one of {allowed}, got {got}")]
+    NotAllowed { path: String, allowed: String, got: String },
+}
+
+/// A node of the schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Schema {
+    Any,
+    Bool,
+    Int,
+    String,
+    Enum(Vec<&'static str>),
+    List(Box<Schema>),
+    /// A map with known keys; `extra` types the keys it does not list (None: none allowed).
+    Map { known: Vec<(String, Schema)>, extra: Option<Box<Schema>> },
+}
+
+impl Schema {
+    /// A free-form map of strings (labels, annotations, node selectors).
+    pub fn string_map() -> Schema {
+        Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::String)) }
+    }
+    pub fn any_map() -> Schema {
+        Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::Any)) }
+    }
+
+    /// The schema implied by a default value.
+    pub fn of_default(value: &Value) -> Schema {
+        match value {
+            Value::Bool(_) => Schema::Bool,
+            Value::Number(n) if n.is_i64() || n.is_u64() => Schema::Int,
+            Value::String(_) => Schema::String,
+            Value::Array(items) => Schema::List(Box::new(items.first().map(Schema::of_default).unwrap_or(Schema::Any))),
+            Value::Object(m) => Schema::Map { known: m.iter().map(|(k, v)| (k.clone(), Schema::of_default(v))).collect(), extra: None },
+            _ => Schema::Any,
+        }
+    }
+
+    /// Replace (or add) the schema at a path of known keys.
+    pub fn set(&mut self, path: &[&str], schema: Schema) {
+        let Some((first, rest)) = path.split_first() else {
+            *self = schema;
+            return;
+        };
+        if let Schema::Map { known, .. } = self {
+            match known.iter_mut().find(|(k, _)| k == first) {
+                Some((_, child)) => child.set(rest, schema),
+                None => {
+                    let mut child = Schema::Map { known: Vec::new(), extra: None };
+                    child.set(rest, schema);
+                    known.push((first.to_string(), child));
+                }
+            }
+        }
+    }
+
+    /// Check values against the schema; the first problem found is the error.
+    pub fn check(&self, values: &Value) -> Result<(), SchemaError> {
+        self.check_at(values, "")
+    }
+
+    fn check_at(&self, value: &Value, path: &str) -> Result<(), SchemaError> {
+        let wrong = |expected: &str| SchemaError::WrongType { path: path.to_string(), expected: expected.into(), got: describe(value) };
+        match (self, value) {
+            (Schema::Any, _) => Ok(()),
+            (Schema::Bool, Value::Bool(_)) | (Schema::String, Value::String(_)) => Ok(()),
+            (Schema::Int, Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(()),
+            (Schema::Enum(allowed), Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
+            (Schema::Enum(allowed), _) => {
+                Err(SchemaError::NotAllowed { path: path.into(), allowed: allowed.join(", "), got: describe(value) })
+            }
+            (Schema::List(item), Value::Array(items)) => {
+                items.iter().enumerate().try_for_each(|(i, v)| item.check_at(v, &format!("{path}[{i}]")))
+            }
+            (Schema::Map { known, extra }, Value::Object(map)) => check_map(known, extra.as_deref(), map, path),
+            (Schema::Bool, _) => Err(wrong("true or false")),
+            (Schema::Int, _) => Err(wrong("a whole number")),
+            (Schema::String, _) => Err(wrong("a string")),
+            (Schema::List(_), _) => Err(wrong("a list")),
+            (Schema::Map { .. }, _) => Err(wrong("a map")),
+        }
+    }
+
+    /// JSON Schema (draft 7) for Helm's `values.schema.json`.
+    pub fn to_json_schema(&self) -> Value {
+        match self {
+            Schema::Any => json!({}),
+            Schema::Bool => json!({"type": "boolean"}),
+            Schema::Int => json!({"type": "integer"}),
+            Schema::String => json!({"type": "string"}),
+            Schema::Enum(v) => json!({"type": "string", "enum": v}),
+            Schema::List(item) => json!({"type": "array", "items": item.to_json_schema()}),
+            Schema::Map { known, extra } => {
+                let props: Map<String, Value> = known.iter().map(|(k, s)| (k.clone(), s.to_json_schema())).collect();
+                let additional = match extra {
+                    Some(s) => s.to_json_schema(),
+                    None => Value::Bool(false),
+                };
+                json!({"type": "object", "properties": props, "additionalProperties": additional})
+            }
+        }
+    }
+}
+
+fn check_map(known: &[(String, Schema)], extra: Option<&Schema>, map: &Map<String, Value>, path: &str) -> Result<(), SchemaError> {
+    for (key, value) in map {
+        let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        match (known.iter().find(|(k, _)| k == key), extra) {
+            (Some((_, schema)), _) => schema.check_at(value, &child_path)?,
+            (None, Some(schema)) => schema.check_at(value, &child_path)?,
+            (None, None) => {
+                let hint = suggestion(key, known.iter().map(|(k, _)| k.as_str()))
+                    .map(|s| format!("; did you mean `{}`?", if path.is_empty() { s } else { format!("{path}.{s}") }))
+                    .unwrap_or_default();
+                return Err(SchemaError::UnknownKey { path: child_path, hint });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.len() > 40 => "a string".into(),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a map".into(),
+    }
+}
+
+/// The closest known name, if close enough to be a likely typo.
+pub fn suggestion<'a>(wrong: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .map(|c| (levenshtein(&wrong.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.to_string())
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Schema {
+        let mut s = Schema::of_default(&json!({"katib": {"enabled": true, "replicas": {"katib-ui": 1}}, "global": {"imageRegistry": ""}}));
+        s.set(&["global", "nodeSelector"], Schema::string_map());
+        s
+    }
+
+    #[test]
+    fn unknown_key_names_the_path_and_suggests() {
+        let e = schema().check(&json!({"katib": {"enabeld": false}})).unwrap_err();
+        assert_eq!(e.to_string(), "values: unknown key `katib.enabeld`; did you mean `katib.enabled`?");
+        let e = schema().check(&json!({"katob": {}})).unwrap_err();
+        assert!(e.to_string().contains("did you mean `katib`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_says_what_was_expected() {
+        let e = schema().check(&json!({"katib": {"replicas": {"katib-ui": "two"}}})).unwrap_err();
+        assert_eq!(e.to_string(), "values: `katib.replicas.katib-ui` must be a whole number, got the string \"two\"");
+    }
+
+    #[test]
+    fn free_form_maps_accept_any_key_of_the_right_type() {
+        assert!(schema().check(&json!({"global": {"nodeSelector": {"gpu": "true"}}})).is_ok());
+        assert!(schema().check(&json!({"global": {"nodeSelector": {"gpu": 1}}})).is_err());
+    }
+}
