@@ -1,0 +1,216 @@
+//! Issue 4's contract: profiles render 1:1 with real kustomize, values change exactly what
+//! they say and nothing else, `images` covers the render, and bad input is a usage error.
+
+mod common;
+
+use kfctl_rs::catalog::{self, Catalog, RenderRequest, profile};
+use kfctl_rs::compare;
+use kfctl_rs::source::MirrorResolver;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+fn request(profile: &str, sets: &[&str]) -> RenderRequest {
+    RenderRequest {
+        profile: profile.into(),
+        components: Vec::new(),
+        value_files: Vec::new(),
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        manifests_dir: common::manifests_dir(),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+    }
+}
+
+fn render(profile: &str, sets: &[&str]) -> Vec<Value> {
+    let rendered = catalog::render(&request(profile, sets)).unwrap_or_else(|e| panic!("render {profile} {sets:?}: {e}"));
+    rendered.objects.into_iter().map(|o| o.obj).collect()
+}
+
+fn default_render(profile: &str) -> &'static Vec<Value> {
+    static CACHE: OnceLock<std::sync::Mutex<std::collections::HashMap<String, &'static Vec<Value>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut map = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let leaked: &'static Vec<Value> = map.entry(profile.to_string()).or_insert_with(|| Box::leak(Box::new(render(profile, &[]))));
+    leaked
+}
+
+#[test]
+fn multi_tenant_equals_upstream_example_golden() {
+    let golden_path = common::golden_dir().join("example.yaml");
+    let golden = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&golden_path).unwrap(), "example.yaml").unwrap();
+    let actual = default_render("multi-tenant");
+    assert_eq!(golden.len(), 653);
+    if let Some(report) = compare::ordered_report(&golden, actual, 20) {
+        panic!("multi-tenant differs from golden example.yaml:\n{report}");
+    }
+}
+
+/// A network-free copy of the snapshot for real kustomize, made once per test run.
+fn localized_snapshot() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = std::env::temp_dir().join(format!("kfctl-localized-{}", std::process::id()));
+        let status = Command::new(common::shared_dir().join("tools/localize-snapshot")).arg("v1.11.0").arg(&out).stdout(std::process::Stdio::null()).status().expect("localize-snapshot runs");
+        assert!(status.success(), "localize-snapshot failed");
+        out.join("manifests")
+    })
+}
+
+fn real_kustomize_of_profile(name: &str) -> Vec<Value> {
+    let catalog = Catalog::embedded().unwrap();
+    let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
+    let dir = localized_snapshot().join(format!("kfctl-profile-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
+    let out = Command::new(common::shared_dir().join("tools/kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
+    assert!(out.status.success(), "real kustomize failed on profile {name}: {}", String::from_utf8_lossy(&out.stderr));
+    kfctl_rs::yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize output").unwrap()
+}
+
+#[test]
+fn every_builtin_profile_equals_real_kustomize_of_its_printed_kustomization() {
+    for name in profile::builtin_names() {
+        let expected = real_kustomize_of_profile(name);
+        let actual = default_render(name);
+        if let Some(report) = compare::ordered_report(&expected, actual, 20) {
+            panic!("profile {name}: template differs from real kustomize of `kfctl-rs profile kustomization {name}`:\n{report}");
+        }
+        println!("profile {name}: {} objects, equal to real kustomize", actual.len());
+    }
+}
+
+#[test]
+fn minimal_has_trainer_and_jobset_and_no_istio_object() {
+    let objs = default_render("minimal");
+    let has = |kind: &str, name: &str| objs.iter().any(|o| o["kind"] == kind && o["metadata"]["name"] == name);
+    assert!(has("CustomResourceDefinition", "trainjobs.trainer.kubeflow.org"));
+    assert!(has("Deployment", "kubeflow-trainer-controller-manager"));
+    assert!(has("Deployment", "jobset-controller-manager"));
+    let istio: Vec<String> = objs.iter().filter(|o| o["apiVersion"].as_str().unwrap_or("").contains("istio.io")).map(compare::object_label).collect();
+    assert!(istio.is_empty(), "istio objects in minimal: {istio:?}");
+}
+
+/// Every (object, field path) whose value differs between two renders, plus objects only in one.
+fn changes(before: &[Value], after: &[Value]) -> Vec<String> {
+    let report = compare::unordered_report(before, after, 100_000).unwrap_or_default();
+    report.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+fn image_fields(objs: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in objs {
+        let mut copy = o.clone();
+        catalog::params::for_each_image(&mut copy, &mut |i| out.push(i.clone()));
+    }
+    out
+}
+
+#[test]
+fn image_registry_moves_every_image_field_and_changes_nothing_else() {
+    let before = default_render("multi-tenant");
+    let after = render("multi-tenant", &["global.imageRegistry=registry.example.com"]);
+    let images = image_fields(&after);
+    assert_eq!(images.len(), image_fields(before).len());
+    assert!(images.iter().all(|i| i.starts_with("registry.example.com/")), "{:?}", images.iter().find(|i| !i.starts_with("registry.example.com/")));
+    let non_image: Vec<String> = changes(before, &after).into_iter().filter(|c| !c.contains(".image: ")).collect();
+    assert!(non_image.is_empty(), "changes besides image fields: {non_image:?}");
+}
+
+#[test]
+fn disabling_a_component_removes_exactly_its_objects() {
+    let before = default_render("multi-tenant");
+    let rendered = catalog::render(&request("multi-tenant", &[])).unwrap();
+    let katib: Vec<String> = rendered.objects.iter().filter(|o| o.component == "katib").map(|o| format!("missing: {}", compare::object_label(&o.obj))).collect();
+    assert!(katib.len() > 20, "katib has {} objects", katib.len());
+    let after = render("multi-tenant", &["katib.enabled=false"]);
+    let mut got = changes(before, &after);
+    let mut want = katib;
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn replicas_resources_and_pss_change_exactly_one_field_each() {
+    let before = default_render("multi-tenant");
+    let cases: [(&str, &str); 3] = [
+        ("katib.replicas.katib-ui=3", "Deployment kubeflow/katib-ui: .spec.replicas: expected 1, got 3"),
+        ("pipelines.resources.ml-pipeline.ml-pipeline-api-server.limits.cpu=2", "Deployment kubeflow/ml-pipeline: .spec.template.spec.containers[0].resources"),
+        ("global.podSecurity.profiles=restricted", "namespace-labels.yaml\"]: expected"),
+    ];
+    for (set, expect) in cases {
+        let got = changes(before, &render("multi-tenant", &[set]));
+        assert_eq!(got.len(), 1, "--set {set} changed {got:?}");
+        assert!(got[0].contains(expect), "--set {set}: {}", got[0]);
+    }
+}
+
+#[test]
+fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
+    let before = default_render("multi-tenant");
+    let dir = std::env::temp_dir().join(format!("kfctl-creds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("secrets.yaml");
+    let _ = std::fs::remove_file(&file);
+    let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs")).args(["secrets", "generate", "-o"]).arg(&file).stderr(std::process::Stdio::null()).status().unwrap();
+    assert!(status.success());
+    let mut req = request("multi-tenant", &[]);
+    req.value_files = vec![file.clone()];
+    let rendered = catalog::render(&req).unwrap();
+    assert!(rendered.default_credentials.is_empty(), "still default: {:?}", rendered.default_credentials.iter().map(|c| c.value).collect::<Vec<_>>());
+    let after: Vec<Value> = rendered.objects.into_iter().map(|o| o.obj).collect();
+    let got = changes(before, &after);
+    let fields = ["config.yaml", "DEX_USER_PASSWORD", "OIDC_CLIENT_SECRET", "client-secret", "cookie-secret", "accesskey", "secretkey"];
+    assert_eq!(got.len(), fields.len(), "{got:#?}");
+    for f in fields {
+        assert!(got.iter().any(|c| c.contains(f)), "{f} not changed");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let defaults = catalog::render(&request("multi-tenant", &[])).unwrap().default_credentials;
+    assert_eq!(defaults.len(), 6, "each default credential is reported once");
+}
+
+#[test]
+fn images_lists_every_image_field_and_known_configuration() {
+    let objs = default_render("multi-tenant");
+    let listed = catalog::images::collect(objs);
+    for image in image_fields(objs) {
+        assert!(listed.contains(&image), "{image} missing from images");
+    }
+    for config_image in ["ghcr.io/kubeflow/kfp-driver:2.15.0", "ghcr.io/kubeflow/kfp-launcher:2.15.0", "kserve/storage-initializer:v0.15.2", "ghcr.io/kubeflow/katib/file-metrics-collector:v0.19.0"] {
+        assert!(listed.iter().any(|i| i == config_image), "{config_image} missing");
+    }
+}
+
+#[test]
+fn bad_values_are_usage_errors_that_name_the_key() {
+    let cases = [
+        (vec!["katib.enabeld=false"], "unknown key `katib.enabeld`; did you mean `katib.enabled`?"),
+        (vec!["katib.replicas.katib-ui=three"], "must be a whole number"),
+        (vec!["novalue"], "no `=`"),
+        (vec!["global.podSecurity.profiles=strict"], "must be one of"),
+        (vec!["kserve.enabled=true", "knative-serving.enabled=false"], "component `kserve` needs knative-serving"),
+    ];
+    for (sets, expect) in cases {
+        let err = match catalog::render(&request("multi-tenant", &sets)) {
+            Err(e) => e,
+            Ok(_) => panic!("{sets:?} rendered"),
+        };
+        assert!(err.is_usage(), "{sets:?}: not a usage error: {err}");
+        assert!(err.to_string().contains(expect), "{sets:?}: {err}");
+    }
+}
+
+#[test]
+fn cli_template_prints_the_notice_on_stderr_and_exits_2_on_bad_values() {
+    let bin = env!("CARGO_BIN_EXE_kfctl-rs");
+    let base = ["template", "--profile", "minimal", "--source"];
+    let out = Command::new(bin).args(base).arg(common::manifests_dir()).arg("--remote-mirror").arg(common::mirror_dir()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("best-effort"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kind: CustomResourceDefinition"));
+    let bad = Command::new(bin).args(base).arg(common::manifests_dir()).args(["--set", "trainer.enabeld=false"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("trainer.enabeld"));
+}
