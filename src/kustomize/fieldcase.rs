@@ -2,7 +2,8 @@
 //! case-insensitively: upstream files say `fieldref:` for `fieldRef:` and kustomize accepts it.
 //! Before serde sees a kustomization, this module rewrites each *field name* to its canonical
 //! spelling, walking only the struct-shaped parts (so user data such as label keys is never
-//! touched). Unknown names are left alone for serde to refuse.
+//! touched). Unknown names are left alone for serde to refuse. A field set to `null`
+//! (`resources:` with nothing after it) is dropped, as Go decodes it to the zero value.
 
 use serde_json::{Map, Value};
 
@@ -112,6 +113,7 @@ fn canonicalize(value: &mut Value, shape: Shape) {
     let Value::Object(map) = value else { return };
     let renamed: Map<String, Value> = std::mem::take(map)
         .into_iter()
+        .filter(|(_, child)| !child.is_null())
         .map(|(key, mut child)| {
             match shape.iter().find(|(name, _)| name.eq_ignore_ascii_case(&key)) {
                 Some((name, kind)) => {
@@ -148,5 +150,12 @@ mod tests {
         assert_eq!(doc["vars"][0]["fieldRef"]["fieldPath"], "metadata.name");
         assert_eq!(doc["vars"][0]["objRef"]["kind"], "Service");
         assert_eq!(doc["commonLabels"]["fieldref"], "kept");
+    }
+
+    #[test]
+    fn null_fields_are_dropped_like_go_zero_values() {
+        let mut doc = json!({"resources": null, "patches": [{"path": "p.yaml", "target": null}]});
+        canonicalize_kustomization(&mut doc);
+        assert_eq!(doc, json!({"patches": [{"path": "p.yaml"}]}));
     }
 }
