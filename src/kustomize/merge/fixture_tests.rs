@@ -9,8 +9,11 @@
 use super::*;
 use std::path::{Path, PathBuf};
 
+/// The fixture folder; `KFCTL_MERGE_CASES` points at another corpus (exploratory runs).
 fn cases_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/merge/cases")
+    std::env::var_os("KFCTL_MERGE_CASES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/merge/cases"))
 }
 
 fn read_docs(path: &Path) -> Vec<Value> {
@@ -102,11 +105,12 @@ fn check(dir: &Path) -> Result<(), String> {
     if ours == theirs {
         return Ok(());
     }
-    Err(format!(
-        "\n  ours:   {}\n  theirs: {}",
-        serde_json::to_string(&ours).unwrap_or_default(),
-        serde_json::to_string(&theirs).unwrap_or_default()
-    ))
+    let ids = |docs: &[Value]| docs.iter().map(|d| str_at(d, &["metadata", "name"]).to_string()).collect::<Vec<_>>();
+    let first_diff = ours.iter().zip(&theirs).find(|(a, b)| a != b);
+    Err(match first_diff {
+        Some((a, b)) if ours.len() == theirs.len() => format!("\n  ours:   {a}\n  theirs: {b}"),
+        _ => format!("objects differ: ours {:?}, theirs {:?}", ids(&ours), ids(&theirs)),
+    })
 }
 
 #[test]

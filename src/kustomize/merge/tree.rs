@@ -197,7 +197,7 @@ impl Tree {
         }
         self.check_kind(Some(id), Kind::Map)?;
         match self.field(id, name) {
-            Some(existing) if existing != value => self.nodes[existing] = self.nodes[value].clone(),
+            Some(existing) if existing != value => self.nodes[existing] = self.restyled(existing, value),
             Some(_) => {}
             None => {
                 if let Node::Map(fields) = &mut self.nodes[id] {
@@ -206,6 +206,24 @@ impl Tree {
             }
         }
         Ok(())
+    }
+
+    /// The node `value` becomes when set over `existing`. kyaml keeps the existing scalar's
+    /// quoting style, so a number or boolean written over a quoted string stays a string. The
+    /// tree does not know how a string was written; it takes a string as quoted when it could
+    /// not have been written plain.
+    fn restyled(&self, existing: NodeId, value: NodeId) -> Node {
+        match (&self.nodes[existing], &self.nodes[value]) {
+            (Node::Scalar(Value::String(old)), Node::Scalar(new @ (Value::Number(_) | Value::Bool(_))))
+                if written_quoted(old) =>
+            {
+                Node::Scalar(Value::String(match new {
+                    Value::Number(n) => n.to_string(),
+                    other => other.to_string(),
+                }))
+            }
+            (_, node) => node.clone(),
+        }
     }
 
     /// kyaml's `FieldMatcher{Name, StringValue}`: the field's value when present and, unless
@@ -301,4 +319,38 @@ impl Tree {
         }
         Ok(true)
     }
+}
+
+/// Whether a string must have been quoted (or written as a block) in YAML: written plain, it
+/// would read as another type, or it has characters a plain scalar cannot hold.
+pub fn written_quoted(s: &str) -> bool {
+    const INDICATORS: &[char] = &['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`'];
+    s.is_empty()
+        || s.contains('\n')
+        || s.trim() != s
+        || s.starts_with(INDICATORS)
+        || s.contains(": ")
+        || s.contains(" #")
+        || reads_as_non_string(s)
+}
+
+/// Whether a plain scalar reads as null, a boolean or a number (go-yaml v3's resolution).
+fn reads_as_non_string(s: &str) -> bool {
+    matches!(s, "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE")
+        || matches!(s.to_ascii_lowercase().trim_start_matches(['+', '-']), ".inf" | ".nan")
+        || looks_numeric(s)
+}
+
+fn looks_numeric(s: &str) -> bool {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let radix = [("0x", 16), ("0o", 8), ("0b", 2)]
+        .iter()
+        .find_map(|(prefix, radix)| body.strip_prefix(prefix).map(|digits| (digits, *radix)));
+    if let Some((digits, radix)) = radix {
+        return !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix) || c == '_');
+    }
+    let has_digit = body.chars().any(|c| c.is_ascii_digit());
+    has_digit
+        && body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_'))
+        && body.parse::<f64>().is_ok()
 }
