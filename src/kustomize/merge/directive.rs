@@ -53,10 +53,8 @@ fn take_map_directive(tree: &mut Tree, patch: NodeId) -> Result<Directive, Merge
 }
 
 fn take_list_directive(tree: &mut Tree, patch: NodeId) -> Result<Directive, MergeError> {
-    let holder = tree
-        .items(patch)
-        .into_iter()
-        .find(|&e| tree.kind(e) == Kind::Map && tree.field(e, DIRECTIVE_KEY).is_some());
+    let holder =
+        tree.items(patch).into_iter().find(|&e| tree.kind(e) == Kind::Map && tree.field(e, DIRECTIVE_KEY).is_some());
     let Some(holder) = holder else { return Ok(Directive::Merge) };
     if tree.field_names(holder).len() > 1 {
         return Ok(Directive::Merge);

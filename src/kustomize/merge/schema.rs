@@ -45,10 +45,7 @@ pub struct Resource {
 
 /// The table row for `apiVersion` + `kind`, if kustomize's OpenAPI data lists it.
 pub fn resource(api_version: &str, kind: &str) -> Option<&'static Resource> {
-    RESOURCES
-        .binary_search_by(|r| (r.api_version, r.kind).cmp(&(api_version, kind)))
-        .ok()
-        .map(|i| &RESOURCES[i])
+    RESOURCES.binary_search_by(|r| (r.api_version, r.kind).cmp(&(api_version, kind))).ok().map(|i| &RESOURCES[i])
 }
 
 /// The table row for a gvk.
@@ -157,5 +154,35 @@ mod tests {
         assert!(resource_schema("kubeflow.org/v1", "Notebook").is_none());
         assert!(resource_schema("v1", "PodExecOptions").is_none());
         assert!(resource("v1", "PodExecOptions").is_some());
+    }
+}
+
+#[cfg(test)]
+mod generated_table_tests {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    fn shared_dir() -> PathBuf {
+        std::env::var_os("KFCTL_SHARED_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+    }
+
+    /// The committed table is what the generator writes from kustomize's OpenAPI bundle.
+    #[test]
+    fn openapi_table_is_up_to_date() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let bundle = shared_dir().join("kubeflow/kustomize-openapi/kubernetes-openapi-union-v1.21.2.bundle-v1.json");
+        let out = Command::new("python3")
+            .arg(root.join("src/kustomize/merge/generate_table.py"))
+            .arg(&bundle)
+            .output()
+            .expect("python3 runs the table generator");
+        assert!(out.status.success(), "generator failed: {}", String::from_utf8_lossy(&out.stderr));
+        let committed = std::fs::read_to_string(root.join("src/kustomize/merge/openapi_table.rs")).expect("table");
+        assert!(
+            String::from_utf8_lossy(&out.stdout) == committed,
+            "openapi_table.rs is stale: regenerate it with generate_table.py (see its header)"
+        );
     }
 }

@@ -74,10 +74,6 @@ impl Tree {
         }
     }
 
-    pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id]
-    }
-
     pub fn kind(&self, id: NodeId) -> Kind {
         match &self.nodes[id] {
             Node::Scalar(_) => Kind::Scalar,
@@ -324,7 +320,8 @@ impl Tree {
 /// Whether a string must have been quoted (or written as a block) in YAML: written plain, it
 /// would read as another type, or it has characters a plain scalar cannot hold.
 pub fn written_quoted(s: &str) -> bool {
-    const INDICATORS: &[char] = &['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`'];
+    const INDICATORS: &[char] =
+        &['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`'];
     s.is_empty()
         || s.contains('\n')
         || s.trim() != s

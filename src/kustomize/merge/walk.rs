@@ -35,7 +35,8 @@ impl Merger<'_> {
     /// Merge `sources[1]` into `sources[0]`; `schema` is the schema already known for them.
     pub fn walk(&mut self, sources: Sources, schema: Option<&'static Schema>) -> Result<Option<NodeId>, MergeError> {
         let schema = schema.or_else(|| self.schema_from_type(&sources));
-        let kind = sources.iter().flatten().find(|id| !self.tree.missing_or_null(Some(**id))).map(|id| self.tree.kind(*id));
+        let kind =
+            sources.iter().flatten().find(|id| !self.tree.missing_or_null(Some(**id))).map(|id| self.tree.kind(*id));
         match kind {
             None => self.walk_map(sources, schema),
             Some(kind) => {
@@ -55,7 +56,8 @@ impl Merger<'_> {
     /// `kind` name a built-in kind.
     fn schema_from_type(&self, sources: &Sources) -> Option<&'static Schema> {
         sources.iter().flatten().find_map(|&id| {
-            let text = |name| self.tree.field(id, name).filter(|f| !self.tree.nil_or_empty(*f)).map(|f| self.tree.text(f));
+            let text =
+                |name| self.tree.field(id, name).filter(|f| !self.tree.nil_or_empty(*f)).map(|f| self.tree.text(f));
             resource_schema(&text("apiVersion")?, &text("kind")?)
         })
     }
@@ -114,10 +116,15 @@ impl Merger<'_> {
         id.is_some() && self.tree.missing_or_null(id)
     }
 
-    fn walk_associative(&mut self, sources: Sources, schema: Option<&'static Schema>) -> Result<Option<NodeId>, MergeError> {
+    fn walk_associative(
+        &mut self,
+        sources: Sources,
+        schema: Option<&'static Schema>,
+    ) -> Result<Option<NodeId>, MergeError> {
         let Some(dest) = self.visit_associative_list(sources)? else { return Ok(None) };
         let sources = [Some(dest), sources[1]];
-        let keys: Vec<String> = schema.map(|s| s.strategy_and_keys().1).unwrap_or(&[]).iter().map(|k| k.to_string()).collect();
+        let keys: Vec<String> =
+            schema.map(|s| s.strategy_and_keys().1).unwrap_or(&[]).iter().map(|k| k.to_string()).collect();
         let element_schema = schema.and_then(Schema::elements);
         let values = self.element_values(&sources, &keys);
         if !values.is_empty() || !keys.is_empty() {
@@ -141,11 +148,12 @@ impl Merger<'_> {
         if keys.len() > 1 {
             merge_values(&mut values_list);
         }
-        let (mut valid_keys, mut valid_values) = (Vec::new(), Vec::new());
+        let mut valid_keys = Vec::new();
         for values in &values_list {
             if values.is_empty() {
                 continue;
             }
+            let valid_values;
             (valid_keys, valid_values) = validate_keys(&values_list, values, keys);
             let element = self.element_sources(sources, &valid_keys, &valid_values);
             let merged = self.walk(element, element_schema)?;
@@ -243,9 +251,8 @@ impl Merger<'_> {
 /// kyaml's `validateKeys`: keep the keys that have a value in some element (all keys when none
 /// has), and this element's values for them.
 fn validate_keys(values_list: &[Vec<String>], values: &[String], keys: &[String]) -> (Vec<String>, Vec<String>) {
-    let present = |key: &String| {
-        values_list.iter().any(|vs| vs.iter().zip(keys).any(|(v, k)| !v.is_empty() && k == key))
-    };
+    let present =
+        |key: &String| values_list.iter().any(|vs| vs.iter().zip(keys).any(|(v, k)| !v.is_empty() && k == key));
     if !keys.iter().any(present) {
         return (keys.to_vec(), values.to_vec());
     }
