@@ -16,1291 +16,586 @@ pub(super) static RESOURCES: &[Resource] = &[
     Resource { api_version: "admissionregistration.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfiguration", schema: Some(Schema::Def(2)), scope: Scope::Cluster },
     Resource { api_version: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfigurationList", schema: Some(Schema::Def(3)), scope: Scope::Unknown },
-    Resource { api_version: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfiguration", schema: Some(Schema::Def(4)), scope: Scope::Cluster },
-    Resource { api_version: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfigurationList", schema: Some(Schema::Def(5)), scope: Scope::Unknown },
+    Resource { api_version: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfiguration", schema: Some(Schema::Def(2)), scope: Scope::Cluster },
+    Resource { api_version: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfigurationList", schema: Some(Schema::Def(3)), scope: Scope::Unknown },
     Resource { api_version: "admissionregistration.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "MutatingWebhookConfiguration", schema: Some(Schema::Def(6)), scope: Scope::Cluster },
-    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "MutatingWebhookConfigurationList", schema: Some(Schema::Def(7)), scope: Scope::Unknown },
-    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "ValidatingWebhookConfiguration", schema: Some(Schema::Def(8)), scope: Scope::Cluster },
-    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "ValidatingWebhookConfigurationList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
+    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "MutatingWebhookConfiguration", schema: Some(Schema::Def(2)), scope: Scope::Cluster },
+    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "MutatingWebhookConfigurationList", schema: Some(Schema::Def(3)), scope: Scope::Unknown },
+    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "ValidatingWebhookConfiguration", schema: Some(Schema::Def(2)), scope: Scope::Cluster },
+    Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "ValidatingWebhookConfigurationList", schema: Some(Schema::Def(3)), scope: Scope::Unknown },
     Resource { api_version: "admissionregistration.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", schema: Some(Schema::Def(10)), scope: Scope::Cluster },
-    Resource { api_version: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinitionList", schema: Some(Schema::Def(11)), scope: Scope::Unknown },
+    Resource { api_version: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", schema: Some(Schema::Def(4)), scope: Scope::Cluster },
+    Resource { api_version: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinitionList", schema: Some(Schema::Def(5)), scope: Scope::Unknown },
     Resource { api_version: "apiextensions.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "apiextensions.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "apiextensions.k8s.io/v1beta1", kind: "CustomResourceDefinition", schema: Some(Schema::Def(12)), scope: Scope::Cluster },
-    Resource { api_version: "apiextensions.k8s.io/v1beta1", kind: "CustomResourceDefinitionList", schema: Some(Schema::Def(13)), scope: Scope::Unknown },
+    Resource { api_version: "apiextensions.k8s.io/v1beta1", kind: "CustomResourceDefinition", schema: Some(Schema::Def(6)), scope: Scope::Cluster },
+    Resource { api_version: "apiextensions.k8s.io/v1beta1", kind: "CustomResourceDefinitionList", schema: Some(Schema::Def(7)), scope: Scope::Unknown },
     Resource { api_version: "apiextensions.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "apiextensions.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "apiregistration.k8s.io/v1", kind: "APIService", schema: Some(Schema::Def(14)), scope: Scope::Cluster },
-    Resource { api_version: "apiregistration.k8s.io/v1", kind: "APIServiceList", schema: Some(Schema::Def(15)), scope: Scope::Unknown },
+    Resource { api_version: "apiregistration.k8s.io/v1", kind: "APIService", schema: Some(Schema::Def(8)), scope: Scope::Cluster },
+    Resource { api_version: "apiregistration.k8s.io/v1", kind: "APIServiceList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
     Resource { api_version: "apiregistration.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "apiregistration.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "apiregistration.k8s.io/v1beta1", kind: "APIService", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
-    Resource { api_version: "apiregistration.k8s.io/v1beta1", kind: "APIServiceList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "apiregistration.k8s.io/v1beta1", kind: "APIService", schema: Some(Schema::Def(8)), scope: Scope::Cluster },
+    Resource { api_version: "apiregistration.k8s.io/v1beta1", kind: "APIServiceList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
     Resource { api_version: "apiregistration.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "apiregistration.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "apps/v1", kind: "ControllerRevision", schema: Some(Schema::Def(18)), scope: Scope::Namespaced },
-    Resource { api_version: "apps/v1", kind: "ControllerRevisionList", schema: Some(Schema::Def(19)), scope: Scope::Unknown },
-    Resource { api_version: "apps/v1", kind: "DaemonSet", schema: Some(Schema::Def(20)), scope: Scope::Namespaced },
-    Resource { api_version: "apps/v1", kind: "DaemonSetList", schema: Some(Schema::Def(21)), scope: Scope::Unknown },
+    Resource { api_version: "apps/v1", kind: "ControllerRevision", schema: Some(Schema::Def(10)), scope: Scope::Namespaced },
+    Resource { api_version: "apps/v1", kind: "ControllerRevisionList", schema: Some(Schema::Def(11)), scope: Scope::Unknown },
+    Resource { api_version: "apps/v1", kind: "DaemonSet", schema: Some(Schema::Def(12)), scope: Scope::Namespaced },
+    Resource { api_version: "apps/v1", kind: "DaemonSetList", schema: Some(Schema::Def(13)), scope: Scope::Unknown },
     Resource { api_version: "apps/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "apps/v1", kind: "Deployment", schema: Some(Schema::Def(22)), scope: Scope::Namespaced },
-    Resource { api_version: "apps/v1", kind: "DeploymentList", schema: Some(Schema::Def(23)), scope: Scope::Unknown },
-    Resource { api_version: "apps/v1", kind: "ReplicaSet", schema: Some(Schema::Def(24)), scope: Scope::Namespaced },
-    Resource { api_version: "apps/v1", kind: "ReplicaSetList", schema: Some(Schema::Def(25)), scope: Scope::Unknown },
-    Resource { api_version: "apps/v1", kind: "StatefulSet", schema: Some(Schema::Def(26)), scope: Scope::Namespaced },
-    Resource { api_version: "apps/v1", kind: "StatefulSetList", schema: Some(Schema::Def(27)), scope: Scope::Unknown },
+    Resource { api_version: "apps/v1", kind: "Deployment", schema: Some(Schema::Def(12)), scope: Scope::Namespaced },
+    Resource { api_version: "apps/v1", kind: "DeploymentList", schema: Some(Schema::Def(13)), scope: Scope::Unknown },
+    Resource { api_version: "apps/v1", kind: "ReplicaSet", schema: Some(Schema::Def(12)), scope: Scope::Namespaced },
+    Resource { api_version: "apps/v1", kind: "ReplicaSetList", schema: Some(Schema::Def(13)), scope: Scope::Unknown },
+    Resource { api_version: "apps/v1", kind: "StatefulSet", schema: Some(Schema::Def(14)), scope: Scope::Namespaced },
+    Resource { api_version: "apps/v1", kind: "StatefulSetList", schema: Some(Schema::Def(15)), scope: Scope::Unknown },
     Resource { api_version: "apps/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "apps/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "apps/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "apps/v1beta2", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "apps/v1beta2", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "authentication.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "authentication.k8s.io/v1", kind: "TokenRequest", schema: Some(Schema::Def(28)), scope: Scope::Unknown },
-    Resource { api_version: "authentication.k8s.io/v1", kind: "TokenReview", schema: Some(Schema::Def(29)), scope: Scope::Unknown },
+    Resource { api_version: "authentication.k8s.io/v1", kind: "TokenRequest", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authentication.k8s.io/v1", kind: "TokenReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
     Resource { api_version: "authentication.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "authentication.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "authentication.k8s.io/v1beta1", kind: "TokenReview", schema: Some(Schema::Def(30)), scope: Scope::Unknown },
+    Resource { api_version: "authentication.k8s.io/v1beta1", kind: "TokenReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
     Resource { api_version: "authentication.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "authorization.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1", kind: "LocalSubjectAccessReview", schema: Some(Schema::Def(31)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", schema: Some(Schema::Def(32)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", schema: Some(Schema::Def(33)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1", kind: "SubjectAccessReview", schema: Some(Schema::Def(34)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1", kind: "LocalSubjectAccessReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1", kind: "SubjectAccessReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
     Resource { api_version: "authorization.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "authorization.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "LocalSubjectAccessReview", schema: Some(Schema::Def(35)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "SelfSubjectAccessReview", schema: Some(Schema::Def(36)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "SelfSubjectRulesReview", schema: Some(Schema::Def(37)), scope: Scope::Unknown },
-    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "SubjectAccessReview", schema: Some(Schema::Def(38)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "LocalSubjectAccessReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "SelfSubjectAccessReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "SelfSubjectRulesReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "authorization.k8s.io/v1beta1", kind: "SubjectAccessReview", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
     Resource { api_version: "authorization.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "autoscaling/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "autoscaling/v1", kind: "HorizontalPodAutoscaler", schema: Some(Schema::Def(39)), scope: Scope::Namespaced },
-    Resource { api_version: "autoscaling/v1", kind: "HorizontalPodAutoscalerList", schema: Some(Schema::Def(40)), scope: Scope::Unknown },
-    Resource { api_version: "autoscaling/v1", kind: "Scale", schema: Some(Schema::Def(41)), scope: Scope::Namespaced },
+    Resource { api_version: "autoscaling/v1", kind: "HorizontalPodAutoscaler", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "autoscaling/v1", kind: "HorizontalPodAutoscalerList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "autoscaling/v1", kind: "Scale", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
     Resource { api_version: "autoscaling/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "autoscaling/v2beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "autoscaling/v2beta1", kind: "HorizontalPodAutoscaler", schema: Some(Schema::Def(42)), scope: Scope::Namespaced },
-    Resource { api_version: "autoscaling/v2beta1", kind: "HorizontalPodAutoscalerList", schema: Some(Schema::Def(43)), scope: Scope::Unknown },
+    Resource { api_version: "autoscaling/v2beta1", kind: "HorizontalPodAutoscaler", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "autoscaling/v2beta1", kind: "HorizontalPodAutoscalerList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "autoscaling/v2beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "autoscaling/v2beta2", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "autoscaling/v2beta2", kind: "HorizontalPodAutoscaler", schema: Some(Schema::Def(44)), scope: Scope::Namespaced },
-    Resource { api_version: "autoscaling/v2beta2", kind: "HorizontalPodAutoscalerList", schema: Some(Schema::Def(45)), scope: Scope::Unknown },
+    Resource { api_version: "autoscaling/v2beta2", kind: "HorizontalPodAutoscaler", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "autoscaling/v2beta2", kind: "HorizontalPodAutoscalerList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "autoscaling/v2beta2", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "batch/v1", kind: "CronJob", schema: Some(Schema::Def(46)), scope: Scope::Namespaced },
-    Resource { api_version: "batch/v1", kind: "CronJobList", schema: Some(Schema::Def(47)), scope: Scope::Unknown },
+    Resource { api_version: "batch/v1", kind: "CronJob", schema: Some(Schema::Def(18)), scope: Scope::Namespaced },
+    Resource { api_version: "batch/v1", kind: "CronJobList", schema: Some(Schema::Def(19)), scope: Scope::Unknown },
     Resource { api_version: "batch/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "batch/v1", kind: "Job", schema: Some(Schema::Def(48)), scope: Scope::Namespaced },
-    Resource { api_version: "batch/v1", kind: "JobList", schema: Some(Schema::Def(49)), scope: Scope::Unknown },
+    Resource { api_version: "batch/v1", kind: "Job", schema: Some(Schema::Def(12)), scope: Scope::Namespaced },
+    Resource { api_version: "batch/v1", kind: "JobList", schema: Some(Schema::Def(13)), scope: Scope::Unknown },
     Resource { api_version: "batch/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "batch/v1beta1", kind: "CronJob", schema: Some(Schema::Def(50)), scope: Scope::Namespaced },
-    Resource { api_version: "batch/v1beta1", kind: "CronJobList", schema: Some(Schema::Def(51)), scope: Scope::Unknown },
+    Resource { api_version: "batch/v1beta1", kind: "CronJob", schema: Some(Schema::Def(18)), scope: Scope::Namespaced },
+    Resource { api_version: "batch/v1beta1", kind: "CronJobList", schema: Some(Schema::Def(19)), scope: Scope::Unknown },
     Resource { api_version: "batch/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "batch/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", schema: Some(Schema::Def(52)), scope: Scope::Cluster },
-    Resource { api_version: "certificates.k8s.io/v1", kind: "CertificateSigningRequestList", schema: Some(Schema::Def(53)), scope: Scope::Unknown },
+    Resource { api_version: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "certificates.k8s.io/v1", kind: "CertificateSigningRequestList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "certificates.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "certificates.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "certificates.k8s.io/v1beta1", kind: "CertificateSigningRequest", schema: Some(Schema::Def(54)), scope: Scope::Cluster },
-    Resource { api_version: "certificates.k8s.io/v1beta1", kind: "CertificateSigningRequestList", schema: Some(Schema::Def(55)), scope: Scope::Unknown },
+    Resource { api_version: "certificates.k8s.io/v1beta1", kind: "CertificateSigningRequest", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "certificates.k8s.io/v1beta1", kind: "CertificateSigningRequestList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "certificates.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "certificates.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "coordination.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "coordination.k8s.io/v1", kind: "Lease", schema: Some(Schema::Def(56)), scope: Scope::Namespaced },
-    Resource { api_version: "coordination.k8s.io/v1", kind: "LeaseList", schema: Some(Schema::Def(57)), scope: Scope::Unknown },
+    Resource { api_version: "coordination.k8s.io/v1", kind: "Lease", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "coordination.k8s.io/v1", kind: "LeaseList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "coordination.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "coordination.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "coordination.k8s.io/v1beta1", kind: "Lease", schema: Some(Schema::Def(58)), scope: Scope::Namespaced },
-    Resource { api_version: "coordination.k8s.io/v1beta1", kind: "LeaseList", schema: Some(Schema::Def(59)), scope: Scope::Unknown },
+    Resource { api_version: "coordination.k8s.io/v1beta1", kind: "Lease", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "coordination.k8s.io/v1beta1", kind: "LeaseList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "coordination.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "discovery.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "discovery.k8s.io/v1", kind: "EndpointSlice", schema: Some(Schema::Def(60)), scope: Scope::Namespaced },
-    Resource { api_version: "discovery.k8s.io/v1", kind: "EndpointSliceList", schema: Some(Schema::Def(61)), scope: Scope::Unknown },
+    Resource { api_version: "discovery.k8s.io/v1", kind: "EndpointSlice", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "discovery.k8s.io/v1", kind: "EndpointSliceList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "discovery.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "discovery.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "discovery.k8s.io/v1beta1", kind: "EndpointSlice", schema: Some(Schema::Def(62)), scope: Scope::Namespaced },
-    Resource { api_version: "discovery.k8s.io/v1beta1", kind: "EndpointSliceList", schema: Some(Schema::Def(63)), scope: Scope::Unknown },
+    Resource { api_version: "discovery.k8s.io/v1beta1", kind: "EndpointSlice", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "discovery.k8s.io/v1beta1", kind: "EndpointSliceList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "discovery.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "events.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "events.k8s.io/v1", kind: "Event", schema: Some(Schema::Def(64)), scope: Scope::Namespaced },
-    Resource { api_version: "events.k8s.io/v1", kind: "EventList", schema: Some(Schema::Def(65)), scope: Scope::Unknown },
+    Resource { api_version: "events.k8s.io/v1", kind: "Event", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "events.k8s.io/v1", kind: "EventList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "events.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "events.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "events.k8s.io/v1beta1", kind: "Event", schema: Some(Schema::Def(66)), scope: Scope::Namespaced },
-    Resource { api_version: "events.k8s.io/v1beta1", kind: "EventList", schema: Some(Schema::Def(67)), scope: Scope::Unknown },
+    Resource { api_version: "events.k8s.io/v1beta1", kind: "Event", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "events.k8s.io/v1beta1", kind: "EventList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "events.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "extensions/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "extensions/v1beta1", kind: "Ingress", schema: Some(Schema::Def(68)), scope: Scope::Namespaced },
-    Resource { api_version: "extensions/v1beta1", kind: "IngressList", schema: Some(Schema::Def(69)), scope: Scope::Unknown },
+    Resource { api_version: "extensions/v1beta1", kind: "Ingress", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "extensions/v1beta1", kind: "IngressList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "extensions/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "flowcontrol.apiserver.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "flowcontrol.apiserver.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "FlowSchema", schema: Some(Schema::Def(70)), scope: Scope::Cluster },
-    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "FlowSchemaList", schema: Some(Schema::Def(71)), scope: Scope::Unknown },
-    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "PriorityLevelConfiguration", schema: Some(Schema::Def(72)), scope: Scope::Cluster },
-    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "PriorityLevelConfigurationList", schema: Some(Schema::Def(73)), scope: Scope::Unknown },
+    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "FlowSchema", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "FlowSchemaList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "PriorityLevelConfiguration", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "PriorityLevelConfigurationList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "flowcontrol.apiserver.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "imagepolicy.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "imagepolicy.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "internal.apiserver.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "internal.apiserver.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "networking.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "networking.k8s.io/v1", kind: "Ingress", schema: Some(Schema::Def(74)), scope: Scope::Namespaced },
-    Resource { api_version: "networking.k8s.io/v1", kind: "IngressClass", schema: Some(Schema::Def(75)), scope: Scope::Cluster },
-    Resource { api_version: "networking.k8s.io/v1", kind: "IngressClassList", schema: Some(Schema::Def(76)), scope: Scope::Unknown },
-    Resource { api_version: "networking.k8s.io/v1", kind: "IngressList", schema: Some(Schema::Def(77)), scope: Scope::Unknown },
-    Resource { api_version: "networking.k8s.io/v1", kind: "NetworkPolicy", schema: Some(Schema::Def(78)), scope: Scope::Namespaced },
-    Resource { api_version: "networking.k8s.io/v1", kind: "NetworkPolicyList", schema: Some(Schema::Def(79)), scope: Scope::Unknown },
+    Resource { api_version: "networking.k8s.io/v1", kind: "Ingress", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "networking.k8s.io/v1", kind: "IngressClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "networking.k8s.io/v1", kind: "IngressClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "networking.k8s.io/v1", kind: "IngressList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "networking.k8s.io/v1", kind: "NetworkPolicy", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "networking.k8s.io/v1", kind: "NetworkPolicyList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "networking.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "networking.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "networking.k8s.io/v1beta1", kind: "Ingress", schema: Some(Schema::Def(80)), scope: Scope::Namespaced },
-    Resource { api_version: "networking.k8s.io/v1beta1", kind: "IngressClass", schema: Some(Schema::Def(81)), scope: Scope::Cluster },
-    Resource { api_version: "networking.k8s.io/v1beta1", kind: "IngressClassList", schema: Some(Schema::Def(82)), scope: Scope::Unknown },
-    Resource { api_version: "networking.k8s.io/v1beta1", kind: "IngressList", schema: Some(Schema::Def(83)), scope: Scope::Unknown },
+    Resource { api_version: "networking.k8s.io/v1beta1", kind: "Ingress", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "networking.k8s.io/v1beta1", kind: "IngressClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "networking.k8s.io/v1beta1", kind: "IngressClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "networking.k8s.io/v1beta1", kind: "IngressList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "networking.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "node.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "node.k8s.io/v1", kind: "RuntimeClass", schema: Some(Schema::Def(84)), scope: Scope::Cluster },
-    Resource { api_version: "node.k8s.io/v1", kind: "RuntimeClassList", schema: Some(Schema::Def(85)), scope: Scope::Unknown },
+    Resource { api_version: "node.k8s.io/v1", kind: "RuntimeClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "node.k8s.io/v1", kind: "RuntimeClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "node.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "node.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "node.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "node.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "node.k8s.io/v1beta1", kind: "RuntimeClass", schema: Some(Schema::Def(86)), scope: Scope::Cluster },
-    Resource { api_version: "node.k8s.io/v1beta1", kind: "RuntimeClassList", schema: Some(Schema::Def(87)), scope: Scope::Unknown },
+    Resource { api_version: "node.k8s.io/v1beta1", kind: "RuntimeClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "node.k8s.io/v1beta1", kind: "RuntimeClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "node.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "policy/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "policy/v1", kind: "PodDisruptionBudget", schema: Some(Schema::Def(88)), scope: Scope::Namespaced },
-    Resource { api_version: "policy/v1", kind: "PodDisruptionBudgetList", schema: Some(Schema::Def(89)), scope: Scope::Unknown },
+    Resource { api_version: "policy/v1", kind: "PodDisruptionBudget", schema: Some(Schema::Def(8)), scope: Scope::Namespaced },
+    Resource { api_version: "policy/v1", kind: "PodDisruptionBudgetList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
     Resource { api_version: "policy/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "policy/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "policy/v1beta1", kind: "Eviction", schema: Some(Schema::Def(90)), scope: Scope::Unknown },
-    Resource { api_version: "policy/v1beta1", kind: "PodDisruptionBudget", schema: Some(Schema::Def(91)), scope: Scope::Namespaced },
-    Resource { api_version: "policy/v1beta1", kind: "PodDisruptionBudgetList", schema: Some(Schema::Def(92)), scope: Scope::Unknown },
-    Resource { api_version: "policy/v1beta1", kind: "PodSecurityPolicy", schema: Some(Schema::Def(93)), scope: Scope::Cluster },
-    Resource { api_version: "policy/v1beta1", kind: "PodSecurityPolicyList", schema: Some(Schema::Def(94)), scope: Scope::Unknown },
+    Resource { api_version: "policy/v1beta1", kind: "Eviction", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "policy/v1beta1", kind: "PodDisruptionBudget", schema: Some(Schema::Def(8)), scope: Scope::Namespaced },
+    Resource { api_version: "policy/v1beta1", kind: "PodDisruptionBudgetList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
+    Resource { api_version: "policy/v1beta1", kind: "PodSecurityPolicy", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "policy/v1beta1", kind: "PodSecurityPolicyList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "policy/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", schema: Some(Schema::Def(95)), scope: Scope::Cluster },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", schema: Some(Schema::Def(96)), scope: Scope::Cluster },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBindingList", schema: Some(Schema::Def(97)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleList", schema: Some(Schema::Def(98)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBindingList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "Role", schema: Some(Schema::Def(99)), scope: Scope::Namespaced },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", schema: Some(Schema::Def(100)), scope: Scope::Namespaced },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "RoleBindingList", schema: Some(Schema::Def(101)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "RoleList", schema: Some(Schema::Def(102)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "Role", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "RoleBindingList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "RoleList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "rbac.authorization.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "rbac.authorization.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "rbac.authorization.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRole", schema: Some(Schema::Def(103)), scope: Scope::Cluster },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRoleBinding", schema: Some(Schema::Def(104)), scope: Scope::Cluster },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRoleBindingList", schema: Some(Schema::Def(105)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRoleList", schema: Some(Schema::Def(106)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRole", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRoleBinding", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRoleBindingList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "ClusterRoleList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "Role", schema: Some(Schema::Def(107)), scope: Scope::Namespaced },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "RoleBinding", schema: Some(Schema::Def(108)), scope: Scope::Namespaced },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "RoleBindingList", schema: Some(Schema::Def(109)), scope: Scope::Unknown },
-    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "RoleList", schema: Some(Schema::Def(110)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "Role", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "RoleBinding", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "RoleBindingList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "RoleList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "rbac.authorization.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "scheduling.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "scheduling.k8s.io/v1", kind: "PriorityClass", schema: Some(Schema::Def(111)), scope: Scope::Cluster },
-    Resource { api_version: "scheduling.k8s.io/v1", kind: "PriorityClassList", schema: Some(Schema::Def(112)), scope: Scope::Unknown },
+    Resource { api_version: "scheduling.k8s.io/v1", kind: "PriorityClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "scheduling.k8s.io/v1", kind: "PriorityClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "scheduling.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "scheduling.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "scheduling.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "scheduling.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "scheduling.k8s.io/v1beta1", kind: "PriorityClass", schema: Some(Schema::Def(113)), scope: Scope::Cluster },
-    Resource { api_version: "scheduling.k8s.io/v1beta1", kind: "PriorityClassList", schema: Some(Schema::Def(114)), scope: Scope::Unknown },
+    Resource { api_version: "scheduling.k8s.io/v1beta1", kind: "PriorityClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "scheduling.k8s.io/v1beta1", kind: "PriorityClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "scheduling.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1", kind: "CSIDriver", schema: Some(Schema::Def(115)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1", kind: "CSIDriverList", schema: Some(Schema::Def(116)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1", kind: "CSINode", schema: Some(Schema::Def(117)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1", kind: "CSINodeList", schema: Some(Schema::Def(118)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1", kind: "CSIDriver", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1", kind: "CSIDriverList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1", kind: "CSINode", schema: Some(Schema::Def(20)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1", kind: "CSINodeList", schema: Some(Schema::Def(21)), scope: Scope::Unknown },
     Resource { api_version: "storage.k8s.io/v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1", kind: "StorageClass", schema: Some(Schema::Def(119)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1", kind: "StorageClassList", schema: Some(Schema::Def(120)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1", kind: "VolumeAttachment", schema: Some(Schema::Def(121)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1", kind: "VolumeAttachmentList", schema: Some(Schema::Def(122)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1", kind: "StorageClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1", kind: "StorageClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1", kind: "VolumeAttachment", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1", kind: "VolumeAttachmentList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "storage.k8s.io/v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
     Resource { api_version: "storage.k8s.io/v1alpha1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "storage.k8s.io/v1alpha1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIDriver", schema: Some(Schema::Def(123)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIDriverList", schema: Some(Schema::Def(124)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSINode", schema: Some(Schema::Def(125)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSINodeList", schema: Some(Schema::Def(126)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIStorageCapacity", schema: Some(Schema::Def(127)), scope: Scope::Namespaced },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIStorageCapacityList", schema: Some(Schema::Def(128)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIDriver", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIDriverList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSINode", schema: Some(Schema::Def(20)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSINodeList", schema: Some(Schema::Def(21)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIStorageCapacity", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "CSIStorageCapacityList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "storage.k8s.io/v1beta1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "StorageClass", schema: Some(Schema::Def(129)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "StorageClassList", schema: Some(Schema::Def(130)), scope: Scope::Unknown },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "VolumeAttachment", schema: Some(Schema::Def(131)), scope: Scope::Cluster },
-    Resource { api_version: "storage.k8s.io/v1beta1", kind: "VolumeAttachmentList", schema: Some(Schema::Def(132)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "StorageClass", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "StorageClassList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "VolumeAttachment", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "storage.k8s.io/v1beta1", kind: "VolumeAttachmentList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "storage.k8s.io/v1beta1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "APIGroup", schema: Some(Schema::Def(133)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "APIGroupList", schema: Some(Schema::Def(134)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "APIResourceList", schema: Some(Schema::Def(135)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "APIVersions", schema: Some(Schema::Def(136)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Binding", schema: Some(Schema::Def(137)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "ComponentStatus", schema: Some(Schema::Def(138)), scope: Scope::Cluster },
-    Resource { api_version: "v1", kind: "ComponentStatusList", schema: Some(Schema::Def(139)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "ConfigMap", schema: Some(Schema::Def(140)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "ConfigMapList", schema: Some(Schema::Def(141)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "APIGroup", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "APIGroupList", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "APIResourceList", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "APIVersions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Binding", schema: Some(Schema::Def(16)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "ComponentStatus", schema: Some(Schema::Def(22)), scope: Scope::Cluster },
+    Resource { api_version: "v1", kind: "ComponentStatusList", schema: Some(Schema::Def(23)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "ConfigMap", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "ConfigMapList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
     Resource { api_version: "v1", kind: "DeleteOptions", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Endpoints", schema: Some(Schema::Def(142)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "EndpointsList", schema: Some(Schema::Def(143)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Event", schema: Some(Schema::Def(144)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "EventList", schema: Some(Schema::Def(145)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "LimitRange", schema: Some(Schema::Def(146)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "LimitRangeList", schema: Some(Schema::Def(147)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Namespace", schema: Some(Schema::Def(148)), scope: Scope::Cluster },
-    Resource { api_version: "v1", kind: "NamespaceList", schema: Some(Schema::Def(149)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Node", schema: Some(Schema::Def(150)), scope: Scope::Cluster },
-    Resource { api_version: "v1", kind: "NodeList", schema: Some(Schema::Def(151)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Endpoints", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "EndpointsList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Event", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "EventList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "LimitRange", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "LimitRangeList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Namespace", schema: Some(Schema::Def(8)), scope: Scope::Cluster },
+    Resource { api_version: "v1", kind: "NamespaceList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Node", schema: Some(Schema::Def(24)), scope: Scope::Cluster },
+    Resource { api_version: "v1", kind: "NodeList", schema: Some(Schema::Def(25)), scope: Scope::Unknown },
     Resource { api_version: "v1", kind: "NodeProxyOptions", schema: None, scope: Scope::Cluster },
-    Resource { api_version: "v1", kind: "PersistentVolume", schema: Some(Schema::Def(152)), scope: Scope::Cluster },
-    Resource { api_version: "v1", kind: "PersistentVolumeClaim", schema: Some(Schema::Def(153)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "PersistentVolumeClaimList", schema: Some(Schema::Def(154)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "PersistentVolumeList", schema: Some(Schema::Def(155)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Pod", schema: Some(Schema::Def(156)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "PersistentVolume", schema: Some(Schema::Def(16)), scope: Scope::Cluster },
+    Resource { api_version: "v1", kind: "PersistentVolumeClaim", schema: Some(Schema::Def(8)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "PersistentVolumeClaimList", schema: Some(Schema::Def(9)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "PersistentVolumeList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Pod", schema: Some(Schema::Def(26)), scope: Scope::Namespaced },
     Resource { api_version: "v1", kind: "PodAttachOptions", schema: None, scope: Scope::Namespaced },
     Resource { api_version: "v1", kind: "PodExecOptions", schema: None, scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "PodList", schema: Some(Schema::Def(157)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "PodList", schema: Some(Schema::Def(27)), scope: Scope::Unknown },
     Resource { api_version: "v1", kind: "PodPortForwardOptions", schema: None, scope: Scope::Namespaced },
     Resource { api_version: "v1", kind: "PodProxyOptions", schema: None, scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "PodTemplate", schema: Some(Schema::Def(158)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "PodTemplateList", schema: Some(Schema::Def(159)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "ReplicationController", schema: Some(Schema::Def(160)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "ReplicationControllerList", schema: Some(Schema::Def(161)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "ResourceQuota", schema: Some(Schema::Def(162)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "ResourceQuotaList", schema: Some(Schema::Def(163)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Secret", schema: Some(Schema::Def(164)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "SecretList", schema: Some(Schema::Def(165)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "Service", schema: Some(Schema::Def(166)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "ServiceAccount", schema: Some(Schema::Def(167)), scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "ServiceAccountList", schema: Some(Schema::Def(168)), scope: Scope::Unknown },
-    Resource { api_version: "v1", kind: "ServiceList", schema: Some(Schema::Def(169)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "PodTemplate", schema: Some(Schema::Def(28)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "PodTemplateList", schema: Some(Schema::Def(29)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "ReplicationController", schema: Some(Schema::Def(12)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "ReplicationControllerList", schema: Some(Schema::Def(13)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "ResourceQuota", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "ResourceQuotaList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Secret", schema: Some(Schema::Def(16)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "SecretList", schema: Some(Schema::Def(17)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Service", schema: Some(Schema::Def(30)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "ServiceAccount", schema: Some(Schema::Def(31)), scope: Scope::Namespaced },
+    Resource { api_version: "v1", kind: "ServiceAccountList", schema: Some(Schema::Def(32)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "ServiceList", schema: Some(Schema::Def(33)), scope: Scope::Unknown },
     Resource { api_version: "v1", kind: "ServiceProxyOptions", schema: None, scope: Scope::Namespaced },
-    Resource { api_version: "v1", kind: "Status", schema: Some(Schema::Def(170)), scope: Scope::Unknown },
+    Resource { api_version: "v1", kind: "Status", schema: Some(Schema::Def(0)), scope: Scope::Unknown },
     Resource { api_version: "v1", kind: "WatchEvent", schema: Some(Schema::Def(1)), scope: Scope::Unknown },
 ];
 
 /// Non-scalar properties of each object definition, sorted by name.
 pub(super) static DEFINITIONS: &[&[(&str, Schema)]] = &[
-    // 0: io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions
+    // 0: io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions, io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup, io.k8s.ap
     &[],
     // 1: io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent
     &[
         ("object", Schema::Leaf),
     ],
-    // 2: io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration
+    // 2: io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration, io.k8s.api.admissionregistration.v1.Valida
     &[
-        ("metadata", Schema::Def(171)),
-        ("webhooks", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(172)) }),
+        ("metadata", Schema::Def(34)),
+        ("webhooks", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(0)) }),
     ],
-    // 3: io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList
+    // 3: io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList, io.k8s.api.admissionregistration.v1.Va
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(2)) }),
     ],
-    // 4: io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration
+    // 4: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition
     &[
-        ("metadata", Schema::Def(171)),
-        ("webhooks", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(173)) }),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(35)),
     ],
-    // 5: io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList
+    // 5: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(4)) }),
     ],
-    // 6: io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfiguration
+    // 6: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinition
     &[
-        ("metadata", Schema::Def(171)),
-        ("webhooks", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(174)) }),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(36)),
     ],
-    // 7: io.k8s.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList
+    // 7: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(6)) }),
     ],
-    // 8: io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration
+    // 8: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService, io.k8s.kube-aggregator.pkg.apis.apiregistrati
     &[
-        ("metadata", Schema::Def(171)),
-        ("webhooks", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(175)) }),
+        ("metadata", Schema::Def(34)),
+        ("status", Schema::Def(37)),
     ],
-    // 9: io.k8s.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList
+    // 9: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList, io.k8s.kube-aggregator.pkg.apis.apiregist
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(8)) }),
     ],
-    // 10: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition
+    // 10: io.k8s.api.apps.v1.ControllerRevision
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(176)),
+        ("data", Schema::Leaf),
+        ("metadata", Schema::Def(34)),
     ],
-    // 11: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList
+    // 11: io.k8s.api.apps.v1.ControllerRevisionList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(10)) }),
     ],
-    // 12: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinition
+    // 12: io.k8s.api.apps.v1.DaemonSet, io.k8s.api.apps.v1.Deployment, io.k8s.api.apps.v1.ReplicaSet, io.k8s.api.batc
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(177)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(38)),
+        ("status", Schema::Def(37)),
     ],
-    // 13: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionList
+    // 13: io.k8s.api.apps.v1.DaemonSetList, io.k8s.api.apps.v1.DeploymentList, io.k8s.api.apps.v1.ReplicaSetList, io.
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(12)) }),
     ],
-    // 14: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService
+    // 14: io.k8s.api.apps.v1.StatefulSet
     &[
-        ("metadata", Schema::Def(171)),
-        ("status", Schema::Def(178)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(39)),
+        ("status", Schema::Def(37)),
     ],
-    // 15: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList
+    // 15: io.k8s.api.apps.v1.StatefulSetList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(14)) }),
     ],
-    // 16: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIService
+    // 16: io.k8s.api.authentication.v1.TokenRequest, io.k8s.api.authentication.v1.TokenReview, io.k8s.api.authenticat
     &[
-        ("metadata", Schema::Def(171)),
-        ("status", Schema::Def(179)),
+        ("metadata", Schema::Def(34)),
     ],
-    // 17: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList
+    // 17: io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList, io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscal
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(16)) }),
     ],
-    // 18: io.k8s.api.apps.v1.ControllerRevision
+    // 18: io.k8s.api.batch.v1.CronJob, io.k8s.api.batch.v1beta1.CronJob
     &[
-        ("data", Schema::Leaf),
-        ("metadata", Schema::Def(171)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(40)),
     ],
-    // 19: io.k8s.api.apps.v1.ControllerRevisionList
+    // 19: io.k8s.api.batch.v1.CronJobList, io.k8s.api.batch.v1beta1.CronJobList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(18)) }),
     ],
-    // 20: io.k8s.api.apps.v1.DaemonSet
+    // 20: io.k8s.api.storage.v1.CSINode, io.k8s.api.storage.v1beta1.CSINode
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(180)),
-        ("status", Schema::Def(181)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(41)),
     ],
-    // 21: io.k8s.api.apps.v1.DaemonSetList
+    // 21: io.k8s.api.storage.v1.CSINodeList, io.k8s.api.storage.v1beta1.CSINodeList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(20)) }),
     ],
-    // 22: io.k8s.api.apps.v1.Deployment
+    // 22: io.k8s.api.core.v1.ComponentStatus
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(182)),
-        ("status", Schema::Def(183)),
+        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(0)) }),
+        ("metadata", Schema::Def(34)),
     ],
-    // 23: io.k8s.api.apps.v1.DeploymentList
+    // 23: io.k8s.api.core.v1.ComponentStatusList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(22)) }),
     ],
-    // 24: io.k8s.api.apps.v1.ReplicaSet
+    // 24: io.k8s.api.core.v1.Node
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(184)),
-        ("status", Schema::Def(185)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(42)),
+        ("status", Schema::Def(43)),
     ],
-    // 25: io.k8s.api.apps.v1.ReplicaSetList
+    // 25: io.k8s.api.core.v1.NodeList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(24)) }),
     ],
-    // 26: io.k8s.api.apps.v1.StatefulSet
+    // 26: io.k8s.api.core.v1.Pod
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(186)),
-        ("status", Schema::Def(187)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(44)),
+        ("status", Schema::Def(45)),
     ],
-    // 27: io.k8s.api.apps.v1.StatefulSetList
+    // 27: io.k8s.api.core.v1.PodList
     &[
         ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(26)) }),
     ],
-    // 28: io.k8s.api.authentication.v1.TokenRequest
+    // 28: io.k8s.api.core.v1.PodTemplate
     &[
-        ("metadata", Schema::Def(171)),
+        ("metadata", Schema::Def(34)),
+        ("template", Schema::Def(46)),
     ],
-    // 29: io.k8s.api.authentication.v1.TokenReview
+    // 29: io.k8s.api.core.v1.PodTemplateList
     &[
-        ("metadata", Schema::Def(171)),
+        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(28)) }),
     ],
-    // 30: io.k8s.api.authentication.v1beta1.TokenReview
+    // 30: io.k8s.api.core.v1.Service
     &[
-        ("metadata", Schema::Def(171)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(47)),
+        ("status", Schema::Def(37)),
     ],
-    // 31: io.k8s.api.authorization.v1.LocalSubjectAccessReview
+    // 31: io.k8s.api.core.v1.ServiceAccount
     &[
-        ("metadata", Schema::Def(171)),
+        ("metadata", Schema::Def(34)),
+        ("secrets", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(0)) }),
     ],
-    // 32: io.k8s.api.authorization.v1.SelfSubjectAccessReview
+    // 32: io.k8s.api.core.v1.ServiceAccountList
     &[
-        ("metadata", Schema::Def(171)),
+        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(31)) }),
     ],
-    // 33: io.k8s.api.authorization.v1.SelfSubjectRulesReview
+    // 33: io.k8s.api.core.v1.ServiceList
     &[
-        ("metadata", Schema::Def(171)),
+        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(30)) }),
     ],
-    // 34: io.k8s.api.authorization.v1.SubjectAccessReview
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 35: io.k8s.api.authorization.v1beta1.LocalSubjectAccessReview
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 36: io.k8s.api.authorization.v1beta1.SelfSubjectAccessReview
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 37: io.k8s.api.authorization.v1beta1.SelfSubjectRulesReview
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 38: io.k8s.api.authorization.v1beta1.SubjectAccessReview
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 39: io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 40: io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(39)) }),
-    ],
-    // 41: io.k8s.api.autoscaling.v1.Scale
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 42: io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscaler
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 43: io.k8s.api.autoscaling.v2beta1.HorizontalPodAutoscalerList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(42)) }),
-    ],
-    // 44: io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscaler
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 45: io.k8s.api.autoscaling.v2beta2.HorizontalPodAutoscalerList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(44)) }),
-    ],
-    // 46: io.k8s.api.batch.v1.CronJob
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(188)),
-    ],
-    // 47: io.k8s.api.batch.v1.CronJobList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(46)) }),
-    ],
-    // 48: io.k8s.api.batch.v1.Job
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(189)),
-        ("status", Schema::Def(190)),
-    ],
-    // 49: io.k8s.api.batch.v1.JobList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(48)) }),
-    ],
-    // 50: io.k8s.api.batch.v1beta1.CronJob
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(191)),
-    ],
-    // 51: io.k8s.api.batch.v1beta1.CronJobList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(50)) }),
-    ],
-    // 52: io.k8s.api.certificates.v1.CertificateSigningRequest
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 53: io.k8s.api.certificates.v1.CertificateSigningRequestList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(52)) }),
-    ],
-    // 54: io.k8s.api.certificates.v1beta1.CertificateSigningRequest
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 55: io.k8s.api.certificates.v1beta1.CertificateSigningRequestList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(54)) }),
-    ],
-    // 56: io.k8s.api.coordination.v1.Lease
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 57: io.k8s.api.coordination.v1.LeaseList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(56)) }),
-    ],
-    // 58: io.k8s.api.coordination.v1beta1.Lease
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 59: io.k8s.api.coordination.v1beta1.LeaseList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(58)) }),
-    ],
-    // 60: io.k8s.api.discovery.v1.EndpointSlice
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 61: io.k8s.api.discovery.v1.EndpointSliceList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(60)) }),
-    ],
-    // 62: io.k8s.api.discovery.v1beta1.EndpointSlice
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 63: io.k8s.api.discovery.v1beta1.EndpointSliceList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(62)) }),
-    ],
-    // 64: io.k8s.api.events.v1.Event
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 65: io.k8s.api.events.v1.EventList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(64)) }),
-    ],
-    // 66: io.k8s.api.events.v1beta1.Event
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 67: io.k8s.api.events.v1beta1.EventList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(66)) }),
-    ],
-    // 68: io.k8s.api.extensions.v1beta1.Ingress
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 69: io.k8s.api.extensions.v1beta1.IngressList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(68)) }),
-    ],
-    // 70: io.k8s.api.flowcontrol.v1beta1.FlowSchema
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 71: io.k8s.api.flowcontrol.v1beta1.FlowSchemaList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(70)) }),
-    ],
-    // 72: io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfiguration
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 73: io.k8s.api.flowcontrol.v1beta1.PriorityLevelConfigurationList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(72)) }),
-    ],
-    // 74: io.k8s.api.networking.v1.Ingress
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 75: io.k8s.api.networking.v1.IngressClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 76: io.k8s.api.networking.v1.IngressClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(75)) }),
-    ],
-    // 77: io.k8s.api.networking.v1.IngressList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(74)) }),
-    ],
-    // 78: io.k8s.api.networking.v1.NetworkPolicy
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 79: io.k8s.api.networking.v1.NetworkPolicyList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(78)) }),
-    ],
-    // 80: io.k8s.api.networking.v1beta1.Ingress
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 81: io.k8s.api.networking.v1beta1.IngressClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 82: io.k8s.api.networking.v1beta1.IngressClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(81)) }),
-    ],
-    // 83: io.k8s.api.networking.v1beta1.IngressList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(80)) }),
-    ],
-    // 84: io.k8s.api.node.v1.RuntimeClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 85: io.k8s.api.node.v1.RuntimeClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(84)) }),
-    ],
-    // 86: io.k8s.api.node.v1beta1.RuntimeClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 87: io.k8s.api.node.v1beta1.RuntimeClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(86)) }),
-    ],
-    // 88: io.k8s.api.policy.v1.PodDisruptionBudget
-    &[
-        ("metadata", Schema::Def(171)),
-        ("status", Schema::Def(192)),
-    ],
-    // 89: io.k8s.api.policy.v1.PodDisruptionBudgetList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(88)) }),
-    ],
-    // 90: io.k8s.api.policy.v1beta1.Eviction
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 91: io.k8s.api.policy.v1beta1.PodDisruptionBudget
-    &[
-        ("metadata", Schema::Def(171)),
-        ("status", Schema::Def(193)),
-    ],
-    // 92: io.k8s.api.policy.v1beta1.PodDisruptionBudgetList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(91)) }),
-    ],
-    // 93: io.k8s.api.policy.v1beta1.PodSecurityPolicy
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 94: io.k8s.api.policy.v1beta1.PodSecurityPolicyList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(93)) }),
-    ],
-    // 95: io.k8s.api.rbac.v1.ClusterRole
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 96: io.k8s.api.rbac.v1.ClusterRoleBinding
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 97: io.k8s.api.rbac.v1.ClusterRoleBindingList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(96)) }),
-    ],
-    // 98: io.k8s.api.rbac.v1.ClusterRoleList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(95)) }),
-    ],
-    // 99: io.k8s.api.rbac.v1.Role
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 100: io.k8s.api.rbac.v1.RoleBinding
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 101: io.k8s.api.rbac.v1.RoleBindingList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(100)) }),
-    ],
-    // 102: io.k8s.api.rbac.v1.RoleList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(99)) }),
-    ],
-    // 103: io.k8s.api.rbac.v1beta1.ClusterRole
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 104: io.k8s.api.rbac.v1beta1.ClusterRoleBinding
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 105: io.k8s.api.rbac.v1beta1.ClusterRoleBindingList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(104)) }),
-    ],
-    // 106: io.k8s.api.rbac.v1beta1.ClusterRoleList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(103)) }),
-    ],
-    // 107: io.k8s.api.rbac.v1beta1.Role
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 108: io.k8s.api.rbac.v1beta1.RoleBinding
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 109: io.k8s.api.rbac.v1beta1.RoleBindingList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(108)) }),
-    ],
-    // 110: io.k8s.api.rbac.v1beta1.RoleList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(107)) }),
-    ],
-    // 111: io.k8s.api.scheduling.v1.PriorityClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 112: io.k8s.api.scheduling.v1.PriorityClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(111)) }),
-    ],
-    // 113: io.k8s.api.scheduling.v1beta1.PriorityClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 114: io.k8s.api.scheduling.v1beta1.PriorityClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(113)) }),
-    ],
-    // 115: io.k8s.api.storage.v1.CSIDriver
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 116: io.k8s.api.storage.v1.CSIDriverList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(115)) }),
-    ],
-    // 117: io.k8s.api.storage.v1.CSINode
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(194)),
-    ],
-    // 118: io.k8s.api.storage.v1.CSINodeList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(117)) }),
-    ],
-    // 119: io.k8s.api.storage.v1.StorageClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 120: io.k8s.api.storage.v1.StorageClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(119)) }),
-    ],
-    // 121: io.k8s.api.storage.v1.VolumeAttachment
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 122: io.k8s.api.storage.v1.VolumeAttachmentList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(121)) }),
-    ],
-    // 123: io.k8s.api.storage.v1beta1.CSIDriver
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 124: io.k8s.api.storage.v1beta1.CSIDriverList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(123)) }),
-    ],
-    // 125: io.k8s.api.storage.v1beta1.CSINode
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(195)),
-    ],
-    // 126: io.k8s.api.storage.v1beta1.CSINodeList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(125)) }),
-    ],
-    // 127: io.k8s.api.storage.v1beta1.CSIStorageCapacity
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 128: io.k8s.api.storage.v1beta1.CSIStorageCapacityList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(127)) }),
-    ],
-    // 129: io.k8s.api.storage.v1beta1.StorageClass
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 130: io.k8s.api.storage.v1beta1.StorageClassList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(129)) }),
-    ],
-    // 131: io.k8s.api.storage.v1beta1.VolumeAttachment
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 132: io.k8s.api.storage.v1beta1.VolumeAttachmentList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(131)) }),
-    ],
-    // 133: io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup
-    &[],
-    // 134: io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList
-    &[],
-    // 135: io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList
-    &[],
-    // 136: io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions
-    &[],
-    // 137: io.k8s.api.core.v1.Binding
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 138: io.k8s.api.core.v1.ComponentStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(196)) }),
-        ("metadata", Schema::Def(171)),
-    ],
-    // 139: io.k8s.api.core.v1.ComponentStatusList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(138)) }),
-    ],
-    // 140: io.k8s.api.core.v1.ConfigMap
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 141: io.k8s.api.core.v1.ConfigMapList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(140)) }),
-    ],
-    // 142: io.k8s.api.core.v1.Endpoints
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 143: io.k8s.api.core.v1.EndpointsList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(142)) }),
-    ],
-    // 144: io.k8s.api.core.v1.Event
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 145: io.k8s.api.core.v1.EventList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(144)) }),
-    ],
-    // 146: io.k8s.api.core.v1.LimitRange
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 147: io.k8s.api.core.v1.LimitRangeList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(146)) }),
-    ],
-    // 148: io.k8s.api.core.v1.Namespace
-    &[
-        ("metadata", Schema::Def(171)),
-        ("status", Schema::Def(197)),
-    ],
-    // 149: io.k8s.api.core.v1.NamespaceList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(148)) }),
-    ],
-    // 150: io.k8s.api.core.v1.Node
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(198)),
-        ("status", Schema::Def(199)),
-    ],
-    // 151: io.k8s.api.core.v1.NodeList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(150)) }),
-    ],
-    // 152: io.k8s.api.core.v1.PersistentVolume
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 153: io.k8s.api.core.v1.PersistentVolumeClaim
-    &[
-        ("metadata", Schema::Def(171)),
-        ("status", Schema::Def(200)),
-    ],
-    // 154: io.k8s.api.core.v1.PersistentVolumeClaimList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(153)) }),
-    ],
-    // 155: io.k8s.api.core.v1.PersistentVolumeList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(152)) }),
-    ],
-    // 156: io.k8s.api.core.v1.Pod
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(201)),
-        ("status", Schema::Def(202)),
-    ],
-    // 157: io.k8s.api.core.v1.PodList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(156)) }),
-    ],
-    // 158: io.k8s.api.core.v1.PodTemplate
-    &[
-        ("metadata", Schema::Def(171)),
-        ("template", Schema::Def(203)),
-    ],
-    // 159: io.k8s.api.core.v1.PodTemplateList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(158)) }),
-    ],
-    // 160: io.k8s.api.core.v1.ReplicationController
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(204)),
-        ("status", Schema::Def(205)),
-    ],
-    // 161: io.k8s.api.core.v1.ReplicationControllerList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(160)) }),
-    ],
-    // 162: io.k8s.api.core.v1.ResourceQuota
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 163: io.k8s.api.core.v1.ResourceQuotaList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(162)) }),
-    ],
-    // 164: io.k8s.api.core.v1.Secret
-    &[
-        ("metadata", Schema::Def(171)),
-    ],
-    // 165: io.k8s.api.core.v1.SecretList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(164)) }),
-    ],
-    // 166: io.k8s.api.core.v1.Service
-    &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(206)),
-        ("status", Schema::Def(207)),
-    ],
-    // 167: io.k8s.api.core.v1.ServiceAccount
-    &[
-        ("metadata", Schema::Def(171)),
-        ("secrets", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(208)) }),
-    ],
-    // 168: io.k8s.api.core.v1.ServiceAccountList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(167)) }),
-    ],
-    // 169: io.k8s.api.core.v1.ServiceList
-    &[
-        ("items", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(166)) }),
-    ],
-    // 170: io.k8s.apimachinery.pkg.apis.meta.v1.Status
-    &[],
-    // 171: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    // 34: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
     &[
         ("finalizers", Schema::List { strategy: "merge", keys: &[], items: Some(&Schema::Leaf) }),
-        ("managedFields", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(209)) }),
-        ("ownerReferences", Schema::List { strategy: "merge", keys: &["uid"], items: Some(&Schema::Def(210)) }),
+        ("managedFields", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(48)) }),
+        ("ownerReferences", Schema::List { strategy: "merge", keys: &["uid"], items: Some(&Schema::Def(0)) }),
     ],
-    // 172: io.k8s.api.admissionregistration.v1.MutatingWebhook
-    &[],
-    // 173: io.k8s.api.admissionregistration.v1.ValidatingWebhook
-    &[],
-    // 174: io.k8s.api.admissionregistration.v1beta1.MutatingWebhook
-    &[],
-    // 175: io.k8s.api.admissionregistration.v1beta1.ValidatingWebhook
-    &[],
-    // 176: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec
+    // 35: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec
     &[
-        ("versions", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(211)) }),
+        ("versions", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(49)) }),
     ],
-    // 177: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionSpec
+    // 36: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionSpec
     &[
-        ("subresources", Schema::Def(212)),
-        ("validation", Schema::Def(213)),
-        ("versions", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(214)) }),
+        ("subresources", Schema::Def(50)),
+        ("validation", Schema::Def(51)),
+        ("versions", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(52)) }),
     ],
-    // 178: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus
+    // 37: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus, io.k8s.kube-aggregator.pkg.apis.apireg
     &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(215)) }),
+        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(0)) }),
     ],
-    // 179: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIServiceStatus
+    // 38: io.k8s.api.apps.v1.DaemonSetSpec, io.k8s.api.apps.v1.DeploymentSpec, io.k8s.api.apps.v1.ReplicaSetSpec, io.
     &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(216)) }),
+        ("template", Schema::Def(46)),
     ],
-    // 180: io.k8s.api.apps.v1.DaemonSetSpec
+    // 39: io.k8s.api.apps.v1.StatefulSetSpec
     &[
-        ("template", Schema::Def(203)),
+        ("template", Schema::Def(46)),
+        ("volumeClaimTemplates", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(8)) }),
     ],
-    // 181: io.k8s.api.apps.v1.DaemonSetStatus
+    // 40: io.k8s.api.batch.v1.CronJobSpec, io.k8s.api.batch.v1beta1.CronJobSpec
     &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(217)) }),
+        ("jobTemplate", Schema::Def(53)),
     ],
-    // 182: io.k8s.api.apps.v1.DeploymentSpec
+    // 41: io.k8s.api.storage.v1.CSINodeSpec, io.k8s.api.storage.v1beta1.CSINodeSpec
     &[
-        ("template", Schema::Def(203)),
+        ("drivers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(0)) }),
     ],
-    // 183: io.k8s.api.apps.v1.DeploymentStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(218)) }),
-    ],
-    // 184: io.k8s.api.apps.v1.ReplicaSetSpec
-    &[
-        ("template", Schema::Def(203)),
-    ],
-    // 185: io.k8s.api.apps.v1.ReplicaSetStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(219)) }),
-    ],
-    // 186: io.k8s.api.apps.v1.StatefulSetSpec
-    &[
-        ("template", Schema::Def(203)),
-        ("volumeClaimTemplates", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(153)) }),
-    ],
-    // 187: io.k8s.api.apps.v1.StatefulSetStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(220)) }),
-    ],
-    // 188: io.k8s.api.batch.v1.CronJobSpec
-    &[
-        ("jobTemplate", Schema::Def(221)),
-    ],
-    // 189: io.k8s.api.batch.v1.JobSpec
-    &[
-        ("template", Schema::Def(203)),
-    ],
-    // 190: io.k8s.api.batch.v1.JobStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(222)) }),
-    ],
-    // 191: io.k8s.api.batch.v1beta1.CronJobSpec
-    &[
-        ("jobTemplate", Schema::Def(223)),
-    ],
-    // 192: io.k8s.api.policy.v1.PodDisruptionBudgetStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(224)) }),
-    ],
-    // 193: io.k8s.api.policy.v1beta1.PodDisruptionBudgetStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(224)) }),
-    ],
-    // 194: io.k8s.api.storage.v1.CSINodeSpec
-    &[
-        ("drivers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(225)) }),
-    ],
-    // 195: io.k8s.api.storage.v1beta1.CSINodeSpec
-    &[
-        ("drivers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(226)) }),
-    ],
-    // 196: io.k8s.api.core.v1.ComponentCondition
-    &[],
-    // 197: io.k8s.api.core.v1.NamespaceStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(227)) }),
-    ],
-    // 198: io.k8s.api.core.v1.NodeSpec
+    // 42: io.k8s.api.core.v1.NodeSpec
     &[
         ("podCIDRs", Schema::List { strategy: "merge", keys: &[], items: Some(&Schema::Leaf) }),
     ],
-    // 199: io.k8s.api.core.v1.NodeStatus
+    // 43: io.k8s.api.core.v1.NodeStatus
     &[
-        ("addresses", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(228)) }),
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(229)) }),
+        ("addresses", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(0)) }),
+        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(0)) }),
     ],
-    // 200: io.k8s.api.core.v1.PersistentVolumeClaimStatus
+    // 44: io.k8s.api.core.v1.PodSpec
     &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(230)) }),
+        ("containers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(54)) }),
+        ("ephemeralContainers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(55)) }),
+        ("hostAliases", Schema::List { strategy: "merge", keys: &["ip"], items: Some(&Schema::Def(0)) }),
+        ("imagePullSecrets", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(0)) }),
+        ("initContainers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(54)) }),
+        ("topologySpreadConstraints", Schema::List { strategy: "merge", keys: &["topologyKey", "whenUnsatisfiable"], items: Some(&Schema::Def(0)) }),
+        ("volumes", Schema::List { strategy: "merge,retainKeys", keys: &["name"], items: Some(&Schema::Def(56)) }),
     ],
-    // 201: io.k8s.api.core.v1.PodSpec
+    // 45: io.k8s.api.core.v1.PodStatus
     &[
-        ("containers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(231)) }),
-        ("ephemeralContainers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(232)) }),
-        ("hostAliases", Schema::List { strategy: "merge", keys: &["ip"], items: Some(&Schema::Def(233)) }),
-        ("imagePullSecrets", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(234)) }),
-        ("initContainers", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(231)) }),
-        ("topologySpreadConstraints", Schema::List { strategy: "merge", keys: &["topologyKey", "whenUnsatisfiable"], items: Some(&Schema::Def(235)) }),
-        ("volumes", Schema::List { strategy: "merge,retainKeys", keys: &["name"], items: Some(&Schema::Def(236)) }),
+        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(0)) }),
+        ("podIPs", Schema::List { strategy: "merge", keys: &["ip"], items: Some(&Schema::Def(0)) }),
     ],
-    // 202: io.k8s.api.core.v1.PodStatus
+    // 46: io.k8s.api.core.v1.PodTemplateSpec
     &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(237)) }),
-        ("podIPs", Schema::List { strategy: "merge", keys: &["ip"], items: Some(&Schema::Def(238)) }),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(44)),
     ],
-    // 203: io.k8s.api.core.v1.PodTemplateSpec
+    // 47: io.k8s.api.core.v1.ServiceSpec
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(201)),
+        ("ports", Schema::List { strategy: "merge", keys: &["port", "protocol"], items: Some(&Schema::Def(0)) }),
     ],
-    // 204: io.k8s.api.core.v1.ReplicationControllerSpec
-    &[
-        ("template", Schema::Def(203)),
-    ],
-    // 205: io.k8s.api.core.v1.ReplicationControllerStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(239)) }),
-    ],
-    // 206: io.k8s.api.core.v1.ServiceSpec
-    &[
-        ("ports", Schema::List { strategy: "merge", keys: &["port", "protocol"], items: Some(&Schema::Def(240)) }),
-    ],
-    // 207: io.k8s.api.core.v1.ServiceStatus
-    &[
-        ("conditions", Schema::List { strategy: "merge", keys: &["type"], items: Some(&Schema::Def(224)) }),
-    ],
-    // 208: io.k8s.api.core.v1.ObjectReference
-    &[],
-    // 209: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
+    // 48: io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
     &[
         ("fieldsV1", Schema::Leaf),
     ],
-    // 210: io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference
-    &[],
-    // 211: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion
+    // 49: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion
     &[
-        ("schema", Schema::Def(241)),
-        ("subresources", Schema::Def(242)),
+        ("schema", Schema::Def(57)),
+        ("subresources", Schema::Def(50)),
     ],
-    // 212: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceSubresources
+    // 50: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceSubresources, io.k8s.apiextensi
     &[
         ("status", Schema::Leaf),
     ],
-    // 213: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceValidation
+    // 51: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceValidation
     &[
-        ("openAPIV3Schema", Schema::Def(243)),
+        ("openAPIV3Schema", Schema::Def(58)),
     ],
-    // 214: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionVersion
+    // 52: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionVersion
     &[
-        ("schema", Schema::Def(213)),
-        ("subresources", Schema::Def(212)),
+        ("schema", Schema::Def(51)),
+        ("subresources", Schema::Def(50)),
     ],
-    // 215: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition
-    &[],
-    // 216: io.k8s.kube-aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition
-    &[],
-    // 217: io.k8s.api.apps.v1.DaemonSetCondition
-    &[],
-    // 218: io.k8s.api.apps.v1.DeploymentCondition
-    &[],
-    // 219: io.k8s.api.apps.v1.ReplicaSetCondition
-    &[],
-    // 220: io.k8s.api.apps.v1.StatefulSetCondition
-    &[],
-    // 221: io.k8s.api.batch.v1.JobTemplateSpec
+    // 53: io.k8s.api.batch.v1.JobTemplateSpec, io.k8s.api.batch.v1beta1.JobTemplateSpec
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(189)),
+        ("metadata", Schema::Def(34)),
+        ("spec", Schema::Def(38)),
     ],
-    // 222: io.k8s.api.batch.v1.JobCondition
-    &[],
-    // 223: io.k8s.api.batch.v1beta1.JobTemplateSpec
+    // 54: io.k8s.api.core.v1.Container
     &[
-        ("metadata", Schema::Def(171)),
-        ("spec", Schema::Def(189)),
+        ("env", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(0)) }),
+        ("ports", Schema::List { strategy: "merge", keys: &["containerPort", "protocol"], items: Some(&Schema::Def(0)) }),
+        ("volumeDevices", Schema::List { strategy: "merge", keys: &["devicePath"], items: Some(&Schema::Def(0)) }),
+        ("volumeMounts", Schema::List { strategy: "merge", keys: &["mountPath"], items: Some(&Schema::Def(0)) }),
     ],
-    // 224: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
-    &[],
-    // 225: io.k8s.api.storage.v1.CSINodeDriver
-    &[],
-    // 226: io.k8s.api.storage.v1beta1.CSINodeDriver
-    &[],
-    // 227: io.k8s.api.core.v1.NamespaceCondition
-    &[],
-    // 228: io.k8s.api.core.v1.NodeAddress
-    &[],
-    // 229: io.k8s.api.core.v1.NodeCondition
-    &[],
-    // 230: io.k8s.api.core.v1.PersistentVolumeClaimCondition
-    &[],
-    // 231: io.k8s.api.core.v1.Container
+    // 55: io.k8s.api.core.v1.EphemeralContainer
     &[
-        ("env", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(244)) }),
-        ("ports", Schema::List { strategy: "merge", keys: &["containerPort", "protocol"], items: Some(&Schema::Def(245)) }),
-        ("volumeDevices", Schema::List { strategy: "merge", keys: &["devicePath"], items: Some(&Schema::Def(246)) }),
-        ("volumeMounts", Schema::List { strategy: "merge", keys: &["mountPath"], items: Some(&Schema::Def(247)) }),
+        ("env", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(0)) }),
+        ("volumeDevices", Schema::List { strategy: "merge", keys: &["devicePath"], items: Some(&Schema::Def(0)) }),
+        ("volumeMounts", Schema::List { strategy: "merge", keys: &["mountPath"], items: Some(&Schema::Def(0)) }),
     ],
-    // 232: io.k8s.api.core.v1.EphemeralContainer
+    // 56: io.k8s.api.core.v1.Volume
     &[
-        ("env", Schema::List { strategy: "merge", keys: &["name"], items: Some(&Schema::Def(244)) }),
-        ("volumeDevices", Schema::List { strategy: "merge", keys: &["devicePath"], items: Some(&Schema::Def(246)) }),
-        ("volumeMounts", Schema::List { strategy: "merge", keys: &["mountPath"], items: Some(&Schema::Def(247)) }),
+        ("ephemeral", Schema::Def(59)),
     ],
-    // 233: io.k8s.api.core.v1.HostAlias
-    &[],
-    // 234: io.k8s.api.core.v1.LocalObjectReference
-    &[],
-    // 235: io.k8s.api.core.v1.TopologySpreadConstraint
-    &[],
-    // 236: io.k8s.api.core.v1.Volume
+    // 57: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation
     &[
-        ("ephemeral", Schema::Def(248)),
+        ("openAPIV3Schema", Schema::Def(60)),
     ],
-    // 237: io.k8s.api.core.v1.PodCondition
-    &[],
-    // 238: io.k8s.api.core.v1.PodIP
-    &[],
-    // 239: io.k8s.api.core.v1.ReplicationControllerCondition
-    &[],
-    // 240: io.k8s.api.core.v1.ServicePort
-    &[],
-    // 241: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation
-    &[
-        ("openAPIV3Schema", Schema::Def(249)),
-    ],
-    // 242: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources
-    &[
-        ("status", Schema::Leaf),
-    ],
-    // 243: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaProps
+    // 58: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaProps
     &[
         ("additionalItems", Schema::Leaf),
         ("additionalProperties", Schema::Leaf),
-        ("allOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(243)) }),
-        ("anyOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(243)) }),
+        ("allOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(58)) }),
+        ("anyOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(58)) }),
         ("default", Schema::Leaf),
-        ("definitions", Schema::Map(&Schema::Def(243))),
+        ("definitions", Schema::Map(&Schema::Def(58))),
         ("dependencies", Schema::Map(&Schema::Leaf)),
         ("enum", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Leaf) }),
         ("example", Schema::Leaf),
         ("items", Schema::Leaf),
-        ("not", Schema::Def(243)),
-        ("oneOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(243)) }),
-        ("patternProperties", Schema::Map(&Schema::Def(243))),
-        ("properties", Schema::Map(&Schema::Def(243))),
+        ("not", Schema::Def(58)),
+        ("oneOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(58)) }),
+        ("patternProperties", Schema::Map(&Schema::Def(58))),
+        ("properties", Schema::Map(&Schema::Def(58))),
     ],
-    // 244: io.k8s.api.core.v1.EnvVar
-    &[],
-    // 245: io.k8s.api.core.v1.ContainerPort
-    &[],
-    // 246: io.k8s.api.core.v1.VolumeDevice
-    &[],
-    // 247: io.k8s.api.core.v1.VolumeMount
-    &[],
-    // 248: io.k8s.api.core.v1.EphemeralVolumeSource
+    // 59: io.k8s.api.core.v1.EphemeralVolumeSource
     &[
-        ("volumeClaimTemplate", Schema::Def(250)),
+        ("volumeClaimTemplate", Schema::Def(16)),
     ],
-    // 249: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps
+    // 60: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps
     &[
         ("additionalItems", Schema::Leaf),
         ("additionalProperties", Schema::Leaf),
-        ("allOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(249)) }),
-        ("anyOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(249)) }),
+        ("allOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(60)) }),
+        ("anyOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(60)) }),
         ("default", Schema::Leaf),
-        ("definitions", Schema::Map(&Schema::Def(249))),
+        ("definitions", Schema::Map(&Schema::Def(60))),
         ("dependencies", Schema::Map(&Schema::Leaf)),
         ("enum", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Leaf) }),
         ("example", Schema::Leaf),
         ("items", Schema::Leaf),
-        ("not", Schema::Def(249)),
-        ("oneOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(249)) }),
-        ("patternProperties", Schema::Map(&Schema::Def(249))),
-        ("properties", Schema::Map(&Schema::Def(249))),
-    ],
-    // 250: io.k8s.api.core.v1.PersistentVolumeClaimTemplate
-    &[
-        ("metadata", Schema::Def(171)),
+        ("not", Schema::Def(60)),
+        ("oneOf", Schema::List { strategy: "", keys: &[], items: Some(&Schema::Def(60)) }),
+        ("patternProperties", Schema::Map(&Schema::Def(60))),
+        ("properties", Schema::Map(&Schema::Def(60))),
     ],
 ];

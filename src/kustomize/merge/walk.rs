@@ -87,14 +87,7 @@ impl Merger<'_> {
             let directive = take_directive(self.tree, origin).unwrap_or(Directive::Merge);
             return Ok(if directive == Directive::Delete { None } else { origin });
         }
-        if self.is_tagged_null(origin) {
-            return Ok(None);
-        }
-        Ok(match take_directive(self.tree, origin)? {
-            Directive::Delete => None,
-            Directive::Replace => origin,
-            Directive::Merge => dest,
-        })
+        self.visit_existing([dest, origin])
     }
 
     /// merge2's `VisitList` for associative lists.
@@ -102,7 +95,13 @@ impl Merger<'_> {
         if self.tree.missing_or_null(dest) {
             return Ok(origin);
         }
-        if self.is_tagged_null(origin) {
+        self.visit_existing([dest, origin])
+    }
+
+    /// Both visits once the target has a value: a `null` patch clears it, else the patch's
+    /// directive decides between the target (merge), the patch (replace) and nothing (delete).
+    fn visit_existing(&mut self, [dest, origin]: Sources) -> Result<Option<NodeId>, MergeError> {
+        if origin.is_some() && self.tree.missing_or_null(origin) {
             return Ok(None);
         }
         Ok(match take_directive(self.tree, origin)? {
@@ -110,10 +109,6 @@ impl Merger<'_> {
             Directive::Replace => origin,
             Directive::Merge => dest,
         })
-    }
-
-    fn is_tagged_null(&self, id: Option<NodeId>) -> bool {
-        id.is_some() && self.tree.missing_or_null(id)
     }
 
     fn walk_associative(
