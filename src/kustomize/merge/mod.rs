@@ -1,60 +1,146 @@
-//! Strategic merge patch, as kustomize applies it.
+//! Patching objects as kustomize v5.6 does: strategic merge patches, JSON 6902 patches, and the
+//! facts about built-in kinds that both need.
 //!
-//! Built-in kinds merge lists by their patch merge keys and strategies, read from the Kubernetes
-//! OpenAPI data kustomize embeds (a generated table); custom resources replace lists.
+//! # Strategic merge
 //!
-//! Public surface (the rest of the engine uses only these):
-//! - [`strategic_merge`]: apply one patch to one object;
-//! - [`is_cluster_scoped`]: whether a kind is cluster-scoped.
+//! kustomize applies a strategic merge patch with kyaml's `merge2` walker, not with Kubernetes'
+//! apimachinery. The two differ, and builds show kyaml's behaviour, so [`strategic_merge`] is a
+//! port of kyaml's walk (see `walk.rs`) over a node arena (`tree.rs`) that keeps kyaml's node
+//! identity and text-based matching:
+//!
+//! - maps merge recursively, a `null` in the patch deletes the key, `$patch: delete|replace`
+//!   apply to maps and list elements, and `- $patch: replace|delete` to whole lists;
+//! - lists of built-in kinds whose OpenAPI strategy names `merge` merge element-wise by their
+//!   merge keys (`x-kubernetes-list-map-keys` when the schema has them, so container ports match
+//!   on `containerPort` *and* `protocol`), patch elements first, then the target's others; lists
+//!   of scalars with `merge` merge as a set; every other list is replaced, and so is every list
+//!   of a custom resource (no schema);
+//! - `$retainKeys`, `$setElementOrder/…` and `$deleteFromPrimitiveList/…` mean nothing to kyaml:
+//!   they are merged as ordinary fields and stay in the output, as in kustomize.
+//!
+//! Around the walk, kustomize's `Resource.ApplySmPatch` keeps the target's identity: the name
+//! and kind come back unless the patch was allowed to change them, the namespace always comes
+//! back, and an object the patch empties (`$patch: delete` at the top) is deleted.
+//!
+//! # Tables
+//!
+//! Merge keys, strategies, built-in kinds and their scope come from a table generated from the
+//! OpenAPI data kustomize embeds (`openapi_table.rs`, written by `generate_table.py`).
+//! Namespace scope follows kustomize's `IsNamespaceableKind`: a kind the data lists as
+//! cluster-scoped is cluster-scoped; every other kind, custom resources included, is namespaced.
+
+mod directive;
+mod json6902;
+mod openapi_table;
+pub mod schema;
+mod tree;
+mod walk;
+
+#[cfg(test)]
+mod fixture_tests;
+#[cfg(test)]
+mod tests;
 
 use super::resource::Gvk;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use tree::Tree;
 
-/// Why a strategic merge patch could not be applied.
+pub use schema::merge_keys_at;
+
+/// Why a patch could not be applied.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
-    #[error("strategic merge patch: {0}")]
-    Invalid(String),
+    #[error("strategic merge patch: the {what} must be a map, found {found}")]
+    NotAMap { what: &'static str, found: String },
+    #[error("strategic merge patch: wrong node kind: expected {expected} but got {found}: node contents:\n{value}")]
+    WrongKind { expected: &'static str, found: &'static str, value: String },
+    #[error("strategic merge patch: unknown patch strategy '{0}' (expected delete, replace or merge)")]
+    UnknownStrategy(String),
+    #[error("strategic merge patch: no implemented strategic merge patch strategy for {value}")]
+    NoStrategy { value: String },
+    #[error("json patch: {0}")]
+    Json6902(String),
 }
 
-/// Apply a strategic merge patch to `base` (an object of kind `gvk`).
-pub fn strategic_merge(base: &Value, patch: &Value, _gvk: &Gvk) -> Result<Value, MergeError> {
-    let mut out = base.clone();
-    merge_maps_placeholder(&mut out, patch);
-    Ok(out)
+/// What a strategic merge patch may change about its target's identity (kustomize's patch
+/// `options`, carried by the patch as build annotations).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SmpOptions {
+    pub allow_name_change: bool,
+    pub allow_kind_change: bool,
 }
 
-fn merge_maps_placeholder(base: &mut Value, patch: &Value) {
-    match (base, patch) {
-        (Value::Object(b), Value::Object(p)) => {
-            for (k, v) in p {
-                if v.is_null() {
-                    b.remove(k);
-                } else if let Some(existing) = b.get_mut(k) {
-                    merge_maps_placeholder(existing, v);
-                } else {
-                    b.insert(k.clone(), v.clone());
-                }
-            }
+/// Apply a strategic merge patch to `base`, an object of kind `gvk`, as kustomize does.
+/// Returns `Value::Null` when the patch deletes the object.
+pub fn strategic_merge(base: &Value, patch: &Value, gvk: &Gvk) -> Result<Value, MergeError> {
+    strategic_merge_with(base, patch, gvk, SmpOptions::default())
+}
+
+/// [`strategic_merge`] with the patch's options.
+pub fn strategic_merge_with(base: &Value, patch: &Value, gvk: &Gvk, options: SmpOptions) -> Result<Value, MergeError> {
+    let (Value::Object(base_map), Value::Object(patch_map)) = (base, patch) else {
+        let (what, found) = if base.is_object() { ("patch", patch) } else { ("target", base) };
+        return Err(MergeError::NotAMap { what, found: found.to_string() });
+    };
+    let mut patch_map = patch_map.clone();
+    if !gvk.version.is_empty() {
+        // As kustomize does for the patch copy it applies to each target.
+        patch_map.insert("apiVersion".into(), Value::String(gvk.api_version()));
+    }
+    let mut tree = Tree::default();
+    let dest = tree.add(base);
+    let origin = tree.add(&Value::Object(patch_map));
+    let schema = schema::resource_for_gvk(gvk).and_then(|r| r.schema.as_ref());
+    let merged = walk::Merger { tree: &mut tree }.walk([Some(dest), Some(origin)], schema)?;
+    let mut result = match merged.map(|id| tree.to_value(id)) {
+        Some(Value::Object(map)) if !map.is_empty() => map,
+        _ => return Ok(Value::Null),
+    };
+    restore_identity(&mut result, base_map, options);
+    Ok(Value::Object(result))
+}
+
+/// kustomize's `ApplySmPatch` epilogue: kind and name come back unless allowed to change, the
+/// namespace always comes back (and goes away when the target had none).
+fn restore_identity(result: &mut Map<String, Value>, base: &Map<String, Value>, options: SmpOptions) {
+    let base_meta = |key: &str| base.get("metadata").and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or("");
+    if !options.allow_kind_change {
+        let kind = base.get("kind").and_then(Value::as_str).unwrap_or("");
+        result.insert("kind".into(), Value::String(kind.to_string()));
+    }
+    if !options.allow_name_change {
+        let name = base_meta("name").to_string();
+        metadata_mut(result).insert("name".into(), Value::String(name));
+    }
+    let namespace = base_meta("namespace").to_string();
+    if namespace.is_empty() {
+        if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+            meta.shift_remove("namespace");
         }
-        (b, p) => *b = p.clone(),
+    } else {
+        metadata_mut(result).insert("namespace".into(), Value::String(namespace));
     }
 }
 
-const CLUSTER_SCOPED_PLACEHOLDER: &[&str] = &[
-    "Namespace",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-    "PersistentVolume",
-    "StorageClass",
-    "PriorityClass",
-    "APIService",
-];
+fn metadata_mut(obj: &mut Map<String, Value>) -> &mut Map<String, Value> {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj.insert("metadata".into(), Value::Object(Map::new()));
+    }
+    obj.get_mut("metadata").and_then(Value::as_object_mut).expect("metadata was just made a map")
+}
 
-/// Whether objects of this kind live outside namespaces.
+/// Apply a JSON 6902 patch (`ops`: the list of operations) to `obj`, as kustomize does.
+pub fn apply_json6902(obj: &Value, ops: &Value) -> Result<Value, MergeError> {
+    json6902::apply(obj, ops).map_err(MergeError::Json6902)
+}
+
+/// Whether objects of this kind live outside namespaces (kustomize's `IsClusterScoped`).
 pub fn is_cluster_scoped(gvk: &Gvk) -> bool {
-    CLUSTER_SCOPED_PLACEHOLDER.contains(&gvk.kind.as_str())
+    schema::resource_for_gvk(gvk).is_some_and(|r| r.scope == schema::Scope::Cluster)
+}
+
+/// Whether kustomize's OpenAPI data has a schema for this kind (a built-in kind); other kinds
+/// are custom resources, whose lists patches replace.
+pub fn is_builtin_kind(gvk: &Gvk) -> bool {
+    schema::resource_for_gvk(gvk).is_some_and(|r| r.schema.is_some())
 }

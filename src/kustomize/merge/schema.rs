@@ -1,0 +1,188 @@
+//! Schema lookups over the generated OpenAPI table.
+//!
+//! kyaml walks a patch and its target together with an OpenAPI schema cursor: `Field(name)` for a
+//! map key, `Elements()` for list items, and `PatchStrategyAndKeyList()` on a list's own schema.
+//! The generated table (`openapi_table.rs`) holds exactly what those three calls read, so this
+//! module answers them with the same results kyaml computes from the full OpenAPI document.
+//!
+//! A `None` schema and a [`Schema::Leaf`] differ: with `None` kyaml looks for a schema by the
+//! value's own `apiVersion` and `kind`; with a leaf (a known field of opaque type) it does not.
+
+use super::openapi_table::{DEFINITIONS, RESOURCES};
+use crate::kustomize::resource::Gvk;
+
+/// The schema of one field, list element or map value.
+#[derive(Debug)]
+pub enum Schema {
+    /// An object definition: its non-scalar properties are `DEFINITIONS[index]`.
+    Def(u16),
+    /// A list, with kyaml's patch strategy and merge keys, and the schema of its elements.
+    List { strategy: &'static str, keys: &'static [&'static str], items: Option<&'static Schema> },
+    /// A map whose every value has this schema (`additionalProperties`).
+    Map(&'static Schema),
+    /// A known field of scalar or opaque type: nothing below it has a schema.
+    Leaf,
+}
+
+/// How kustomize places a built-in kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Namespaced,
+    Cluster,
+    /// Listed without a scope: handled as namespaced, as kustomize does.
+    Unknown,
+}
+
+/// One built-in kind of the OpenAPI data.
+#[derive(Debug)]
+pub struct Resource {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    /// `None` for the few kinds that are listed without a definition.
+    pub schema: Option<Schema>,
+    pub scope: Scope,
+}
+
+/// The table row for `apiVersion` + `kind`, if kustomize's OpenAPI data lists it.
+pub fn resource(api_version: &str, kind: &str) -> Option<&'static Resource> {
+    RESOURCES.binary_search_by(|r| (r.api_version, r.kind).cmp(&(api_version, kind))).ok().map(|i| &RESOURCES[i])
+}
+
+/// The table row for a gvk.
+pub fn resource_for_gvk(gvk: &Gvk) -> Option<&'static Resource> {
+    resource(&gvk.api_version(), &gvk.kind)
+}
+
+/// The schema of a whole object of this type (kyaml's `SchemaForResourceType`).
+pub fn resource_schema(api_version: &str, kind: &str) -> Option<&'static Schema> {
+    resource(api_version, kind).and_then(|r| r.schema.as_ref())
+}
+
+impl Schema {
+    /// The schema of map key `name` (kyaml's `Field`): a property, else the map's value schema.
+    pub fn field(&'static self, name: &str) -> Option<&'static Schema> {
+        match self {
+            Schema::Def(index) => {
+                let props = DEFINITIONS[usize::from(*index)];
+                props.binary_search_by(|(key, _)| (*key).cmp(name)).ok().map(|i| &props[i].1)
+            }
+            Schema::Map(value) => Some(value),
+            Schema::List { .. } | Schema::Leaf => None,
+        }
+    }
+
+    /// The schema of list elements (kyaml's `Elements`).
+    pub fn elements(&'static self) -> Option<&'static Schema> {
+        match self {
+            Schema::List { items, .. } => *items,
+            _ => None,
+        }
+    }
+
+    /// The list's patch strategy and merge keys (kyaml's `PatchStrategyAndKeyList`).
+    pub fn strategy_and_keys(&self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Schema::List { strategy, keys, .. } => (strategy, keys),
+            _ => ("", &[]),
+        }
+    }
+
+    /// Whether lists of this schema merge element-wise: the strategy names `merge`.
+    pub fn is_associative(&self) -> bool {
+        self.strategy_and_keys().0.split(',').any(|s| s == "merge")
+    }
+}
+
+/// The merge keys of the list at `path` (map keys from the object root) in objects of this kind:
+/// `Some(keys)` when the list merges element-wise (`keys` is empty for a list of scalars that
+/// merges as a set), `None` when it is replaced or the path is unknown.
+pub fn merge_keys_at(gvk: &Gvk, path: &[&str]) -> Option<&'static [&'static str]> {
+    let mut schema = resource_for_gvk(gvk)?.schema.as_ref()?;
+    for step in path {
+        schema = match schema {
+            Schema::List { items: Some(items), .. } if step.is_empty() || *step == "[]" => items,
+            _ => schema.field(step)?,
+        };
+    }
+    schema.is_associative().then(|| schema.strategy_and_keys().1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment() -> Gvk {
+        Gvk::new("apps", "v1", "Deployment")
+    }
+
+    #[test]
+    fn resources_are_sorted_for_binary_search() {
+        assert!(RESOURCES.windows(2).all(|w| (w[0].api_version, w[0].kind) < (w[1].api_version, w[1].kind)));
+        assert!(DEFINITIONS.iter().all(|props| props.windows(2).all(|w| w[0].0 < w[1].0)));
+    }
+
+    #[test]
+    fn containers_merge_by_name() {
+        assert_eq!(merge_keys_at(&deployment(), &["spec", "template", "spec", "containers"]), Some(&["name"][..]));
+    }
+
+    #[test]
+    fn container_ports_use_list_map_keys() {
+        let path = ["spec", "template", "spec", "containers", "[]", "ports"];
+        assert_eq!(merge_keys_at(&deployment(), &path), Some(&["containerPort", "protocol"][..]));
+    }
+
+    #[test]
+    fn volumes_with_merge_and_retain_keys_are_associative() {
+        assert_eq!(merge_keys_at(&deployment(), &["spec", "template", "spec", "volumes"]), Some(&["name"][..]));
+    }
+
+    #[test]
+    fn tolerations_and_args_are_replaced() {
+        assert_eq!(merge_keys_at(&deployment(), &["spec", "template", "spec", "tolerations"]), None);
+        assert_eq!(merge_keys_at(&deployment(), &["spec", "template", "spec", "containers", "[]", "args"]), None);
+    }
+
+    #[test]
+    fn finalizers_merge_as_a_set() {
+        let keys = merge_keys_at(&Gvk::new("", "v1", "ConfigMap"), &["metadata", "finalizers"]);
+        assert_eq!(keys, Some(&[][..]));
+    }
+
+    #[test]
+    fn unknown_kinds_have_no_schema() {
+        assert!(resource_schema("kubeflow.org/v1", "Notebook").is_none());
+        assert!(resource_schema("v1", "PodExecOptions").is_none());
+        assert!(resource("v1", "PodExecOptions").is_some());
+    }
+}
+
+#[cfg(test)]
+mod generated_table_tests {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    fn shared_dir() -> PathBuf {
+        std::env::var_os("KFCTL_SHARED_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+    }
+
+    /// The committed table is what the generator writes from kustomize's OpenAPI bundle.
+    #[test]
+    fn openapi_table_is_up_to_date() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let bundle = shared_dir().join("kubeflow/kustomize-openapi/kubernetes-openapi-union-v1.21.2.bundle-v1.json");
+        let out = Command::new("python3")
+            .arg(root.join("src/kustomize/merge/generate_table.py"))
+            .arg(&bundle)
+            .output()
+            .expect("python3 runs the table generator");
+        assert!(out.status.success(), "generator failed: {}", String::from_utf8_lossy(&out.stderr));
+        let committed = std::fs::read_to_string(root.join("src/kustomize/merge/openapi_table.rs")).expect("table");
+        assert!(
+            String::from_utf8_lossy(&out.stdout) == committed,
+            "openapi_table.rs is stale: regenerate it with generate_table.py (see its header)"
+        );
+    }
+}
