@@ -128,11 +128,22 @@ pub struct Resource {
     pub generated: Option<Generated>,
     /// Ids of objects that reference this one (filled by the name-reference fix-up).
     pub referenced_by: Vec<ResId>,
+    /// Name prefixes and suffixes given so far, innermost first (the name-reference fix-up
+    /// prefers referrals renamed in the same kustomization context as the referrer).
+    pub name_prefixes: Vec<String>,
+    pub name_suffixes: Vec<String>,
 }
 
 impl Resource {
     pub fn new(obj: Value) -> Self {
-        Resource { obj, previous_ids: Vec::new(), generated: None, referenced_by: Vec::new() }
+        Resource {
+            obj,
+            previous_ids: Vec::new(),
+            generated: None,
+            referenced_by: Vec::new(),
+            name_prefixes: Vec::new(),
+            name_suffixes: Vec::new(),
+        }
     }
 
     pub fn map(&self) -> &Map<String, Value> {
