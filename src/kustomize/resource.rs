@@ -131,11 +131,23 @@ pub struct Resource {
     /// The `resources:` entry of the top-level kustomization this object came from (set as
     /// accumulation returns through each level, so the outermost entry wins).
     pub origin: Option<std::sync::Arc<str>>,
+    /// Name prefixes and suffixes given so far, innermost first (the name-reference fix-up
+    /// prefers referrals renamed in the same kustomization context as the referrer).
+    pub name_prefixes: Vec<String>,
+    pub name_suffixes: Vec<String>,
 }
 
 impl Resource {
     pub fn new(obj: Value) -> Self {
-        Resource { obj, previous_ids: Vec::new(), generated: None, referenced_by: Vec::new(), origin: None }
+        Resource {
+            obj,
+            previous_ids: Vec::new(),
+            generated: None,
+            referenced_by: Vec::new(),
+            name_prefixes: Vec::new(),
+            name_suffixes: Vec::new(),
+            origin: None,
+        }
     }
 
     pub fn map(&self) -> &Map<String, Value> {
