@@ -79,3 +79,26 @@ pub fn render_error(err: &anyhow::Error) -> String {
     }
     out
 }
+
+/// A reader that stopped reading (`kfctl-rs template | head`) is not an error.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_codes_win_then_security_prefix() {
+        assert_eq!(code_for(&coded(Code::Usage, anyhow::anyhow!("x"))), Code::Usage);
+        assert_eq!(code_for(&anyhow::anyhow!("security: refused")), Code::Security);
+        assert_eq!(code_for(&anyhow::anyhow!("other")), Code::Failure);
+    }
+
+    #[test]
+    fn chain_is_rendered_once_without_repeats() {
+        let err = anyhow::anyhow!("root cause").context("outer step");
+        assert_eq!(render_error(&err), "kfctl-rs: error: outer step\n  caused by: root cause");
+    }
+}

@@ -6,6 +6,7 @@ fn main() -> ExitCode {
     let cli = <kfctl_rs::cli::Cli as clap::Parser>::parse();
     match kfctl_rs::commands::run(cli) {
         Ok(code) => code.into(),
+        Err(err) if kfctl_rs::exit::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("{}", kfctl_rs::exit::render_error(&err));
             kfctl_rs::exit::code_for(&err).into()

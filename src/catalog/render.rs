@@ -51,8 +51,23 @@ pub struct Rendered {
     pub default_credentials: Vec<&'static Credential>,
 }
 
-/// Render a profile with values.
-pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
+/// Everything a render knows before values change any object: the chart export starts here.
+pub struct Prepared {
+    pub catalog: Catalog,
+    pub profile: Resolved,
+    /// The user's layers only (profile values, files, `--set`), checked against the schema.
+    pub user: Value,
+    /// The defaults (static, plus what the default render implies).
+    pub defaults: Value,
+    /// `defaults` with `user` on top.
+    pub effective: Value,
+    pub schema: Schema,
+    /// The default render (1:1 with kustomize), objects tagged by component.
+    pub objects: Vec<RenderedObject>,
+}
+
+/// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
+pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     let catalog = Catalog::embedded()?;
     let mut profile = profile::resolve(&req.profile, &catalog)?;
     let user = user_values(&profile, req)?;
@@ -63,6 +78,12 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     schema.check(&user)?;
     let mut effective = defaults.clone();
     values::merge(&mut effective, &user);
+    Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
+}
+
+/// Render a profile with values.
+pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
+    let Prepared { profile, defaults, effective, schema, objects, .. } = prepare(req)?;
     let default_credentials = unset_credentials(&objects, &effective);
     let objects = objects
         .into_iter()
