@@ -214,3 +214,70 @@ fn cli_template_prints_the_notice_on_stderr_and_exits_2_on_bad_values() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("trainer.enabeld"));
 }
+
+fn render_with_files(profile: &str, files: &[PathBuf]) -> catalog::Rendered {
+    let mut req = request(profile, &[]);
+    req.value_files = files.to_vec();
+    catalog::render(&req).unwrap_or_else(|e| panic!("{files:?}: {e}"))
+}
+
+fn repo_file(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn values_private_registry_moves_images_and_adds_pull_secrets() {
+    let r = render_with_files("multi-tenant", &[repo_file("values/private-registry.yaml")]);
+    let objs: Vec<Value> = r.objects.into_iter().map(|o| o.obj).collect();
+    assert!(image_fields(&objs).iter().all(|i| i.starts_with("registry.example.com/kubeflow-mirror/")));
+    let deployment = objs.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    assert_eq!(deployment.pointer("/spec/template/spec/imagePullSecrets/0/name").unwrap(), "registry-credentials");
+}
+
+#[test]
+fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_them() {
+    let file = repo_file("values/production-secrets.yaml");
+    let empty = render_with_files("multi-tenant", std::slice::from_ref(&file));
+    assert_eq!(empty.default_credentials.len(), 6, "empty values keep (and warn about) every default");
+    let mut listed: Vec<&str> = catalog::params::CREDENTIALS.iter().map(|c| c.value).collect();
+    listed.dedup();
+    let doc = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&file).unwrap(), "f").unwrap().remove(0);
+    for key in &listed {
+        let path: Vec<&str> = key.split('.').collect();
+        assert!(catalog::values::get(&doc, &path).is_some(), "{key} missing from values/production-secrets.yaml");
+    }
+    let dir = std::env::temp_dir().join(format!("kfctl-prod-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secrets = dir.join("secrets.yaml");
+    let _ = std::fs::remove_file(&secrets);
+    assert!(Command::new(env!("CARGO_BIN_EXE_kfctl-rs")).args(["secrets", "generate", "-o"]).arg(&secrets).stderr(std::process::Stdio::null()).status().unwrap().success());
+    let filled = render_with_files("multi-tenant", &[file, secrets]);
+    assert!(filled.default_credentials.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn values_pss_restricted_restricts_profile_namespaces() {
+    let r = render_with_files("multi-tenant", &[repo_file("values/pss-restricted.yaml")]);
+    let cm = r.objects.iter().find_map(|o| o.obj.pointer("/data/namespace-labels.yaml")).unwrap().as_str().unwrap().to_string();
+    assert!(cm.contains("pod-security.kubernetes.io/enforce: \"restricted\""), "{cm}");
+    let namespaces: Vec<&Value> = r.objects.iter().map(|o| &o.obj).filter(|o| o["kind"] == "Namespace" && o.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").is_some()).collect();
+    assert!(namespaces.iter().all(|n| n.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").unwrap() == "restricted"));
+}
+
+#[test]
+fn values_trainer_gpu_nodes_schedules_only_trainer_pods() {
+    let r = render_with_files("multi-tenant", &[repo_file("values/trainer-gpu-nodes.yaml")]);
+    let mut trainer_pods = 0;
+    for o in &r.objects {
+        let mut copy = o.obj.clone();
+        catalog::params::for_each_pod_spec(&mut copy, &mut |spec| {
+            let gpu = spec.get("nodeSelector").and_then(|n| n.get("nvidia.com/gpu.present")).is_some();
+            assert_eq!(gpu, o.component == "trainer", "{} in {}", compare::object_label(&o.obj), o.component);
+            if gpu {
+                trainer_pods += 1;
+            }
+        });
+    }
+    assert!(trainer_pods >= 8, "controllers and runtime pod templates: {trainer_pods}");
+}
