@@ -65,6 +65,7 @@ fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Re
     builtins::nameref::fix_back_references(&mut resources, &acc.config)?;
     builtins::vars::resolve(&mut resources, &acc.vars, &acc.config)?;
     drop_local_config(&mut resources);
+    resources.iter_mut().for_each(drop_empty_annotations);
     builtins::sort::apply(&mut resources, top.sort_options.as_ref())?;
     Ok(resources)
 }
@@ -77,6 +78,17 @@ fn drop_local_config(resources: &mut ResMap) {
         .filter(|r| r.obj.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(|v| v.as_str()) != Some("true"))
         .collect();
     resources.replace_all(kept);
+}
+
+/// kustomize's last step rewrites every object's annotations (removing its build
+/// annotations), and setting an empty set removes the field: so `annotations: {}` or
+/// `annotations: null` disappear from the output, while empty labels stay.
+fn drop_empty_annotations(resource: &mut resource::Resource) {
+    if let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut) {
+        if meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty())) {
+            meta.remove("annotations");
+        }
+    }
 }
 
 /// The objects of a build, as JSON values in output order.

@@ -131,6 +131,9 @@ pub struct Resource {
     /// The `resources:` entry of the top-level kustomization this object came from (set as
     /// accumulation returns through each level, so the outermost entry wins).
     pub origin: Option<std::sync::Arc<str>>,
+    /// Names of the vars bound to this object (kustomize binds a var to its object when the
+    /// kustomization declaring it is accumulated, where only that subtree's objects exist).
+    pub var_names: Vec<String>,
     /// Name prefixes and suffixes given so far, innermost first (the name-reference fix-up
     /// prefers referrals renamed in the same kustomization context as the referrer).
     pub name_prefixes: Vec<String>,
@@ -147,6 +150,7 @@ impl Resource {
             name_prefixes: Vec::new(),
             name_suffixes: Vec::new(),
             origin: None,
+            var_names: Vec::new(),
         }
     }
 
