@@ -387,6 +387,31 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
         assert_eq!(paths(&c.var_reference), ["Namespace:y", "Pod:x", "ValidatingWebhookConfiguration:z"]);
     }
 
+    /// Folders under `tests/fixtures/fieldspecs/`, built whole and compared in order with what
+    /// real kustomize v5.6 made of them (`expected.yaml`), or with its error (`expected.error`).
+    #[test]
+    fn fixtures_match_real_kustomize() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fieldspecs");
+        let options = crate::kustomize::BuildOptions::default();
+        let cases = ["labels", "images", "replicas", "sort-custom", "replicas-no-match", "config-conflict"];
+        for case in cases {
+            let dir = root.join(case);
+            let built = crate::kustomize::build(&dir, &options);
+            if let Ok(expected) = std::fs::read_to_string(dir.join("expected.error")) {
+                let err = built.expect_err(case).to_string();
+                let gist = expected.trim().trim_start_matches("error: ");
+                assert!(err.contains(gist), "{case}: expected an error containing {gist:?}, got {err}");
+                continue;
+            }
+            let text = std::fs::read_to_string(dir.join("expected.yaml")).unwrap();
+            let expected = crate::yaml::parse_stream(&text, case).unwrap();
+            let actual = crate::kustomize::objects(&built.unwrap_or_else(|e| panic!("{case}: {e}")));
+            if let Some(report) = crate::compare::ordered_report(&expected, &actual, 8) {
+                panic!("{case} differs from real kustomize:\n{report}");
+            }
+        }
+    }
+
     #[test]
     fn load_files_reads_through_the_loader_and_checks_against_defaults() {
         let dir = tempfile::tempdir().unwrap();
