@@ -166,6 +166,11 @@ impl TransformConfig {
     }
 
     fn merge_with(&mut self, other: &TransformConfig, strict: bool) -> std::result::Result<(), ConflictingFieldSpec> {
+        // Most folders only carry the defaults: merging a config into an equal one (or an
+        // empty one into anything) changes nothing, so skip the quadratic search.
+        if other == &TransformConfig::default() || other == self {
+            return Ok(());
+        }
         let lists: [(&'static str, &mut Vec<FieldSpec>, &Vec<FieldSpec>); 10] = [
             ("NamePrefix", &mut self.name_prefix, &other.name_prefix),
             ("NameSuffix", &mut self.name_suffix, &other.name_suffix),
