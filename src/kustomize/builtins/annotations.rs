@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn other_kinds_templates_are_left_alone() {
-        let pod_template_like = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"template": {}}});
+        let pod_template_like =
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"template": {}}});
         let mut m = resmap(vec![pod_template_like]);
         apply(&mut m, &note(), &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["spec"]["template"], json!({}));
@@ -68,7 +69,9 @@ mod tests {
 
     #[test]
     fn existing_annotations_are_kept_and_overridden_by_key() {
-        let mut m = resmap(vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "annotations": {"note": "0", "other": "x"}}})]);
+        let mut m = resmap(vec![
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "annotations": {"note": "0", "other": "x"}}}),
+        ]);
         apply(&mut m, &note(), &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["metadata"]["annotations"], json!({"note": "1", "other": "x"}));
     }

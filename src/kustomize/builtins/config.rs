@@ -315,13 +315,21 @@ mod tests {
         assert_eq!(sizes, [1, 1, 3, 32, 10, 9, 4, 4, 72, 16]);
         assert!(d.labels.is_empty());
         let secret = d.name_reference.iter().find(|n| n.gvk == Gvk::new("", "v1", "Secret")).expect("Secret references");
-        assert!(secret.referrers.iter().any(|s| s.kind == "Ingress" && s.path == r"metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret"));
+        assert!(
+            secret
+                .referrers
+                .iter()
+                .any(|s| s.kind == "Ingress" && s.path == r"metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret")
+        );
     }
 
     #[test]
     fn defaults_are_sorted_in_kustomize_kind_order() {
         let d = TransformConfig::defaults();
-        assert_eq!(paths(&d.replicas), ["Deployment:spec/replicas", "StatefulSet:spec/replicas", "ReplicaSet:spec/replicas", "ReplicationController:spec/replicas"]);
+        assert_eq!(
+            paths(&d.replicas),
+            ["Deployment:spec/replicas", "StatefulSet:spec/replicas", "ReplicaSet:spec/replicas", "ReplicationController:spec/replicas"]
+        );
         let kinds: Vec<&str> = d.name_reference.iter().map(|n| n.gvk.kind.as_str()).collect();
         assert_eq!(&kinds[..3], ["StorageClass", "ServiceAccount", "Role"]);
     }
@@ -388,7 +396,10 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
     #[test]
     fn merged_lists_are_sorted_by_kind_order() {
         let mut c = TransformConfig { var_reference: vec![spec("", "Pod", "x", false)], ..Default::default() };
-        c.merge(&TransformConfig { var_reference: vec![spec("", "Namespace", "y", false), spec("", "ValidatingWebhookConfiguration", "z", false)], ..Default::default() });
+        c.merge(&TransformConfig {
+            var_reference: vec![spec("", "Namespace", "y", false), spec("", "ValidatingWebhookConfiguration", "z", false)],
+            ..Default::default()
+        });
         assert_eq!(paths(&c.var_reference), ["Namespace:y", "Pod:x", "ValidatingWebhookConfiguration:z"]);
     }
 

@@ -202,7 +202,8 @@ mod tests {
 
     #[test]
     fn a_key_meeting_a_list_visits_every_element() {
-        let got = run(json!({"spec": {"c": [{"image": "a"}, {"image": "b"}, {}]}}), &spec("", "spec/c/image", false), CreateKind::Nothing).unwrap();
+        let got = run(json!({"spec": {"c": [{"image": "a"}, {"image": "b"}, {}]}}), &spec("", "spec/c/image", false), CreateKind::Nothing)
+            .unwrap();
         assert_eq!(got, json!({"spec": {"c": [{"image": "x"}, {"image": "x"}, {}]}}));
     }
 
@@ -229,7 +230,8 @@ mod tests {
     fn list_fields_are_never_created() {
         let obj = json!({"spec": {}});
         assert_eq!(run(obj.clone(), &spec("", "spec/volumeClaimTemplates[]/metadata/labels", true), CreateKind::Map).unwrap(), obj);
-        let got = run(json!({"spec": {"v": [{}, {"metadata": {}}]}}), &spec("", "spec/v[]/metadata/labels", true), CreateKind::Map).unwrap();
+        let got =
+            run(json!({"spec": {"v": [{}, {"metadata": {}}]}}), &spec("", "spec/v[]/metadata/labels", true), CreateKind::Map).unwrap();
         assert_eq!(got, json!({"spec": {"v": [{"metadata": {"labels": "x"}}, {"metadata": {"labels": "x"}}]}}));
     }
 
@@ -243,7 +245,12 @@ mod tests {
     fn a_scalar_on_the_way_is_an_error_naming_object_and_path() {
         let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": "x"}});
         let err = run(obj, &spec("", "spec/template/metadata/labels", true), CreateKind::Map).unwrap_err().to_string();
-        assert!(err.contains("Deployment") && err.contains("spec/template/metadata/labels") && err.contains("expected sequence or mapping node"), "{err}");
+        assert!(
+            err.contains("Deployment")
+                && err.contains("spec/template/metadata/labels")
+                && err.contains("expected sequence or mapping node"),
+            "{err}"
+        );
     }
 
     #[test]

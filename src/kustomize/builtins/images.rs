@@ -268,7 +268,12 @@ mod tests {
     #[test]
     fn configured_image_specs_are_used_without_creating() {
         let mut config = TransformConfig::defaults();
-        config.images.push(crate::kustomize::kustomization::FieldSpec { kind: "Thing".into(), path: "spec/image".into(), create: true, ..Default::default() });
+        config.images.push(crate::kustomize::kustomization::FieldSpec {
+            kind: "Thing".into(),
+            path: "spec/image".into(),
+            create: true,
+            ..Default::default()
+        });
         let mut m = ResMap::new();
         let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"image": "nginx"}});
         let bare = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "u"}, "spec": {}});

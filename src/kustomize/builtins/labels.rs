@@ -177,7 +177,12 @@ mod tests {
     fn labels_configuration_list_applies_to_every_entry() {
         // Real kustomize v5.6: a `labels:` configuration spec is used with and without selectors.
         let mut config = TransformConfig::defaults();
-        config.labels.push(FieldSpec { kind: "Thing".into(), path: "spec/template/metadata/labels".into(), create: true, ..FieldSpec::default() });
+        config.labels.push(FieldSpec {
+            kind: "Thing".into(),
+            path: "spec/template/metadata/labels".into(),
+            create: true,
+            ..FieldSpec::default()
+        });
         let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {}});
         for selectors in [false, true] {
             let mut m = resmap(vec![thing.clone()]);

@@ -123,7 +123,9 @@ mod tests {
         let mut m = resmap(vec![obj("apps/v1", "Deployment", "d")]);
         let err = apply(&mut m, &replica("nope", 1), &TransformConfig::defaults()).unwrap_err().to_string();
         assert!(
-            err.contains("[Deployment.[noVer].[noGrp] StatefulSet.[noVer].[noGrp] ReplicaSet.[noVer].[noGrp] ReplicationController.[noVer].[noGrp]]"),
+            err.contains(
+                "[Deployment.[noVer].[noGrp] StatefulSet.[noVer].[noGrp] ReplicaSet.[noVer].[noGrp] ReplicationController.[noVer].[noGrp]]"
+            ),
             "{err}"
         );
     }

@@ -190,10 +190,8 @@ mod tests {
 
     #[test]
     fn unlisted_kinds_sort_by_group_version_kind_string() {
-        let got = order_of(
-            vec![res("v1", "Pod", "p", None), res("apps/v1", "DaemonSet", "d", None), res("batch/v1", "Job", "j", None)],
-            None,
-        );
+        let got =
+            order_of(vec![res("v1", "Pod", "p", None), res("apps/v1", "DaemonSet", "d", None), res("batch/v1", "Job", "j", None)], None);
         assert_eq!(got, ["DaemonSet/d", "Job/j", "Pod/p"]);
     }
 
