@@ -306,7 +306,6 @@ fn same_ending_compares_tails_and_empties() {
 /// (`expected.yaml`, or the start of its error in `expected.error`). Objects are compared as
 /// data, in any order (output order is the sort step's business).
 #[test]
-#[ignore = "needs kustomize's default field specs in TransformConfig::defaults (branch fieldspecs)"]
 fn fixtures_match_real_kustomize() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nameref");
     let options = crate::kustomize::BuildOptions::default();
