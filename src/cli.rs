@@ -14,6 +14,8 @@ pub struct Cli {
 pub enum Command {
     /// Build a kustomization folder, like `kustomize build DIR`.
     Build(BuildArgs),
+    /// Fetch upstream into the verified cache, write offline bundles, list releases.
+    Source(crate::commands::source::SourceArgs),
 }
 
 #[derive(Debug, Args)]
