@@ -24,6 +24,12 @@ const LWS: &str = "/kubernetes-sigs/lws/archive/v0.7.0.tar.gz";
 const JOBSET_NEW: &str = "/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml";
 const JOBSET_OLD: &str = "/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml";
 
+/// The binary under test. `KFCTL_TEST_BIN` overrides it: with a target folder shared between
+/// worktrees, `target/debug/kfctl-rs` may be another branch's build.
+fn binary() -> PathBuf {
+    std::env::var_os("KFCTL_TEST_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
+}
+
 fn shared() -> PathBuf {
     std::env::var_os("KFCTL_SHARED_DIR")
         .map(PathBuf::from)
@@ -402,7 +408,7 @@ fn cli_pull_over_tls_then_offline() {
     std::fs::write(&ca, &server.ca_pem).unwrap();
     let cache = tmp.path().join("cache");
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
+        std::process::Command::new(binary())
             .args(args)
             .env("KFCTL_CACHE_DIR", &cache)
             .env("KFCTL_GITHUB_BASE", &server.base)

@@ -149,14 +149,20 @@ fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
         eprintln!("warning: {warning}");
     }
     println!("cache: {}", report.cache_root.display());
-    let state = |fetched: bool| if fetched { "fetched" } else { "cached, verified" };
+    let state = |added: bool, imported: bool| match (added, imported) {
+        (false, _) => "cached, verified",
+        (true, true) => "imported",
+        (true, false) => "fetched",
+    };
     let m = &report.manifests;
-    println!("manifests {}: {} sha256 {} ({})", m.label, m.path.display(), m.sha256, state(m.fetched));
+    let local = !m.origin.starts_with("https://");
+    println!("manifests {}: {} sha256 {} ({})", m.label, m.path.display(), m.sha256, state(m.fetched, local));
     if let Some(release) = &report.release {
         println!("  release {} commit {}, Kubernetes {}", release.version, release.commit, release.kubernetes_range());
     }
     for remote in &report.remotes {
-        println!("{}: {} sha256 {} ({})", remote.key, remote.path.display(), remote.sha256, state(remote.fetched));
+        let shown = state(remote.fetched, report.from_bundle);
+        println!("{}: {} sha256 {} ({shown})", remote.key, remote.path.display(), remote.sha256);
     }
     Ok(Code::Success)
 }

@@ -23,7 +23,6 @@ use super::fsutil::{Staging, checked_key};
 use super::pull::Installed;
 use super::releases::Release;
 use super::remote::RemoteResolver;
-use super::resolver::Ensured;
 use super::walk::{RemoteUnit, remote_closure};
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -216,33 +215,26 @@ fn check_part(path: &Path, kind: Kind, expected: &str) -> Result<(), SourceError
 }
 
 /// Install a verified, extracted bundle into the cache: `manifests/` as `manifests/<label>`,
-/// each remote unit unless the cache already holds it (verified).
+/// each remote unit unless the cache already holds it (verified). Returns the manifests tree
+/// and the cache keys of the remote units it added.
 pub(crate) fn import_into_cache(
     cache: &Cache,
     root: &Path,
     manifest: &BundleManifest,
     label: &str,
     origin: &str,
-) -> Result<Installed, SourceError> {
+) -> Result<(Installed, Vec<String>), SourceError> {
     let origin = format!("bundle {origin}");
+    let mut added = Vec::new();
     for remote in &manifest.remotes {
         let key = format!("remote/{}", checked_key(&remote.key)?);
         if cache.lookup(&key)?.is_none() {
             cache.install(&key, &root.join("remote").join(&remote.key), remote.kind, &origin)?;
+            added.push(key);
         }
     }
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &root.join("manifests"), Kind::Tree, &origin)?;
-    Ok(Installed { label: label.to_string(), path, sha256, fetched: true, origin })
-}
-
-/// The remote units of a bundle as cache-style records (for reports).
-pub fn remotes_as_ensured(root: &Path, manifest: &BundleManifest) -> Vec<Ensured> {
-    let remote = root.join("remote");
-    manifest
-        .remotes
-        .iter()
-        .map(|r| Ensured { key: r.key.clone(), path: remote.join(&r.key), sha256: r.sha256.clone(), fetched: false })
-        .collect()
+    Ok((Installed { label: label.to_string(), path, sha256, fetched: true, origin }, added))
 }
 
 #[cfg(test)]

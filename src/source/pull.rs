@@ -49,7 +49,17 @@ pub struct PullReport {
     pub manifests: Installed,
     /// Every remote unit the tree needs, in key order.
     pub remotes: Vec<Ensured>,
+    /// Whether `--from` was a bundle (so `fetched` means "imported from it").
+    pub from_bundle: bool,
     pub warnings: Vec<String>,
+}
+
+/// A `--from` input installed as a manifests tree.
+struct Imported {
+    manifests: Installed,
+    release: Option<Release>,
+    /// Remote units a bundle added to the cache.
+    bundle_keys: Option<Vec<String>>,
 }
 
 /// Pull into `cache`. `fetcher: None` means offline: only local `--from` inputs and what is
@@ -57,13 +67,15 @@ pub struct PullReport {
 pub fn pull(request: &PullRequest, cache: &Arc<Cache>, fetcher: Option<Arc<Fetcher>>) -> Result<PullReport, SourceError> {
     let limits = ExtractLimits::default();
     let named = request.version.as_deref().map(|v| releases::select(Some(v))).transpose()?;
-    let (manifests, release) = match request.from.as_deref() {
+    let imported = match request.from.as_deref() {
         None => {
             let release = releases::select(request.version.as_deref())?;
-            (ensure_release(cache, fetcher.as_deref(), release, &limits)?, Some(*release))
+            let manifests = ensure_release(cache, fetcher.as_deref(), release, &limits)?;
+            Imported { manifests, release: Some(*release), bundle_keys: None }
         }
         Some(from) => import(cache, fetcher.as_deref(), from, named, &limits)?,
     };
+    let Imported { manifests, release, bundle_keys } = imported;
     let resolver = CacheResolver::new(cache.clone(), fetcher).with_limits(limits);
     let closure = remote_closure(&manifests.path, &resolver)?;
     let mut remotes = Vec::new();
@@ -71,11 +83,14 @@ pub fn pull(request: &PullRequest, cache: &Arc<Cache>, fetcher: Option<Arc<Fetch
         remotes.push(resolver.ensure(&unit.unit)?);
     }
     let mut fetched: Vec<String> = resolver.fetched_keys();
+    let from_bundle = bundle_keys.is_some();
+    fetched.extend(bundle_keys.unwrap_or_default());
     fetched.sort();
     for remote in &mut remotes {
         remote.fetched = fetched.binary_search(&remote.key).is_ok();
     }
-    Ok(PullReport { cache_root: cache.root().to_path_buf(), release, manifests, remotes, warnings: closure.warnings })
+    let cache_root = cache.root().to_path_buf();
+    Ok(PullReport { cache_root, release, manifests, remotes, from_bundle, warnings: closure.warnings })
 }
 
 /// The release's tree in the cache: verified if present, else fetched (unless offline).
@@ -105,7 +120,7 @@ fn import(
     from: &str,
     named: Option<&Release>,
     limits: &ExtractLimits,
-) -> Result<(Installed, Option<Release>), SourceError> {
+) -> Result<Imported, SourceError> {
     if from.starts_with("http://") {
         return Err(SourceError::Security(format!("--from {from}: plain http is not allowed; use https")));
     }
@@ -120,7 +135,8 @@ fn import(
     let path = Path::new(from);
     let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
     if meta.is_dir() {
-        import_dir(cache, path, named).map(|installed| (installed, named.copied()))
+        let manifests = import_dir(cache, path, named)?;
+        Ok(Imported { manifests, release: named.copied(), bundle_keys: None })
     } else {
         import_archive(cache, path, &path.display().to_string(), named, limits)
     }
@@ -147,7 +163,7 @@ fn import_archive(
     origin: &str,
     named: Option<&Release>,
     limits: &ExtractLimits,
-) -> Result<(Installed, Option<Release>), SourceError> {
+) -> Result<Imported, SourceError> {
     let parent = cache.path_of("manifests")?;
     let (staging, _) = extract_staged(archive, &parent, limits)?;
     if staging.path().join(bundle::MANIFEST_FILE).is_file() {
@@ -157,8 +173,8 @@ fn import_archive(
             Some(release) => release.version.to_string(),
             None => format!("bundle-{}", &sha256_file(archive)?[..12]),
         };
-        let installed = bundle::import_into_cache(cache, staging.path(), &manifest, &label, origin)?;
-        return Ok((installed, release));
+        let (manifests, added) = bundle::import_into_cache(cache, staging.path(), &manifest, &label, origin)?;
+        return Ok(Imported { manifests, release, bundle_keys: Some(added) });
     }
     let top = single_top_folder(staging.path(), archive)?;
     let label = match named {
@@ -166,7 +182,8 @@ fn import_archive(
         None => format!("local-{}", &tree_digest(&top)?[..12]),
     };
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &top, Kind::Tree, origin)?;
-    Ok((Installed { label, path, sha256, fetched: true, origin: origin.to_string() }, named.copied()))
+    let manifests = Installed { label, path, sha256, fetched: true, origin: origin.to_string() };
+    Ok(Imported { manifests, release: named.copied(), bundle_keys: None })
 }
 
 /// The catalog entry a bundle names, when it is a known release.
