@@ -77,6 +77,8 @@ enum Route {
     /// Answer 503 `failures` times; then serve the body.
     Unavailable { failures: Arc<AtomicUsize>, body: Arc<Vec<u8>> },
     Redirect(String),
+    /// Send the headers and a little of the body, then stall.
+    Stall(Duration),
 }
 
 struct Server {
@@ -183,6 +185,13 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, routes: &Mutex<Ha
     let _ = match route {
         None => tls.write_all(head("404 Not Found", 0, "").as_bytes()),
         Some(Route::Body(body)) => send(&mut tls, &head("200 OK", body.len(), ""), &body),
+        Some(Route::Stall(pause)) => {
+            let _ = tls.write_all(head("200 OK", 1000, "").as_bytes());
+            let _ = tls.write_all(&[b'x'; 10]);
+            let _ = tls.flush();
+            std::thread::sleep(pause);
+            return;
+        }
         Some(Route::Redirect(location)) => tls.write_all(head("302 Found", 0, &format!("Location: {location}\r\n")).as_bytes()),
         Some(Route::Unavailable { failures, body }) => {
             if take_failure(&failures) {
@@ -428,4 +437,49 @@ fn cli_pull_over_tls_then_offline() {
     let unknown = run(&["source", "pull", "--version", "9.9", "--offline"]);
     assert_eq!(unknown.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("known versions: v1.11.0"));
+}
+
+#[test]
+fn pull_from_an_https_url_imports_the_archive_and_refuses_plain_http() {
+    let server = Server::start();
+    server.route("/mirror/kubeflow.tar.gz", Route::Body(upstream()[&manifests_path()].clone()));
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(Cache::open(cache_dir.path()).unwrap());
+    let url = format!("{}/mirror/kubeflow.tar.gz", server.base);
+    let request = PullRequest { version: Some("v1.11.0".into()), from: Some(url.clone()) };
+    let report = pull(&request, &cache, Some(server.fetcher())).unwrap();
+    assert_eq!(report.manifests.label, "v1.11.0");
+    assert_eq!(report.manifests.origin, url);
+    assert_eq!(report.manifests.sha256, tree_digest(&shared().join("kubeflow/manifests/v1.11.0")).unwrap());
+    assert_eq!(server.hits_of("/mirror/kubeflow.tar.gz"), 1);
+    assert_eq!(server.hits_of(&manifests_path()), 0, "the catalog archive is not fetched when --from is given");
+
+    let plain = PullRequest { version: None, from: Some(format!("http://127.0.0.1:{}/x.tar.gz", server.base.rsplit(':').next().unwrap())) };
+    let err = pull(&plain, &cache, Some(server.fetcher())).unwrap_err();
+    assert!(err.is_security() && err.to_string().contains("plain http"), "{err}");
+}
+
+#[test]
+fn a_stalled_body_times_out_and_fails_cleanly() {
+    let server = Server::start();
+    server.route("/stall.yaml", Route::Stall(Duration::from_secs(5)));
+    let options = FetchOptions { read_timeout: Duration::from_millis(300), attempts: 2, ..server.options() };
+    let fetcher = Fetcher::new(options).unwrap();
+    let dest = tempfile::NamedTempFile::new().unwrap();
+    let started = Instant::now();
+    let err = fetcher.download(&format!("{}/stall.yaml", server.base), dest.path()).unwrap_err().to_string();
+    assert!(err.contains("gave up after 2 attempts"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(4), "the read timeout did not apply: {:?}", started.elapsed());
+    assert_eq!(server.hits_of("/stall.yaml"), 2);
+}
+
+#[test]
+fn a_download_over_the_size_cap_is_refused() {
+    let server = Server::start();
+    let options = FetchOptions { max_download_bytes: 1000, ..server.options() };
+    let fetcher = Fetcher::new(options).unwrap();
+    let dest = tempfile::NamedTempFile::new().unwrap();
+    let err = fetcher.download(&format!("https://github.com{JOBSET_NEW}"), dest.path()).unwrap_err();
+    assert!(err.is_security() && err.to_string().contains("size cap of 1000 bytes"), "{err}");
+    assert_eq!(fetcher.request_count(), 1, "no retry for a refusal");
 }
