@@ -1,8 +1,7 @@
 //! `kfctl-rs source ...`: pull upstream into the cache, write offline bundles, list releases.
 //!
-//! Also home of [`SourceFlags`], the `--source/--version/--remote-mirror/--offline/--ca-file`
-//! flags every rendering and installing command flattens into its arguments, and of
-//! [`ConsoleReporter`], which draws download progress (an indicatif bar on a terminal, plain
+//! Also home of [`source_spec`], which turns a rendering command's source flags into a
+//! [`SourceSpec`] for [`crate::source::open_source`], and of [`ConsoleReporter`], which draws download progress (an indicatif bar on a terminal, plain
 //! lines otherwise). Errors leave through [`edge`] with exit code 4 for `security:` refusals
 //! and 3 for everything else.
 
@@ -13,7 +12,7 @@ use crate::source::{Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, So
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -74,40 +73,24 @@ pub struct NetworkFlags {
     pub ca_file: Option<PathBuf>,
 }
 
-/// The source flags of rendering and installing commands: `#[command(flatten)]` them.
-#[derive(Debug, Args, Clone, Default)]
-pub struct SourceFlags {
-    /// Manifests from a folder, a .tar.gz (GitHub archive or bundle) or an unpacked bundle.
-    #[arg(long, value_name = "DIR|ARCHIVE|BUNDLE")]
-    pub source: Option<PathBuf>,
-    /// Release to use when --source is not given (default: latest).
-    #[arg(long)]
-    pub version: Option<String>,
-    /// Resolve remote references through this offline mirror.
-    #[arg(long, env = "KFCTL_REMOTE_MIRROR", value_name = "DIR")]
-    pub remote_mirror: Option<PathBuf>,
-    #[command(flatten)]
-    pub network: NetworkFlags,
-}
-
-impl SourceFlags {
-    /// The [`SourceSpec`] these flags describe, with console progress.
-    pub fn spec(&self) -> anyhow::Result<SourceSpec> {
-        Ok(SourceSpec {
-            source: self.source.clone(),
-            version: self.version.clone(),
-            remote_mirror: self.remote_mirror.clone(),
-            offline: self.network.offline,
-            cache_dir: None,
-            fetch: self.network.fetch_options()?,
-        })
-    }
+/// The [`SourceSpec`] of a rendering command's `--source/--version/--remote-mirror/--offline`
+/// flags, with `KFCTL_GITHUB_BASE`, `KFCTL_CA_FILE` and console progress.
+pub fn source_spec(source: Option<&Path>, version: &str, remote_mirror: Option<&Path>, offline: bool) -> anyhow::Result<SourceSpec> {
+    let network = NetworkFlags { offline, ca_file: None };
+    Ok(SourceSpec {
+        source: source.map(Path::to_path_buf),
+        version: Some(version.to_string()),
+        remote_mirror: remote_mirror.map(Path::to_path_buf),
+        offline,
+        cache_dir: None,
+        fetch: network.fetch_options()?,
+    })
 }
 
 impl NetworkFlags {
     /// Fetch options from the environment (`KFCTL_GITHUB_BASE`), `--ca-file` and a console reporter.
     pub fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
-        let mut options = FetchOptions::from_env();
+        let mut options = FetchOptions::from_env().map_err(edge)?;
         if let Some(path) = &self.ca_file {
             let pem = std::fs::read(path).map_err(|e| coded(Code::Usage, anyhow::anyhow!("--ca-file {}: {e}", path.display())))?;
             options.extra_root_ca_pem = Some(pem);
@@ -259,5 +242,26 @@ impl FetchReporter for ConsoleReporter {
             }
         });
         eprintln!("fetched {url} ({bytes} bytes, sha256 {sha256})");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_spec_carries_the_flags() {
+        let spec = source_spec(Some(Path::new("/m")), "1.11", Some(Path::new("/r")), true).unwrap();
+        assert_eq!(spec.source.as_deref(), Some(Path::new("/m")));
+        assert_eq!(spec.version.as_deref(), Some("1.11"));
+        assert_eq!(spec.remote_mirror.as_deref(), Some(Path::new("/r")));
+        assert!(spec.offline && spec.cache_dir.is_none());
+    }
+
+    #[test]
+    fn security_errors_exit_4_and_others_3() {
+        let code = |err: SourceError| crate::exit::code_for(&edge(err));
+        assert_eq!(code(SourceError::Security("x".into())), Code::Security);
+        assert_eq!(code(SourceError::Fetch { url: "u".into(), message: "m".into() }), Code::Source);
     }
 }

@@ -90,15 +90,19 @@ impl std::fmt::Debug for FetchOptions {
 }
 
 impl FetchOptions {
-    /// Defaults, with `github_base` from `KFCTL_GITHUB_BASE` when set.
-    pub fn from_env() -> FetchOptions {
+    /// Defaults, with `github_base` from `KFCTL_GITHUB_BASE` and extra CA certificates from
+    /// the PEM file `KFCTL_CA_FILE`, when set.
+    pub fn from_env() -> Result<FetchOptions, SourceError> {
         let mut options = FetchOptions::default();
         if let Ok(base) = std::env::var("KFCTL_GITHUB_BASE")
             && !base.is_empty()
         {
             options.github_base = base.trim_end_matches('/').to_string();
         }
-        options
+        if let Some(path) = std::env::var_os("KFCTL_CA_FILE").filter(|v| !v.is_empty()) {
+            options.extra_root_ca_pem = Some(std::fs::read(&path).map_err(|e| SourceError::io(path, e))?);
+        }
+        Ok(options)
     }
 }
 

@@ -39,6 +39,7 @@ pub mod resolver;
 pub mod walk;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use bundle::{BundleInput, BundleReport, write_bundle};
 pub use cache::Cache;
@@ -99,6 +100,21 @@ impl SourceError {
             other => RemoteError::Fetch { url: url.to_string(), message: other.to_string() },
         }
     }
+}
+
+/// The resolver used when no mirror is given: the user's cache ([`Cache::default_root`]),
+/// fetching what is missing (silently, with [`FetchOptions::from_env`]) unless `offline`.
+pub fn default_resolver(offline: bool) -> anyhow::Result<Arc<dyn RemoteResolver>> {
+    let coded = |err: SourceError| {
+        let code = if err.is_security() { crate::exit::Code::Security } else { crate::exit::Code::Source };
+        crate::exit::coded(code, err)
+    };
+    let cache = Cache::open(Cache::default_root().map_err(coded)?).map_err(coded)?;
+    let fetcher = match offline {
+        true => None,
+        false => Some(Arc::new(Fetcher::new(FetchOptions::from_env().map_err(coded)?).map_err(coded)?)),
+    };
+    Ok(Arc::new(CacheResolver::new(Arc::new(cache), fetcher)))
 }
 
 /// Install the `ring` crypto provider as rustls' process default. Idempotent and cheap; the
