@@ -292,14 +292,19 @@ mod tests {
         assert_eq!(a.sha256, b.sha256);
     }
 
+    /// The fixture bundled and unpacked: the unpacked root.
+    fn bundled_and_unpacked(tmp: &Path) -> PathBuf {
+        let (tree, mirror) = fixture(tmp);
+        let resolver = MirrorResolver { root: mirror };
+        let out = tmp.join("b.tar.gz");
+        write_bundle(&BundleInput { manifests_dir: &tree, resolver: &resolver, release: None }, &out).unwrap();
+        extract(&out, tmp)
+    }
+
     #[test]
     fn tampered_bundle_part_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let (tree, mirror) = fixture(tmp.path());
-        let resolver = MirrorResolver { root: mirror };
-        let out = tmp.path().join("b.tar.gz");
-        write_bundle(&BundleInput { manifests_dir: &tree, resolver: &resolver, release: None }, &out).unwrap();
-        let root = extract(&out, tmp.path());
+        let root = bundled_and_unpacked(tmp.path());
         std::fs::write(root.join("remote/http/h.io/f.yaml"), "kind: Evil\n").unwrap();
         let err = verify_bundle_dir(&root).unwrap_err().to_string();
         assert!(err.starts_with("security:") && err.contains("f.yaml") && err.contains("sha256 mismatch"), "{err}");
@@ -308,11 +313,7 @@ mod tests {
     #[test]
     fn bundle_with_escaping_key_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let (tree, mirror) = fixture(tmp.path());
-        let resolver = MirrorResolver { root: mirror };
-        let out = tmp.path().join("b.tar.gz");
-        write_bundle(&BundleInput { manifests_dir: &tree, resolver: &resolver, release: None }, &out).unwrap();
-        let root = extract(&out, tmp.path());
+        let root = bundled_and_unpacked(tmp.path());
         let mut manifest = verify_bundle_dir(&root).unwrap();
         manifest.remotes[0].key = "../../etc".into();
         std::fs::write(root.join(MANIFEST_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
