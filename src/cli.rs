@@ -31,6 +31,8 @@ pub enum Command {
     Secrets(SecretsCommand),
     /// Compare two YAML streams as data, grouped by object and field path.
     Compare(CompareArgs),
+    /// Fetch upstream into the verified cache, write offline bundles, list releases.
+    Source(crate::commands::source::SourceArgs),
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = <kfctl_rs::cli::Cli as clap::Parser>::parse();
+    kfctl_rs::source::install_crypto_provider();
     match kfctl_rs::commands::run(cli) {
         Ok(code) => code.into(),
         Err(err) if kfctl_rs::exit::is_broken_pipe(&err) => ExitCode::SUCCESS,

@@ -4,7 +4,7 @@
 use crate::catalog::{CatalogError, RenderRequest};
 use crate::cli::{Cli, Command, RenderFlags, SourceFlags};
 use crate::exit::{Code, coded};
-use crate::source::{MirrorResolver, RemoteResolver};
+use crate::source::RemoteResolver;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,6 +14,7 @@ pub mod images;
 pub mod profile;
 pub mod secrets;
 pub mod template;
+pub mod source;
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Code> {
@@ -24,20 +25,17 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Images(args) => images::run(args),
         Command::Secrets(cmd) => secrets::run(cmd),
         Command::Compare(args) => compare::run(args),
+        Command::Source(args) => source::run(args),
     }
 }
 
-/// The upstream manifests root and the resolver for its remote bases.
+/// The upstream manifests root and the resolver for its remote bases: a folder, archive
+/// or bundle given with `--source`, else the cached release `--version` (fetched if missing,
+/// unless `--offline`).
 pub fn open_source(flags: &SourceFlags) -> anyhow::Result<(PathBuf, Arc<dyn RemoteResolver>)> {
-    let resolver: Arc<dyn RemoteResolver> = match &flags.remote_mirror {
-        Some(root) => Arc::new(MirrorResolver { root: root.clone() }),
-        None => crate::source::default_resolver(flags.offline)?,
-    };
-    match &flags.source {
-        Some(dir) if dir.is_dir() => Ok((dir.clone(), resolver)),
-        Some(other) => Err(coded(Code::Source, anyhow::anyhow!("--source {}: not a folder; archives and bundles need `kfctl-rs source pull --from {}` first", other.display(), other.display()))),
-        None => Err(coded(Code::Source, anyhow::anyhow!("no upstream source: pass --source DIR (a kubeflow/manifests checkout) with --remote-mirror DIR, or run `kfctl-rs source pull --version {}`", flags.version))),
-    }
+    let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let opened = crate::source::open_source(&spec).map_err(source::edge)?;
+    Ok((opened.manifests_dir, opened.resolver))
 }
 
 /// A render request from the command line's flags.

@@ -55,8 +55,11 @@ impl RemoteRef {
             .find_map(|kv| kv.strip_prefix("ref=").or_else(|| kv.strip_prefix("version=")))
             .map(str::to_string);
         let (host, path) = before_query.split_once('/').ok_or_else(|| unsupported("no path after the host"))?;
-        if host.is_empty() || path.split('/').any(|seg| seg == "..") {
-            return Err(RemoteError::Refused { url: url.into(), reason: "the URL has an empty host or a `..` segment".into() });
+        if host.is_empty() || is_unsafe_component(host) || is_unsafe_component(path) {
+            return Err(RemoteError::Refused {
+                url: url.into(),
+                reason: "the URL has an empty host, a `..` segment, a backslash or a NUL".into(),
+            });
         }
         let looks_like_file = path.ends_with(".yaml") || path.ends_with(".yml") || path.ends_with(".json");
         match git_ref {
@@ -79,6 +82,12 @@ impl RemoteRef {
                 if owner.is_empty() || repo.is_empty() || repo.contains('/') {
                     return Err(unsupported("expected OWNER/REPO after the host"));
                 }
+                if [host, owner, repo, git_ref.as_str()].into_iter().any(is_unsafe_component) {
+                    return Err(RemoteError::Refused {
+                        url: url.into(),
+                        reason: "the host, owner, repository or ref has a `..` segment, a backslash or a NUL".into(),
+                    });
+                }
                 Ok(RemoteRef::Git {
                     host: host.to_string(),
                     owner: owner.to_string(),
@@ -100,6 +109,29 @@ impl RemoteRef {
         }
     }
 
+    /// The same repository at the same ref, pointing at its root folder (`None` for plain files).
+    pub fn repo_root(&self) -> Option<RemoteRef> {
+        match self {
+            RemoteRef::Http { .. } => None,
+            RemoteRef::Git { host, owner, repo, git_ref, .. } => Some(RemoteRef::Git {
+                host: host.clone(),
+                owner: owner.clone(),
+                repo: repo.clone(),
+                git_ref: git_ref.clone(),
+                path: String::new(),
+            }),
+        }
+    }
+
+    /// The unit a cache or bundle stores: `git/<host>/<owner>/<repo>@<ref>` (the whole repository
+    /// at that ref) or `http/<host>/<path>` (the file), relative to the mirror root, `/`-separated.
+    pub fn mirror_key(&self) -> String {
+        match self {
+            RemoteRef::Http { host, path, .. } => format!("http/{host}/{path}"),
+            RemoteRef::Git { host, owner, repo, git_ref, .. } => format!("git/{host}/{owner}/{repo}@{git_ref}"),
+        }
+    }
+
     /// Where this reference lives inside a mirror (or a cache, which has the same layout).
     pub fn mirror_path(&self, mirror: &Path) -> PathBuf {
         match self {
@@ -110,6 +142,11 @@ impl RemoteRef {
             }
         }
     }
+}
+
+/// Whether a URL part could climb out of a mirror folder once joined into a path.
+fn is_unsafe_component(part: &str) -> bool {
+    part.split('/').any(|seg| seg == "..") || part.contains('\\') || part.contains('\0')
 }
 
 /// Turns remote references into local paths (a folder for git refs, a file for plain files).
@@ -177,6 +214,27 @@ mod tests {
         assert!(matches!(RemoteRef::parse("http://x.io/a.yaml"), Err(RemoteError::Refused { .. })));
         assert!(matches!(RemoteRef::parse("https://x.io/../a.yaml"), Err(RemoteError::Refused { .. })));
         assert!(matches!(RemoteRef::parse("https://github.com/o/r/p"), Err(RemoteError::Unsupported { .. })));
+    }
+
+    #[test]
+    fn refuses_dotdot_in_ref_owner_or_host() {
+        for url in [
+            "https://github.com/o/r//config?ref=../../../etc",
+            "https://github.com/../r/config?ref=v1",
+            "https://github.com/o/r//config?ref=a\\b",
+        ] {
+            assert!(matches!(RemoteRef::parse(url), Err(RemoteError::Refused { .. })), "{url}");
+        }
+    }
+
+    #[test]
+    fn repo_root_and_mirror_key() {
+        let r = RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
+        let root = r.repo_root().unwrap();
+        assert_eq!(root.mirror_path(Path::new("/m")), PathBuf::from("/m/git/github.com/kubernetes-sigs/lws@v0.7.0"));
+        assert_eq!(r.mirror_key(), "git/github.com/kubernetes-sigs/lws@v0.7.0");
+        let f = RemoteRef::parse("https://h.io/a/b.yaml").unwrap();
+        assert_eq!((f.mirror_key(), f.repo_root()), ("http/h.io/a/b.yaml".to_string(), None));
     }
 
     #[test]

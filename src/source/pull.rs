@@ -1,0 +1,193 @@
+//! `source pull`: a release and every remote base it references, into the cache.
+//!
+//! The manifests tree comes from the catalog (the release's commit archive over HTTPS) or from
+//! `--from`: a local checkout (copied, `.git` left out), a `.tar.gz` (a GitHub-style archive
+//! with one top folder, or a bundle written by `source bundle`) or an HTTPS URL of such an
+//! archive. It lands in `manifests/<version>` (the version given, the bundle's own, or
+//! `local-<digest prefix>` when nothing names one). Then every remote reference of the tree is
+//! resolved through the cache, recursively, fetching only what is missing; a second pull of a
+//! complete cache sends no request at all.
+
+use super::bundle::{self, BundleManifest};
+use super::cache::{Cache, Kind};
+use super::digest::{sha256_file, tree_digest};
+use super::extract::{ExtractLimits, extract_staged, single_top_folder};
+use super::fetch::{Fetcher, GITHUB};
+use super::fsutil::Staging;
+use super::releases::{self, Release};
+use super::resolver::{CacheResolver, Ensured, download_checked};
+use super::walk::remote_closure;
+use super::SourceError;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What to pull.
+#[derive(Debug, Clone, Default)]
+pub struct PullRequest {
+    /// A version spec (`v1.11.0`, `1.11`, `latest`); with `from`, it names the imported tree.
+    pub version: Option<String>,
+    /// A folder, a `.tar.gz` file or an `https://` URL of one.
+    pub from: Option<String>,
+}
+
+/// The manifests tree as installed in the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    pub label: String,
+    pub path: PathBuf,
+    pub sha256: String,
+    /// Whether it was fetched or imported now (false: already cached and verified).
+    pub fetched: bool,
+    pub origin: String,
+}
+
+/// What a pull did.
+#[derive(Debug)]
+pub struct PullReport {
+    pub cache_root: PathBuf,
+    pub release: Option<Release>,
+    pub manifests: Installed,
+    /// Every remote unit the tree needs, in key order.
+    pub remotes: Vec<Ensured>,
+    /// Whether `--from` was a bundle (so `fetched` means "imported from it").
+    pub from_bundle: bool,
+    pub warnings: Vec<String>,
+}
+
+/// A `--from` input installed as a manifests tree.
+struct Imported {
+    manifests: Installed,
+    release: Option<Release>,
+    /// Remote units a bundle added to the cache.
+    bundle_keys: Option<Vec<String>>,
+}
+
+/// Pull into `cache`. `fetcher: None` means offline: only local `--from` inputs and what is
+/// already cached can be used.
+pub fn pull(request: &PullRequest, cache: &Arc<Cache>, fetcher: Option<Arc<Fetcher>>) -> Result<PullReport, SourceError> {
+    let limits = ExtractLimits::default();
+    let named = request.version.as_deref().map(|v| releases::select(Some(v))).transpose()?;
+    let imported = match request.from.as_deref() {
+        None => {
+            let release = releases::select(request.version.as_deref())?;
+            let manifests = ensure_release(cache, fetcher.as_deref(), release, &limits)?;
+            Imported { manifests, release: Some(*release), bundle_keys: None }
+        }
+        Some(from) => import(cache, fetcher.as_deref(), from, named, &limits)?,
+    };
+    let Imported { manifests, release, bundle_keys } = imported;
+    let resolver = CacheResolver::new(cache.clone(), fetcher).with_limits(limits);
+    let closure = remote_closure(&manifests.path, &resolver)?;
+    let mut remotes = Vec::new();
+    for unit in closure.units.values() {
+        remotes.push(resolver.ensure(&unit.unit)?);
+    }
+    let mut fetched: Vec<String> = resolver.fetched_keys();
+    let from_bundle = bundle_keys.is_some();
+    fetched.extend(bundle_keys.unwrap_or_default());
+    fetched.sort();
+    for remote in &mut remotes {
+        remote.fetched = fetched.binary_search(&remote.key).is_ok();
+    }
+    let cache_root = cache.root().to_path_buf();
+    Ok(PullReport { cache_root, release, manifests, remotes, from_bundle, warnings: closure.warnings })
+}
+
+/// The release's tree in the cache: verified if present, else fetched (unless offline).
+pub(crate) fn ensure_release(cache: &Cache, fetcher: Option<&Fetcher>, release: &Release, limits: &ExtractLimits) -> Result<Installed, SourceError> {
+    let key = format!("manifests/{}", release.version);
+    let url = release.archive_url(GITHUB);
+    if let Some(path) = cache.lookup(&key)? {
+        let sha256 = cache.record(&key)?.map(|r| r.sha256).unwrap_or_default();
+        return Ok(Installed { label: release.version.to_string(), path, sha256, fetched: false, origin: url });
+    }
+    let fetcher = fetcher.ok_or_else(|| SourceError::Offline {
+        what: format!("kubeflow/manifests {}", release.version),
+        command: format!("kfctl-rs source pull --version {}", release.version),
+    })?;
+    let archive = download_checked(cache, fetcher, &url)?;
+    let parent = cache.path_of("manifests")?;
+    let (staging, _) = extract_staged(archive.path(), &parent, limits)?;
+    let top = single_top_folder(staging.path(), archive.path())?;
+    let (path, sha256) = cache.install(&key, &top, Kind::Tree, &url)?;
+    Ok(Installed { label: release.version.to_string(), path, sha256, fetched: true, origin: url })
+}
+
+/// Import `--from` (folder, archive or URL) as a manifests tree.
+fn import(
+    cache: &Cache,
+    fetcher: Option<&Fetcher>,
+    from: &str,
+    named: Option<&Release>,
+    limits: &ExtractLimits,
+) -> Result<Imported, SourceError> {
+    if from.starts_with("http://") {
+        return Err(SourceError::Security(format!("--from {from}: plain http is not allowed; use https")));
+    }
+    if from.starts_with("https://") {
+        let fetcher = fetcher.ok_or_else(|| SourceError::Offline {
+            what: format!("--from {from}"),
+            command: format!("kfctl-rs source pull --from {from}"),
+        })?;
+        let archive = download_checked(cache, fetcher, from)?;
+        return import_archive(cache, archive.path(), from, named, limits);
+    }
+    let path = Path::new(from);
+    let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
+    if meta.is_dir() {
+        let manifests = import_dir(cache, path, named)?;
+        Ok(Imported { manifests, release: named.copied(), bundle_keys: None })
+    } else {
+        import_archive(cache, path, &path.display().to_string(), named, limits)
+    }
+}
+
+fn import_dir(cache: &Cache, dir: &Path, named: Option<&Release>) -> Result<Installed, SourceError> {
+    let parent = cache.path_of("manifests")?;
+    let staging = Staging::dir(&parent, "import")?;
+    let copy = staging.path().join("tree");
+    super::fsutil::copy_tree(dir, &copy)?;
+    let label = match named {
+        Some(release) => release.version.to_string(),
+        None => format!("local-{}", &tree_digest(&copy)?[..12]),
+    };
+    let origin = dir.display().to_string();
+    let (path, sha256) = cache.install(&format!("manifests/{label}"), &copy, Kind::Tree, &origin)?;
+    Ok(Installed { label, path, sha256, fetched: true, origin })
+}
+
+/// A GitHub-style archive (one top folder) or a bundle.
+fn import_archive(
+    cache: &Cache,
+    archive: &Path,
+    origin: &str,
+    named: Option<&Release>,
+    limits: &ExtractLimits,
+) -> Result<Imported, SourceError> {
+    let parent = cache.path_of("manifests")?;
+    let (staging, _) = extract_staged(archive, &parent, limits)?;
+    if staging.path().join(bundle::MANIFEST_FILE).is_file() {
+        let manifest = bundle::verify_bundle_dir(staging.path())?;
+        let release = named.copied().or_else(|| bundle_release(&manifest));
+        let label = match &release {
+            Some(release) => release.version.to_string(),
+            None => format!("bundle-{}", &sha256_file(archive)?[..12]),
+        };
+        let (manifests, added) = bundle::import_into_cache(cache, staging.path(), &manifest, &label, origin)?;
+        return Ok(Imported { manifests, release, bundle_keys: Some(added) });
+    }
+    let top = single_top_folder(staging.path(), archive)?;
+    let label = match named {
+        Some(release) => release.version.to_string(),
+        None => format!("local-{}", &tree_digest(&top)?[..12]),
+    };
+    let (path, sha256) = cache.install(&format!("manifests/{label}"), &top, Kind::Tree, origin)?;
+    let manifests = Installed { label, path, sha256, fetched: true, origin: origin.to_string() };
+    Ok(Imported { manifests, release: named.copied(), bundle_keys: None })
+}
+
+/// The catalog entry a bundle names, when it is a known release.
+fn bundle_release(manifest: &BundleManifest) -> Option<Release> {
+    let version = manifest.release.as_ref()?.version.as_str();
+    releases::KNOWN_RELEASES.iter().find(|r| r.version == version).copied()
+}
