@@ -140,7 +140,7 @@ fn write_go_json(value: &Value, out: &mut String) {
 }
 
 /// A number as Go prints the `float64` that `json.Unmarshal` makes of it.
-fn go_number(n: &serde_json::Number) -> String {
+pub(super) fn go_number(n: &serde_json::Number) -> String {
     let f = n.as_f64().unwrap_or_default();
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {

@@ -172,7 +172,7 @@ fn is_nil_or_empty(v: &Value) -> bool {
 }
 
 /// kyaml's `Lookup`: keys, `[key=value]` (exact) and list indexes.
-fn lookup<'a>(value: &'a Value, segments: &[String]) -> Option<&'a Value> {
+pub(super) fn lookup<'a>(value: &'a Value, segments: &[String]) -> Option<&'a Value> {
     segments.iter().filter(|s| !s.is_empty()).try_fold(value, |node, segment| match (node, list_match(segment)) {
         (Value::Array(items), Some((key, want))) => items.iter().find(|i| scalar_text(i.get(key)).as_deref() == Some(want)),
         (Value::Array(items), None) => items.get(segment.parse::<usize>().ok()?),
