@@ -22,7 +22,7 @@ use crate::kustomize::error::{KustomizeError, Result};
 use crate::kustomize::fieldpath::split_path;
 use crate::kustomize::kustomization::{FieldSpec, Var};
 use crate::kustomize::resmap::ResMap;
-use crate::kustomize::resource::{Gvk, ResId, Resource};
+use crate::kustomize::resource::{Gvk, ResId};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -221,6 +221,7 @@ fn go_display(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kustomize::resource::Resource;
     use serde_json::json;
 
     fn values(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
