@@ -83,7 +83,7 @@ pub fn generate(
     match kind {
         GeneratedKind::ConfigMap => config_map_data(&mut obj, data),
         GeneratedKind::Secret => {
-            let encoded = data.into_iter().map(|(k, v)| (k, Value::String(base64(&v)))).collect();
+            let encoded = data.into_iter().map(|(k, v)| (k, Value::String(base64_lines(&v)))).collect();
             obj.insert("data".into(), Value::Object(encoded));
             let secret_type = args.secret_type.as_deref().filter(|t| !t.is_empty()).unwrap_or("Opaque");
             obj.insert("type".into(), Value::String(secret_type.into()));
@@ -154,7 +154,7 @@ fn config_map_data(obj: &mut Map<String, Value>, data: BTreeMap<String, Vec<u8>>
     for (key, bytes) in data {
         match String::from_utf8(bytes) {
             Ok(s) => text.insert(key, Value::String(s)),
-            Err(e) => binary.insert(key, Value::String(base64(e.as_bytes()))),
+            Err(e) => binary.insert(key, Value::String(base64_lines(e.as_bytes()))),
         };
     }
     if !text.is_empty() {
@@ -253,6 +253,22 @@ pub fn parse_file_source(source: &str) -> std::result::Result<(String, String), 
         Some((key, "")) => Err(format!("missing file path for key name {key:?} in source {source:?}")),
         Some((key, path)) => Ok((key.to_string(), path.to_string())),
     }
+}
+
+/// base64 as kustomize writes generated values: standard alphabet with padding, and when
+/// longer than 70 characters, broken into lines of 70, each ending with a newline.
+pub fn base64_lines(bytes: &[u8]) -> String {
+    const LINE: usize = 70;
+    let encoded = base64(bytes);
+    if encoded.len() < LINE {
+        return encoded;
+    }
+    let mut out = String::with_capacity(encoded.len() + encoded.len() / LINE + 1);
+    for chunk in encoded.as_bytes().chunks(LINE) {
+        out.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+        out.push('\n');
+    }
+    out
 }
 
 /// Standard base64 with padding.
@@ -465,6 +481,21 @@ mod tests {
         assert!(parse_file_source("=z.txt").is_err());
         assert!(parse_file_source("k=").is_err());
         assert!(parse_file_source("k=a=b").is_err());
+    }
+
+    #[test]
+    fn long_base64_values_are_broken_into_lines_of_70() {
+        let mut bytes = vec![b'a'; 60];
+        bytes.push(0xff);
+        let expected = "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYW\nFhYWFhYWFh/w==\n";
+        assert_eq!(base64_lines(&bytes), expected);
+        assert_eq!(base64_lines(&[b'b'; 51]).len(), 68);
+        let cm = generate(GeneratedKind::ConfigMap, &args("name: cm"), None, vec![("long.txt".into(), bytes.clone())]).unwrap();
+        assert_eq!(cm.obj["binaryData"]["long.txt"], expected);
+        let secret = generate(GeneratedKind::Secret, &args("name: s"), None, vec![("long.txt".into(), bytes)]).unwrap();
+        assert_eq!(secret.obj["data"]["long.txt"], expected);
+        // Hashes recorded with kustomize v5.6 for these objects.
+        assert_eq!(super::super::hash::content_hash(&secret.obj), "6267hmc2c8");
     }
 
     #[test]

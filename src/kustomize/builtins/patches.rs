@@ -280,12 +280,28 @@ fn apply_json_to_selected(resources: &mut ResMap, ops: &Value, target: &Selector
     Ok(())
 }
 
-/// Apply JSON 6902 operations to an object (atomically: on error nothing changes).
+/// Apply JSON 6902 operations to an object as kustomize's library (evanphx/json-patch) does,
+/// atomically: on error nothing changes. Unlike RFC 6902, `replace` of a missing key in an
+/// existing map adds it.
 fn apply_json6902(obj: &Value, ops: &Value) -> std::result::Result<Value, String> {
     let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(|e| format!("not a JSON patch: {e}"))?;
     let mut out = obj.clone();
-    json_patch::patch(&mut out, &patch).map_err(|e| e.to_string())?;
+    for op in patch.0 {
+        let op = match op {
+            json_patch::PatchOperation::Replace(r) if replaces_missing_key(&out, &r.path) => {
+                json_patch::PatchOperation::Add(json_patch::AddOperation { path: r.path, value: r.value })
+            }
+            other => other,
+        };
+        json_patch::patch(&mut out, std::slice::from_ref(&op)).map_err(|e| e.to_string())?;
+    }
     Ok(out)
+}
+
+/// Whether `path` names a key that is missing from a map that exists.
+fn replaces_missing_key(doc: &Value, path: &json_patch::jsonptr::Pointer) -> bool {
+    let Some((parent, last)) = path.split_back() else { return false };
+    doc.pointer(parent.as_str()).and_then(Value::as_object).is_some_and(|map| !map.contains_key(last.decoded().as_ref()))
 }
 
 /// The id a patch document names.
@@ -431,6 +447,14 @@ mod tests {
         // Selection still finds the object by its original name.
         run(&mut map, "target: {kind: Deployment, name: web}\npatch: '[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 3}]'\n").unwrap();
         assert_eq!(find(&map, "web2")["spec"]["replicas"], 3);
+    }
+
+    #[test]
+    fn json_replace_of_a_missing_key_in_an_existing_map_adds_it() {
+        let mut map = resources();
+        run(&mut map, "target: {kind: ConfigMap}\npatch: '[{\"op\": \"replace\", \"path\": \"/data/new\", \"value\": \"v\"}]'\n").unwrap();
+        assert_eq!(find(&map, "cm")["data"]["new"], "v");
+        assert!(run(&mut map, "target: {kind: ConfigMap}\npatch: '[{\"op\": \"replace\", \"path\": \"/nothere/x\", \"value\": 1}]'\n").is_err());
     }
 
     #[test]

@@ -156,10 +156,23 @@ fn source_value(resources: &ResMap, source: &SourceSelector) -> Result<Value> {
         [] => return Err(error(format!("nothing selected by {}:{field_path}", kid(&id)))),
         _ => return Err(error(format!("multiple matches for selector {}:{field_path}", kid(&id)))),
     };
-    let value = lookup(&object.obj, &split_path(field_path, '.'))
+    let value = lookup(&object.obj, &split_field_path(field_path))
         .filter(|v| !is_nil_or_empty(v))
         .ok_or_else(|| error(format!("fieldPath `{field_path}` is missing for replacement source {}", kid(&id))))?;
     refine(value, source.options.as_ref())
+}
+
+/// kyaml's `SmarterPathSplitter`: split on `.` outside brackets; brackets stay around list
+/// matches (`[name=x]`) and are dropped around plain keys (`[cert-manager.io/inject-ca-from]`).
+pub(super) fn split_field_path(path: &str) -> Vec<String> {
+    split_path(path, '.')
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.strip_prefix('[').and_then(|i| i.strip_suffix(']')) {
+            Some(inner) if !inner.contains('=') => inner.to_string(),
+            _ => s,
+        })
+        .collect()
 }
 
 fn is_nil_or_empty(v: &Value) -> bool {
@@ -252,7 +265,7 @@ impl TargetMatcher {
 
 /// Set one target field path of one object.
 fn set_field(obj: &mut Value, path: &str, value: &Value, options: Option<&FieldOptions>) -> Result<()> {
-    let segments: Vec<String> = split_path(path, '.').into_iter().filter(|s| !s.is_empty()).collect();
+    let segments = split_field_path(path);
     let unable = |why: &str| error(format!("unable to find field \"{path}\" in replacement target{why}"));
     if options.is_some_and(|o| o.create) {
         if segments.iter().any(|s| s == "*") {
@@ -381,7 +394,10 @@ fn empty_like(value: &Value) -> Value {
 fn set_value(target: &mut Value, value: &Value, options: Option<&FieldOptions>) -> Result<()> {
     let mut value = value.clone();
     if let Some(options) = options.filter(|o| !o.delimiter.is_empty()) {
-        let current = scalar_text(Some(target)).ok_or_else(|| error("delimiter option can only be used with scalar nodes"))?;
+        let current = match &*target {
+            Value::Null => String::new(),
+            other => scalar_text(Some(other)).ok_or_else(|| error("delimiter option can only be used with scalar nodes"))?,
+        };
         let mut parts: Vec<String> = current.split(options.delimiter.as_str()).map(str::to_string).collect();
         let text = scalar_text(Some(&value)).unwrap_or_default();
         match usize::try_from(options.index) {
@@ -573,6 +589,21 @@ mod tests {
         run(&mut map, "source: {kind: ConfigMap}\ntargets: [{select: {name: api}, fieldPaths: [metadata.labels.app]}]").unwrap();
         run(&mut map, "source: {kind: ConfigMap, fieldPath: data.s}\ntargets: [{select: {name: api}}]").unwrap();
         assert_eq!(obj(&map, "abc")["metadata"]["labels"]["app"], "cm");
+    }
+
+    #[test]
+    fn bracketed_keys_without_equals_are_plain_keys() {
+        assert_eq!(split_field_path("metadata.annotations.[cert-manager.io/inject-ca-from]"), ["metadata", "annotations", "cert-manager.io/inject-ca-from"]);
+        assert_eq!(split_field_path("spec.containers.[name=a.b].image"), ["spec", "containers", "[name=a.b]", "image"]);
+    }
+
+    #[test]
+    fn created_fields_take_delimited_parts_in_turn() {
+        let mut map = resources();
+        let targets = "targets: [{select: {name: api}, fieldPaths: ['metadata.annotations.[cert-manager.io/inject-ca-from]'], options: {delimiter: /, create: true}}]";
+        run(&mut map, &format!("source: {{kind: ConfigMap, fieldPath: data.s}}\n{targets}")).unwrap();
+        run(&mut map, &format!("source: {{kind: ConfigMap, fieldPath: data.n}}\n{}", targets.replace("create: true", "index: 1, create: true"))).unwrap();
+        assert_eq!(obj(&map, "api")["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], "abc/7");
     }
 
     #[test]
