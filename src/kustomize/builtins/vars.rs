@@ -9,6 +9,13 @@
 //! string, number or boolean is a value; a map or list is not (references to it stay as
 //! written).
 //!
+//! **Binding.** kustomize binds a var to its object when the kustomization declaring it is
+//! accumulated (after its transformers), among the objects of that kustomization only; the
+//! value is read at the end of the build. [`bind`] does the first step: it pins the var's
+//! `objRef` to the id the object has at that moment, so that [`resolve`] later finds exactly
+//! that object among every id each object has had, even when other kustomizations bring
+//! objects of the same original name. The accumulator calls it as it collects vars.
+//!
 //! **Expansion.** In every field the varReference specs name (lists are walked through; a
 //! scalar in the middle of a path is an error), each string — a string field, the string
 //! values of a map, the items of a list of strings — is expanded with Kubernetes' `$(VAR)`
@@ -52,6 +59,41 @@ pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSp
     Ok(())
 }
 
+/// Pin a var to the one object of `resources` (the declaring kustomization's objects) it names,
+/// as kustomize's `MergeVars` binds it. Several matching objects are an error; no match leaves
+/// the var as written (the end of the build reports it).
+pub fn bind(resources: &ResMap, var: &Var) -> Result<Var> {
+    let gvk = target_gvk(var);
+    let matches = matching(resources, var, &gvk);
+    let index = match matches.as_slice() {
+        [] => return Ok(var.clone()),
+        [one] => *one,
+        many => {
+            let message = format!("found {} resId matches for var {} (unable to disambiguate)", many.len(), describe(var, &gvk));
+            return Err(KustomizeError::transform("vars", message));
+        }
+    };
+    let id = resources.get(index).current_id();
+    let mut pinned = var.clone();
+    pinned.obj_ref.api_version = id.gvk.api_version();
+    pinned.obj_ref.group = id.gvk.group.clone();
+    pinned.obj_ref.version = id.gvk.version.clone();
+    pinned.obj_ref.kind = id.gvk.kind.clone();
+    pinned.obj_ref.name = id.name.clone();
+    pinned.obj_ref.namespace = id.effective_namespace().to_string();
+    Ok(pinned)
+}
+
+/// Objects a var names, by any id they have had: with a namespace (or for a cluster-scoped
+/// kind) the namespace must match too.
+fn matching(resources: &ResMap, var: &Var, gvk: &Gvk) -> Vec<usize> {
+    let target = ResId::new(gvk.clone(), &var.obj_ref.name, &var.obj_ref.namespace);
+    let with_namespace = !target.namespace.is_empty() || crate::kustomize::merge::is_cluster_scoped(gvk);
+    resources.positions(|r| {
+        r.all_ids().any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
+    })
+}
+
 fn applies_to(spec: &FieldSpec, gvk: &Gvk) -> bool {
     (spec.kind.is_empty() || spec.kind == gvk.kind)
         && (spec.group.is_empty() || spec.group == gvk.group)
@@ -82,11 +124,7 @@ pub fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, V
     let mut values = BTreeMap::new();
     for var in vars {
         let gvk = target_gvk(var);
-        let target = ResId::new(gvk.clone(), &var.obj_ref.name, &var.obj_ref.namespace);
-        let with_namespace = !target.namespace.is_empty() || crate::kustomize::merge::is_cluster_scoped(&gvk);
-        let matches = resources.positions(|r| {
-            r.all_ids().any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
-        });
+        let matches = matching(resources, var, &gvk);
         let resource = match matches.as_slice() {
             [one] => resources.get(*one),
             [] => {
@@ -322,6 +360,33 @@ mod tests {
         map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}})), "t").unwrap();
         let err = var_values(&map, &all_vars()[..1]).unwrap_err();
         assert!(err.to_string().contains("found 2 resId matches for var"), "{err}");
+    }
+
+    #[test]
+    fn binding_pins_the_object_named_where_the_var_is_declared() {
+        // A base declares the var while only its own `service` exists, then gets a prefix.
+        let mut base = ResMap::new();
+        base.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "a").unwrap();
+        base.get_mut(0).set_name("a-service");
+        let declared = var("{name: SVC, objRef: {kind: Service, name: service, apiVersion: v1}}");
+        let pinned = bind(&base, &declared).unwrap();
+        // Another base brings an object with the same original name; both get a namespace.
+        base.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "b").unwrap();
+        base.get_mut(1).set_name("b-service");
+        for i in 0..2 {
+            base.get_mut(i).set_namespace("kubeflow");
+        }
+        assert!(var_values(&base, &[declared]).is_err(), "unpinned, the var is ambiguous at the end");
+        assert_eq!(var_values(&base, &[pinned]).unwrap()["SVC"], "a-service");
+    }
+
+    #[test]
+    fn binding_refuses_ambiguity_and_leaves_unmatched_vars_alone() {
+        let mut map = build();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}})), "t").unwrap();
+        assert!(bind(&map, &all_vars()[0]).is_err());
+        let unmatched = var("{name: X, objRef: {kind: Service, name: none, apiVersion: v1}}");
+        assert_eq!(bind(&map, &unmatched).unwrap().obj_ref.name, "none");
     }
 
     #[test]
