@@ -1,20 +1,19 @@
 //! vars: resolve `$(VAR)` references in the varReference field specs, as kustomize v5.6 does
 //! at the very end of a build (after hash suffixes and the name-reference fix-up).
 //!
-//! **Values.** Each var names an object (`objRef`: apiVersion or group/version, kind, name and
-//! optionally namespace) and a field (`fieldRef.fieldPath`, default `metadata.name`,
-//! `.`-separated, `ports[0]` or `ports.0` for list elements). The object is found by any id it
-//! has had: with a namespace (or for a cluster-scoped kind) the namespace must match, without
-//! one any namespace does. No object, several objects, or a missing field is an error. A
-//! string, number or boolean is a value; a map or list is not (references to it stay as
-//! written).
+//! **Binding.** Each var names an object (`objRef`: apiVersion or group/version, kind, name and
+//! optionally namespace). kustomize binds the var to its object when the kustomization that
+//! declares it is accumulated (after its transformers), among that kustomization's objects
+//! only, matching every id an object has had: with a namespace (or for a cluster-scoped kind)
+//! the namespace must match, without one any namespace does. Several matches are an error
+//! then; no match is an error at the end. [`bind`] records the binding on the object itself, as
+//! kustomize does (an internal annotation, removed when vars are resolved), so objects of the
+//! same name that other kustomizations bring later cannot be confused with it.
 //!
-//! **Binding.** kustomize binds a var to its object when the kustomization declaring it is
-//! accumulated (after its transformers), among the objects of that kustomization only; the
-//! value is read at the end of the build. [`bind`] does the first step: it pins the var's
-//! `objRef` to the id the object has at that moment, so that [`resolve`] later finds exactly
-//! that object among every id each object has had, even when other kustomizations bring
-//! objects of the same original name. The accumulator calls it as it collects vars.
+//! **Values.** At the end of the build, [`resolve`] reads each var's field
+//! (`fieldRef.fieldPath`, default `metadata.name`, `.`-separated, `ports[0]` or `ports.0` for
+//! list elements) from its bound object; a missing field is an error. A string, number or
+//! boolean is a value; a map or list is not (references to it stay as written).
 //!
 //! **Expansion.** In every field the varReference specs name (lists are walked through; a
 //! scalar in the middle of a path is an error), each string — a string field, the string
@@ -29,20 +28,27 @@ use crate::kustomize::error::{KustomizeError, Result};
 use crate::kustomize::fieldpath::split_path;
 use crate::kustomize::kustomization::{FieldSpec, Var};
 use crate::kustomize::resmap::ResMap;
-use crate::kustomize::resource::{Gvk, ResId};
-use serde_json::Value;
+use crate::kustomize::resource::{Gvk, ResId, Resource};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
+
+/// The internal annotation that records which vars are bound to an object.
+pub const BOUND_VARS_ANNOTATION: &str = "internal.kfctl-rs.io/bound-vars";
 
 /// Resolve the build's vars in the varReference field specs of `config`.
 pub fn resolve(resources: &mut ResMap, vars: &[Var], config: &TransformConfig) -> Result<()> {
     resolve_with(resources, vars, &config.var_reference)
 }
 
-/// Resolve vars in the given field specs.
+/// Resolve vars in the given field specs, then drop the binding annotations.
 pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSpec]) -> Result<()> {
-    let values = var_values(resources, vars)?;
+    let values = var_values(resources, vars);
+    for resource in resources.iter_mut() {
+        forget_bindings(resource);
+    }
+    let values = values?;
     if values.is_empty() {
         return Ok(());
     }
@@ -59,29 +65,25 @@ pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSp
     Ok(())
 }
 
-/// Pin a var to the one object of `resources` (the declaring kustomization's objects) it names,
-/// as kustomize's `MergeVars` binds it. Several matching objects are an error; no match leaves
-/// the var as written (the end of the build reports it).
-pub fn bind(resources: &ResMap, var: &Var) -> Result<Var> {
+/// Bind a var to the one object of `resources` (the declaring kustomization's objects) it
+/// names, as kustomize's `MergeVars` does. Several matching objects are an error; with none,
+/// nothing is recorded (and [`resolve`] reports the var).
+pub fn bind(resources: &mut ResMap, var: &Var) -> Result<()> {
     let gvk = target_gvk(var);
-    let matches = matching(resources, var, &gvk);
-    let index = match matches.as_slice() {
-        [] => return Ok(var.clone()),
-        [one] => *one,
+    match matching(resources, var, &gvk).as_slice() {
+        [] => Ok(()),
+        [one] => {
+            let resource = resources.get_mut(*one);
+            let mut names = bound_vars(resource);
+            names.push(var.name.clone());
+            set_bound_vars(resource, &names.join(","));
+            Ok(())
+        }
         many => {
             let message = format!("found {} resId matches for var {} (unable to disambiguate)", many.len(), describe(var, &gvk));
-            return Err(KustomizeError::transform("vars", message));
+            Err(KustomizeError::transform("vars", message))
         }
-    };
-    let id = resources.get(index).current_id();
-    let mut pinned = var.clone();
-    pinned.obj_ref.api_version = id.gvk.api_version();
-    pinned.obj_ref.group = id.gvk.group.clone();
-    pinned.obj_ref.version = id.gvk.version.clone();
-    pinned.obj_ref.kind = id.gvk.kind.clone();
-    pinned.obj_ref.name = id.name.clone();
-    pinned.obj_ref.namespace = id.effective_namespace().to_string();
-    Ok(pinned)
+    }
 }
 
 /// Objects a var names, by any id they have had: with a namespace (or for a cluster-scoped
@@ -92,6 +94,39 @@ fn matching(resources: &ResMap, var: &Var, gvk: &Gvk) -> Vec<usize> {
     resources.positions(|r| {
         r.all_ids().any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
     })
+}
+
+fn bound_vars(resource: &Resource) -> Vec<String> {
+    resource
+        .obj
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(BOUND_VARS_ANNOTATION))
+        .and_then(Value::as_str)
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn set_bound_vars(resource: &mut Resource, names: &str) {
+    let map = resource.map_mut();
+    let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let annotations = meta.as_object_mut().expect("just made a map").entry("annotations").or_insert_with(|| Value::Object(Map::new()));
+    if !annotations.is_object() {
+        *annotations = Value::Object(Map::new());
+    }
+    annotations.as_object_mut().expect("just made a map").insert(BOUND_VARS_ANNOTATION.into(), Value::String(names.into()));
+}
+
+/// Remove the binding annotation (and the annotations map, if that leaves it empty: kustomize
+/// drops empty annotations when it clears its own).
+fn forget_bindings(resource: &mut Resource) {
+    let Some(meta) = resource.map_mut().get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) else { return };
+    if annotations.shift_remove(BOUND_VARS_ANNOTATION).is_some() && annotations.is_empty() {
+        meta.shift_remove("annotations");
+    }
 }
 
 fn applies_to(spec: &FieldSpec, gvk: &Gvk) -> bool {
@@ -119,23 +154,16 @@ fn target_gvk(var: &Var) -> Gvk {
     }
 }
 
-/// Each var's value (only strings, numbers and booleans; other vars are left out).
+/// Each var's value, read from the object bound to it (only strings, numbers and booleans;
+/// other vars are left out).
 pub fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, Value>> {
     let mut values = BTreeMap::new();
     for var in vars {
         let gvk = target_gvk(var);
-        let matches = matching(resources, var, &gvk);
-        let resource = match matches.as_slice() {
-            [one] => resources.get(*one),
-            [] => {
-                let message = format!("var '{}' cannot be mapped to a field in the set of known resources", describe(var, &gvk));
-                return Err(KustomizeError::transform("vars", message));
-            }
-            many => {
-                let message = format!("found {} resId matches for var {} (unable to disambiguate)", many.len(), describe(var, &gvk));
-                return Err(KustomizeError::transform("vars", message));
-            }
-        };
+        let resource = resources.iter().find(|r| bound_vars(r).contains(&var.name)).ok_or_else(|| {
+            let message = format!("var '{}' cannot be mapped to a field in the set of known resources", describe(var, &gvk));
+            KustomizeError::transform("vars", message)
+        })?;
         let value = field_value(&resource.obj, field_path(var)).ok_or_else(|| {
             let message = format!("field specified in var '{}' not found in corresponding resource", describe(var, &gvk));
             KustomizeError::transform("vars", message)
@@ -259,7 +287,6 @@ fn go_display(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kustomize::resource::Resource;
     use serde_json::json;
 
     fn values(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
@@ -299,13 +326,31 @@ mod tests {
         ]
     }
 
+    /// The build with every var bound, as the accumulator leaves it.
+    fn bound(mut map: ResMap, vars: &[Var]) -> ResMap {
+        for v in vars {
+            bind(&mut map, v).unwrap();
+        }
+        map
+    }
+
     #[test]
     fn references_expand_with_types_escapes_and_unknowns_as_kustomize_does() {
-        let mut map = build();
-        resolve_with(&mut map, &all_vars(), &specs(&["spec/template/spec/containers/command", "spec/template/spec/containers/env/value"])).unwrap();
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
+        resolve_with(&mut map, &vars, &specs(&["spec/template/spec/containers/command", "spec/template/spec/containers/env/value"])).unwrap();
         let container = &map.get(1).obj["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["command"], json!(["svc", 8080, "x8080", true, 1.5, "$(SEL)", "$(SVC)", "$(UNKNOWN)", "other.svc"]));
         assert_eq!(container["env"], json!([{"name": "A", "value": 8080}, {"name": "B", "value": 3}]));
+    }
+
+    #[test]
+    fn bindings_leave_no_trace_in_the_output() {
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
+        assert!(map.get(0).obj["metadata"]["annotations"][BOUND_VARS_ANNOTATION].is_string());
+        resolve_with(&mut map, &vars, &[]).unwrap();
+        assert!(map.get(0).obj["metadata"].get("annotations").is_none());
     }
 
     #[test]
@@ -328,96 +373,92 @@ mod tests {
     }
 
     #[test]
-    fn objects_are_found_by_any_id_and_any_namespace_when_none_is_given() {
+    fn objects_are_bound_by_any_id_and_any_namespace_when_none_is_given() {
         let mut map = build();
         map.get_mut(0).set_name("p-svc");
-        let values = var_values(&map, &all_vars()[..1]).unwrap();
-        assert_eq!(values["SVC"], "p-svc");
+        let vars = &all_vars()[..1];
+        let map = bound(map, vars);
+        assert_eq!(var_values(&map, vars).unwrap()["SVC"], "p-svc");
     }
 
     #[test]
     fn a_given_namespace_must_match() {
-        let err = var_values(&build(), &[var("{name: SVC, objRef: {kind: Service, name: svc, version: v1, namespace: wrong}}")]).unwrap_err();
+        let wrong = [var("{name: SVC, objRef: {kind: Service, name: svc, version: v1, namespace: wrong}}")];
+        let err = var_values(&bound(build(), &wrong), &wrong).unwrap_err();
         assert!(err.to_string().contains("var '{SVC Service.v1.[noGrp] {metadata.name}}' cannot be mapped to a field in the set of known resources"), "{err}");
-        assert!(var_values(&build(), &[var("{name: SVC, objRef: {kind: Service, name: svc, version: v1, namespace: other}}")]).is_ok());
+        let right = [var("{name: SVC, objRef: {kind: Service, name: svc, version: v1, namespace: other}}")];
+        assert!(var_values(&bound(build(), &right), &right).is_ok());
     }
 
     #[test]
     fn the_version_must_match_too() {
-        let err = var_values(&build(), &[var("{name: SVC, objRef: {kind: Service, name: svc}}")]).unwrap_err();
+        let no_version = [var("{name: SVC, objRef: {kind: Service, name: svc}}")];
+        let err = var_values(&bound(build(), &no_version), &no_version).unwrap_err();
         assert!(err.to_string().contains("{SVC Service.[noVer].[noGrp] {metadata.name}}"), "{err}");
     }
 
     #[test]
     fn a_missing_field_is_an_error() {
-        let err = var_values(&build(), &[var("{name: X, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.nothing}}")]).unwrap_err();
+        let missing = [var("{name: X, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.nothing}}")];
+        let err = var_values(&bound(build(), &missing), &missing).unwrap_err();
         assert!(err.to_string().contains("field specified in var '{X Service.v1.[noGrp] {spec.nothing}}' not found in corresponding resource"), "{err}");
     }
 
     #[test]
-    fn ambiguous_objects_are_an_error() {
+    fn ambiguous_objects_are_an_error_where_the_var_is_declared() {
         let mut map = build();
         map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}})), "t").unwrap();
-        let err = var_values(&map, &all_vars()[..1]).unwrap_err();
+        let err = bind(&mut map, &all_vars()[0]).unwrap_err();
         assert!(err.to_string().contains("found 2 resId matches for var"), "{err}");
     }
 
     #[test]
-    fn binding_pins_the_object_named_where_the_var_is_declared() {
-        // A base declares the var while only its own `service` exists, then gets a prefix.
-        let mut base = ResMap::new();
-        base.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "a").unwrap();
-        base.get_mut(0).set_name("a-service");
-        let declared = var("{name: SVC, objRef: {kind: Service, name: service, apiVersion: v1}}");
-        let pinned = bind(&base, &declared).unwrap();
-        // Another base brings an object with the same original name; both get a namespace.
-        base.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "b").unwrap();
-        base.get_mut(1).set_name("b-service");
-        for i in 0..2 {
-            base.get_mut(i).set_namespace("kubeflow");
-        }
-        assert!(var_values(&base, &[declared]).is_err(), "unpinned, the var is ambiguous at the end");
-        assert_eq!(var_values(&base, &[pinned]).unwrap()["SVC"], "a-service");
-    }
-
-    #[test]
-    fn binding_refuses_ambiguity_and_leaves_unmatched_vars_alone() {
-        let mut map = build();
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}})), "t").unwrap();
-        assert!(bind(&map, &all_vars()[0]).is_err());
-        let unmatched = var("{name: X, objRef: {kind: Service, name: none, apiVersion: v1}}");
-        assert_eq!(bind(&map, &unmatched).unwrap().obj_ref.name, "none");
+    fn the_binding_sticks_to_the_object_named_where_the_var_is_declared() {
+        // A base declares the var while only its own `service` exists.
+        let declared = [var("{name: SVC, objRef: {kind: Service, name: service, apiVersion: v1}}")];
+        let mut map = ResMap::new();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "a").unwrap();
+        bind(&mut map, &declared[0]).unwrap();
+        // Another base brings an object with the same name; parents add prefixes.
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service", "namespace": "kubeflow"}})), "b").unwrap();
+        map.get_mut(0).set_name("a-service");
+        map.get_mut(1).set_name("b-service");
+        assert_eq!(var_values(&map, &declared).unwrap()["SVC"], "a-service");
     }
 
     #[test]
     fn field_specs_select_kinds_and_walk_lists() {
-        let mut map = build();
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
         let mut only_services = specs(&["spec/template/spec/containers/command"]);
         only_services[0].kind = "Service".into();
-        let before = map.clone();
-        resolve_with(&mut map, &all_vars(), &only_services).unwrap();
+        let before = build();
+        resolve_with(&mut map, &vars, &only_services).unwrap();
         assert_eq!(map, before);
     }
 
     #[test]
     fn a_scalar_in_the_middle_of_a_path_is_an_error() {
-        let err = resolve_with(&mut build(), &all_vars(), &specs(&["metadata/name/x"])).unwrap_err();
+        let vars = all_vars();
+        let err = resolve_with(&mut bound(build(), &vars), &vars, &specs(&["metadata/name/x"])).unwrap_err();
         assert!(err.to_string().contains("considering field 'metadata/name/x' of object Service.v1.[noGrp]/svc.other: expected sequence or mapping node"), "{err}");
     }
 
     #[test]
     fn a_list_with_non_strings_is_an_error() {
-        let mut map = build();
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
         map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"args": ["a", 1]}})), "t").unwrap();
-        let err = resolve_with(&mut map, &all_vars(), &specs(&["spec/args"])).unwrap_err();
+        let err = resolve_with(&mut map, &vars, &specs(&["spec/args"])).unwrap_err();
         assert!(err.to_string().contains("invalid value type expect a string"), "{err}");
     }
 
     #[test]
     fn maps_expand_their_string_values() {
-        let mut map = build();
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
         map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "$(SVC)", "b": 2}})), "t").unwrap();
-        resolve_with(&mut map, &all_vars(), &specs(&["data"])).unwrap();
+        resolve_with(&mut map, &vars, &specs(&["data"])).unwrap();
         assert_eq!(map.get(2).obj["data"], json!({"a": "svc", "b": 2}));
     }
 }
