@@ -131,7 +131,8 @@ fn patch_text(entry: &Patch, dir: &Path, loader: &Loader) -> Result<(String, Str
 
 /// Decide whether patch text is a strategic merge patch or a JSON 6902 patch.
 pub fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
-    match (strategic_documents(text, source), json_operations(text)) {
+    let strategic = strategic_documents(text, source).and_then(|docs| if docs.is_empty() { Err("no documents".into()) } else { Ok(docs) });
+    match (strategic, json_operations(text)) {
         (Ok(docs), Err(_)) => Ok(LoadedPatch::Strategic(docs)),
         (Err(_), Ok(ops)) => Ok(LoadedPatch::Json6902(ops)),
         (Ok(_), Ok(_)) => Err(KustomizeError::transform("patches", format!("illegally qualifies as both an SM and JSON patch: {source}"))),

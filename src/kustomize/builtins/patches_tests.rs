@@ -147,6 +147,14 @@ fn json_patch_on_a_missing_path_fails_and_changes_nothing() {
 }
 
 #[test]
+fn an_empty_patch_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.yaml"), "# nothing\n").unwrap();
+    let err = patches(&mut resources(), &[entry("path: empty.yaml")], dir.path(), &loader()).unwrap_err();
+    assert!(err.to_string().contains("unable to parse SM or JSON patch from [path: \"empty.yaml\"]"), "{err}");
+}
+
+#[test]
 fn text_that_is_neither_kind_of_patch_is_refused() {
     let err = run(&mut resources(), "target: {kind: Deployment}\npatch: |\n  spec:\n    replicas: 5\n").unwrap_err();
     assert!(err.to_string().contains("unable to parse SM or JSON patch from [patch: \"spec:\\n  replicas: 5\"]"), "{err}");
