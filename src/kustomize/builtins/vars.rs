@@ -28,27 +28,20 @@ use crate::kustomize::error::{KustomizeError, Result};
 use crate::kustomize::fieldpath::split_path;
 use crate::kustomize::kustomization::{FieldSpec, Var};
 use crate::kustomize::resmap::ResMap;
-use crate::kustomize::resource::{Gvk, ResId, Resource};
-use serde_json::{Map, Value};
+use crate::kustomize::resource::{Gvk, ResId};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
-
-/// The internal annotation that records which vars are bound to an object.
-pub const BOUND_VARS_ANNOTATION: &str = "internal.kfctl-rs.io/bound-vars";
 
 /// Resolve the build's vars in the varReference field specs of `config`.
 pub fn resolve(resources: &mut ResMap, vars: &[Var], config: &TransformConfig) -> Result<()> {
     resolve_with(resources, vars, &config.var_reference)
 }
 
-/// Resolve vars in the given field specs, then drop the binding annotations.
+/// Resolve vars in the given field specs.
 pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSpec]) -> Result<()> {
-    let values = var_values(resources, vars);
-    for resource in resources.iter_mut() {
-        forget_bindings(resource);
-    }
-    let values = values?;
+    let values = var_values(resources, vars)?;
     if values.is_empty() {
         return Ok(());
     }
@@ -73,10 +66,7 @@ pub fn bind(resources: &mut ResMap, var: &Var) -> Result<()> {
     match matching(resources, var, &gvk).as_slice() {
         [] => Ok(()),
         [one] => {
-            let resource = resources.get_mut(*one);
-            let mut names = bound_vars(resource);
-            names.push(var.name.clone());
-            set_bound_vars(resource, &names.join(","));
+            resources.get_mut(*one).var_names.push(var.name.clone());
             Ok(())
         }
         many => {
@@ -94,39 +84,6 @@ fn matching(resources: &ResMap, var: &Var, gvk: &Gvk) -> Vec<usize> {
     resources.positions(|r| {
         r.all_ids().any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
     })
-}
-
-fn bound_vars(resource: &Resource) -> Vec<String> {
-    resource
-        .obj
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(BOUND_VARS_ANNOTATION))
-        .and_then(Value::as_str)
-        .map(|s| s.split(',').map(str::to_string).collect())
-        .unwrap_or_default()
-}
-
-fn set_bound_vars(resource: &mut Resource, names: &str) {
-    let map = resource.map_mut();
-    let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    let annotations = meta.as_object_mut().expect("just made a map").entry("annotations").or_insert_with(|| Value::Object(Map::new()));
-    if !annotations.is_object() {
-        *annotations = Value::Object(Map::new());
-    }
-    annotations.as_object_mut().expect("just made a map").insert(BOUND_VARS_ANNOTATION.into(), Value::String(names.into()));
-}
-
-/// Remove the binding annotation (and the annotations map, if that leaves it empty: kustomize
-/// drops empty annotations when it clears its own).
-fn forget_bindings(resource: &mut Resource) {
-    let Some(meta) = resource.map_mut().get_mut("metadata").and_then(Value::as_object_mut) else { return };
-    let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) else { return };
-    if annotations.shift_remove(BOUND_VARS_ANNOTATION).is_some() && annotations.is_empty() {
-        meta.shift_remove("annotations");
-    }
 }
 
 fn applies_to(spec: &FieldSpec, gvk: &Gvk) -> bool {
@@ -160,7 +117,7 @@ pub fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, V
     let mut values = BTreeMap::new();
     for var in vars {
         let gvk = target_gvk(var);
-        let resource = resources.iter().find(|r| bound_vars(r).contains(&var.name)).ok_or_else(|| {
+        let resource = resources.iter().find(|r| r.var_names.contains(&var.name)).ok_or_else(|| {
             let message = format!("var '{}' cannot be mapped to a field in the set of known resources", describe(var, &gvk));
             KustomizeError::transform("vars", message)
         })?;
@@ -288,6 +245,7 @@ fn go_display(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use crate::kustomize::resource::Resource;
 
     fn values(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
@@ -345,12 +303,12 @@ mod tests {
     }
 
     #[test]
-    fn bindings_leave_no_trace_in_the_output() {
+    fn bindings_are_bookkeeping_not_object_data() {
         let vars = all_vars();
-        let mut map = bound(build(), &vars);
-        assert!(map.get(0).obj["metadata"]["annotations"][BOUND_VARS_ANNOTATION].is_string());
-        resolve_with(&mut map, &vars, &[]).unwrap();
-        assert!(map.get(0).obj["metadata"].get("annotations").is_none());
+        let map = bound(build(), &vars);
+        assert!(map.get(0).var_names.contains(&"SVC".to_string()), "{:?}", map.get(0).var_names);
+        let objects = |m: &ResMap| m.iter().map(|r| r.obj.clone()).collect::<Vec<_>>();
+        assert_eq!(objects(&map), objects(&build()));
     }
 
     #[test]
@@ -432,9 +390,9 @@ mod tests {
         let mut map = bound(build(), &vars);
         let mut only_services = specs(&["spec/template/spec/containers/command"]);
         only_services[0].kind = "Service".into();
-        let before = build();
+        let before: Vec<Value> = build().iter().map(|r| r.obj.clone()).collect();
         resolve_with(&mut map, &vars, &only_services).unwrap();
-        assert_eq!(map, before);
+        assert_eq!(map.iter().map(|r| r.obj.clone()).collect::<Vec<_>>(), before);
     }
 
     #[test]
