@@ -165,14 +165,13 @@ pub fn push_objects(doc: &Value, origin: &str, out: &mut Vec<Resource>) -> Resul
     let not_object = |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
     let map = doc.as_object().ok_or_else(|| not_object("expected a map with apiVersion, kind and metadata"))?;
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if kind.ends_with("List") {
-        if let Some(items) = map.get("items").and_then(Value::as_array) {
+    if kind.ends_with("List")
+        && let Some(items) = map.get("items").and_then(Value::as_array) {
             for item in items {
                 push_objects(item, origin, out)?;
             }
             return Ok(());
         }
-    }
     if kind.is_empty() {
         return Err(not_object("missing `kind`"));
     }
