@@ -24,6 +24,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use granit_parser::{Event, Parser, ScalarStyle, ScanError, Span, Tag};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use super::YamlError;
@@ -178,14 +179,15 @@ impl<'o> Builder<'o> {
         self.count_nodes(1)?;
         let full_tag = tag.map(|t| format!("{}{}", t.handle(), t.suffix()));
         if self.expecting_key() {
-            let slot = key_slot(&text, style, full_tag.as_deref());
             if anchor != 0 {
-                let value = self.scalar_value(&text, style, full_tag.as_deref())?;
+                let value = self.scalar_value(text.clone(), style, full_tag.as_deref())?;
                 self.anchors.insert(anchor, Anchored { value, nodes: 1 });
             }
-            return self.set_key(slot);
+            let slot = key_slot(text, style, full_tag.as_deref());
+            self.set_key(slot);
+            return Ok(());
         }
-        let value = self.scalar_value(&text, style, full_tag.as_deref())?;
+        let value = self.scalar_value(text, style, full_tag.as_deref())?;
         if anchor != 0 {
             self.anchors.insert(anchor, Anchored { value: value.clone(), nodes: 1 });
         }
@@ -207,7 +209,8 @@ impl<'o> Builder<'o> {
                 Value::Number(n) => KeySlot::Key(n.to_string()),
                 Value::Array(_) | Value::Object(_) => return Err(self.complex_key()),
             };
-            return self.set_key(slot);
+            self.set_key(slot);
+            return Ok(());
         }
         self.attach(value)
     }
@@ -216,17 +219,10 @@ impl<'o> Builder<'o> {
         matches!(self.stack.last(), Some(Frame::Map { slot: KeySlot::Expecting, .. }))
     }
 
-    fn set_key(&mut self, new_slot: KeySlot) -> Result<(), YamlError> {
-        if let Some(Frame::Map { map, slot, .. }) = self.stack.last_mut() {
-            if let KeySlot::Key(key) = &new_slot {
-                if map.contains_key(key) {
-                    let message = format!("mapping key {key:?} already defined");
-                    return Err(self.invalid(message));
-                }
-            }
+    fn set_key(&mut self, new_slot: KeySlot) {
+        if let Some(Frame::Map { slot, .. }) = self.stack.last_mut() {
             *slot = new_slot;
         }
-        Ok(())
     }
 
     /// Put a finished node where it belongs: document root, sequence item or mapping value.
@@ -235,9 +231,15 @@ impl<'o> Builder<'o> {
             None => self.root = Some(value),
             Some(Frame::Seq { items, .. }) => items.push(value),
             Some(Frame::Map { map, slot, merge, .. }) => match std::mem::replace(slot, KeySlot::Expecting) {
-                KeySlot::Key(key) => {
-                    map.insert(key, value);
-                }
+                KeySlot::Key(key) => match map.entry(key) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(value);
+                    }
+                    Entry::Occupied(slot) => {
+                        let message = format!("mapping key {:?} already defined", slot.key());
+                        return Err(self.invalid(message));
+                    }
+                },
                 KeySlot::Merge => {
                     if !is_merge_source(&value) {
                         return Err(self.invalid(
@@ -253,30 +255,30 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
-    fn scalar_value(&self, text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, YamlError> {
+    fn scalar_value(&self, text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Result<Value, YamlError> {
         match tag {
-            None if style == ScalarStyle::Plain => Ok(plain_to_value(text, resolve_plain(text))),
-            None | Some("!") => Ok(Value::String(text.to_string())),
+            None if style == ScalarStyle::Plain => Ok(plain_to_value(text, resolve_plain)),
+            None | Some("!") => Ok(Value::String(text.into_owned())),
             Some(tag) => match tag.strip_prefix(CORE_TAG_PREFIX) {
-                Some("str") => Ok(Value::String(text.to_string())),
-                Some("binary") => decode_binary(text).ok_or_else(|| {
+                Some("str") => Ok(Value::String(text.into_owned())),
+                Some("binary") => decode_binary(&text).ok_or_else(|| {
                     self.invalid("!!binary value contains invalid base64 data".into())
                 }),
                 Some(short @ ("null" | "bool" | "int" | "float" | "timestamp")) => {
                     self.tagged_value(text, short)
                 }
-                _ => Ok(Value::String(text.to_string())),
+                _ => Ok(Value::String(text.into_owned())),
             },
         }
     }
 
     /// v3's resolve with an explicit core tag: the text must resolve to that type (an integer
     /// may stand for a float).
-    fn tagged_value(&self, text: &str, tag: &str) -> Result<Value, YamlError> {
-        if tag == "timestamp" && is_go_timestamp(text) {
-            return Ok(Value::String(text.to_string()));
+    fn tagged_value(&self, text: Cow<'_, str>, tag: &str) -> Result<Value, YamlError> {
+        if tag == "timestamp" && is_go_timestamp(&text) {
+            return Ok(Value::String(text.into_owned()));
         }
-        let plain = resolve_plain(text);
+        let plain = resolve_plain(&text);
         let resolved_tag = match plain {
             Plain::Null => "null",
             Plain::Bool(_) => "bool",
@@ -285,8 +287,8 @@ impl<'o> Builder<'o> {
             Plain::Str => "str",
         };
         match (tag, plain) {
-            (_, plain) if resolved_tag == tag => Ok(plain_to_value(text, plain)),
-            ("float", Plain::Int(i)) => Ok(plain_to_value(text, Plain::Float(i as f64))),
+            (_, plain) if resolved_tag == tag => Ok(plain_to_value(text, |_| plain)),
+            ("float", Plain::Int(i)) => Ok(plain_to_value(text, |_| Plain::Float(i as f64))),
             _ => Err(self.invalid(format!("cannot decode !!{resolved_tag} `{text}` as a !!{tag}"))),
         }
     }
@@ -330,26 +332,27 @@ impl<'o> Builder<'o> {
 }
 
 /// What a scalar in key position means: a key text, a merge, or a dropped (null) key.
-fn key_slot(text: &str, style: ScalarStyle, tag: Option<&str>) -> KeySlot {
+fn key_slot(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> KeySlot {
     let is_merge_tag = tag == Some("tag:yaml.org,2002:merge");
     if text == "<<" && (is_merge_tag || (tag.is_none() && style == ScalarStyle::Plain)) {
         return KeySlot::Merge;
     }
     let null_key = match tag {
-        None => style == ScalarStyle::Plain && resolve_plain(text) == Plain::Null,
+        None => style == ScalarStyle::Plain && resolve_plain(&text) == Plain::Null,
         Some(t) => t == "tag:yaml.org,2002:null",
     };
-    if null_key { KeySlot::Dropped } else { KeySlot::Key(text.to_string()) }
+    if null_key { KeySlot::Dropped } else { KeySlot::Key(text.into_owned()) }
 }
 
-fn plain_to_value(text: &str, plain: Plain) -> Value {
-    match plain {
+/// The value of a scalar typed by `typing`; strings reuse the parser's buffer when it owns one.
+fn plain_to_value(text: Cow<'_, str>, typing: impl FnOnce(&str) -> Plain) -> Value {
+    match typing(&text) {
         Plain::Null => Value::Null,
         Plain::Bool(b) => Value::Bool(b),
         Plain::Int(i) => Value::Number(i.into()),
         Plain::Uint(u) => Value::Number(u.into()),
-        Plain::Float(f) => Number::from_f64(f).map_or_else(|| Value::String(text.into()), Value::Number),
-        Plain::NonFinite | Plain::Str => Value::String(text.to_string()),
+        Plain::Float(f) => Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number),
+        Plain::NonFinite | Plain::Str => Value::String(text.into_owned()),
     }
 }
 

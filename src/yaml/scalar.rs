@@ -81,6 +81,14 @@ pub(super) fn analyze(value: &str) -> Analysis {
             block_allowed: false,
         };
     }
+    if b.iter().all(|c| (0x21..=0x7E).contains(c)) {
+        return analyze_visible_ascii(b);
+    }
+    analyze_general(b)
+}
+
+/// The full character-by-character analysis of a non-empty scalar.
+fn analyze_general(b: &[u8]) -> Analysis {
     let mut block_indicators = b.starts_with(b"---") || b.starts_with(b"...");
     let (mut line_breaks, mut special) = (false, false);
     let (mut leading_space, mut leading_break) = (false, false);
@@ -131,6 +139,28 @@ pub(super) fn analyze(value: &str) -> Analysis {
             || block_indicators),
         single_quoted_allowed: !(break_space || space_break || special),
         block_allowed: !(trailing_space || space_break || special),
+    }
+}
+
+/// The common case, printable ASCII without spaces: only the first and last characters can be
+/// indicators (a `: ` needs a following blank, a ` #` a preceding one), nothing else matters.
+fn analyze_visible_ascii(b: &[u8]) -> Analysis {
+    let first_forbids = match b[0] {
+        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' => true,
+        b'\'' | b'"' | b'%' | b'@' | b'`' => true,
+        b'?' | b'-' => b.len() == 1,
+        _ => false,
+    };
+    let block_indicators = first_forbids
+        || b.ends_with(b":")
+        || b.starts_with(b"---")
+        || b.starts_with(b"...");
+    Analysis {
+        empty: false,
+        multiline: false,
+        block_plain_allowed: !block_indicators,
+        single_quoted_allowed: true,
+        block_allowed: true,
     }
 }
 
@@ -267,13 +297,12 @@ impl Writer<'_> {
         let mut spaces = false;
         let mut i = 0;
         while i < b.len() {
-            let c = b[i];
-            if !is_printable(b, i) || is_bom(b, i) || is_break(b, i) || c == b'"' || c == b'\\' {
+            if needs_escape(b, i) {
                 let ch = s[i..].chars().next().unwrap_or('\0');
                 i += ch.len_utf8();
                 self.write_escape(ch);
                 spaces = false;
-            } else if c == b' ' {
+            } else if b[i] == b' ' {
                 if allow_breaks && !spaces && self.column > BEST_WIDTH && i > 0 && i + 1 < b.len() {
                     self.write_indent();
                     if at(b, i + 1) == b' ' {
@@ -285,7 +314,11 @@ impl Writer<'_> {
                 }
                 spaces = true;
             } else {
-                i = self.write_at(s, i);
+                let end = (i..b.len())
+                    .find(|&j| b[j] == b' ' || (b[j] & 0xC0 != 0x80 && needs_escape(b, j)))
+                    .unwrap_or(b.len());
+                self.write_run(s, i, end);
+                i = end;
                 spaces = false;
             }
         }
@@ -346,11 +379,20 @@ impl Writer<'_> {
                 if breaks {
                     self.write_indent();
                 }
-                i = self.write_at(s, i);
+                let end = (i..b.len()).find(|&j| is_break(b, j)).unwrap_or(b.len());
+                self.write_run(s, i, end);
+                i = end;
                 self.indention = false;
                 breaks = false;
             }
         }
+    }
+
+    /// Copy `s[start..end]` (whole characters, no breaks), counting columns.
+    fn write_run(&mut self, s: &str, start: usize, end: usize) {
+        let run = &s[start..end];
+        self.out.push_str(run);
+        self.column += run.bytes().filter(|b| b & 0xC0 != 0x80).count();
     }
 
     /// `yaml_emitter_write_block_scalar_hints`: an indentation indicator when the text starts
@@ -372,6 +414,11 @@ impl Writer<'_> {
             self.write_indicator(chomp, false, false, false);
         }
     }
+}
+
+/// Characters written as escapes inside double quotes.
+fn needs_escape(b: &[u8], i: usize) -> bool {
+    !is_printable(b, i) || is_bom(b, i) || is_break(b, i) || matches!(b[i], b'"' | b'\\')
 }
 
 /// Start of the character that ends before byte `end`.
@@ -413,6 +460,26 @@ mod tests {
         assert!(!analyze("line\n next").single_quoted_allowed);
         assert!(!analyze("text\n").block_plain_allowed);
         assert!(analyze("").block_plain_allowed && !analyze("").block_allowed);
+    }
+
+    /// The printable-ASCII shortcut must agree with the full analysis.
+    #[test]
+    fn visible_ascii_shortcut_equals_full_analysis() {
+        let alphabet: Vec<u8> = b"a-:#?.*'\"|%@`!&,[]{}>1_".to_vec();
+        let mut checked = 0;
+        for len in 1..=4usize {
+            let total = alphabet.len().pow(len as u32);
+            for mut n in 0..total {
+                let mut s = Vec::with_capacity(len);
+                for _ in 0..len {
+                    s.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                assert_eq!(analyze_visible_ascii(&s), analyze_general(&s), "{:?}", String::from_utf8_lossy(&s));
+                checked += 1;
+            }
+        }
+        assert!(checked > 250_000);
     }
 
     #[test]
