@@ -18,6 +18,8 @@
 //! Numbers are spelled as they come out of JSON and back: integral floats below 1e21 become
 //! integers, other floats use Go's `%g` shortest form ([`format_float_g`]).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Number, Value};
 
 use super::gonum::format_float_g;
@@ -60,7 +62,10 @@ impl Writer<'_> {
             Value::Null => self.scalar("null", ScalarStyle::Plain, ctx),
             Value::Bool(b) => self.scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain, ctx),
             Value::Number(n) => self.scalar(&number_text(n), ScalarStyle::Plain, ctx),
-            Value::String(s) => self.scalar(s, requested_style(s), ctx),
+            Value::String(s) => {
+                let s = json_reread(s);
+                self.scalar(&s, requested_style(&s), ctx);
+            }
             Value::Array(items) if items.is_empty() => self.empty_flow("[", "]"),
             Value::Object(map) if map.is_empty() => self.empty_flow("{", "}"),
             Value::Array(items) => self.block_sequence(items, ctx),
@@ -100,10 +105,11 @@ impl Writer<'_> {
 
     fn block_mapping(&mut self, map: &Map<String, Value>) {
         let saved = self.increase_indent(false, false);
-        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-        entries.sort_unstable_by(|a, b| go_yaml_key_cmp(a.0, b.0));
+        let mut entries: Vec<(Cow<str>, &Value)> = map.iter().map(|(k, v)| (json_reread(k), v)).collect();
+        entries.sort_unstable_by(|a, b| go_yaml_key_cmp(&a.0, &b.0));
         let value_ctx = Context { mapping: true, simple_key: false };
-        for (key, value) in entries {
+        for (key, value) in &entries {
+            let key: &str = key;
             self.write_indent();
             if key.len() <= MAX_SIMPLE_KEY_BYTES && !analyze(key).multiline {
                 self.scalar(key, requested_style(key), Context { mapping: true, simple_key: true });
@@ -172,6 +178,40 @@ impl Writer<'_> {
     }
 }
 
+/// A string as go-yaml v2 reads it back from Go's JSON encoding. Go's JSON escapes every line
+/// break but NEL (U+0085), which it writes raw; go-yaml (YAML 1.1) reads a raw NEL inside the
+/// double-quoted JSON string as a line break and folds it: one break between words becomes a
+/// space (the spaces around it vanish), each further break a line feed.
+pub(super) fn json_reread(s: &str) -> Cow<'_, str> {
+    const NEL: char = '\u{85}';
+    if !s.contains(NEL) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while chars.peek().is_some() {
+        while let Some(&c) = chars.peek().filter(|&&c| c != ' ' && c != NEL) {
+            out.push(c);
+            chars.next();
+        }
+        let (mut spaces, mut breaks) = (0, 0);
+        while let Some(&c) = chars.peek().filter(|&&c| c == ' ' || c == NEL) {
+            match (c, breaks) {
+                (' ', 0) => spaces += 1,
+                (' ', _) => {}
+                _ => breaks += 1,
+            }
+            chars.next();
+        }
+        match breaks {
+            0 => out.extend(std::iter::repeat_n(' ', spaces)),
+            1 => out.push(' '),
+            n => out.extend(std::iter::repeat_n('\n', n - 1)),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A JSON number as go-yaml v2 spells it after reading it back from Go's JSON encoding.
 fn number_text(n: &Number) -> String {
     if let Some(i) = n.as_i64() {
@@ -201,7 +241,16 @@ pub(super) fn float_text(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::float_text;
+    use super::{float_text, json_reread};
+
+    #[test]
+    fn raw_nel_folds_like_a_yaml_1_1_line_break() {
+        assert_eq!(json_reread("plain"), "plain");
+        assert_eq!(json_reread("nel\u{85}x"), "nel x");
+        assert_eq!(json_reread("a \u{85}  b"), "a b");
+        assert_eq!(json_reread("a\u{85}\u{85}\u{85}b"), "a\n\nb");
+        assert_eq!(json_reread("end\u{85}"), "end ");
+    }
 
     #[test]
     fn floats_are_spelled_as_after_a_json_round_trip() {

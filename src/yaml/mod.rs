@@ -20,6 +20,8 @@ mod emit;
 mod gonum;
 mod keyorder;
 mod read;
+#[cfg(test)]
+mod read_tests;
 mod resolve;
 mod scalar;
 mod split;

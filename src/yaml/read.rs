@@ -6,9 +6,12 @@
 //! typed exactly as kustomize types them: by go-yaml v3's resolver (see [`super::resolve`]).
 //!
 //! Semantics, all taken from go-yaml v3 decoding into `map[string]interface{}`:
-//! - quoted and block scalars are strings; plain scalars go through [`resolve_plain`];
-//! - tags: `!!str`/`!` force a string, `!!int`/`!!float`/`!!bool`/`!!null`/`!!timestamp` check and
-//!   convert (`!!float 1` is a float), `!!binary` is base64-decoded, unknown tags are ignored;
+//! - quoted and block scalars are strings; plain scalars go through [`resolve_plain`]; a plain
+//!   timestamp becomes the RFC 3339 text Go's JSON writes for a `time.Time`
+//!   (`2024-01-01` → `2024-01-01T00:00:00Z`), as it does in kustomize;
+//! - tags: `!!str` forces a string, `!!int`/`!!float`/`!!bool`/`!!null`/`!!timestamp` check and
+//!   convert (`!!float 1` is a float), `!!binary` is base64-decoded, the non-specific `!` changes
+//!   nothing (go-yaml ignores it), other tags make a string of the scalar's text;
 //! - mapping keys keep their source text (`0x1F: a` has the key `"0x1F"`); a key that resolves to
 //!   null drops its entry, as v3 does for string-keyed maps; duplicate keys are an error;
 //! - `<<` merges (YAML 1.1): explicit keys win, then earlier merged maps win;
@@ -17,8 +20,9 @@
 //! - documents that are empty or null are dropped.
 //!
 //! Bounds: every node, including each node an alias copies, counts against
-//! [`Limits::max_nodes`]; nesting deeper than [`Limits::max_depth`] fails. Both fail before any
-//! allocation grows out of bounds, so alias bombs stop fast with [`YamlError::Limit`].
+//! [`Limits::max_nodes`], and alias copies alone against [`Limits::max_alias_nodes`]; nesting
+//! deeper than [`Limits::max_depth`] fails. The checks run before a copy is made, so alias bombs
+//! stop fast with [`YamlError::Limit`].
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -29,7 +33,6 @@ use serde_json::{Map, Number, Value};
 
 use super::YamlError;
 use super::resolve::{Plain, resolve_plain};
-use super::timestamp::is_go_timestamp;
 
 /// Resource bounds for one input. Generous for real manifests (the whole Kubeflow platform is
 /// 10 MB and ~320k nodes), small enough that hostile input fails fast.
@@ -38,10 +41,16 @@ pub(crate) struct Limits {
     pub max_input_bytes: usize,
     pub max_depth: usize,
     pub max_nodes: usize,
+    /// Of `max_nodes`, how many may be copies made by aliases.
+    pub max_alias_nodes: usize,
 }
 
-pub(crate) const LIMITS: Limits =
-    Limits { max_input_bytes: 64 << 20, max_depth: 128, max_nodes: 4_000_000 };
+pub(crate) const LIMITS: Limits = Limits {
+    max_input_bytes: 64 << 20,
+    max_depth: 128,
+    max_nodes: 4_000_000,
+    max_alias_nodes: 250_000,
+};
 
 const CORE_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
@@ -95,6 +104,7 @@ struct Builder<'o> {
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     nodes: usize,
+    alias_nodes: usize,
     root: Option<Value>,
     docs: Vec<Value>,
     span: Option<Span>,
@@ -109,6 +119,7 @@ impl<'o> Builder<'o> {
             stack: Vec::new(),
             anchors: HashMap::new(),
             nodes: 0,
+            alias_nodes: 0,
             root: None,
             docs: Vec::new(),
             span: None,
@@ -198,9 +209,15 @@ impl<'o> Builder<'o> {
         let Some(anchored) = self.anchors.get(&id) else {
             return Err(self.invalid("alias to an anchor that is not complete (recursive alias)".into()));
         };
-        let (value, nodes) = (anchored.value.clone(), anchored.nodes);
-        // Count before cloning the next one: the check is what bounds alias bombs.
+        let nodes = anchored.nodes;
+        // Count before copying: the check is what bounds alias bombs.
+        self.alias_nodes = self.alias_nodes.saturating_add(nodes);
+        if self.alias_nodes > self.limits.max_alias_nodes {
+            let limit = format!("aliases expand to more than {} nodes", self.limits.max_alias_nodes);
+            return Err(self.limit(limit));
+        }
         self.count_nodes(nodes)?;
+        let value = self.anchors.get(&id).map(|a| a.value.clone()).unwrap_or_default();
         if self.expecting_key() {
             let slot = match &value {
                 Value::Null => KeySlot::Dropped,
@@ -257,7 +274,7 @@ impl<'o> Builder<'o> {
 
     fn scalar_value(&self, text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Result<Value, YamlError> {
         match tag {
-            None if style == ScalarStyle::Plain => Ok(plain_to_value(text, resolve_plain)),
+            None | Some("!") if style == ScalarStyle::Plain => Ok(plain_to_value(text, resolve_plain)),
             None | Some("!") => Ok(Value::String(text.into_owned())),
             Some(tag) => match tag.strip_prefix(CORE_TAG_PREFIX) {
                 Some("str") => Ok(Value::String(text.into_owned())),
@@ -275,15 +292,13 @@ impl<'o> Builder<'o> {
     /// v3's resolve with an explicit core tag: the text must resolve to that type (an integer
     /// may stand for a float).
     fn tagged_value(&self, text: Cow<'_, str>, tag: &str) -> Result<Value, YamlError> {
-        if tag == "timestamp" && is_go_timestamp(&text) {
-            return Ok(Value::String(text.into_owned()));
-        }
         let plain = resolve_plain(&text);
         let resolved_tag = match plain {
             Plain::Null => "null",
             Plain::Bool(_) => "bool",
             Plain::Int(_) | Plain::Uint(_) => "int",
             Plain::Float(_) | Plain::NonFinite => "float",
+            Plain::Timestamp(_) => "timestamp",
             Plain::Str => "str",
         };
         match (tag, plain) {
@@ -352,6 +367,7 @@ fn plain_to_value(text: Cow<'_, str>, typing: impl FnOnce(&str) -> Plain) -> Val
         Plain::Int(i) => Value::Number(i.into()),
         Plain::Uint(u) => Value::Number(u.into()),
         Plain::Float(f) => Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number),
+        Plain::Timestamp(t) => Value::String(t.to_rfc3339_nano()),
         Plain::NonFinite | Plain::Str => Value::String(text.into_owned()),
     }
 }

@@ -8,7 +8,7 @@
 //!   `~` and the empty scalar are null, integers follow Go's `ParseInt(s, 0, 64)` after removing
 //!   `_` (so `0x1F`, `0o17`, legacy octal `017` and `1_000` are integers), then `ParseUint`,
 //!   then floats in the "YAML style" shape (`08` is the float 8), then explicit `0b`/`0o` forms.
-//!   `yes`, `on`, `2024-01-01` stay strings.
+//!   Timestamps (`2024-01-01`) are recognized first. `yes`, `on`, `1:20` stay strings.
 //! - [`plain_is_safe`] (writing, v2): a string can be written plain only if v2 would read it
 //!   back as a string. v2 additionally treats the YAML 1.1 booleans (`y`, `yes`, `on`, `off`,
 //!   `n`, `no` in three casings) and timestamps as typed, and kustomize's encoder also quotes
@@ -20,7 +20,7 @@
 use super::gonum::{
     is_base60_float, is_yaml_style_float, parse_float_ok, parse_int, parse_uint,
 };
-use super::timestamp::is_go_timestamp;
+use super::timestamp::{Timestamp, is_go_timestamp, parse_go_timestamp};
 
 /// The typed value of a plain scalar, as go-yaml v3 decodes it into an `interface{}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +32,8 @@ pub(crate) enum Plain {
     Float(f64),
     /// `.inf`, `-.inf`, `.nan`: a float JSON cannot carry (kustomize itself fails on them).
     NonFinite,
+    /// A date or date-time in one of go-yaml's timestamp layouts.
+    Timestamp(Timestamp),
     Str,
 }
 
@@ -92,13 +94,12 @@ pub(crate) fn resolve_plain(s: &str) -> Plain {
     }
     match h {
         Hint::Dot => parse_float_ok(s).map_or(Plain::Str, Plain::Float),
-        Hint::Number => resolve_number(s, true),
+        Hint::Number => parse_go_timestamp(s).map_or_else(|| resolve_number(s, true), Plain::Timestamp),
         Hint::None | Hint::Word => Plain::Str,
     }
 }
 
-/// The digit/sign branch shared by both versions (timestamps are checked by the caller where
-/// they matter; v3 decodes them into strings anyway). `octal_prefix` enables v3's explicit
+/// The digit/sign branch shared by both versions, after the timestamp check. `octal_prefix` enables v3's explicit
 /// `0o`/`-0o` fallback, which v2 lacks.
 fn resolve_number(s: &str, octal_prefix: bool) -> Plain {
     let plain: std::borrow::Cow<str> =
@@ -109,10 +110,10 @@ fn resolve_number(s: &str, octal_prefix: bool) -> Plain {
     if let Some(u) = parse_uint(&plain, 0) {
         return Plain::Uint(u);
     }
-    if is_yaml_style_float(&plain) {
-        if let Some(f) = parse_float_ok(&plain) {
-            return Plain::Float(f);
-        }
+    if is_yaml_style_float(&plain)
+        && let Some(f) = parse_float_ok(&plain)
+    {
+        return Plain::Float(f);
     }
     let explicit = |prefix: &str, base: u32| -> Option<Plain> {
         if let Some(digits) = plain.strip_prefix(prefix) {
@@ -126,10 +127,8 @@ fn resolve_number(s: &str, octal_prefix: bool) -> Plain {
     if let Some(found) = explicit("0b", 2) {
         return found;
     }
-    if octal_prefix {
-        if let Some(found) = explicit("0o", 8) {
-            return found;
-        }
+    if octal_prefix && let Some(found) = explicit("0o", 8) {
+        return found;
     }
     Plain::Str
 }
@@ -177,7 +176,8 @@ mod tests {
         assert_eq!(resolve_plain("12345678901234567890"), Plain::Uint(12_345_678_901_234_567_890));
         assert_eq!(resolve_plain(".5"), Plain::Float(0.5));
         assert_eq!(resolve_plain(".inf"), Plain::NonFinite);
-        assert_eq!(resolve_plain("2024-01-01"), Plain::Str);
+        assert!(matches!(resolve_plain("2024-01-01"), Plain::Timestamp(_)));
+        assert_eq!(resolve_plain("2024-13-01"), Plain::Str);
         assert_eq!(resolve_plain("1.16.2"), Plain::Str);
         assert_eq!(resolve_plain("0xFFFFFFFFFFFFFFFFFFFF"), Plain::Str);
         assert_eq!(resolve_plain("1e400"), Plain::Str);

@@ -192,9 +192,7 @@ fn is_break(b: &[u8], i: usize) -> bool {
     }
 }
 
-fn is_bom(b: &[u8], i: usize) -> bool {
-    at(b, i) == 0xEF && at(b, i + 1) == 0xBB && at(b, i + 2) == 0xBF
-}
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// libyaml's printable set: LF, 0x20-0x7E, and BMP characters from U+00A0 except surrogates,
 /// the BOM and U+FFFE/U+FFFF. Tab, CR, other controls and 4-byte characters are not.
@@ -205,7 +203,7 @@ fn is_printable(b: &[u8], i: usize) -> bool {
         0xC2 => c1 >= 0xA0,
         0xC3..=0xEC | 0xEE => true,
         0xED => c1 < 0xA0,
-        0xEF => !(c1 == 0xBB && c2 == 0xBF) && !(c1 == 0xBF && matches!(c2, 0xBE | 0xBF)),
+        0xEF => !((c1 == 0xBB && c2 == 0xBF) || (c1 == 0xBF && matches!(c2, 0xBE | 0xBF))),
         _ => false,
     }
 }
@@ -294,10 +292,13 @@ impl Writer<'_> {
     pub(super) fn write_double_quoted(&mut self, s: &str, allow_breaks: bool) {
         self.write_indicator("\"", true, false, false);
         let b = s.as_bytes();
+        // go-yaml's `is_bom` looks at the start of the value, not at the current character:
+        // a value that starts with a BOM is escaped entirely.
+        let escape_all = b.starts_with(BOM);
         let mut spaces = false;
         let mut i = 0;
         while i < b.len() {
-            if needs_escape(b, i) {
+            if escape_all || needs_escape(b, i) {
                 let ch = s[i..].chars().next().unwrap_or('\0');
                 i += ch.len_utf8();
                 self.write_escape(ch);
@@ -418,7 +419,7 @@ impl Writer<'_> {
 
 /// Characters written as escapes inside double quotes.
 fn needs_escape(b: &[u8], i: usize) -> bool {
-    !is_printable(b, i) || is_bom(b, i) || is_break(b, i) || matches!(b[i], b'"' | b'\\')
+    !is_printable(b, i) || is_break(b, i) || matches!(b[i], b'"' | b'\\')
 }
 
 /// Start of the character that ends before byte `end`.
