@@ -8,9 +8,13 @@ use std::time::{Duration, Instant};
 use kfctl_rs::yaml::{parse_stream, to_yaml_stream};
 
 fn main() {
-    let default = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/kubeflow/golden/v1.11.0/example.yaml");
+    let default = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/kubeflow/golden/v1.11.0/example.yaml");
     let path = std::env::args().nth(1).map_or(default, PathBuf::from);
-    let rounds: usize = std::env::args().nth(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+    let rounds: usize = std::env::args()
+        .nth(2)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
     let text = std::fs::read_to_string(&path).expect("readable input");
     let (mut parse_best, mut write_best) = (Duration::MAX, Duration::MAX);
     let mut docs = Vec::new();

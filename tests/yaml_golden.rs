@@ -52,12 +52,20 @@ fn every_golden_round_trips_byte_for_byte() {
     let golden = shared_dir().join("kubeflow/golden/v1.11.0");
     let mut files = Vec::new();
     yaml_files(&golden, &mut files);
-    assert!(files.len() >= 200, "expected the 220 goldens under {}", golden.display());
+    assert!(
+        files.len() >= 200,
+        "expected the 220 goldens under {}",
+        golden.display()
+    );
     let mut failures = Vec::new();
     let mut documents = 0;
     for file in &files {
         let text = std::fs::read_to_string(file).expect("golden is UTF-8");
-        let name = file.strip_prefix(&golden).unwrap_or(file).display().to_string();
+        let name = file
+            .strip_prefix(&golden)
+            .unwrap_or(file)
+            .display()
+            .to_string();
         let docs = match parse_stream(&text, &name) {
             Ok(docs) => docs,
             Err(e) => {
@@ -81,7 +89,12 @@ fn every_golden_round_trips_byte_for_byte() {
         files.len() - failures.len(),
         files.len()
     );
-    assert!(failures.is_empty(), "{} goldens differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} goldens differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -93,10 +106,17 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
         .filter(|p| p.join("expected.yaml").is_file())
         .collect();
     cases.sort();
-    assert!(!cases.is_empty(), "no fixtures under {}", fixtures.display());
+    assert!(
+        !cases.is_empty(),
+        "no fixtures under {}",
+        fixtures.display()
+    );
     let mut failures = Vec::new();
     for case in &cases {
-        let name = case.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = case
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let input = std::fs::read_to_string(case.join("input.yaml")).expect("input");
         let expected = std::fs::read_to_string(case.join("expected.yaml")).expect("expected");
         match parse_stream(&input, &name) {
@@ -109,6 +129,14 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    println!("kustomize fixtures: {} of {} match", cases.len() - failures.len(), cases.len());
-    assert!(failures.is_empty(), "fixtures differ:\n{}", failures.join("\n"));
+    println!(
+        "kustomize fixtures: {} of {} match",
+        cases.len() - failures.len(),
+        cases.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "fixtures differ:\n{}",
+        failures.join("\n")
+    );
 }

@@ -51,7 +51,13 @@ pub(super) struct Writer<'o> {
 
 /// Write one document as kustomize writes a resource (ending with a line break).
 pub(super) fn write_document(out: &mut String, doc: &Value) {
-    let mut w = Writer { out, column: 0, whitespace: true, indention: true, indent: None };
+    let mut w = Writer {
+        out,
+        column: 0,
+        whitespace: true,
+        indention: true,
+        indent: None,
+    };
     w.node(doc, Context::default());
     w.write_indent();
 }
@@ -60,7 +66,9 @@ impl Writer<'_> {
     fn node(&mut self, value: &Value, ctx: Context) {
         match value {
             Value::Null => self.scalar("null", ScalarStyle::Plain, ctx),
-            Value::Bool(b) => self.scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain, ctx),
+            Value::Bool(b) => {
+                self.scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain, ctx)
+            }
             Value::Number(n) => self.scalar(&number_text(n), ScalarStyle::Plain, ctx),
             Value::String(s) => {
                 let s = json_reread(s);
@@ -105,14 +113,25 @@ impl Writer<'_> {
 
     fn block_mapping(&mut self, map: &Map<String, Value>) {
         let saved = self.increase_indent(false, false);
-        let mut entries: Vec<(Cow<str>, &Value)> = map.iter().map(|(k, v)| (json_reread(k), v)).collect();
+        let mut entries: Vec<(Cow<str>, &Value)> =
+            map.iter().map(|(k, v)| (json_reread(k), v)).collect();
         entries.sort_unstable_by(|a, b| go_yaml_key_cmp(&a.0, &b.0));
-        let value_ctx = Context { mapping: true, simple_key: false };
+        let value_ctx = Context {
+            mapping: true,
+            simple_key: false,
+        };
         for (key, value) in &entries {
             let key: &str = key;
             self.write_indent();
             if key.len() <= MAX_SIMPLE_KEY_BYTES && !analyze(key).multiline {
-                self.scalar(key, requested_style(key), Context { mapping: true, simple_key: true });
+                self.scalar(
+                    key,
+                    requested_style(key),
+                    Context {
+                        mapping: true,
+                        simple_key: true,
+                    },
+                );
                 self.write_indicator(":", false, false, false);
             } else {
                 self.write_indicator("?", true, false, true);
@@ -256,7 +275,11 @@ mod tests {
     fn floats_are_spelled_as_after_a_json_round_trip() {
         assert_eq!(float_text(1.0), "1");
         assert_eq!(float_text(-0.0), "0");
-        assert_eq!(float_text(1e20), "1e+20", "integral but beyond uint64: read back as a float");
+        assert_eq!(
+            float_text(1e20),
+            "1e+20",
+            "integral but beyond uint64: read back as a float"
+        );
         assert_eq!(float_text(1.8e19), "18000000000000000000");
         assert_eq!(float_text(1e21), "1e+21");
         assert_eq!(float_text(1.5), "1.5");

@@ -21,7 +21,11 @@ pub(crate) fn parse_uint(s: &str, base: u32) -> Option<u64> {
     if bytes.is_empty() {
         return None;
     }
-    let (base, digits) = if base == 0 { detect_base(bytes) } else { (base, bytes) };
+    let (base, digits) = if base == 0 {
+        detect_base(bytes)
+    } else {
+        (base, bytes)
+    };
     let mut n: u64 = 0;
     for &c in digits {
         let d = match c {
@@ -60,7 +64,11 @@ pub(crate) fn parse_int(s: &str, base: u32) -> Option<i64> {
     };
     let magnitude = parse_uint(rest, base)?;
     if negative {
-        if magnitude <= 1u64 << 63 { Some(0i64.wrapping_sub_unsigned(magnitude)) } else { None }
+        if magnitude <= 1u64 << 63 {
+            Some(0i64.wrapping_sub_unsigned(magnitude))
+        } else {
+            None
+        }
     } else {
         i64::try_from(magnitude).ok()
     }
@@ -173,7 +181,9 @@ fn count_digits(b: &[u8]) -> usize {
 /// go-yaml's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
 pub(crate) fn is_base60_float(s: &str) -> bool {
     let b = s.as_bytes();
-    let Some(&first) = b.first() else { return false };
+    let Some(&first) = b.first() else {
+        return false;
+    };
     if !(first == b'+' || first == b'-' || first.is_ascii_digit()) || !s.contains(':') {
         return false;
     }
@@ -181,7 +191,10 @@ pub(crate) fn is_base60_float(s: &str) -> bool {
     if !b.get(i).is_some_and(u8::is_ascii_digit) {
         return false;
     }
-    i += 1 + b[i + 1..].iter().take_while(|c| c.is_ascii_digit() || **c == b'_').count();
+    i += 1 + b[i + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'_')
+        .count();
     let mut groups = 0;
     while b.get(i) == Some(&b':') {
         let group = sexagesimal_group(&b[i + 1..]);
@@ -195,7 +208,10 @@ pub(crate) fn is_base60_float(s: &str) -> bool {
         return false;
     }
     if b.get(i) == Some(&b'.') {
-        i += 1 + b[i + 1..].iter().take_while(|c| c.is_ascii_digit() || **c == b'_').count();
+        i += 1 + b[i + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == b'_')
+            .count();
     }
     i == b.len()
 }
@@ -300,7 +316,11 @@ mod tests {
         assert_eq!(parse_float_ok("."), None);
         assert_eq!(parse_float_ok(".e1"), None);
         assert_eq!(parse_float_ok(".1e400"), None, "overflow is a range error");
-        assert_eq!(parse_float_ok(".1e-400"), Some(0.0), "underflow is not an error");
+        assert_eq!(
+            parse_float_ok(".1e-400"),
+            Some(0.0),
+            "underflow is not an error"
+        );
         assert_eq!(parse_float_ok(".inf"), None);
     }
 

@@ -28,7 +28,11 @@ pub fn go_yaml_key_cmp(a: &str, b: &str) -> Ordering {
         let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
         key_less(&ar, &br)
     };
-    if less { Ordering::Less } else { Ordering::Greater }
+    if less {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
 }
 
 /// A character as `keyList.Less` inspects it.
@@ -143,9 +147,26 @@ mod tests {
     #[test]
     fn order_matches_kustomize_output() {
         let expected = [
-            "-x", "_x", "1", "2", "10", "8080", "A_B", "AB", "ARTIFACT_BUCKET",
-            "ARTIFACT_RETENTION_DAYS", "ARTIFACTS", "Zeta", "a1", "a01", "a9", "a10", "alpha",
-            "jwks_uri", "jwksUri", "ä",
+            "-x",
+            "_x",
+            "1",
+            "2",
+            "10",
+            "8080",
+            "A_B",
+            "AB",
+            "ARTIFACT_BUCKET",
+            "ARTIFACT_RETENTION_DAYS",
+            "ARTIFACTS",
+            "Zeta",
+            "a1",
+            "a01",
+            "a9",
+            "a10",
+            "alpha",
+            "jwks_uri",
+            "jwksUri",
+            "ä",
         ];
         let mut shuffled = expected.to_vec();
         shuffled.reverse();
@@ -175,7 +196,15 @@ mod tests {
 
     #[test]
     fn non_ascii_letters_use_unicode_categories() {
-        assert_eq!(go_yaml_key_cmp("é", "_"), Ordering::Greater, "é is a letter");
-        assert_eq!(go_yaml_key_cmp("x٣", "x2"), Ordering::Greater, "Arabic-Indic three is a digit");
+        assert_eq!(
+            go_yaml_key_cmp("é", "_"),
+            Ordering::Greater,
+            "é is a letter"
+        );
+        assert_eq!(
+            go_yaml_key_cmp("x٣", "x2"),
+            Ordering::Greater,
+            "Arabic-Indic three is a digit"
+        );
     }
 }

@@ -34,10 +34,17 @@ pub use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 pub enum YamlError {
     #[error("{origin}:{line}:{column}: invalid YAML: {message}")]
-    Syntax { origin: String, line: usize, column: usize, message: String },
+    Syntax {
+        origin: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{origin}: invalid YAML: {message}")]
     Invalid { origin: String, message: String },
-    #[error("{origin}: YAML exceeds a safety limit ({limit}); the input is too large or too deeply nested, or its aliases expand too much")]
+    #[error(
+        "{origin}: YAML exceeds a safety limit ({limit}); the input is too large or too deeply nested, or its aliases expand too much"
+    )]
     Limit { origin: String, limit: String },
 }
 

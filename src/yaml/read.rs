@@ -93,8 +93,18 @@ enum KeySlot {
 }
 
 enum Frame {
-    Seq { items: Vec<Value>, anchor: usize, first_node: usize },
-    Map { map: Map<String, Value>, slot: KeySlot, merge: Option<Value>, anchor: usize, first_node: usize },
+    Seq {
+        items: Vec<Value>,
+        anchor: usize,
+        first_node: usize,
+    },
+    Map {
+        map: Map<String, Value>,
+        slot: KeySlot,
+        merge: Option<Value>,
+        anchor: usize,
+        first_node: usize,
+    },
 }
 
 struct Builder<'o> {
@@ -138,7 +148,11 @@ impl<'o> Builder<'o> {
             Event::Scalar(text, style, anchor, tag) => self.scalar(text, style, anchor, tag)?,
             Event::Alias(id) => self.alias(id)?,
             Event::SequenceStart(_, anchor, _) => {
-                self.open(Frame::Seq { items: Vec::new(), anchor, first_node: self.nodes })?;
+                self.open(Frame::Seq {
+                    items: Vec::new(),
+                    anchor,
+                    first_node: self.nodes,
+                })?;
             }
             Event::MappingStart(_, anchor, _) => self.open(Frame::Map {
                 map: Map::new(),
@@ -164,8 +178,18 @@ impl<'o> Builder<'o> {
 
     fn close(&mut self) -> Result<(), YamlError> {
         let (value, anchor, first_node) = match self.stack.pop() {
-            Some(Frame::Seq { items, anchor, first_node }) => (Value::Array(items), anchor, first_node),
-            Some(Frame::Map { mut map, merge, anchor, first_node, .. }) => {
+            Some(Frame::Seq {
+                items,
+                anchor,
+                first_node,
+            }) => (Value::Array(items), anchor, first_node),
+            Some(Frame::Map {
+                mut map,
+                merge,
+                anchor,
+                first_node,
+                ..
+            }) => {
                 if let Some(source) = merge {
                     apply_merge(&mut map, source);
                 }
@@ -175,7 +199,13 @@ impl<'o> Builder<'o> {
         };
         if anchor != 0 {
             let nodes = self.nodes - first_node;
-            self.anchors.insert(anchor, Anchored { value: value.clone(), nodes });
+            self.anchors.insert(
+                anchor,
+                Anchored {
+                    value: value.clone(),
+                    nodes,
+                },
+            );
         }
         self.attach(value)
     }
@@ -200,24 +230,39 @@ impl<'o> Builder<'o> {
         }
         let value = self.scalar_value(text, style, full_tag.as_deref())?;
         if anchor != 0 {
-            self.anchors.insert(anchor, Anchored { value: value.clone(), nodes: 1 });
+            self.anchors.insert(
+                anchor,
+                Anchored {
+                    value: value.clone(),
+                    nodes: 1,
+                },
+            );
         }
         self.attach(value)
     }
 
     fn alias(&mut self, id: usize) -> Result<(), YamlError> {
         let Some(anchored) = self.anchors.get(&id) else {
-            return Err(self.invalid("alias to an anchor that is not complete (recursive alias)".into()));
+            return Err(
+                self.invalid("alias to an anchor that is not complete (recursive alias)".into())
+            );
         };
         let nodes = anchored.nodes;
         // Count before copying: the check is what bounds alias bombs.
         self.alias_nodes = self.alias_nodes.saturating_add(nodes);
         if self.alias_nodes > self.limits.max_alias_nodes {
-            let limit = format!("aliases expand to more than {} nodes", self.limits.max_alias_nodes);
+            let limit = format!(
+                "aliases expand to more than {} nodes",
+                self.limits.max_alias_nodes
+            );
             return Err(self.limit(limit));
         }
         self.count_nodes(nodes)?;
-        let value = self.anchors.get(&id).map(|a| a.value.clone()).unwrap_or_default();
+        let value = self
+            .anchors
+            .get(&id)
+            .map(|a| a.value.clone())
+            .unwrap_or_default();
         if self.expecting_key() {
             let slot = match &value {
                 Value::Null => KeySlot::Dropped,
@@ -233,7 +278,13 @@ impl<'o> Builder<'o> {
     }
 
     fn expecting_key(&self) -> bool {
-        matches!(self.stack.last(), Some(Frame::Map { slot: KeySlot::Expecting, .. }))
+        matches!(
+            self.stack.last(),
+            Some(Frame::Map {
+                slot: KeySlot::Expecting,
+                ..
+            })
+        )
     }
 
     fn set_key(&mut self, new_slot: KeySlot) {
@@ -247,7 +298,9 @@ impl<'o> Builder<'o> {
         match self.stack.last_mut() {
             None => self.root = Some(value),
             Some(Frame::Seq { items, .. }) => items.push(value),
-            Some(Frame::Map { map, slot, merge, .. }) => match std::mem::replace(slot, KeySlot::Expecting) {
+            Some(Frame::Map {
+                map, slot, merge, ..
+            }) => match std::mem::replace(slot, KeySlot::Expecting) {
                 KeySlot::Key(key) => match map.entry(key) {
                     Entry::Vacant(slot) => {
                         slot.insert(value);
@@ -272,9 +325,16 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
-    fn scalar_value(&self, text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Result<Value, YamlError> {
+    fn scalar_value(
+        &self,
+        text: Cow<'_, str>,
+        style: ScalarStyle,
+        tag: Option<&str>,
+    ) -> Result<Value, YamlError> {
         match tag {
-            None | Some("!") if style == ScalarStyle::Plain => Ok(plain_to_value(text, resolve_plain)),
+            None | Some("!") if style == ScalarStyle::Plain => {
+                Ok(plain_to_value(text, resolve_plain))
+            }
             None | Some("!") => Ok(Value::String(text.into_owned())),
             Some(tag) => match tag.strip_prefix(CORE_TAG_PREFIX) {
                 Some("str") => Ok(Value::String(text.into_owned())),
@@ -304,35 +364,52 @@ impl<'o> Builder<'o> {
         match (tag, plain) {
             (_, plain) if resolved_tag == tag => Ok(plain_to_value(text, |_| plain)),
             ("float", Plain::Int(i)) => Ok(plain_to_value(text, |_| Plain::Float(i as f64))),
-            _ => Err(self.invalid(format!("cannot decode !!{resolved_tag} `{text}` as a !!{tag}"))),
+            _ => Err(self.invalid(format!(
+                "cannot decode !!{resolved_tag} `{text}` as a !!{tag}"
+            ))),
         }
     }
 
     fn count_nodes(&mut self, n: usize) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > self.limits.max_nodes {
-            let limit = format!("more than {} nodes, aliases expanded", self.limits.max_nodes);
+            let limit = format!(
+                "more than {} nodes, aliases expanded",
+                self.limits.max_nodes
+            );
             return Err(self.limit(limit));
         }
         Ok(())
     }
 
     fn location(&self) -> (usize, usize) {
-        self.span.map_or((0, 0), |s| (s.start.line() + self.line_offset, s.start.col() + 1))
+        self.span.map_or((0, 0), |s| {
+            (s.start.line() + self.line_offset, s.start.col() + 1)
+        })
     }
 
     fn invalid(&self, message: String) -> YamlError {
         let (line, column) = self.location();
-        YamlError::Syntax { origin: self.origin.to_string(), line, column, message }
+        YamlError::Syntax {
+            origin: self.origin.to_string(),
+            line,
+            column,
+            message,
+        }
     }
 
     fn complex_key(&self) -> YamlError {
-        self.invalid("mapping keys must be scalars; sequence and mapping keys are not supported".into())
+        self.invalid(
+            "mapping keys must be scalars; sequence and mapping keys are not supported".into(),
+        )
     }
 
     fn limit(&self, limit: String) -> YamlError {
         let (line, _) = self.location();
-        YamlError::Limit { origin: self.origin.to_string(), limit: format!("{limit}, at line {line}") }
+        YamlError::Limit {
+            origin: self.origin.to_string(),
+            limit: format!("{limit}, at line {line}"),
+        }
     }
 
     fn scan_error(&self, error: &ScanError) -> YamlError {
@@ -356,7 +433,11 @@ fn key_slot(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> KeySlo
         None => style == ScalarStyle::Plain && resolve_plain(&text) == Plain::Null,
         Some(t) => t == "tag:yaml.org,2002:null",
     };
-    if null_key { KeySlot::Dropped } else { KeySlot::Key(text.into_owned()) }
+    if null_key {
+        KeySlot::Dropped
+    } else {
+        KeySlot::Key(text.into_owned())
+    }
 }
 
 /// The value of a scalar typed by `typing`; strings reuse the parser's buffer when it owns one.
@@ -366,7 +447,9 @@ fn plain_to_value(text: Cow<'_, str>, typing: impl FnOnce(&str) -> Plain) -> Val
         Plain::Bool(b) => Value::Bool(b),
         Plain::Int(i) => Value::Number(i.into()),
         Plain::Uint(u) => Value::Number(u.into()),
-        Plain::Float(f) => Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number),
+        Plain::Float(f) => {
+            Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number)
+        }
         Plain::Timestamp(t) => Value::String(t.to_rfc3339_nano()),
         Plain::NonFinite | Plain::Str => Value::String(text.into_owned()),
     }
@@ -384,10 +467,13 @@ fn is_merge_source(value: &Value) -> bool {
 fn apply_merge(map: &mut Map<String, Value>, source: Value) {
     let sources = match source {
         Value::Object(m) => vec![m],
-        Value::Array(items) => items.into_iter().filter_map(|v| match v {
-            Value::Object(m) => Some(m),
-            _ => None,
-        }).collect(),
+        Value::Array(items) => items
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+            .collect(),
         _ => Vec::new(),
     };
     for source in sources {

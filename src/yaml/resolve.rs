@@ -17,9 +17,7 @@
 //! Both share the first-byte "hint" table of go-yaml: only strings starting with a sign, a
 //! digit, `.` or one of `yYnNtTfFoO~` (or the empty string) can resolve to anything but a string.
 
-use super::gonum::{
-    is_base60_float, is_yaml_style_float, parse_float_ok, parse_int, parse_uint,
-};
+use super::gonum::{is_base60_float, is_yaml_style_float, parse_float_ok, parse_int, parse_uint};
 use super::timestamp::{Timestamp, is_go_timestamp, parse_go_timestamp};
 
 /// The typed value of a plain scalar, as go-yaml v3 decodes it into an `interface{}`.
@@ -78,8 +76,21 @@ fn v3_table(s: &str) -> Option<Plain> {
 fn v2_extra_word(s: &str) -> bool {
     matches!(
         s,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "n" | "N" | "no" | "No" | "NO"
-            | "off" | "Off" | "OFF"
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "on"
+            | "On"
+            | "ON"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "off"
+            | "Off"
+            | "OFF"
     )
 }
 
@@ -94,7 +105,9 @@ pub(crate) fn resolve_plain(s: &str) -> Plain {
     }
     match h {
         Hint::Dot => parse_float_ok(s).map_or(Plain::Str, Plain::Float),
-        Hint::Number => parse_go_timestamp(s).map_or_else(|| resolve_number(s, true), Plain::Timestamp),
+        Hint::Number => {
+            parse_go_timestamp(s).map_or_else(|| resolve_number(s, true), Plain::Timestamp)
+        }
         Hint::None | Hint::Word => Plain::Str,
     }
 }
@@ -102,8 +115,11 @@ pub(crate) fn resolve_plain(s: &str) -> Plain {
 /// The digit/sign branch shared by both versions, after the timestamp check. `octal_prefix` enables v3's explicit
 /// `0o`/`-0o` fallback, which v2 lacks.
 fn resolve_number(s: &str, octal_prefix: bool) -> Plain {
-    let plain: std::borrow::Cow<str> =
-        if s.contains('_') { s.replace('_', "").into() } else { s.into() };
+    let plain: std::borrow::Cow<str> = if s.contains('_') {
+        s.replace('_', "").into()
+    } else {
+        s.into()
+    };
     if let Some(i) = parse_int(&plain, 0) {
         return Plain::Int(i);
     }
@@ -146,9 +162,7 @@ pub(crate) fn plain_is_safe(s: &str) -> bool {
     match h {
         Hint::Dot => parse_float_ok(s).is_none(),
         Hint::Number => {
-            !is_go_timestamp(s)
-                && resolve_number(s, false) == Plain::Str
-                && !is_base60_float(s)
+            !is_go_timestamp(s) && resolve_number(s, false) == Plain::Str && !is_base60_float(s)
         }
         Hint::None | Hint::Word => true,
     }
@@ -173,7 +187,10 @@ mod tests {
         assert_eq!(resolve_plain("1_000"), Plain::Int(1000));
         assert_eq!(resolve_plain("08"), Plain::Float(8.0));
         assert_eq!(resolve_plain("1e3"), Plain::Float(1000.0));
-        assert_eq!(resolve_plain("12345678901234567890"), Plain::Uint(12_345_678_901_234_567_890));
+        assert_eq!(
+            resolve_plain("12345678901234567890"),
+            Plain::Uint(12_345_678_901_234_567_890)
+        );
         assert_eq!(resolve_plain(".5"), Plain::Float(0.5));
         assert_eq!(resolve_plain(".inf"), Plain::NonFinite);
         assert!(matches!(resolve_plain("2024-01-01"), Plain::Timestamp(_)));
@@ -187,14 +204,42 @@ mod tests {
     #[test]
     fn v2_quotes_what_it_would_read_as_another_type() {
         for typed in [
-            "true", "yes", "Y", "n", "Off", "null", "~", "", "8080", "-1", "0x1F", "08", "1e3",
-            ".5", ".5_5", "+.5", "2024-01-01", "1:20", "0b1010", "0b-101", ".inf",
+            "true",
+            "yes",
+            "Y",
+            "n",
+            "Off",
+            "null",
+            "~",
+            "",
+            "8080",
+            "-1",
+            "0x1F",
+            "08",
+            "1e3",
+            ".5",
+            ".5_5",
+            "+.5",
+            "2024-01-01",
+            "1:20",
+            "0b1010",
+            "0b-101",
+            ".inf",
         ] {
             assert!(!plain_is_safe(typed), "{typed}");
         }
         for text in [
-            "1.16.2", "yess", "<<", "2024-13-01", "0xFFFFFFFFFFFFFFFFFFFFFFFF", "1e400", "v1",
-            "-", "a b", "0o17x", "1:60",
+            "1.16.2",
+            "yess",
+            "<<",
+            "2024-13-01",
+            "0xFFFFFFFFFFFFFFFFFFFFFFFF",
+            "1e400",
+            "v1",
+            "-",
+            "a b",
+            "0o17x",
+            "1:60",
         ] {
             assert!(plain_is_safe(text), "{text}");
         }

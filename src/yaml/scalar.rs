@@ -151,10 +151,8 @@ fn analyze_visible_ascii(b: &[u8]) -> Analysis {
         b'?' | b'-' => b.len() == 1,
         _ => false,
     };
-    let block_indicators = first_forbids
-        || b.ends_with(b":")
-        || b.starts_with(b"---")
-        || b.starts_with(b"...");
+    let block_indicators =
+        first_forbids || b.ends_with(b":") || b.starts_with(b"---") || b.starts_with(b"...");
     Analysis {
         empty: false,
         multiline: false,
@@ -260,7 +258,12 @@ impl Writer<'_> {
         while i < b.len() {
             if b[i] == b' ' {
                 let inner = !quoted || (i > 0 && i + 1 < b.len());
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && inner && at(b, i + 1) != b' ' {
+                if allow_breaks
+                    && !spaces
+                    && self.column > BEST_WIDTH
+                    && inner
+                    && at(b, i + 1) != b' '
+                {
                     self.write_indent();
                     i += 1;
                 } else {
@@ -409,7 +412,9 @@ impl Writer<'_> {
             None => Some("-"),
             Some(i) if !is_break(b, i) => Some("-"),
             Some(0) => Some("+"),
-            Some(i) => last_char_start(b, i).filter(|&j| is_break(b, j)).map(|_| "+"),
+            Some(i) => last_char_start(b, i)
+                .filter(|&j| is_break(b, j))
+                .map(|_| "+"),
         };
         if let Some(chomp) = chomp {
             self.write_indicator(chomp, false, false, false);
@@ -441,10 +446,21 @@ mod tests {
 
     #[test]
     fn indicators_forbid_plain() {
-        for quoted in ["*", "- a", "-", ": a", "a: b", "x #y", "'a", "@x", "`x", "---", "...x", "? x"] {
+        for quoted in [
+            "*", "- a", "-", ": a", "a: b", "x #y", "'a", "@x", "`x", "---", "...x", "? x",
+        ] {
             assert!(!plain_ok(quoted), "{quoted:?}");
         }
-        for plain in ["-a", "a:b", "a#b", "x# y", "1.16.2", "ünï", "http://x:80/y", "?x"] {
+        for plain in [
+            "-a",
+            "a:b",
+            "a#b",
+            "x# y",
+            "1.16.2",
+            "ünï",
+            "http://x:80/y",
+            "?x",
+        ] {
             assert!(plain_ok(plain), "{plain:?}");
         }
     }
@@ -454,10 +470,22 @@ mod tests {
         assert!(!plain_ok(" leading"));
         assert!(!plain_ok("trailing "));
         let tab = analyze("a\tb");
-        assert!(!tab.single_quoted_allowed && !tab.block_allowed, "tab is not printable");
-        assert!(!analyze("emoji 😀").single_quoted_allowed, "4-byte characters are special");
-        assert!(!analyze("line \nnext").block_allowed, "space before a break");
-        assert!(analyze("line\n next").block_allowed, "break before a space is fine in a block");
+        assert!(
+            !tab.single_quoted_allowed && !tab.block_allowed,
+            "tab is not printable"
+        );
+        assert!(
+            !analyze("emoji 😀").single_quoted_allowed,
+            "4-byte characters are special"
+        );
+        assert!(
+            !analyze("line \nnext").block_allowed,
+            "space before a break"
+        );
+        assert!(
+            analyze("line\n next").block_allowed,
+            "break before a space is fine in a block"
+        );
         assert!(!analyze("line\n next").single_quoted_allowed);
         assert!(!analyze("text\n").block_plain_allowed);
         assert!(analyze("").block_plain_allowed && !analyze("").block_allowed);
@@ -476,7 +504,12 @@ mod tests {
                     s.push(alphabet[n % alphabet.len()]);
                     n /= alphabet.len();
                 }
-                assert_eq!(analyze_visible_ascii(&s), analyze_general(&s), "{:?}", String::from_utf8_lossy(&s));
+                assert_eq!(
+                    analyze_visible_ascii(&s),
+                    analyze_general(&s),
+                    "{:?}",
+                    String::from_utf8_lossy(&s)
+                );
                 checked += 1;
             }
         }
@@ -487,12 +520,34 @@ mod tests {
     fn style_requests_follow_go_yaml_v2() {
         assert_eq!(requested_style("a\nb"), ScalarStyle::Literal);
         assert_eq!(requested_style("true"), ScalarStyle::DoubleQuoted);
-        assert_eq!(requested_style("*"), ScalarStyle::Plain, "quoting is the emitter's choice");
-        let value = Context { mapping: true, simple_key: false };
-        let key = Context { mapping: true, simple_key: true };
-        assert_eq!(select_style(ScalarStyle::Plain, &analyze("*"), value), ScalarStyle::SingleQuoted);
-        assert_eq!(select_style(ScalarStyle::Plain, &analyze("a\tb"), value), ScalarStyle::DoubleQuoted);
-        assert_eq!(select_style(ScalarStyle::Literal, &analyze("a \nb"), value), ScalarStyle::DoubleQuoted);
-        assert_eq!(select_style(ScalarStyle::Literal, &analyze("a\nb"), key), ScalarStyle::DoubleQuoted);
+        assert_eq!(
+            requested_style("*"),
+            ScalarStyle::Plain,
+            "quoting is the emitter's choice"
+        );
+        let value = Context {
+            mapping: true,
+            simple_key: false,
+        };
+        let key = Context {
+            mapping: true,
+            simple_key: true,
+        };
+        assert_eq!(
+            select_style(ScalarStyle::Plain, &analyze("*"), value),
+            ScalarStyle::SingleQuoted
+        );
+        assert_eq!(
+            select_style(ScalarStyle::Plain, &analyze("a\tb"), value),
+            ScalarStyle::DoubleQuoted
+        );
+        assert_eq!(
+            select_style(ScalarStyle::Literal, &analyze("a \nb"), value),
+            ScalarStyle::DoubleQuoted
+        );
+        assert_eq!(
+            select_style(ScalarStyle::Literal, &analyze("a\nb"), key),
+            ScalarStyle::DoubleQuoted
+        );
     }
 }

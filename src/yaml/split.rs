@@ -28,7 +28,10 @@ pub(super) fn parse_stream_with(
 ) -> Result<Vec<Value>, YamlError> {
     if text.len() > limits.max_input_bytes {
         let limit = format!("{} bytes, more than {}", text.len(), limits.max_input_bytes);
-        return Err(YamlError::Limit { origin: origin.to_string(), limit });
+        return Err(YamlError::Limit {
+            origin: origin.to_string(),
+            limit,
+        });
     }
     if text.len() < PARALLEL_MIN_BYTES || text.starts_with('%') || text.contains("\n%") {
         return parse_documents(text, origin, 0, limits);
@@ -37,14 +40,19 @@ pub(super) fn parse_stream_with(
     if parts.len() < 2 {
         return parse_documents(text, origin, 0, limits);
     }
-    let results: Vec<Result<Vec<Value>, YamlError>> =
-        parts.par_iter().map(|&(start, end)| parse_documents(&text[start..end], origin, 0, limits)).collect();
+    let results: Vec<Result<Vec<Value>, YamlError>> = parts
+        .par_iter()
+        .map(|&(start, end)| parse_documents(&text[start..end], origin, 0, limits))
+        .collect();
     let mut docs = Vec::new();
     for (result, &(start, end)) in results.into_iter().zip(&parts) {
         match result {
             Ok(part) => docs.extend(part),
             Err(_) => {
-                let offset = text.as_bytes()[..start].iter().filter(|&&b| b == b'\n').count();
+                let offset = text.as_bytes()[..start]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
                 return parse_documents(&text[start..end], origin, offset, limits);
             }
         }
@@ -96,7 +104,9 @@ mod tests {
     use crate::yaml::read::LIMITS;
 
     fn stream(docs: usize) -> String {
-        (0..docs).map(|i| format!("---\nname: doc{i}\nbody: |\n  line\n  ---x\n")).collect()
+        (0..docs)
+            .map(|i| format!("---\nname: doc{i}\nbody: |\n  line\n  ---x\n"))
+            .collect()
     }
 
     #[test]
@@ -105,11 +115,17 @@ mod tests {
         let parts = split_at_documents(&text, 100);
         assert!(parts.len() > 10);
         for &(start, end) in &parts {
-            assert!(text[start..end].starts_with("---\n"), "part starts at a document");
+            assert!(
+                text[start..end].starts_with("---\n"),
+                "part starts at a document"
+            );
         }
         assert_eq!(parts.last().map(|p| p.1), Some(text.len()));
         let dashes_then_text = "a: 1\n---x: 2\n";
-        assert_eq!(split_at_documents(dashes_then_text, 1), vec![(0, dashes_then_text.len())]);
+        assert_eq!(
+            split_at_documents(dashes_then_text, 1),
+            vec![(0, dashes_then_text.len())]
+        );
     }
 
     #[test]
@@ -128,7 +144,9 @@ mod tests {
         text.push_str("---\nbad: [unclosed\n");
         let lines = text.lines().count();
         match parse_stream_with(&text, "big.yaml", LIMITS) {
-            Err(YamlError::Syntax { line, .. }) => assert!(line + 1 >= lines, "line {line} of {lines}"),
+            Err(YamlError::Syntax { line, .. }) => {
+                assert!(line + 1 >= lines, "line {line} of {lines}")
+            }
             other => panic!("expected a syntax error, got {other:?}"),
         }
     }
