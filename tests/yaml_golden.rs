@@ -140,3 +140,56 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
         failures.join("\n")
     );
 }
+
+/// Differential reading check against serde-saphyr (the README's reference reader) on every
+/// upstream `.yaml` of the snapshot and the remote mirror. Run with `--ignored --nocapture`.
+#[test]
+#[ignore = "measurement over ~1,300 upstream files; run on demand"]
+fn upstream_reads_like_serde_saphyr_except_go_yaml_typing() {
+    let root = shared_dir().join("kubeflow");
+    let mut files = Vec::new();
+    yaml_files(&root.join("manifests"), &mut files);
+    yaml_files(&root.join("remote"), &mut files);
+    let (mut same, mut both_fail, mut differ, mut unexplained) = (0, 0, Vec::new(), Vec::new());
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("UTF-8");
+        let name = file.display().to_string();
+        let options = serde_saphyr::options! {
+            legacy_octal_numbers: true,
+            strict_booleans: true,
+            budget: serde_saphyr::budget! { max_nodes: 10_000_000, max_events: 50_000_000 },
+        };
+        let reference: Result<Vec<serde_json::Value>, _> =
+            serde_saphyr::from_multiple_with_options(&text, options);
+        match (parse_stream(&text, &name), reference) {
+            (Ok(ours), Ok(theirs)) if ours == theirs => same += 1,
+            (Err(_), Err(_)) => both_fail += 1,
+            // serde-saphyr's known difference: a block scalar that ends the file without a line
+            // break gets one more "\n" there (go-yaml, and so this reader, adds none).
+            (Ok(_), Ok(_)) if !text.ends_with('\n') => differ.push(name),
+            (ours, theirs) => unexplained.push(format!(
+                "{name}: ours {:?} / serde-saphyr {:?}",
+                ours.map(|d| d.len()).map_err(|e| e.to_string()),
+                theirs.map(|d| d.len()).map_err(|e| e
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string())
+            )),
+        }
+    }
+    println!(
+        "same {same}, both refuse {both_fail}, differ at a final block scalar {}, otherwise {}",
+        differ.len(),
+        unexplained.len()
+    );
+    for d in &differ {
+        println!("  final block scalar without line break: {d}");
+    }
+    assert!(
+        unexplained.is_empty(),
+        "readers disagree:\n{}",
+        unexplained.join("\n")
+    );
+}
