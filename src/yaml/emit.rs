@@ -22,9 +22,10 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Number, Value};
 
+use super::analyze::analyze;
 use super::gonum::format_float_g;
 use super::keyorder::go_yaml_key_cmp;
-use super::scalar::{ScalarStyle, analyze, requested_style, select_style};
+use super::scalar::{ScalarStyle, requested_style, select_style};
 
 /// libyaml's `best_indent` and `best_width` as go-yaml sets them.
 pub(super) const BEST_INDENT: usize = 2;

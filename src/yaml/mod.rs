@@ -4,18 +4,20 @@
 //! (through JSON and `sigs.k8s.io/yaml`). This module reproduces both ends:
 //!
 //! - [`parse_stream`] reads a multi-document stream into `serde_json::Value`s (with
-//!   `preserve_order`), typing plain scalars as go-yaml v3 does ([`read`], [`resolve`]). Reading
-//!   is bounded (input size, nesting depth, node count with aliases expanded) so hostile input
-//!   fails fast with [`YamlError::Limit`]. Large streams are split at `---` lines and their
-//!   documents parsed in parallel.
+//!   `preserve_order`), typing plain scalars as go-yaml v3 does (`read.rs`, `typing.rs`,
+//!   `resolve.rs`). Reading is bounded (input size, nesting depth, node count with aliases
+//!   expanded) so hostile input fails fast with [`YamlError::Limit`]. Large streams are split at
+//!   `---` lines and their documents parsed in parallel (`split.rs`).
 //! - [`to_yaml`] / [`to_yaml_stream`] write documents as kustomize prints them: keys in go-yaml's
 //!   natural order ([`go_yaml_key_cmp`]), 2-space indentation, sequences not indented under a
 //!   key, quoting, folding at 80 columns and block scalars decided by a port of libyaml's emitter
-//!   ([`emit`], [`scalar`]), numbers spelled as Go's JSON-then-YAML round trip spells them.
+//!   (`emit.rs`, `analyze.rs`, `scalar.rs`), numbers spelled as Go's JSON-then-YAML round trip
+//!   spells them.
 //!
 //! Parsing a kustomize output and writing it back reproduces it byte for byte; the integration
 //! test `tests/yaml_golden.rs` checks that on every golden build of the Kubeflow snapshot.
 
+mod analyze;
 mod emit;
 mod gonum;
 mod keyorder;
@@ -26,6 +28,7 @@ mod resolve;
 mod scalar;
 mod split;
 mod timestamp;
+mod typing;
 
 pub use keyorder::go_yaml_key_cmp;
 pub use serde_json::Value;

@@ -5,19 +5,14 @@
 //! (the deserializer re-checks every event through serde's generic machinery), and lets scalars be
 //! typed exactly as kustomize types them: by go-yaml v3's resolver (see [`super::resolve`]).
 //!
-//! Semantics, all taken from go-yaml v3 decoding into `map[string]interface{}`:
-//! - quoted and block scalars are strings; plain scalars go through [`resolve_plain`]; a plain
-//!   timestamp becomes the RFC 3339 text Go's JSON writes for a `time.Time`
-//!   (`2024-01-01` → `2024-01-01T00:00:00Z`), as it does in kustomize;
-//! - tags: `!!str` forces a string, `!!int`/`!!float`/`!!bool`/`!!null`/`!!timestamp` check and
-//!   convert (`!!float 1` is a float), `!!binary` is base64-decoded, the non-specific `!` changes
-//!   nothing (go-yaml ignores it), other tags make a string of the scalar's text;
-//! - mapping keys keep their source text (`0x1F: a` has the key `"0x1F"`); a key that resolves to
-//!   null drops its entry, as v3 does for string-keyed maps; duplicate keys are an error;
+//! Structure, as go-yaml v3 decodes into `map[string]interface{}` (scalar typing is in
+//! [`super::typing`]):
+//! - duplicate keys are an error; a key whose value is a sequence or mapping is refused;
 //! - `<<` merges (YAML 1.1): explicit keys win, then earlier merged maps win;
-//! - anchors and aliases are expanded (aliases copy the anchored value);
-//! - `.inf`/`.nan` (which JSON, and so kustomize, cannot carry) are kept as their text;
-//! - documents that are empty or null are dropped.
+//! - anchors and aliases are expanded (an alias copies the anchored value);
+//! - documents that are empty or null are dropped;
+//! - a block scalar that ends the input without a line break gets no final `\n` (granit's
+//!   `block_scalar_eof_without_line_feed`, libyaml's behaviour; serde-saphyr adds one).
 //!
 //! Bounds: every node, including each node an alias copies, counts against
 //! [`Limits::max_nodes`], and alias copies alone against [`Limits::max_alias_nodes`]; nesting
@@ -29,10 +24,10 @@ use std::collections::HashMap;
 
 use granit_parser::{Event, Parser, ScalarStyle, ScanError, Span, Tag};
 use serde_json::map::Entry;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use super::YamlError;
-use super::resolve::{Plain, resolve_plain};
+use super::typing::{KeySlot, apply_merge, is_merge_source, key_slot, scalar_value};
 
 /// Resource bounds for one input. Generous for real manifests (the whole Kubeflow platform is
 /// 10 MB and ~320k nodes), small enough that hostile input fails fast.
@@ -51,8 +46,6 @@ pub(crate) const LIMITS: Limits = Limits {
     max_nodes: 4_000_000,
     max_alias_nodes: 250_000,
 };
-
-const CORE_TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
 /// Parse one chunk of a stream (whole documents). `line_offset` is added to reported lines.
 pub(crate) fn parse_documents(
@@ -78,18 +71,6 @@ pub(crate) fn parse_documents(
 struct Anchored {
     value: Value,
     nodes: usize,
-}
-
-/// What the next node of an open mapping is for.
-enum KeySlot {
-    /// The next node is a key.
-    Expecting,
-    /// The next node is the value of this key.
-    Key(String),
-    /// The next node is a `<<` merge source.
-    Merge,
-    /// The next node is the value of a null key; v3 drops the entry.
-    Dropped,
 }
 
 enum Frame {
@@ -221,14 +202,15 @@ impl<'o> Builder<'o> {
         let full_tag = tag.map(|t| format!("{}{}", t.handle(), t.suffix()));
         if self.expecting_key() {
             if anchor != 0 {
-                let value = self.scalar_value(text.clone(), style, full_tag.as_deref())?;
+                let value = scalar_value(text.clone(), style, full_tag.as_deref())
+                    .map_err(|m| self.invalid(m))?;
                 self.anchors.insert(anchor, Anchored { value, nodes: 1 });
             }
             let slot = key_slot(text, style, full_tag.as_deref());
             self.set_key(slot);
             return Ok(());
         }
-        let value = self.scalar_value(text, style, full_tag.as_deref())?;
+        let value = scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?;
         if anchor != 0 {
             self.anchors.insert(
                 anchor,
@@ -325,51 +307,6 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
-    fn scalar_value(
-        &self,
-        text: Cow<'_, str>,
-        style: ScalarStyle,
-        tag: Option<&str>,
-    ) -> Result<Value, YamlError> {
-        match tag {
-            None | Some("!") if style == ScalarStyle::Plain => {
-                Ok(plain_to_value(text, resolve_plain))
-            }
-            None | Some("!") => Ok(Value::String(text.into_owned())),
-            Some(tag) => match tag.strip_prefix(CORE_TAG_PREFIX) {
-                Some("str") => Ok(Value::String(text.into_owned())),
-                Some("binary") => decode_binary(&text).ok_or_else(|| {
-                    self.invalid("!!binary value contains invalid base64 data".into())
-                }),
-                Some(short @ ("null" | "bool" | "int" | "float" | "timestamp")) => {
-                    self.tagged_value(text, short)
-                }
-                _ => Ok(Value::String(text.into_owned())),
-            },
-        }
-    }
-
-    /// v3's resolve with an explicit core tag: the text must resolve to that type (an integer
-    /// may stand for a float).
-    fn tagged_value(&self, text: Cow<'_, str>, tag: &str) -> Result<Value, YamlError> {
-        let plain = resolve_plain(&text);
-        let resolved_tag = match plain {
-            Plain::Null => "null",
-            Plain::Bool(_) => "bool",
-            Plain::Int(_) | Plain::Uint(_) => "int",
-            Plain::Float(_) | Plain::NonFinite => "float",
-            Plain::Timestamp(_) => "timestamp",
-            Plain::Str => "str",
-        };
-        match (tag, plain) {
-            (_, plain) if resolved_tag == tag => Ok(plain_to_value(text, |_| plain)),
-            ("float", Plain::Int(i)) => Ok(plain_to_value(text, |_| Plain::Float(i as f64))),
-            _ => Err(self.invalid(format!(
-                "cannot decode !!{resolved_tag} `{text}` as a !!{tag}"
-            ))),
-        }
-    }
-
     fn count_nodes(&mut self, n: usize) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > self.limits.max_nodes {
@@ -421,101 +358,4 @@ impl<'o> Builder<'o> {
             message: error.kind().to_string(),
         }
     }
-}
-
-/// What a scalar in key position means: a key text, a merge, or a dropped (null) key.
-fn key_slot(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> KeySlot {
-    let is_merge_tag = tag == Some("tag:yaml.org,2002:merge");
-    if text == "<<" && (is_merge_tag || (tag.is_none() && style == ScalarStyle::Plain)) {
-        return KeySlot::Merge;
-    }
-    let null_key = match tag {
-        None => style == ScalarStyle::Plain && resolve_plain(&text) == Plain::Null,
-        Some(t) => t == "tag:yaml.org,2002:null",
-    };
-    if null_key {
-        KeySlot::Dropped
-    } else {
-        KeySlot::Key(text.into_owned())
-    }
-}
-
-/// The value of a scalar typed by `typing`; strings reuse the parser's buffer when it owns one.
-fn plain_to_value(text: Cow<'_, str>, typing: impl FnOnce(&str) -> Plain) -> Value {
-    match typing(&text) {
-        Plain::Null => Value::Null,
-        Plain::Bool(b) => Value::Bool(b),
-        Plain::Int(i) => Value::Number(i.into()),
-        Plain::Uint(u) => Value::Number(u.into()),
-        Plain::Float(f) => {
-            Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number)
-        }
-        Plain::Timestamp(t) => Value::String(t.to_rfc3339_nano()),
-        Plain::NonFinite | Plain::Str => Value::String(text.into_owned()),
-    }
-}
-
-fn is_merge_source(value: &Value) -> bool {
-    match value {
-        Value::Object(_) => true,
-        Value::Array(items) => items.iter().all(Value::is_object),
-        _ => false,
-    }
-}
-
-/// Merge keys fill in what the mapping does not define; earlier sources win over later ones.
-fn apply_merge(map: &mut Map<String, Value>, source: Value) {
-    let sources = match source {
-        Value::Object(m) => vec![m],
-        Value::Array(items) => items
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::Object(m) => Some(m),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    for source in sources {
-        for (key, value) in source {
-            map.entry(key).or_insert(value);
-        }
-    }
-}
-
-/// `!!binary`: padded standard base64 (line breaks ignored, as Go's `DecodeString` does);
-/// the decoded bytes are read as UTF-8 with replacement characters, as Go's JSON encoder
-/// writes an invalid string.
-fn decode_binary(text: &str) -> Option<Value> {
-    let mut bytes = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    let (mut padding, mut count) = (0, 0usize);
-    for c in text.bytes().filter(|c| !matches!(c, b'\r' | b'\n')) {
-        count += 1;
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => {
-                padding += 1;
-                continue;
-            }
-            _ => return None,
-        };
-        if padding > 0 {
-            return None;
-        }
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            bytes.push((acc >> bits) as u8);
-        }
-    }
-    if count % 4 != 0 || padding > 2 {
-        return None;
-    }
-    Some(Value::String(String::from_utf8_lossy(&bytes).into_owned()))
 }
