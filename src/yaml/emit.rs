@@ -22,7 +22,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Number, Value};
 
-use super::analyze::analyze;
+use super::analyze::{Analysis, analyze};
 use super::gonum::format_float_g;
 use super::keyorder::go_yaml_key_cmp;
 use super::scalar::{ScalarStyle, requested_style, select_style};
@@ -83,8 +83,17 @@ impl Writer<'_> {
     }
 
     fn scalar(&mut self, text: &str, requested: ScalarStyle, ctx: Context) {
-        let analysis = analyze(text);
-        let style = select_style(requested, &analysis, ctx);
+        self.analyzed_scalar(text, requested, &analyze(text), ctx);
+    }
+
+    fn analyzed_scalar(
+        &mut self,
+        text: &str,
+        requested: ScalarStyle,
+        analysis: &Analysis,
+        ctx: Context,
+    ) {
+        let style = select_style(requested, analysis, ctx);
         let saved = self.increase_indent(true, false);
         let allow_breaks = !ctx.simple_key;
         match style {
@@ -114,35 +123,47 @@ impl Writer<'_> {
 
     fn block_mapping(&mut self, map: &Map<String, Value>) {
         let saved = self.increase_indent(false, false);
-        let mut entries: Vec<(Cow<str>, &Value)> =
-            map.iter().map(|(k, v)| (json_reread(k), v)).collect();
-        entries.sort_unstable_by(|a, b| go_yaml_key_cmp(&a.0, &b.0));
+        let in_order = map.keys().all(|k| !has_nel(k))
+            && map
+                .keys()
+                .is_sorted_by(|a, b| go_yaml_key_cmp(a, b).is_lt());
+        if in_order {
+            for (key, value) in map {
+                self.entry(key, value);
+            }
+        } else {
+            let mut entries: Vec<(Cow<str>, &Value)> =
+                map.iter().map(|(k, v)| (json_reread(k), v)).collect();
+            entries.sort_unstable_by(|a, b| go_yaml_key_cmp(&a.0, &b.0));
+            for (key, value) in &entries {
+                self.entry(key, value);
+            }
+        }
+        self.indent = saved;
+    }
+
+    /// One `key: value` of a block mapping (libyaml's block mapping key and value states).
+    fn entry(&mut self, key: &str, value: &Value) {
         let value_ctx = Context {
             mapping: true,
             simple_key: false,
         };
-        for (key, value) in &entries {
-            let key: &str = key;
+        self.write_indent();
+        let analysis = analyze(key);
+        if key.len() <= MAX_SIMPLE_KEY_BYTES && !analysis.multiline {
+            let key_ctx = Context {
+                mapping: true,
+                simple_key: true,
+            };
+            self.analyzed_scalar(key, requested_style(key), &analysis, key_ctx);
+            self.write_indicator(":", false, false, false);
+        } else {
+            self.write_indicator("?", true, false, true);
+            self.analyzed_scalar(key, requested_style(key), &analysis, value_ctx);
             self.write_indent();
-            if key.len() <= MAX_SIMPLE_KEY_BYTES && !analyze(key).multiline {
-                self.scalar(
-                    key,
-                    requested_style(key),
-                    Context {
-                        mapping: true,
-                        simple_key: true,
-                    },
-                );
-                self.write_indicator(":", false, false, false);
-            } else {
-                self.write_indicator("?", true, false, true);
-                self.scalar(key, requested_style(key), value_ctx);
-                self.write_indent();
-                self.write_indicator(":", true, false, true);
-            }
-            self.node(value, value_ctx);
+            self.write_indicator(":", true, false, true);
         }
-        self.indent = saved;
+        self.node(value, value_ctx);
     }
 
     /// libyaml's `increase_indent`; returns the indentation to restore afterwards.
@@ -204,7 +225,7 @@ impl Writer<'_> {
 /// space (the spaces around it vanish), each further break a line feed.
 pub(super) fn json_reread(s: &str) -> Cow<'_, str> {
     const NEL: char = '\u{85}';
-    if !s.contains(NEL) {
+    if !has_nel(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -230,6 +251,11 @@ pub(super) fn json_reread(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `s` contains U+0085 (encoded C2 85); the byte search is the fast common "no".
+fn has_nel(s: &str) -> bool {
+    s.as_bytes().contains(&0xC2) && s.contains('\u{85}')
 }
 
 /// A JSON number as go-yaml v2 spells it after reading it back from Go's JSON encoding.

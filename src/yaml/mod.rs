@@ -25,6 +25,8 @@ mod read;
 #[cfg(test)]
 mod read_tests;
 mod resolve;
+#[cfg(test)]
+mod roundtrip_tests;
 mod scalar;
 mod split;
 mod timestamp;

@@ -82,7 +82,7 @@ enum Frame {
     Map {
         map: Map<String, Value>,
         slot: KeySlot,
-        merge: Option<Value>,
+        merge: Option<Box<Value>>,
         anchor: usize,
         first_node: usize,
     },
@@ -172,7 +172,7 @@ impl<'o> Builder<'o> {
                 ..
             }) => {
                 if let Some(source) = merge {
-                    apply_merge(&mut map, source);
+                    apply_merge(&mut map, *source);
                 }
                 (Value::Object(map), anchor, first_node)
             }
@@ -298,7 +298,7 @@ impl<'o> Builder<'o> {
                             "map merge requires a map or a sequence of maps as the value".into(),
                         ));
                     }
-                    *merge = Some(value);
+                    *merge = Some(Box::new(value));
                 }
                 KeySlot::Dropped => {}
                 KeySlot::Expecting => return Err(self.complex_key()),
