@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use kfctl_rs::yaml::{parse_stream, to_yaml_stream};
+use rayon::prelude::*;
 
 fn shared_dir() -> PathBuf {
     std::env::var_os("KFCTL_SHARED_DIR")
@@ -47,6 +48,26 @@ fn first_difference(expected: &str, actual: &str) -> String {
     "identical".to_string()
 }
 
+/// Parse one golden, write it back, compare bytes, and read the written text back.
+fn check_golden(file: &Path, golden: &Path) -> Result<usize, String> {
+    let text = std::fs::read_to_string(file).expect("golden is UTF-8");
+    let name = file
+        .strip_prefix(golden)
+        .unwrap_or(file)
+        .display()
+        .to_string();
+    let docs = parse_stream(&text, &name).map_err(|e| format!("{name}: does not parse: {e}"))?;
+    let written = to_yaml_stream(&docs);
+    if written != text {
+        return Err(format!("{name}: {}", first_difference(&text, &written)));
+    }
+    let reread = parse_stream(&written, &name).expect("written YAML parses");
+    if reread != docs {
+        return Err(format!("{name}: written text reads back to different data"));
+    }
+    Ok(docs.len())
+}
+
 #[test]
 fn every_golden_round_trips_byte_for_byte() {
     let golden = shared_dir().join("kubeflow/golden/v1.11.0");
@@ -57,33 +78,13 @@ fn every_golden_round_trips_byte_for_byte() {
         "expected the 220 goldens under {}",
         golden.display()
     );
-    let mut failures = Vec::new();
-    let mut documents = 0;
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("golden is UTF-8");
-        let name = file
-            .strip_prefix(&golden)
-            .unwrap_or(file)
-            .display()
-            .to_string();
-        let docs = match parse_stream(&text, &name) {
-            Ok(docs) => docs,
-            Err(e) => {
-                failures.push(format!("{name}: does not parse: {e}"));
-                continue;
-            }
-        };
-        documents += docs.len();
-        let written = to_yaml_stream(&docs);
-        if written != text {
-            failures.push(format!("{name}: {}", first_difference(&text, &written)));
-            continue;
-        }
-        let reread = parse_stream(&written, &name).expect("written YAML parses");
-        if reread != docs {
-            failures.push(format!("{name}: written text reads back to different data"));
-        }
-    }
+    // Each file: Ok(document count) or Err(what differs). Files are checked in parallel.
+    let results: Vec<Result<usize, String>> = files
+        .par_iter()
+        .map(|file| check_golden(file, &golden))
+        .collect();
+    let documents: usize = results.iter().filter_map(|r| r.as_ref().ok()).sum();
+    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
     println!(
         "goldens byte-exact: {} of {} files ({documents} documents)",
         files.len() - failures.len(),
