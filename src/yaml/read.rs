@@ -288,7 +288,10 @@ impl<'o> Builder<'o> {
                         slot.insert(value);
                     }
                     Entry::Occupied(slot) => {
-                        let message = format!("mapping key {:?} already defined", slot.key());
+                        let message = format!(
+                            "mapping key {:?} already defined; keep only one",
+                            slot.key()
+                        );
                         return Err(self.invalid(message));
                     }
                 },
