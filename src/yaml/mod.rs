@@ -35,9 +35,11 @@ mod typing;
 pub use keyorder::go_yaml_key_cmp;
 pub use serde_json::Value;
 
-/// A YAML reading error, naming the file (origin), line and column.
+/// A YAML reading error, naming the input (origin).
 #[derive(Debug, thiserror::Error)]
 pub enum YamlError {
+    /// Malformed YAML, or YAML go-yaml would refuse (duplicate keys, a tag that does not fit its
+    /// value, a bad merge), with the line and column (1-based) where it was noticed.
     #[error("{origin}:{line}:{column}: invalid YAML: {message}")]
     Syntax {
         origin: String,
@@ -45,8 +47,7 @@ pub enum YamlError {
         column: usize,
         message: String,
     },
-    #[error("{origin}: invalid YAML: {message}")]
-    Invalid { origin: String, message: String },
+    /// A resource bound was hit: input size, nesting depth, node count or alias expansion.
     #[error(
         "{origin}: YAML exceeds a safety limit ({limit}); the input is too large or too deeply nested, or its aliases expand too much"
     )]
