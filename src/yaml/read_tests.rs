@@ -167,3 +167,63 @@ fn oversized_input_is_refused() {
     let err = super::split::parse_stream_with("a: 123456789012\n", "big.yaml", limits).unwrap_err();
     assert!(matches!(err, YamlError::Limit { .. }), "{err:?}");
 }
+
+/// Arbitrary text never panics the reader: it parses or reports an error.
+#[test]
+fn random_text_never_panics() {
+    const PIECES: &[&str] = &[
+        "a",
+        ":",
+        ": ",
+        "-",
+        "- ",
+        "\n",
+        "\n  ",
+        "  ",
+        "\t",
+        "'",
+        "\"",
+        "\\",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "#",
+        "&a ",
+        "*a",
+        "!!int ",
+        "!x ",
+        "|",
+        "|-",
+        ">+",
+        "|2",
+        "---",
+        "...",
+        "%YAML 1.2",
+        "<<",
+        "?",
+        "~",
+        "08",
+        "yes",
+        "😀",
+        "\u{85}",
+        "\r",
+        "\u{feff}",
+        "@",
+        "`",
+        "0x",
+        "1e9",
+    ];
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..4000 {
+        let mut text = String::new();
+        for _ in 0..(state % 40) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            text.push_str(PIECES[(state % PIECES.len() as u64) as usize]);
+        }
+        let _ = parse_stream(&text, "random.yaml");
+    }
+}
