@@ -154,8 +154,13 @@ fn check_kind(path: &Path, k: &Kustomization, component: bool) -> Result<()> {
 pub fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> {
     let origin = path.display().to_string();
     let mut out = Vec::new();
-    for doc in loader.documents(path)?.iter() {
+    let (docs, bare) = loader.documents_with_bare_nulls(path)?;
+    for (doc, bare) in docs.iter().zip(bare.iter()) {
+        let before = out.len();
         push_objects(doc, &origin, &mut out)?;
+        if out.len() == before + 1 && !doc.get("kind").and_then(Value::as_str).unwrap_or("").ends_with("List") {
+            out[before].bare_nulls = bare.clone();
+        }
     }
     Ok(out)
 }

@@ -57,7 +57,15 @@ pub enum YamlError {
 /// Parse a multi-document YAML stream. Empty (and null) documents are dropped, as kustomize
 /// does. `origin` names the input (a file path) in errors.
 pub fn parse_stream(text: &str, origin: &str) -> Result<Vec<Value>, YamlError> {
-    split::parse_stream_with(text, origin, read::LIMITS)
+    split::parse_stream_with(text, origin, read::LIMITS).map(|(docs, _)| docs)
+}
+
+/// [`parse_stream`], also giving for each document the JSON pointers of its *bare* nulls
+/// (`key:` with nothing after it). They read as null like `key: null`, but kustomize's
+/// strategic merge drops a bare null from the object it patches and keeps an explicit one.
+pub fn parse_stream_with_bare_nulls(text: &str, origin: &str) -> Result<Vec<(Value, Vec<String>)>, YamlError> {
+    let (docs, bare) = split::parse_stream_with(text, origin, read::LIMITS)?;
+    Ok(docs.into_iter().zip(bare).collect())
 }
 
 /// Write documents as kustomize writes a build: each document, separated by `---\n`.

@@ -47,13 +47,17 @@ pub(crate) const LIMITS: Limits = Limits {
     max_alias_nodes: 250_000,
 };
 
+/// The documents of a chunk, and for each the JSON pointers of its bare nulls (a key written
+/// with nothing after it, `key:`), which kustomize's merge treats differently from `null`.
+pub(crate) type Parsed = (Vec<Value>, Vec<Vec<String>>);
+
 /// Parse one chunk of a stream (whole documents). `line_offset` is added to reported lines.
 pub(crate) fn parse_documents(
     text: &str,
     origin: &str,
     line_offset: usize,
     limits: Limits,
-) -> Result<Vec<Value>, YamlError> {
+) -> Result<Parsed, YamlError> {
     let options = granit_parser::options! {
         block_scalar_eof_without_line_feed: true,
         bom_inside_document_as_content: true,
@@ -65,7 +69,7 @@ pub(crate) fn parse_documents(
         let (event, span) = event.map_err(|e| builder.scan_error(&e))?;
         builder.event(event, span)?;
     }
-    Ok(builder.docs)
+    Ok((builder.docs, builder.bare_by_doc))
 }
 
 struct Anchored {
@@ -98,6 +102,9 @@ struct Builder<'o> {
     alias_nodes: usize,
     root: Option<Value>,
     docs: Vec<Value>,
+    /// Bare nulls of the document being read, then of each finished document.
+    bare: Vec<String>,
+    bare_by_doc: Vec<Vec<String>>,
     span: Option<Span>,
 }
 
@@ -113,6 +120,8 @@ impl<'o> Builder<'o> {
             alias_nodes: 0,
             root: None,
             docs: Vec::new(),
+            bare: Vec::new(),
+            bare_by_doc: Vec::new(),
             span: None,
         }
     }
@@ -122,8 +131,10 @@ impl<'o> Builder<'o> {
         match event {
             Event::DocumentStart(..) => self.anchors.clear(),
             Event::DocumentEnd => {
+                let bare = std::mem::take(&mut self.bare);
                 if let Some(doc) = self.root.take().filter(|d| !d.is_null()) {
                     self.docs.push(doc);
+                    self.bare_by_doc.push(bare);
                 }
             }
             Event::Scalar(text, style, anchor, tag) => self.scalar(text, style, anchor, tag)?,
@@ -210,6 +221,10 @@ impl<'o> Builder<'o> {
             self.set_key(slot);
             return Ok(());
         }
+        // The parser reports an empty node as a plain `~` with an empty span.
+        if style == ScalarStyle::Plain && full_tag.is_none() && text == "~" && self.span.is_some_and(|s| s.is_empty()) {
+            self.bare.push(self.pointer());
+        }
         let value = scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?;
         if anchor != 0 {
             self.anchors.insert(
@@ -257,6 +272,20 @@ impl<'o> Builder<'o> {
             return Ok(());
         }
         self.attach(value)
+    }
+
+    /// The JSON pointer of the value about to be attached.
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        for frame in &self.stack {
+            out.push('/');
+            match frame {
+                Frame::Seq { items, .. } => out.push_str(&items.len().to_string()),
+                Frame::Map { slot: KeySlot::Key(k), .. } => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+                Frame::Map { .. } => out.push('-'),
+            }
+        }
+        out
     }
 
     fn expecting_key(&self) -> bool {

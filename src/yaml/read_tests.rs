@@ -227,3 +227,10 @@ fn random_text_never_panics() {
         let _ = parse_stream(&text, "random.yaml");
     }
 }
+
+#[test]
+fn bare_nulls_are_reported_by_pointer_and_explicit_ones_are_not() {
+    let docs = crate::yaml::parse_stream_with_bare_nulls("a:\n  b:\n  c: null\n  d: ~\nl:\n- x:\n- \n", "t").unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].1, ["/a/b", "/l/0/x", "/l/1"]);
+}

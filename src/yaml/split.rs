@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::YamlError;
-use super::read::{Limits, parse_documents};
+use super::read::{Limits, Parsed, parse_documents};
 
 /// Streams smaller than this are parsed on the calling thread.
 const PARALLEL_MIN_BYTES: usize = 512 << 10;
@@ -25,7 +25,7 @@ pub(super) fn parse_stream_with(
     text: &str,
     origin: &str,
     limits: Limits,
-) -> Result<Vec<Value>, YamlError> {
+) -> Result<Parsed, YamlError> {
     if text.len() > limits.max_input_bytes {
         let limit = format!("{} bytes, more than {}", text.len(), limits.max_input_bytes);
         return Err(YamlError::Limit {
@@ -40,14 +40,17 @@ pub(super) fn parse_stream_with(
     if parts.len() < 2 {
         return parse_documents(text, origin, 0, limits);
     }
-    let results: Vec<Result<Vec<Value>, YamlError>> = parts
+    let results: Vec<Result<Parsed, YamlError>> = parts
         .par_iter()
         .map(|&(start, end)| parse_documents(&text[start..end], origin, 0, limits))
         .collect();
-    let mut docs = Vec::new();
+    let (mut docs, mut bare) = (Vec::new(), Vec::new());
     for (result, &(start, end)) in results.into_iter().zip(&parts) {
         match result {
-            Ok(part) => docs.extend(part),
+            Ok((part, part_bare)) => {
+                docs.extend(part);
+                bare.extend(part_bare);
+            }
             Err(_) => {
                 let offset = text.as_bytes()[..start]
                     .iter()
@@ -57,7 +60,7 @@ pub(super) fn parse_stream_with(
             }
         }
     }
-    Ok(docs)
+    Ok((docs, bare))
 }
 
 fn part_size(len: usize) -> usize {
@@ -134,7 +137,7 @@ mod tests {
         assert!(text.len() > PARALLEL_MIN_BYTES);
         let parallel = parse_stream_with(&text, "big.yaml", LIMITS).expect("parses");
         let sequential = parse_documents(&text, "big.yaml", 0, LIMITS).expect("parses");
-        assert_eq!(parallel.len(), 40_000);
+        assert_eq!(parallel.0.len(), 40_000);
         assert_eq!(parallel, sequential);
     }
 
