@@ -11,7 +11,6 @@
 //! applies per part (alias expansion never crosses a document; the input size bounds the rest).
 
 use rayon::prelude::*;
-use serde_json::Value;
 
 use super::YamlError;
 use super::read::{Limits, Parsed, parse_documents};

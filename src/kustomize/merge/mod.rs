@@ -192,11 +192,10 @@ fn remove_at(obj: &mut Value, pointer: &str) {
             map.shift_remove(&key);
         }
         Some(Value::Array(items)) => {
-            if let Ok(i) = key.parse::<usize>() {
-                if i < items.len() {
+            if let Ok(i) = key.parse::<usize>()
+                && i < items.len() {
                     items.remove(i);
                 }
-            }
         }
         _ => {}
     }
