@@ -165,19 +165,12 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
     let (policy, dry_run) = delete_options(req);
     let live = state.store.get(&key).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?.object.clone();
     let ts = timestamp_now();
-    if rt.kind == "Namespace" && !dry_run {
-        let mut terminating = live.clone();
-        terminating["metadata"]["deletionTimestamp"] = json!(ts);
-        terminating["status"]["phase"] = json!("Terminating");
-        let written = state.controller_write(&key, terminating, "namespace-controller", None, now);
-        return Ok((200, present(rt, &written.object)));
-    }
     let uid = live["metadata"]["uid"].as_str().unwrap_or("").to_string();
     if !dry_run {
         for dependent in dependents(state, &uid) {
             match policy.as_str() {
                 "Foreground" => {
-                    state.store.delete(&dependent, now, &ts, false);
+                    state.store.delete(&dependent, &ts, false);
                 }
                 "Orphan" => {
                     let Some(mut object) = state.store.get(&dependent).map(|e| e.object.clone()) else { continue };
@@ -190,7 +183,7 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
             }
         }
     }
-    let written = state.store.delete(&key, now, &ts, dry_run).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
+    let written = state.store.delete(&key, &ts, dry_run).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     if written.removed {
         Ok((200, success_status(rt, &key.name, &live["metadata"]["uid"])))
     } else {
@@ -204,7 +197,7 @@ fn delete_collection(state: &mut State, rt: &ResourceType, req: &ApiRequest, now
     let ts = timestamp_now();
     let mut items = Vec::new();
     for key in keys {
-        if let Some(w) = state.store.delete(&key, now, &ts, dry_run) {
+        if let Some(w) = state.store.delete(&key, &ts, dry_run) {
             items.push(present(rt, &w.object));
         }
     }

@@ -213,10 +213,11 @@ fn finish_namespaces(state: &mut State, now: Instant) {
     for ns_key in terminating {
         let contents = keys_where(state, |k, _| k.namespace.as_deref() == Some(ns_key.name.as_str()));
         for key in &contents {
-            state.store.delete(key, now, &ts, false);
+            state.store.delete(key, &ts, false);
         }
         let remaining = keys_where(state, |k, _| k.namespace.as_deref() == Some(ns_key.name.as_str()));
         let held = state.store.get(&ns_key).is_some_and(|e| e.object["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
+        // the namespace controller's own `spec.finalizers` entry is released once the namespace is empty
         if remaining.is_empty() && !held {
             state.store.remove(&ns_key);
         }
@@ -234,6 +235,6 @@ fn collect_garbage(state: &mut State, now: Instant) {
         (owners_gone || kind_gone) && o["metadata"].get("deletionTimestamp").is_none()
     });
     for key in orphans {
-        state.store.delete(&key, now, &ts, false);
+        state.store.delete(&key, &ts, false);
     }
 }

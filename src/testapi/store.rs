@@ -252,8 +252,11 @@ impl Store {
         }
         let revision = self.revision + 1;
         object["metadata"]["resourceVersion"] = json!(revision.to_string());
+        let unheld = |v: &Value| v.as_array().is_none_or(Vec::is_empty);
+        let namespace = key.group.is_empty() && key.resource == "namespaces";
         let finished = object["metadata"].get("deletionTimestamp").is_some()
-            && object["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+            && unheld(&object["metadata"]["finalizers"])
+            && (!namespace || unheld(&object["spec"]["finalizers"]));
         let created = live.is_none();
         if dry_run {
             return Written { object, changed: true, created, removed: finished };
@@ -301,12 +304,15 @@ impl Store {
         Some(object)
     }
 
-    /// Delete as upstream does: objects with finalizers are only marked with `deletionTimestamp`
-    /// (returned with `removed == false`), others are removed.
-    pub fn delete(&mut self, key: &ObjectKey, now: Instant, timestamp: &str, dry_run: bool) -> Option<Written> {
+    /// Delete as upstream does: objects with finalizers (for namespaces, also `spec.finalizers`,
+    /// which the namespace controller honors) are only marked with `deletionTimestamp` (a
+    /// namespace also turns `Terminating`) and returned with `removed == false`; others are removed.
+    pub fn delete(&mut self, key: &ObjectKey, timestamp: &str, dry_run: bool) -> Option<Written> {
         let live = self.objects.get(key)?.object.clone();
-        let has_finalizers = live["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
-        if !has_finalizers {
+        let pending = |v: &Value| v.as_array().is_some_and(|f| !f.is_empty());
+        let namespace = key.group.is_empty() && key.resource == "namespaces";
+        let held = pending(&live["metadata"]["finalizers"]) || (namespace && pending(&live["spec"]["finalizers"]));
+        if !held {
             if dry_run {
                 return Some(Written { object: live, changed: true, created: false, removed: true });
             }
@@ -316,24 +322,19 @@ impl Store {
         if live["metadata"].get("deletionTimestamp").is_some() {
             return Some(Written { object: live, changed: false, created: false, removed: false });
         }
-        let mut marked = live;
-        marked["metadata"]["deletionTimestamp"] = json!(timestamp);
-        marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-        self.force_write(key, marked, now, dry_run)
-    }
-
-    /// Write bypassing the identity-preserving stamp for deletion marks.
-    fn force_write(&mut self, key: &ObjectKey, mut object: Value, now: Instant, dry_run: bool) -> Option<Written> {
+        let mut object = live;
+        object["metadata"]["deletionTimestamp"] = json!(timestamp);
+        object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        if namespace {
+            object["status"]["phase"] = json!("Terminating");
+        }
         let revision = self.revision + 1;
         object["metadata"]["resourceVersion"] = json!(revision.to_string());
-        if dry_run {
-            return Some(Written { object, changed: true, created: false, removed: false });
+        if !dry_run {
+            self.revision = revision;
+            self.record(EventType::Modified, key, &object);
+            self.objects.get_mut(key)?.object = object.clone();
         }
-        self.revision = revision;
-        self.record(EventType::Modified, key, &object);
-        let entry = self.objects.get_mut(key)?;
-        entry.object = object.clone();
-        let _ = now;
         Some(Written { object, changed: true, created: false, removed: false })
     }
 
@@ -406,7 +407,7 @@ mod tests {
         let mut object = cm("a");
         object["metadata"]["finalizers"] = json!(["example.com/hold"]);
         store.write(&key(), object, Instant::now(), "t", false);
-        let marked = store.delete(&key(), Instant::now(), "t", false).unwrap();
+        let marked = store.delete(&key(), "t", false).unwrap();
         assert!(!marked.removed && marked.object["metadata"]["deletionTimestamp"] == "t");
         let mut released = marked.object.clone();
         released["metadata"]["finalizers"] = json!([]);
@@ -430,12 +431,11 @@ mod tests {
         let mut store = Store::new(10);
         assert_eq!(store.namespace_state("kf"), NamespaceState::Missing);
         let ns = ObjectKey::new("", "namespaces", None, "kf");
-        let mut object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"finalizers": ["x"]}});
-        store.write(&ns, object.clone(), Instant::now(), "t", false);
+        let object = json!({"apiVersion": "v1", "kind": "Namespace", "spec": {"finalizers": ["kubernetes"]}});
+        store.write(&ns, object, Instant::now(), "t", false);
         assert_eq!(store.namespace_state("kf"), NamespaceState::Active);
-        store.delete(&ns, Instant::now(), "t", false);
+        store.delete(&ns, "t", false);
         assert_eq!(store.namespace_state("kf"), NamespaceState::Terminating);
-        object["metadata"]["finalizers"] = json!([]);
-        let _ = object;
+        assert_eq!(store.get(&ns).unwrap().object["status"]["phase"], "Terminating");
     }
 }
