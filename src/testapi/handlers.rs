@@ -105,7 +105,7 @@ pub fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
         "update" => writes::replace(state, rt, req, now),
         "patch" => writes::patch(state, rt, req, now),
         "delete" => delete(state, rt, req, now),
-        _ => delete_collection(state, rt, req, now),
+        _ => delete_collection(state, rt, req),
     }
 }
 
@@ -191,7 +191,7 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
     }
 }
 
-fn delete_collection(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
+fn delete_collection(state: &mut State, rt: &ResourceType, req: &ApiRequest) -> Reply {
     let keys: Vec<ObjectKey> = selected(state, rt, req)?.into_iter().map(|(k, _)| k.clone()).collect();
     let (_, dry_run) = delete_options(req);
     let ts = timestamp_now();

@@ -29,7 +29,7 @@ pub fn reconcile(state: &mut State, now: Instant) {
     apply_readiness(state, now);
     apply_scripted(state, now);
     sync_endpoints(state, now);
-    finish_namespaces(state, now);
+    finish_namespaces(state);
     collect_garbage(state, now);
 }
 
@@ -207,7 +207,7 @@ fn sync_slice(state: &mut State, service: &Value, namespace: &str, addresses: Ve
     }
 }
 
-fn finish_namespaces(state: &mut State, now: Instant) {
+fn finish_namespaces(state: &mut State) {
     let ts = timestamp_now();
     let terminating = keys_where(state, |k, o| k.group.is_empty() && k.resource == "namespaces" && o["metadata"].get("deletionTimestamp").is_some());
     for ns_key in terminating {
