@@ -315,3 +315,50 @@ fn real_kubectl_applies_gets_and_discovers() {
     assert!(server.objects().iter().all(|o| o.key.namespace.as_deref() != Some("kf")));
     assert!(server.requests().iter().any(|r| r.path.contains("fieldValidation=Strict")), "kubectl found field validation support");
 }
+
+#[tokio::test]
+async fn finalizers_hold_deletion_and_owner_gc_removes_dependents() {
+    let (server, client) = setup(TestApiConfig::default()).await;
+    let cms = dynamic(&client, &ar("", "v1", "ConfigMap", "configmaps"), Some("kf"));
+    let held = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}));
+    cms.patch("held", &apply("kfctl"), &Patch::Apply(held)).await.unwrap();
+    cms.delete("held", &DeleteParams::default()).await.unwrap();
+    assert!(cms.get("held").await.unwrap().metadata.deletion_timestamp.is_some());
+    cms.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))).await.unwrap();
+    assert_eq!(api_error(cms.get("held").await.unwrap_err()).code, 404);
+
+    let owner = cms.patch("owner", &apply("kfctl"), &Patch::Apply(object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}})))).await.unwrap();
+    let uid = owner.metadata.uid.clone().unwrap();
+    let dependent = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dependent",
+        "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}));
+    cms.patch("dependent", &apply("kfctl"), &Patch::Apply(dependent)).await.unwrap();
+    cms.delete("owner", &DeleteParams::background()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(server.object(&ObjectKey::new("", "configmaps", Some("kf"), "dependent")).is_none(), "garbage collected");
+}
+
+#[tokio::test]
+async fn latency_is_added_per_request_under_concurrent_load() {
+    let (server, client) = setup(TestApiConfig::default().latency(Duration::from_millis(5))).await;
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let cms = dynamic(&client, &ar("", "v1", "ConfigMap", "configmaps"), Some("kf"));
+        tasks.spawn(async move {
+            for i in 0..40 {
+                let name = format!("cm-{worker}-{i}");
+                let cm = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"i": i.to_string()}}));
+                cms.patch(&name, &PatchParams::apply("kfctl"), &Patch::Apply(cm)).await.unwrap();
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap();
+    }
+    let elapsed = started.elapsed();
+    let stored = server.objects().iter().filter(|o| o.key.resource == "configmaps").count();
+    println!("320 applies by 8 workers with 5 ms latency took {elapsed:?}");
+    assert_eq!(stored, 320);
+    assert!(elapsed >= Duration::from_millis(40 * 5), "latency applied: {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(10), "the server keeps up: {elapsed:?}");
+}

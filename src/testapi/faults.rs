@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::errors::{ApiError, object_details, qualified};
+use super::errors::ApiError;
 
 /// What a request looks like to the fault matcher.
 #[derive(Clone, Debug, Default)]
@@ -151,10 +151,7 @@ impl FaultAction {
             FaultAction::ConflictModified => {
                 let resource = req.resource.as_deref().unwrap_or("");
                 let name = req.name.as_deref().unwrap_or("");
-                let mut e = ApiError::conflict_modified(&req.group, resource, name);
-                e.details = Some(object_details(&req.group, resource, name));
-                let _ = qualified(&req.group, resource);
-                Some(e)
+                Some(ApiError::conflict_modified(&req.group, resource, name))
             }
             _ => None,
         }

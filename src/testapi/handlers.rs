@@ -113,7 +113,7 @@ fn get(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Repl
     let key = req.key();
     let entry = state.store.get(&key).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     if table::wants_table(&req.accept) {
-        return Ok((200, table::table(rt, &[(&entry.object, entry.created)], now, state.store.revision())));
+        return Ok((200, table::table(&[(&entry.object, entry.created)], now, state.store.revision())));
     }
     Ok((200, present(rt, &entry.object)))
 }
@@ -131,7 +131,7 @@ fn list(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Rep
     let revision = state.store.revision();
     if table::wants_table(&req.accept) {
         let rows: Vec<(&Value, Instant)> = items.iter().map(|(_, e)| (&e.object, e.created)).collect();
-        return Ok((200, table::table(rt, &rows, now, revision)));
+        return Ok((200, table::table(&rows, now, revision)));
     }
     let items: Vec<Value> = items.iter().map(|(_, e)| present(rt, &e.object)).collect();
     Ok((200, json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),

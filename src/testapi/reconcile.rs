@@ -29,6 +29,7 @@ pub fn reconcile(state: &mut State, now: Instant) {
     apply_readiness(state, now);
     apply_scripted(state, now);
     sync_endpoints(state, now);
+    drop_stale_endpoints(state);
     finish_namespaces(state);
     collect_garbage(state, now);
 }
@@ -184,6 +185,20 @@ fn sync_endpoints(state: &mut State, now: Instant) {
             state.controller_write(&ep_key, merged, "endpoint-controller", None, now);
         }
         sync_slice(state, &service, &namespace, if matched { addresses } else { Vec::new() }, ready > 0, ports, now);
+    }
+}
+
+/// Endpoints written by the endpoint controller whose Service is gone are deleted, as upstream's
+/// controller does (EndpointSlices go through owner-reference garbage collection instead).
+fn drop_stale_endpoints(state: &mut State) {
+    let ts = timestamp_now();
+    let stale = keys_where(state, |k, o| {
+        let ours = o["metadata"]["managedFields"].as_array().is_some_and(|m| m.iter().any(|e| e["manager"] == "endpoint-controller"));
+        let service = ObjectKey::new("", "services", k.namespace.as_deref(), &k.name);
+        k.group.is_empty() && k.resource == "endpoints" && ours && state.store.get(&service).is_none()
+    });
+    for key in stale {
+        state.store.delete(&key, &ts, false);
     }
 }
 

@@ -121,7 +121,7 @@ mod tests {
     fn res(group: &str, ns: Option<&str>, resource: &str, name: Option<&str>, sub: Option<&str>) -> Route {
         Route::Resource(ResourcePath {
             group: group.into(),
-            version: if group.is_empty() { "v1".into() } else { "v1".into() },
+            version: "v1".into(),
             namespace: ns.map(String::from),
             resource: resource.into(),
             name: name.map(String::from),

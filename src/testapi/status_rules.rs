@@ -126,7 +126,7 @@ const READINESS_KINDS: &[&str] =
 
 /// The readiness behavior in force for an object: the last matching ReadyAfter/NeverReady
 /// rule, else `ReadyAfter(0)` for workload kinds, else none.
-pub fn readiness_for<'a>(rules: &'a [StatusRule], object: &Value) -> Option<StatusBehavior> {
+pub fn readiness_for(rules: &[StatusRule], object: &Value) -> Option<StatusBehavior> {
     let ruled = rules.iter().rev().find(|r| {
         matches!(r.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady) && r.target.matches(object)
     });

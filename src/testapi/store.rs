@@ -262,8 +262,10 @@ impl Store {
             return Written { object, changed: true, created, removed: finished };
         }
         if finished {
-            self.objects.insert(key.clone(), self.new_entry(object, now));
-            let object = self.remove(key).unwrap_or_default();
+            if let Some(entry) = self.objects.get_mut(key) {
+                entry.object = object.clone();
+            }
+            let object = self.remove(key).unwrap_or(object);
             return Written { object, changed: true, created, removed: true };
         }
         self.revision = revision;

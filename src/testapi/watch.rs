@@ -76,23 +76,23 @@ pub fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) ->
             }
         }
         loop {
-            let batch: Vec<Bytes> = {
+            let (batch, expired_history) = {
                 let state = shared.lock();
                 match state.store.events_after(cursor) {
-                    None => vec![expired(cursor, state.store.revision())],
+                    None => (vec![expired(cursor, state.store.revision())], true),
                     Some(events) => {
                         cursor = state.store.revision();
-                        events.iter().filter(|e| relevant(e, &rt, &req, &labels, &fields)).map(|e| line(e.kind.wire(), &present(&rt, &e.object))).collect()
+                        let lines = events.iter().filter(|e| relevant(e, &rt, &req, &labels, &fields));
+                        (lines.map(|e| line(e.kind.wire(), &present(&rt, &e.object))).collect(), false)
                     }
                 }
             };
-            let gone = batch.first().is_some_and(|b| b.starts_with(b"{\"type\":\"ERROR\""));
             for bytes in batch {
                 if sender.send_data(bytes).await.is_err() {
                     return;
                 }
             }
-            if gone {
+            if expired_history {
                 return;
             }
             tokio::select! {
