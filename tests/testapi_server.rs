@@ -165,7 +165,7 @@ async fn crd_establishment_and_discovery_lag_gate_custom_kinds() {
     let early = Discovery::new(client.clone()).run().await.unwrap();
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_millis(300) || early.resolve_gvk(&gvk).is_none(), "kind discovered before the lag");
-    tokio::time::sleep(Duration::from_millis(300).saturating_sub(started.elapsed())).await;
+    tokio::time::sleep(Duration::from_millis(400).saturating_sub(started.elapsed())).await;
     assert!(Discovery::new(client.clone()).run().await.unwrap().resolve_gvk(&gvk).is_some());
 }
 

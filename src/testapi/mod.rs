@@ -187,7 +187,9 @@ impl TestApiServer {
 
     /// Add a status rule (it wins over earlier ones).
     pub fn set_status_rule(&self, rule: StatusRule) {
-        self.shared.lock().config.status_rules.push(rule);
+        let mut state = self.shared.lock();
+        state.config.status_rules.push(rule);
+        state.reconciled_revision = None;
     }
 
     /// Store an object directly, as if another client (manager `test-seed`) had created it.
@@ -198,7 +200,7 @@ impl TestApiServer {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let kind = object["kind"].as_str().unwrap_or("");
         let catalog = state.catalog(now, false);
-        let rt = catalog.types().iter().find(|t| t.group == group && t.version == version && t.kind == kind)
+        let rt = catalog.types().find(|t| t.group == group && t.version == version && t.kind == kind)
             .ok_or_else(|| TestApiError::Seed(ApiError::new(404, "NotFound", format!("no matches for kind \"{kind}\" in version \"{api_version}\""))))?;
         let namespace = rt.namespaced.then(|| object["metadata"]["namespace"].as_str().unwrap_or("default"));
         let key = ObjectKey::new(group, &rt.resource, namespace, object["metadata"]["name"].as_str().unwrap_or(""));

@@ -19,7 +19,7 @@ fn gv_path(group: &str, version: &str) -> String {
 /// `GET /openapi/v3/<gv>`: the document for one group/version, or `None` if not served.
 pub fn group_version_doc(catalog: &Catalog, group: &str, version: &str, git_version: &str) -> Option<Value> {
     let mut paths = Map::new();
-    for t in catalog.types().iter().filter(|t| t.group == group && t.version == version) {
+    for t in catalog.types().filter(|t| t.group == group && t.version == version) {
         let scope = if t.namespaced { "namespaces/{namespace}/" } else { "" };
         let path = format!("/{}/{scope}{}/{{name}}", gv_path(group, version), t.resource);
         let params: Vec<Value> = ["dryRun", "fieldManager", "fieldValidation", "force"]

@@ -177,13 +177,22 @@ impl Store {
         self.objects.iter()
     }
 
-    /// Objects of one resource, optionally in one namespace.
+    /// Objects of one resource, optionally in one namespace (a range scan of the ordered map).
     pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(&ObjectKey, &Entry)> {
+        let start = ObjectKey { group: group.into(), resource: resource.into(), namespace: namespace.map(String::from), name: String::new() };
         self.objects
-            .iter()
-            .filter(|(k, _)| k.group == group && k.resource == resource)
-            .filter(|(k, _)| namespace.is_none() || k.namespace.as_deref() == namespace)
+            .range(start..)
+            .take_while(|(k, _)| k.group == group && k.resource == resource)
+            .take_while(|(k, _)| namespace.is_none() || k.namespace.as_deref() == namespace)
             .collect()
+    }
+
+    /// Whether any change after `revision` satisfies `predicate` (true when history is too short to tell).
+    pub fn any_change_after(&self, revision: u64, predicate: impl Fn(&Event) -> bool) -> bool {
+        if self.history.front().is_some_and(|e| e.revision > revision + 1) {
+            return true;
+        }
+        self.history.iter().rev().take_while(|e| e.revision > revision).any(predicate)
     }
 
     /// Whether a namespace exists and accepts content.
@@ -426,6 +435,20 @@ mod tests {
         assert_eq!(store.events_after(1001).unwrap().len(), 2);
         assert!(store.events_after(1000).is_none());
         assert_eq!(store.events_after(1003).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn list_is_scoped_to_resource_and_namespace() {
+        let mut store = Store::new(100);
+        for (ns, name) in [("a", "x"), ("b", "y"), ("b", "z")] {
+            store.write(&ObjectKey::new("", "configmaps", Some(ns), name), cm("v"), Instant::now(), "t", false);
+        }
+        store.write(&ObjectKey::new("", "secrets", Some("b"), "s"), cm("v"), Instant::now(), "t", false);
+        assert_eq!(store.list("", "configmaps", None).len(), 3);
+        let names: Vec<&str> = store.list("", "configmaps", Some("b")).iter().map(|(k, _)| k.name.as_str()).collect();
+        assert_eq!(names, ["y", "z"]);
+        assert!(store.any_change_after(1003, |e| e.key.resource == "secrets"));
+        assert!(!store.any_change_after(1003, |e| e.key.resource == "configmaps"));
     }
 
     #[test]
