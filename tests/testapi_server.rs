@@ -221,6 +221,21 @@ async fn status_subresource_can_be_scripted_by_tests() {
 }
 
 #[tokio::test]
+async fn seeded_objects_belong_to_an_update_manager_that_apply_conflicts_with() {
+    let (server, client) = setup(TestApiConfig::default()).await;
+    let mut foreign = serde_json::to_value(deployment("legacy", 1)).unwrap();
+    foreign["metadata"]["namespace"] = json!("kf");
+    server.seed(foreign).expect("seeded");
+    let status = api_error(deployments(&client).patch("legacy", &apply("kfctl"), &Patch::Apply(deployment("legacy", 3))).await.unwrap_err());
+    assert!(status.message.starts_with("Apply failed with 1 conflict: conflict with \"test-seed\" using apps/v1 at "), "{}", status.message);
+    assert!(status.message.ends_with(": .spec.replicas"), "{}", status.message);
+    let everywhere = dynamic(&client, &ar("apps", "v1", "Deployment", "deployments"), None);
+    assert_eq!(everywhere.list(&Default::default()).await.unwrap().items.len(), 1, "lists span namespaces");
+    let status = api_error(everywhere.create(&PostParams::default(), &deployment("x", 1)).await.unwrap_err());
+    assert_eq!(status.code, 404, "namespaced kinds are not created outside a namespace");
+}
+
+#[tokio::test]
 async fn faults_fire_their_count_and_carry_upstream_wording() {
     let (server, client) = setup(TestApiConfig::default()).await;
     let api = deployments(&client);

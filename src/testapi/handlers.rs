@@ -70,7 +70,8 @@ fn check_shape(rt: &ResourceType, req: &ApiRequest) -> Result<(), ApiError> {
     if !rt.namespaced && p.namespace.is_some() {
         return Err(ApiError::no_route());
     }
-    if rt.namespaced && p.namespace.is_none() && p.name.is_some() {
+    // across all namespaces, only lists and watches are served
+    if rt.namespaced && p.namespace.is_none() && (p.name.is_some() || req.method != "GET") {
         return Err(ApiError::no_route());
     }
     match p.subresource.as_deref() {

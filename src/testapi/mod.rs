@@ -10,12 +10,21 @@
 //! What it does faithfully: discovery (legacy and aggregated) for the built-in kinds plus
 //! established CRDs; CRUD on an in-memory store with `resourceVersion`/`generation` bumped only
 //! on real changes; server-side apply with per-manager field ownership, conflicts worded like
-//! upstream, `force` and `dryRun=All`; namespace admission; finalizers and namespace
-//! termination; owner-reference garbage collection; watches; SelfSubjectAccessReview.
-//! What it simplifies, and how, is told in each module: lists are atomic for field ownership
-//! (`apply.rs`), no defaulting beyond namespaces, no schema validation, no conversion between
-//! versions, strategic merge patch behaves as merge patch (`writes.rs`), tables print `Name`
-//! and `Age` only (`table.rs`).
+//! upstream, `force` and `dryRun=All`; namespace admission (missing → 404, terminating → 403);
+//! finalizers and namespace termination; owner-reference garbage collection; watches (with
+//! 410 Expired past the history); SelfSubjectAccessReview; errors as `Status` objects.
+//!
+//! What it simplifies, and how (each module tells more):
+//! * field ownership treats lists as atomic (`apply.rs`); there are no schemas, so no
+//!   validation (`fieldValidation=Strict` is accepted and ignored), no defaulting beyond
+//!   namespaces, no conversion between versions (the `apiVersion` is rewritten);
+//! * every object gets `metadata.generation` (upstream sets it only for some kinds);
+//! * strategic merge patch behaves as JSON merge patch; protobuf request bodies (client-go's
+//!   typed clients, e.g. `kubectl create namespace`) are refused with 415 (`writes.rs`);
+//! * lists ignore `limit` and return everything without a `continue` token; tables print
+//!   `Name` and `Age` only (`table.rs`);
+//! * plain HTTP without authentication; no admission webhooks are called (faults simulate
+//!   their failures); controllers are replaced by the reconcile pass (`reconcile.rs`).
 //!
 //! Tests steer it with three tables: **status rules** (when workloads become ready, scripted
 //! statuses, CA bundle injection: `status_rules.rs`), **faults** (error answers, dropped
@@ -183,6 +192,11 @@ impl TestApiServer {
     /// Remove every fault rule.
     pub fn clear_faults(&self) {
         self.shared.lock().config.faults.clear();
+    }
+
+    /// Change the latency added to every request.
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.shared.lock().config.latency = latency;
     }
 
     /// Add a status rule (it wins over earlier ones).
