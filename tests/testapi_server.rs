@@ -377,3 +377,31 @@ async fn latency_is_added_per_request_under_concurrent_load() {
     assert!(elapsed >= Duration::from_millis(40 * 5), "latency applied: {elapsed:?}");
     assert!(elapsed < Duration::from_secs(10), "the server keeps up: {elapsed:?}");
 }
+
+fn shared_dir() -> PathBuf {
+    std::env::var_os("KFCTL_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+#[test]
+fn real_kubectl_installs_the_whole_kubeflow_example_and_reapplies_as_a_no_op() {
+    let example = shared_dir().join("kubeflow/golden/v1.11.0/example.yaml");
+    let (Some(kubectl), true) = (kubectl(), example.exists()) else {
+        println!("skipping: needs kubectl.1.33 and {}", example.display());
+        return;
+    };
+    let server = TestApiServer::start(TestApiConfig::default());
+    let dir = tempfile::tempdir().unwrap();
+    server.write_kubeconfig(&dir.path().join("kubeconfig")).unwrap();
+    let file = example.to_str().unwrap();
+    let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
+    assert!(!ok && out.contains("ensure CRDs are installed first"), "custom resources wait for their CRDs, as on a real cluster: {out}");
+    let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
+    assert!(ok, "{out}");
+    let applied = out.lines().filter(|l| l.ends_with("serverside-applied")).count();
+    assert_eq!(applied, 653, "{out}");
+    let before = server.revision();
+    let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
+    assert!(ok, "{out}");
+    assert_eq!(server.revision(), before, "re-applying the platform changes nothing");
+    assert!(server.requests().iter().all(|r| r.status < 500), "no server errors");
+}

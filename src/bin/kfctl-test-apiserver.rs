@@ -63,10 +63,11 @@ async fn main() -> Result<()> {
             loop {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 let requests = watched.requests();
-                for r in requests.iter().skip(seen) {
-                    eprintln!("{} {} -> {}", r.method, r.path, r.status);
+                let answered = requests.iter().skip(seen).take_while(|r| r.status != 0).count();
+                for r in requests.iter().skip(seen).take(answered) {
+                    eprintln!("{} {} -> {} in {:?}", r.method, r.path, r.status, r.elapsed);
                 }
-                seen = requests.len();
+                seen += answered;
             }
         });
     }

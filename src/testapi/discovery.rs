@@ -161,7 +161,7 @@ pub fn crd_resource_types(crd: &Value) -> Vec<ResourceType> {
         return Vec::new();
     };
     let singular = names["singular"].as_str().filter(|s| !s.is_empty()).map(String::from).unwrap_or_else(|| kind.to_lowercase());
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    let Some(versions) = spec["versions"].as_array() else { return Vec::new() };
     versions
         .iter()
         .filter(|v| v["served"].as_bool().unwrap_or(false))

@@ -174,6 +174,13 @@ impl TestApiServer {
         self.shared.lock().store.get(key).map(|e| e.object.clone())
     }
 
+    /// The store's current revision (the `resourceVersion` lists report); unchanged when
+    /// nothing was written.
+    pub fn revision(&self) -> u64 {
+        self.shared.reconcile_now();
+        self.shared.lock().store.revision()
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.clone()

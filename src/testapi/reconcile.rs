@@ -112,12 +112,13 @@ fn establish_crds(state: &mut State, now: Instant) {
     let delay = state.config.crd_established_after;
     for key in keys_of(state, "apiextensions.k8s.io", "customresourcedefinitions") {
         let Some(entry) = state.store.get(&key) else { continue };
-        let (created, object) = (entry.created, entry.object.clone());
+        let (created, generation) = (entry.created, entry.object["metadata"]["generation"].as_i64().unwrap_or(1));
+        let already = crd_established(&entry.object);
         let established = due(state, created, delay, now);
-        let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
-        if (crd_established(&object) && !established) || !mark(state, &key, format!("crd:{generation}:{established}")) {
+        if (already && !established) || !mark(state, &key, format!("crd:{generation}:{established}")) {
             continue;
         }
+        let Some(object) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
         let mut updated = object.clone();
         updated["status"] = crd_status(&object, established, &timestamp_now());
         state.controller_write(&key, updated, "kube-apiserver", Some("status"), now);
@@ -138,18 +139,19 @@ fn apply_readiness(state: &mut State, now: Instant) {
     let rules = state.config.status_rules.clone();
     for key in readiness_candidates(state, &rules, now) {
         let Some(entry) = state.store.get(&key) else { continue };
-        let (since, object) = (entry.generation_changed, entry.object.clone());
-        if object["metadata"].get("deletionTimestamp").is_some() {
+        if entry.object["metadata"].get("deletionTimestamp").is_some() {
             continue;
         }
-        let ready = match readiness_for(&rules, &object) {
+        let since = entry.generation_changed;
+        let generation = entry.object["metadata"]["generation"].as_i64().unwrap_or(1);
+        let ready = match readiness_for(&rules, &entry.object) {
             Some(StatusBehavior::ReadyAfter(delay)) => due(state, since, delay, now),
             _ => false,
         };
-        let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
         if !mark(state, &key, format!("ready:{generation}:{ready}")) {
             continue;
         }
+        let Some(object) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
         let mut updated = object.clone();
         updated["status"] = readiness_status(&object, ready, &timestamp_now());
         state.controller_write(&key, updated, "kube-controller-manager", Some("status"), now);
@@ -164,12 +166,12 @@ fn apply_scripted(state: &mut State, now: Instant) {
         }
         for key in target_keys(state, &rule.target, now) {
             let Some(entry) = state.store.get(&key) else { continue };
-            let (created, since, object) = (entry.created, entry.generation_changed, entry.object.clone());
+            let (created, since) = (entry.created, entry.generation_changed);
+            let generation = entry.object["metadata"]["generation"].as_i64().unwrap_or(1);
             match &rule.behavior {
                 StatusBehavior::SetStatus { after, status } if due(state, since, *after, now) => {
-                    let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
                     if mark(state, &key, format!("set:{index}:{generation}")) {
-                        let mut updated = object.clone();
+                        let Some(mut updated) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
                         if !updated["status"].is_object() {
                             updated["status"] = json!({});
                         }
@@ -178,7 +180,7 @@ fn apply_scripted(state: &mut State, now: Instant) {
                     }
                 }
                 StatusBehavior::InjectCaBundle { after, ca_bundle } if due(state, created, *after, now) => {
-                    if let Some(updated) = with_ca_bundle(&object, ca_bundle) {
+                    if let Some(updated) = state.store.get(&key).and_then(|e| with_ca_bundle(&e.object, ca_bundle)) {
                         state.controller_write(&key, updated, "cert-manager-cainjector", None, now);
                     }
                 }

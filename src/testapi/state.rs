@@ -20,8 +20,10 @@ pub struct RecordedRequest {
     pub content_type: Option<String>,
     /// Request body bytes.
     pub body: Vec<u8>,
-    /// Status code answered (0 when the connection was dropped).
+    /// Status code answered (0 while in flight or when the connection was dropped).
     pub status: u16,
+    /// Time from arrival to the answer (injected delays included).
+    pub elapsed: std::time::Duration,
 }
 
 /// RFC 3339 time at second precision, as upstream serializes `metav1.Time`.
