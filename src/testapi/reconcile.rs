@@ -169,15 +169,15 @@ fn apply_scripted(state: &mut State, now: Instant) {
             let (created, since) = (entry.created, entry.generation_changed);
             let generation = entry.object["metadata"]["generation"].as_i64().unwrap_or(1);
             match &rule.behavior {
-                StatusBehavior::SetStatus { after, status } if due(state, since, *after, now) => {
-                    if mark(state, &key, format!("set:{index}:{generation}")) {
-                        let Some(mut updated) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
-                        if !updated["status"].is_object() {
-                            updated["status"] = json!({});
-                        }
-                        merge_into(&mut updated["status"], status);
-                        state.controller_write(&key, updated, "test-status-rule", Some("status"), now);
+                StatusBehavior::SetStatus { after, status }
+                    if due(state, since, *after, now) && mark(state, &key, format!("set:{index}:{generation}")) =>
+                {
+                    let Some(mut updated) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
+                    if !updated["status"].is_object() {
+                        updated["status"] = json!({});
                     }
+                    merge_into(&mut updated["status"], status);
+                    state.controller_write(&key, updated, "test-status-rule", Some("status"), now);
                 }
                 StatusBehavior::InjectCaBundle { after, ca_bundle } if due(state, created, *after, now) => {
                     if let Some(updated) = state.store.get(&key).and_then(|e| with_ca_bundle(&e.object, ca_bundle)) {
