@@ -328,3 +328,7 @@ fn collect_garbage(state: &mut State, now: Instant) {
     }
     state.collected_revision = state.store.revision();
 }
+
+#[cfg(test)]
+#[path = "reconcile_tests.rs"]
+mod tests;
