@@ -206,6 +206,23 @@ async fn status_rules_readiness_watch_endpoints_and_ca_injection() {
 }
 
 #[tokio::test]
+async fn streaming_list_watchers_see_the_initial_state_end_then_changes() {
+    use futures::StreamExt;
+    use kube::runtime::watcher::{self, Event};
+    let (_server, client) = setup(TestApiConfig::default()).await;
+    let cms = dynamic(&client, &ar("", "v1", "ConfigMap", "configmaps"), Some("kf"));
+    let cm = |name: &str| object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}));
+    cms.patch("first", &apply("kfctl"), &Patch::Apply(cm("first"))).await.unwrap();
+    let mut stream = Box::pin(watcher::watcher(cms.clone(), watcher::Config::default().streaming_lists()));
+    let mut next = async || tokio::time::timeout(Duration::from_secs(5), stream.next()).await.expect("an event in time").unwrap().unwrap();
+    assert!(matches!(next().await, Event::Init));
+    assert!(matches!(next().await, Event::InitApply(o) if o.metadata.name.as_deref() == Some("first")));
+    assert!(matches!(next().await, Event::InitDone), "the initial-events-end bookmark completes the initial state");
+    cms.patch("second", &apply("kfctl"), &Patch::Apply(cm("second"))).await.unwrap();
+    assert!(matches!(next().await, Event::Apply(o) if o.metadata.name.as_deref() == Some("second")));
+}
+
+#[tokio::test]
 async fn status_subresource_can_be_scripted_by_tests() {
     let (_server, client) = setup(TestApiConfig::default()).await;
     let api = deployments(&client);
