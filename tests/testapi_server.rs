@@ -223,6 +223,33 @@ async fn streaming_list_watchers_see_the_initial_state_end_then_changes() {
 }
 
 #[tokio::test]
+async fn simulated_webhooks_refuse_writes_until_endpoints_are_ready_and_the_ca_is_injected() {
+    let slow = StatusRule::ready_after(Target::object("Deployment", Some("kf"), "hook"), Duration::from_millis(150));
+    let (server, client) = setup(TestApiConfig::default().simulate_webhooks(true).status_rule(slow)).await;
+    let services = dynamic(&client, &ar("", "v1", "Service", "services"), Some("kf"));
+    let svc = object(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hook"}, "spec": {"selector": {"app": "hook"}, "ports": [{"port": 443}]}}));
+    services.patch("hook", &apply("kfctl"), &Patch::Apply(svc)).await.unwrap();
+    deployments(&client).patch("hook", &apply("kfctl"), &Patch::Apply(deployment("hook", 1))).await.unwrap();
+    let hooks = dynamic(&client, &ar("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"), None);
+    let hook = object(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "hook", "annotations": {"cert-manager.io/inject-ca-from": "kf/hook-cert"}},
+        "webhooks": [{"name": "validate.kubeflow.org", "clientConfig": {"service": {"name": "hook", "namespace": "kf", "path": "/validate"}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"], "operations": ["CREATE", "UPDATE"]}],
+            "admissionReviewVersions": ["v1"], "sideEffects": "None"}]}));
+    hooks.patch("hook", &apply("kfctl"), &Patch::Apply(hook)).await.unwrap();
+    let cms = dynamic(&client, &ar("", "v1", "ConfigMap", "configmaps"), Some("kf"));
+    let cm = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "guarded"}}));
+    let refused = api_error(cms.patch("guarded", &apply("kfctl"), &Patch::Apply(&cm)).await.unwrap_err());
+    assert!(refused.message.contains("failed calling webhook \"validate.kubeflow.org\"") && refused.message.ends_with("connection refused"), "{}", refused.message);
+    let typed: Api<Deployment> = Api::namespaced(client.clone(), "kf");
+    tokio::time::timeout(Duration::from_secs(5), await_condition(typed, "hook", conditions::is_deployment_completed())).await.unwrap().unwrap();
+    let untrusted = api_error(cms.patch("guarded", &apply("kfctl"), &Patch::Apply(&cm)).await.unwrap_err());
+    assert!(untrusted.message.ends_with("x509: certificate signed by unknown authority"), "{}", untrusted.message);
+    server.set_status_rule(StatusRule::inject_ca_bundle(Target::default().with_annotation("cert-manager.io/inject-ca-from"), Duration::ZERO, "Q0E="));
+    cms.patch("guarded", &apply("kfctl"), &Patch::Apply(&cm)).await.expect("admitted once the webhook is callable");
+}
+
+#[tokio::test]
 async fn status_subresource_can_be_scripted_by_tests() {
     let (_server, client) = setup(TestApiConfig::default()).await;
     let api = deployments(&client);

@@ -99,6 +99,20 @@ impl ApiError {
         Self::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"))
     }
 
+    /// 500 from an admission webhook whose service accepts no connections (`url` is what was called).
+    pub fn webhook_refused(webhook: &str, url: &str) -> Self {
+        Self::new(500, "InternalError", format!(
+            "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": dial tcp 10.96.0.10:443: connect: connection refused"
+        ))
+    }
+
+    /// 500 from an admission webhook whose serving certificate is not trusted (no `caBundle` yet).
+    pub fn webhook_untrusted(webhook: &str, url: &str) -> Self {
+        Self::new(500, "InternalError", format!(
+            "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        ))
+    }
+
     /// The `Status` object sent as the response body.
     pub fn to_status(&self) -> Value {
         let mut status = json!({

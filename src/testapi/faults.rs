@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use super::errors::ApiError;
 
+/// The webhook URL named in canned webhook failures.
+const DEFAULT_WEBHOOK_URL: &str = "https://webhook-service.default.svc:443/validate?timeout=10s";
+
 /// What a request looks like to the fault matcher.
 #[derive(Clone, Debug, Default)]
 pub struct RequestInfo {
@@ -125,15 +128,11 @@ impl FaultAction {
     }
     /// 500 from a validating/mutating webhook whose service refuses connections.
     pub fn webhook_refused(webhook: &str) -> Self {
-        Self::internal_error(&format!(
-            "failed calling webhook \"{webhook}\": failed to call webhook: Post \"https://webhook-service.default.svc:443/validate?timeout=10s\": dial tcp 10.96.0.10:443: connect: connection refused"
-        ))
+        FaultAction::Respond(ApiError::webhook_refused(webhook, DEFAULT_WEBHOOK_URL))
     }
     /// 500 from a webhook whose serving certificate is not (yet) trusted: caBundle not injected.
     pub fn x509_unknown_authority(webhook: &str) -> Self {
-        Self::internal_error(&format!(
-            "failed calling webhook \"{webhook}\": failed to call webhook: Post \"https://webhook-service.default.svc:443/validate?timeout=10s\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
-        ))
+        FaultAction::Respond(ApiError::webhook_untrusted(webhook, DEFAULT_WEBHOOK_URL))
     }
     /// 500 passed through from etcd during a leader election.
     pub fn etcd_leader_changed() -> Self {

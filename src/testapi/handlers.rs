@@ -15,6 +15,7 @@ use super::selectors::{FieldSelector, LabelSelector};
 use super::state::{State, timestamp_now};
 use super::store::ObjectKey;
 use super::table;
+use super::webhooks;
 use super::writes;
 
 /// A resource request, as the HTTP layer parsed it.
@@ -98,6 +99,9 @@ pub fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
     if !rt.supports(verb) {
         return Err(ApiError::method_not_allowed(verb, &rt.group, &rt.resource));
     }
+    if rt.verbs.len() > 1 {
+        admit_write(state, rt, req, verb)?;
+    }
     match verb {
         "get" => get(state, rt, req, now),
         "list" => list(state, rt, req, now),
@@ -108,6 +112,29 @@ pub fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
         "delete" => delete(state, rt, req, now),
         _ => delete_collection(state, rt, req),
     }
+}
+
+/// Pass writes through the (simulated) admission webhooks.
+fn admit_write(state: &State, rt: &ResourceType, req: &ApiRequest, verb: &str) -> Result<(), ApiError> {
+    if !state.config.simulate_webhooks {
+        return Ok(());
+    }
+    let live = req.path.name.as_ref().and_then(|_| state.store.get(&req.key())).map(|e| &e.object);
+    let body = || serde_json::from_slice::<Value>(&req.body).ok().or_else(|| serde_saphyr::from_slice::<Value>(&req.body).ok());
+    let (operation, object) = match verb {
+        "create" => ("CREATE", body()),
+        "update" | "patch" if live.is_some() => ("UPDATE", live.cloned()),
+        "patch" => ("CREATE", body()),
+        "delete" => ("DELETE", live.cloned()),
+        _ => return Ok(()),
+    };
+    let admission = webhooks::Admission {
+        operation,
+        subresource: req.path.subresource.as_deref(),
+        namespace: req.path.namespace.as_deref(),
+        object: object.as_ref(),
+    };
+    webhooks::admit(state, rt, &admission)
 }
 
 fn get(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {

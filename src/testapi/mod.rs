@@ -23,8 +23,10 @@
 //!   typed clients, e.g. `kubectl create namespace`) are refused with 415 (`writes.rs`);
 //! * lists ignore `limit` and return everything without a `continue` token; tables print
 //!   `Name` and `Age` only (`table.rs`);
-//! * plain HTTP without authentication; no admission webhooks are called (faults simulate
-//!   their failures); controllers are replaced by the reconcile pass (`reconcile.rs`).
+//! * plain HTTP without authentication; admission webhooks are never called, but (opt-in) a
+//!   write they cover fails as upstream's would while the webhook's Service has no ready
+//!   endpoint or its `caBundle` is empty (`webhooks.rs`); controllers are replaced by the
+//!   reconcile pass (`reconcile.rs`).
 //!
 //! Tests steer it with three tables: **status rules** (when workloads become ready, scripted
 //! statuses, CA bundle injection: `status_rules.rs`), **faults** (error answers, dropped
@@ -57,6 +59,7 @@ mod status_rules;
 mod store;
 mod table;
 mod watch;
+mod webhooks;
 mod writes;
 
 use std::path::Path;
