@@ -9,9 +9,7 @@ use crate::testapi::config::TestApiConfig;
 use crate::testapi::discovery::Catalog;
 
 fn state() -> State {
-    let mut config = TestApiConfig::default();
-    config.simulate_webhooks = true;
-    State::new(config)
+    State::new(TestApiConfig::default().simulate_webhooks(true))
 }
 
 fn put(state: &mut State, key: ObjectKey, object: Value) {
