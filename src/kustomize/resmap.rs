@@ -49,9 +49,14 @@ impl ResMap {
 
     /// Add one resource; an object whose current id is already present is an error.
     pub fn append(&mut self, resource: Resource, origin: &str) -> Result<()> {
-        let id = resource.current_id();
-        if self.resources.iter().any(|r| r.current_id().same_object(&id)) {
-            return Err(KustomizeError::DuplicateId { id: Box::new(id), origin: origin.to_string() });
+        // Compare borrowed fields, cheapest first: this runs for every object against every
+        // object, so it must not build owned ids.
+        let (name, kind, api) = (resource.name(), resource.kind(), resource.api_version());
+        let clash = self.resources.iter().any(|r| {
+            r.name() == name && r.kind() == kind && r.api_version() == api && r.current_id().same_object(&resource.current_id())
+        });
+        if clash {
+            return Err(KustomizeError::DuplicateId { id: Box::new(resource.current_id()), origin: origin.to_string() });
         }
         self.resources.push(resource);
         Ok(())
