@@ -114,7 +114,7 @@ impl<'a> Accumulator<'a> {
         }
         run_transformers(acc, k, dir, self.loader)?;
         for var in &k.vars {
-            bind_var(&mut acc.resources, var, dir)?;
+            builtins::vars::bind(&mut acc.resources, var)?;
             acc.add_var(var.clone(), dir)?;
         }
         Ok(())
@@ -137,34 +137,6 @@ impl<'a> Accumulator<'a> {
                 acc.absorb(sub, &path)
             }
         }
-    }
-}
-
-/// Bind a var to the one object its `objRef` names among those accumulated so far (matched
-/// by any id the object has had; the namespace counts only when the var gives one or the kind
-/// is cluster-scoped). Several matches are an error; none leaves the var unbound here.
-fn bind_var(resources: &mut ResMap, var: &Var, dir: &Path) -> Result<()> {
-    let r = &var.obj_ref;
-    let gvk = if r.api_version.is_empty() {
-        crate::kustomize::resource::Gvk::new(&r.group, &r.version, &r.kind)
-    } else {
-        crate::kustomize::resource::Gvk::from_api_version(&r.api_version, &r.kind)
-    };
-    let target = crate::kustomize::resource::ResId::new(gvk.clone(), &r.name, &r.namespace);
-    let strict = !r.namespace.is_empty() || crate::kustomize::merge::is_cluster_scoped(&gvk);
-    let matched = resources.positions(|res| {
-        res.all_ids().any(|id| id.gvk.is_selected_by(&target.gvk) && id.name == target.name && (!strict || id.effective_namespace() == target.effective_namespace()))
-    });
-    match matched.as_slice() {
-        [] => Ok(()),
-        [one] => {
-            resources.get_mut(*one).var_names.push(var.name.clone());
-            Ok(())
-        }
-        many => Err(KustomizeError::transform(
-            dir.display().to_string(),
-            format!("found {} resId matches for var {} ({} {}) (unable to disambiguate)", many.len(), var.name, gvk, r.name),
-        )),
     }
 }
 

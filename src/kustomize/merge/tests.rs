@@ -303,3 +303,20 @@ fn merge_keys_are_exposed_for_the_engine() {
     assert_eq!(merge_keys_at(&gvk, &["spec", "template", "spec", "containers", "[]", "env"]), Some(&["name"][..]));
     assert_eq!(merge_keys_at(&Gvk::new("x.io", "v1", "W"), &["spec", "items"]), None);
 }
+
+#[test]
+fn nulls_in_the_target_that_the_patch_does_not_mention_are_kept() {
+    // Checked with real kustomize v5.6: `creationTimestamp: null` survives a patch.
+    let gvk = Gvk::new("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+    let base = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "x", "creationTimestamp": null}, "spec": {"nested": {"keep": null, "other": 1}}});
+    let patch = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "x", "labels": {"a": "b"}}});
+    let out = strategic_merge(&base, &patch, &gvk).unwrap();
+    assert!(out["metadata"]["creationTimestamp"].is_null() && out["metadata"].get("creationTimestamp").is_some());
+    assert!(out["spec"]["nested"].get("keep").is_some());
+    let delete = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "x"}, "spec": {"nested": {"other": null}}});
+    let out = strategic_merge(&base, &delete, &gvk).unwrap();
+    assert!(out["spec"]["nested"].get("other").is_none(), "a null in the patch still deletes");
+}

@@ -74,6 +74,10 @@ impl Merger<'_> {
         for name in names {
             let child_schema = schema.and_then(|s| s.field(&name));
             let child = [self.tree.field(dest, &name), origin.and_then(|o| self.tree.field(o, &name))];
+            // merge2's VisitMap: "if Origin is missing, preserve explicitly set null in Dest".
+            if child[1].is_none() && child[0].is_some() && self.tree.missing_or_null(child[0]) {
+                continue;
+            }
             let merged = self.walk(child, child_schema)?;
             self.tree.set_field(dest, &name, merged)?;
         }
