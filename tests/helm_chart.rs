@@ -231,3 +231,241 @@ fn golden_backed_chart_equals_the_native_table_for_every_value_set() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The real pipeline: `kfctl-rs chart export` against `kfctl-rs template` (catalog::render).
+
+fn export_cli(profile: &str, out: &Path, extra: &[&str]) -> Output {
+    Command::new(binary())
+        .args(["chart", "export", "--profile", profile, "--source"])
+        .arg(common::manifests_dir())
+        .arg("--remote-mirror")
+        .arg(common::mirror_dir())
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("kfctl-rs runs")
+}
+
+/// The export of `profile` with default values (made once per test run; multi-tenant with
+/// `--argocd`).
+fn exported(profile: &str) -> PathBuf {
+    static DIRS: OnceLock<std::sync::Mutex<BTreeMap<String, PathBuf>>> = OnceLock::new();
+    let mut dirs = DIRS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    dirs.entry(profile.to_string())
+        .or_insert_with(|| {
+            let out = scratch(&format!("export-{profile}")).join("kubeflow");
+            let started = Instant::now();
+            let extra: &[&str] = if profile == "multi-tenant" { &["--argocd", "--argocd-repo-url", "https://git.example.com/ml/platform.git", "--argocd-path", "clusters/prod/kubeflow"] } else { &[] };
+            let result = export_cli(profile, &out, extra);
+            assert!(result.status.success(), "export {profile}: {}", String::from_utf8_lossy(&result.stderr));
+            println!("export {profile}: {:?}", started.elapsed());
+            out
+        })
+        .clone()
+}
+
+fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
+    let request = RenderRequest {
+        profile: profile.into(),
+        components: Vec::new(),
+        value_files: set.file.iter().cloned().collect(),
+        sets: set.sets.clone(),
+        manifests_dir: common::manifests_dir(),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+    };
+    let rendered = kfctl_rs::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
+    rendered.objects.into_iter().map(|o| o.obj).collect()
+}
+
+fn defaults_only() -> ValueSet {
+    ValueSet { name: "defaults", sets: Vec::new(), file: None }
+}
+
+#[test]
+fn every_builtin_profile_exports_to_a_chart_helm_renders_as_kfctl_rs_templates() {
+    for profile in profile::builtin_names() {
+        let chart = exported(profile);
+        let started = Instant::now();
+        let helm = helm_template(&chart, &[]);
+        let helm_time = started.elapsed();
+        let expected = template(profile, &defaults_only());
+        assert_same(&expected, &helm, &format!("profile {profile}, default values"));
+        println!("profile {profile}: {} objects equal (helm template {helm_time:?})", helm.len());
+    }
+}
+
+#[test]
+fn multi_tenant_chart_equals_template_for_every_value_set() {
+    let chart = exported("multi-tenant");
+    let defaults = template("multi-tenant", &defaults_only());
+    let mut failures = Vec::new();
+    for set in matrix() {
+        let expected = template("multi-tenant", &set);
+        assert!(compare::unordered_report(&defaults, &expected, 1).is_some(), "value set {} changes nothing: the check would be vacuous", set.name);
+        let helm = helm_template(&chart, &helm_args(&set));
+        match compare::unordered_report(&expected, &helm, 10) {
+            None => println!("multi-tenant {}: {} objects equal", set.name, helm.len()),
+            Some(report) => failures.push(format!("value set {} ({} expected, {} from helm):\n{report}", set.name, expected.len(), helm.len())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn values_given_at_export_become_the_charts_defaults() {
+    for (name, sets) in [("registry", vec!["global.imageRegistry=registry.example.com"]), ("katib-disabled", vec!["katib.enabled=false"])] {
+        let out = scratch(&format!("export-with-{name}")).join("kubeflow");
+        let mut extra = Vec::new();
+        for s in &sets {
+            extra.extend(["--set", s]);
+        }
+        let result = export_cli("multi-tenant", &out, &extra);
+        assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+        let set = value_set(if name == "registry" { "at-export-registry" } else { "at-export-katib" }, &sets, None);
+        let expected = template("multi-tenant", &set);
+        let helm = helm_template(&out, &[]);
+        assert_same(&expected, &helm, &format!("export with {sets:?}, plain helm template"));
+        println!("export with {sets:?}: plain helm template equals kfctl-rs template with them ({} objects)", helm.len());
+    }
+}
+
+#[test]
+fn helm_lint_strict_passes_on_the_umbrella_and_every_subchart() {
+    for profile in profile::builtin_names() {
+        let chart = exported(profile);
+        let mut charts = vec![chart.clone()];
+        let mut subcharts: Vec<PathBuf> = std::fs::read_dir(chart.join("charts")).unwrap().map(|e| e.unwrap().path()).collect();
+        subcharts.sort();
+        charts.extend(subcharts);
+        for c in &charts {
+            let out = helm_lint(c);
+            assert!(out.status.success(), "helm lint --strict {}:\n{}", c.display(), String::from_utf8_lossy(&out.stdout));
+        }
+        println!("profile {profile}: helm lint --strict passes on {} charts", charts.len());
+    }
+}
+
+fn folder_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.insert(path.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn exporting_twice_gives_byte_identical_folders() {
+    let first = exported("multi-tenant");
+    let again = scratch("export-again").join("kubeflow");
+    let result = export_cli("multi-tenant", &again, &["--argocd", "--argocd-repo-url", "https://git.example.com/ml/platform.git", "--argocd-path", "clusters/prod/kubeflow"]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let (a, b) = (folder_bytes(&first), folder_bytes(&again));
+    assert!(a.len() > 600, "{} files", a.len());
+    let differing: Vec<&String> = a.keys().filter(|k| a.get(*k) != b.get(*k)).chain(b.keys().filter(|k| !a.contains_key(*k))).collect();
+    assert!(differing.is_empty(), "files differ between two exports: {differing:?}");
+}
+
+#[test]
+fn exported_charts_carry_versions_notice_schema_and_readme() {
+    let chart = exported("multi-tenant");
+    let doc = |p: &str| kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p).unwrap().remove(0);
+    let umbrella = doc("Chart.yaml");
+    assert_eq!(umbrella["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(umbrella["appVersion"], "v1.11.0");
+    let deps = umbrella["dependencies"].as_array().unwrap();
+    assert!(deps.iter().all(|d| d["condition"] == json!(format!("{}.enabled", d["name"].as_str().unwrap()))));
+    let katib = doc("charts/katib/Chart.yaml");
+    assert_eq!((katib["name"].as_str(), katib["appVersion"].as_str()), (Some("katib"), Some("v1.11.0")));
+    let values = doc("charts/katib/values.yaml");
+    assert!(values["global"].is_object() && values["images"]["katib-ui"].is_string() && values["enabled"] == json!(true));
+    let notes = std::fs::read_to_string(chart.join("charts/katib/templates/NOTES.txt")).unwrap();
+    assert!(notes.contains(kfctl_rs::notice::BEST_EFFORT));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(chart.join("values.schema.json")).unwrap()).unwrap();
+    assert_eq!(schema.pointer("/properties/global/properties/crds/enum").unwrap(), &json!(["", "only", "skip"]));
+    let readme = std::fs::read_to_string(chart.join("charts/katib/README.md")).unwrap();
+    assert!(readme.contains("| `replicas.katib-ui` | `1` |"), "katib README lists its values");
+    assert!(std::fs::read_to_string(chart.join("README.md")).unwrap().contains("global.crds=only"));
+}
+
+#[test]
+fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
+    let chart = exported("multi-tenant");
+    let catalog = Catalog::embedded().unwrap();
+    let mut waves: BTreeMap<String, i64> = BTreeMap::new();
+    for entry in std::fs::read_dir(chart.join("argocd/apps")).unwrap() {
+        let path = entry.unwrap().path();
+        let app = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app").unwrap().remove(0);
+        let component = path.file_stem().unwrap().to_string_lossy().into_owned();
+        assert_eq!(app.pointer("/spec/source/path").unwrap(), &json!(format!("clusters/prod/kubeflow/charts/{component}")));
+        assert_eq!(app.pointer("/spec/source/repoURL").unwrap(), "https://git.example.com/ml/platform.git");
+        assert!(chart.join("charts").join(&component).join("Chart.yaml").is_file());
+        let wave = app.pointer("/metadata/annotations/argocd.argoproj.io~1sync-wave").and_then(Value::as_str).unwrap().parse().unwrap();
+        waves.insert(component, wave);
+    }
+    assert_eq!(waves.len(), std::fs::read_dir(chart.join("charts")).unwrap().count());
+    for (component, wave) in &waves {
+        for dep in &catalog.get(component).unwrap().dependencies {
+            assert!(waves[dep] < *wave, "{component} (wave {wave}) syncs before its dependency {dep} (wave {})", waves[dep]);
+        }
+    }
+    let root = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join("argocd/root.yaml")).unwrap(), "root").unwrap().remove(0);
+    assert_eq!(root.pointer("/spec/source/path").unwrap(), "clusters/prod/kubeflow/argocd/apps");
+}
+
+#[test]
+fn helm_refuses_what_kfctl_rs_refuses() {
+    let chart = exported("multi-tenant");
+    for (set, expect) in [("katib.replicas.katib-ui=three", "katib"), ("katib.enabeld=false", "enabeld"), ("global.podSecurity.profiles=strict", "profiles")] {
+        let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(&chart).args(["--set", set]).output().unwrap();
+        assert!(!out.status.success(), "helm accepted --set {set}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("schema") && stderr.contains(expect), "--set {set}: {stderr}");
+    }
+    let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(&chart).args(["--set", "cert-manager.enabled=false"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs cert-manager"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
+    let dir = scratch("bad-input");
+    let listing = |d: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    let taken = dir.join("taken");
+    std::fs::create_dir_all(&taken).unwrap();
+    std::fs::write(taken.join("notes.txt"), "mine").unwrap();
+    let out = export_cli("minimal", &taken, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
+    let out = export_cli("minimal", &taken, &["--force"]);
+    assert_eq!(out.status.code(), Some(4), "--force never replaces a folder kfctl-rs did not write: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(listing(&taken), ["notes.txt"]);
+    let fresh = dir.join("fresh");
+    let out = export_cli("minimal", &fresh, &["--set", "trainer.enabeld=false"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("trainer.enabeld"));
+    let out = export_cli("minimal", &fresh, &["--name", "Kubeflow"]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::write(dir.join("a-file"), "x").unwrap();
+    let out = export_cli("minimal", &dir.join("a-file").join("chart"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(listing(&dir), ["a-file", "taken"], "no chart or staging folder is left behind");
+    let ok = export_cli("minimal", &fresh, &[]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let again = export_cli("minimal", &fresh, &["--force"]);
+    assert!(again.status.success(), "--force replaces an earlier export: {}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(listing(&dir), ["a-file", "fresh", "taken"]);
+}

@@ -7,6 +7,9 @@
 //! - Raw upstream values travel into helper calls as Go string literals ([`go_quote`]): an
 //!   interpreted literal with `\\`, `\"`, `\n` and friends escaped. Inside an action Go's
 //!   lexer reads a quoted string to its closing quote, so `{{` or `}}` inside one is harmless.
+//!   [`go_literal`] prefers a raw literal (`` `...` ``, no escapes at all, newlines allowed)
+//!   whenever the text has no backquote and no carriage return (Go drops those from raw
+//!   literals), so JSON and configuration texts stay readable in the templates.
 
 /// `text` with every `{{` made into an action that prints `{{`.
 pub fn escape_actions(text: &str) -> String {
@@ -32,6 +35,16 @@ pub fn go_quote(text: &str) -> String {
     out
 }
 
+/// A Go string literal whose value is `text`: raw (backquoted) when that keeps every byte,
+/// else interpreted ([`go_quote`]).
+pub fn go_literal(text: &str) -> String {
+    if text.contains('`') || text.contains('\r') {
+        go_quote(text)
+    } else {
+        format!("`{text}`")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +61,13 @@ mod tests {
         assert_eq!(go_quote("plain"), "\"plain\"");
         assert_eq!(go_quote("a\"b\\c\nd\te\r\u{1}"), "\"a\\\"b\\\\c\\nd\\te\\r\\x01\"");
         assert_eq!(go_quote("ünï {{ x }}"), "\"ünï {{ x }}\"");
+    }
+
+    #[test]
+    fn go_literal_is_raw_unless_a_backquote_or_carriage_return_forbids_it() {
+        assert_eq!(go_literal("{\"a\":\"b\"}"), "`{\"a\":\"b\"}`");
+        assert_eq!(go_literal("line 1\nline 2"), "`line 1\nline 2`");
+        assert_eq!(go_literal("a `b`"), "\"a `b`\"");
+        assert_eq!(go_literal("a\r\n"), "\"a\\r\\n\"");
     }
 }

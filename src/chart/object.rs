@@ -21,7 +21,7 @@
 //! The whole document is wrapped in `kfctl.enabled`, which implements `<component>.enabled`
 //! and `global.crds` (the native `params::keep`).
 
-use super::gotmpl::{escape_actions, go_quote};
+use super::gotmpl::{escape_actions, go_literal};
 use super::params::{Point, PointError, Scope, TOKEN_PREFIX, mark_all, token};
 use serde_json::Value;
 
@@ -64,13 +64,16 @@ fn point_index(text: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-/// The expression giving the point's final value as JSON (`""` when absent).
+/// The expression giving the point's final value as JSON (`""` when absent). The raw value
+/// goes in as a Go literal: a text for steps that take text, a multi-line text through
+/// `toJson` (so configuration files keep their lines), anything else as JSON.
 pub fn expression(point: &Point) -> String {
     let text_input = point.steps.first().is_some_and(|s| s.takes_text());
     let mut expr = match &point.raw {
         None => "\"\"".to_string(),
-        Some(Value::String(s)) if text_input => go_quote(s),
-        Some(v) => go_quote(&serde_json::to_string(v).unwrap_or_default()),
+        Some(Value::String(s)) if text_input => go_literal(s),
+        Some(Value::String(s)) if s.contains('\n') => format!("(toJson {})", go_literal(s)),
+        Some(v) => go_literal(&serde_json::to_string(v).unwrap_or_default()),
     };
     for (i, step) in point.steps.iter().enumerate() {
         let inner = if i == 0 { expr.clone() } else { format!("({expr})") };
@@ -114,8 +117,16 @@ mod tests {
     #[test]
     fn present_fields_become_inline_expressions() {
         let t = render(&json!({"kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "ghcr.io/k/w:v1"}]}}));
-        assert!(t.contains("  labels: {{ include \"kfctl.commonMetadata\" (list $ \"commonLabels\" \"{\\\"a\\\":\\\"b\\\"}\") }}\n"), "{t}");
-        assert!(t.contains("image: {{ include \"kfctl.image\" (list $ \"w\" \"ghcr.io/k/w:v1\") }}"), "{t}");
+        assert!(t.contains("  labels: {{ include \"kfctl.commonMetadata\" (list $ \"commonLabels\" `{\"a\":\"b\"}`) }}\n"), "{t}");
+        assert!(t.contains("image: {{ include \"kfctl.image\" (list $ \"w\" `ghcr.io/k/w:v1`) }}"), "{t}");
+    }
+
+    #[test]
+    fn multi_line_texts_keep_their_lines() {
+        let point = Point { key: "config.yaml".into(), raw: Some(json!("a: 1\nb: `x`\n")), steps: vec![super::super::params::Step::PssProfiles] };
+        assert_eq!(expression(&point), "include \"kfctl.pssProfiles\" (list $ (toJson \"a: 1\\nb: `x`\\n\"))");
+        let point = Point { raw: Some(json!("a: 1\nb: 2\n")), ..point };
+        assert_eq!(expression(&point), "include \"kfctl.pssProfiles\" (list $ (toJson `a: 1\nb: 2\n`))");
     }
 
     #[test]
