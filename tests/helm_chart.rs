@@ -297,6 +297,27 @@ fn every_builtin_profile_exports_to_a_chart_helm_renders_as_kfctl_rs_templates()
 }
 
 #[test]
+fn a_subchart_installed_on_its_own_renders_its_components_objects() {
+    let chart = exported("multi-tenant");
+    let request = RenderRequest {
+        profile: "multi-tenant".into(),
+        components: Vec::new(),
+        value_files: Vec::new(),
+        sets: vec!["global.imageRegistry=registry.example.com".into()],
+        manifests_dir: common::manifests_dir(),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+    };
+    let rendered = kfctl_rs::catalog::render(&request).unwrap();
+    for component in ["katib", "dex"] {
+        let expected: Vec<Value> = rendered.objects.iter().filter(|o| o.component == component).map(|o| o.obj.clone()).collect();
+        let helm = helm_template(&chart.join("charts").join(component), &["--set".into(), "global.imageRegistry=registry.example.com".into()]);
+        assert!(!expected.is_empty());
+        assert_same(&expected, &helm, &format!("subchart {component} on its own"));
+        assert!(helm_template(&chart.join("charts").join(component), &["--set".into(), "enabled=false".into()]).is_empty());
+    }
+}
+
+#[test]
 fn multi_tenant_chart_equals_template_for_every_value_set() {
     let chart = exported("multi-tenant");
     let defaults = template("multi-tenant", &defaults_only());

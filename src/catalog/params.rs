@@ -119,12 +119,11 @@ fn apply_images(obj: &mut Value, ctx: &Ctx) {
     let defaults = ctx.defaults.get(ctx.component).and_then(|c| c.get("images")).cloned();
     let registry = ctx.global(&["imageRegistry"]).and_then(Value::as_str).map(str::to_string);
     for_each_image(obj, &mut |image| {
-        if let Some(defaults) = defaults.as_ref().and_then(Value::as_object) {
-            if let Some((key, _)) = defaults.iter().find(|(_, v)| v.as_str() == Some(image.as_str())) {
-                if let Some(new) = overrides.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) {
-                    *image = new.to_string();
-                }
-            }
+        if let Some(defaults) = defaults.as_ref().and_then(Value::as_object)
+            && let Some((key, _)) = defaults.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))
+            && let Some(new) = overrides.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+        {
+            *image = new.to_string();
         }
         if let Some(registry) = &registry {
             *image = images::with_registry(image, registry);
@@ -156,10 +155,10 @@ fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
                 t.extend(sel.clone());
             }
         }
-        if let Some(Value::Array(tol)) = &tolerations {
-            if let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([])) {
-                t.extend(tol.iter().cloned());
-            }
+        if let Some(Value::Array(tol)) = &tolerations
+            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([]))
+        {
+            t.extend(tol.iter().cloned());
         }
         if let Some(aff) = &affinity {
             spec.insert("affinity".into(), aff.clone());
@@ -182,10 +181,10 @@ fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
         return;
     }
     let name = object_name(obj);
-    if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number()) {
-        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.insert("replicas".into(), n.clone());
-        }
+    if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number())
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.insert("replicas".into(), n.clone());
     }
 }
 

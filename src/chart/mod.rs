@@ -126,7 +126,7 @@ fn group(prepared: &Prepared) -> Result<Vec<Component<'_>>, ChartError> {
     Ok(components)
 }
 
-fn section<'a>(values: &'a Value, name: &str) -> serde_json::Map<String, Value> {
+fn section(values: &Value, name: &str) -> serde_json::Map<String, Value> {
     values.get(name).and_then(Value::as_object).cloned().unwrap_or_default()
 }
 

@@ -311,10 +311,10 @@ fn mark_pod_security(obj: &mut Value, _: &Scope, marks: &mut Marks) {
             }
         }
         Some("ConfigMap") => {
-            if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut) {
-                if data.get("namespace-labels.yaml").is_some_and(Value::is_string) {
-                    marks.mark(data, "namespace-labels.yaml", Step::PssProfiles);
-                }
+            if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)
+                && data.get("namespace-labels.yaml").is_some_and(Value::is_string)
+            {
+                marks.mark(data, "namespace-labels.yaml", Step::PssProfiles);
             }
         }
         _ => {}

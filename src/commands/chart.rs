@@ -135,6 +135,9 @@ fn export_args(args: &ChartExportArgs) -> Vec<String> {
     }
     out.extend(args.render.values.iter().map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())));
     out.extend(args.render.sets.iter().map(|s| format!("--set {s}")));
+    if args.argocd {
+        out.push(format!("--argocd --argocd-repo-url {} --argocd-revision {}", args.argocd_repo_url, args.argocd_revision));
+    }
     out
 }
 
