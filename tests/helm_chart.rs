@@ -490,3 +490,79 @@ fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     assert!(again.status.success(), "--force replaces an earlier export: {}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(listing(&dir), ["a-file", "fresh", "taken"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Edge cases upstream does not have, on a small hand-made component.
+
+fn edge_prepared() -> Prepared {
+    let catalog = Catalog::embedded().unwrap();
+    let resolved = profile::Resolved {
+        name: "edge".into(),
+        description: "hand-made edge cases".into(),
+        kubernetes: "cluster".into(),
+        components: ["cert-manager", "kubeflow-namespace", "katib"].iter().map(|c| (c.to_string(), "default".to_string())).collect(),
+        values: json!({}),
+    };
+    let pod = |image: &str| json!({"containers": [{"name": "main", "image": image}]});
+    let katib = vec![
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "edge", "namespace": "kubeflow",
+               "labels": {"app": "{{ not a template }}", "x": "a `quoted` */ text"}, "annotations": {"note": "line 1\r\nline 2 — ünïcode {{- trim }}"}},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "edge"}}, "template": {"metadata": {"labels": {"app": "edge"}}, "spec": {
+                   "imagePullSecrets": [{"name": "existing"}], "nodeSelector": {"kubernetes.io/os": "linux", "pool": "upstream"},
+                   "tolerations": [{"key": "a", "operator": "Exists", "tolerationSeconds": 60}], "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}},
+                   "initContainers": [{"name": "init", "image": "busybox:1.36"}],
+                   "containers": [{"name": "main", "image": "ghcr.io/kubeflow/edge:v1", "resources": {"limits": {"cpu": 1.5, "memory": "1Gi"}}},
+                                  {"name": "side", "image": "localhost:5000/side@sha256:0123", "args": ["{{.Values}}", "`x`"]}]}}}}),
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "edge-db", "namespace": "kubeflow", "labels": null},
+               "spec": {"replicas": 1, "serviceName": "edge-db", "template": {"spec": {"containers": [{"name": "db", "image": "mysql:8.0", "resources": {}}]}}}}),
+        json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "edge-cron", "namespace": "kubeflow"},
+               "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": pod("docker.io/library/alpine:3")}}}}}),
+        json!({"apiVersion": "example.com/v1", "kind": "PodSet", "metadata": {"name": "edge-pods", "namespace": "kubeflow"},
+               "spec": {"pods": [pod("quay.io/a/b:c"), {"containers": [{"name": "c", "image": "quay.io/a/b:c"}], "nodeSelector": {"zone": "a"}}]}}),
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "edge-labels", "namespace": "kubeflow"},
+               "data": {"namespace-labels.yaml": "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"baseline\"\npod-security.kubernetes.io/enforce: \"baseline\"\r\n",
+                        "template.tpl": "{{ .Values.x }} and `backquotes` and KFCTL POINT", "empty": ""}}),
+    ];
+    let namespaces = vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow", "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "plain"}}),
+    ];
+    let cert = vec![json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cm", "namespace": "cert-manager"}, "spec": {"template": {"spec": pod("quay.io/jetstack/cert-manager-controller:v1.16.1")}}})];
+    let tag = |component: &str, objs: Vec<Value>| objs.into_iter().map(|obj| RenderedObject { component: component.into(), obj }).collect::<Vec<_>>();
+    let mut objects = tag("cert-manager", cert);
+    objects.extend(tag("kubeflow-namespace", namespaces));
+    objects.extend(tag("katib", katib));
+    let defaults = render::defaults(&catalog, &resolved, &objects);
+    let schema = render::schema_for(&defaults);
+    Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
+}
+
+#[test]
+fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
+    let prepared = edge_prepared();
+    let options = ExportOptions { chart_name: "edge".into(), app_version: "v0.0.0-test".into(), export_args: Vec::new(), argocd: None };
+    let files = chart::export(&prepared, &options).unwrap_or_else(|e| panic!("{e}"));
+    let dir = scratch("edge").join("edge");
+    chart::write::write_folder(&dir, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), false).unwrap();
+    let everything = json!({
+        "global": {"imageRegistry": "mirror.example.com:5000/", "imagePullSecrets": ["regcred"], "nodeSelector": {"pool": "global", "disk": "ssd"},
+                   "tolerations": [{"key": "g", "operator": "Exists"}], "commonLabels": {"pod-security.kubernetes.io/enforce": "privileged", "app": "overridden"},
+                   "commonAnnotations": {"note": "replaced"}, "podSecurity": {"namespaces": "baseline", "profiles": "off"}},
+        "katib": {"nodeSelector": {"pool": "katib"}, "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "Exists"}]}]}}},
+                  "replicas": {"edge": 5, "edge-db": 0}, "resources": {"edge": {"main": {"requests": {"cpu": "250m"}}, "side": {"limits": {"memory": "64Mi"}}}, "edge-db": {"db": {"limits": {"cpu": 2}}}},
+                  "images": {"edge": "ghcr.io/kubeflow/edge:v2", "b": ""}},
+    });
+    let sets = [
+        value_set("edge-defaults", &[], None),
+        value_set("edge-everything", &[], Some(everything)),
+        value_set("edge-pss-restricted", &["global.podSecurity.profiles=restricted,global.podSecurity.namespaces=off", "global.commonLabels.team=ml"], None),
+        value_set("edge-katib-off", &["katib.enabled=false"], None),
+    ];
+    for set in &sets {
+        let expected = native_params(&prepared, set);
+        let helm = helm_template(&dir, &helm_args(set));
+        assert_same(&expected, &helm, &format!("edge cases, {}", set.name));
+    }
+    let lint = helm_lint(&dir);
+    assert!(lint.status.success(), "{}", String::from_utf8_lossy(&lint.stdout));
+}
