@@ -101,8 +101,12 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
 /// The charts' appVersion: `--app-version`, else the release the source resolved to, else a
 /// `--source` folder named like a release (`.../v1.11.0`).
 fn app_version(args: &ChartExportArgs, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
-    if let Some(v) = &args.app_version {
-        return Ok(v.clone());
+    resolve_app_version(args.app_version.as_deref(), release, manifests_dir)
+}
+
+fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
+    if let Some(v) = explicit {
+        return Ok(v.to_string());
     }
     if let Some(v) = release {
         return Ok(v.to_string());
@@ -156,5 +160,21 @@ fn warn_about_credentials(prepared: &Prepared) {
         } else {
             eprintln!("warning: `{}` is unset, so the charts keep upstream's well-known default ({}); set it at install time or export with -f secrets.yaml from `kfctl-rs secrets generate`", cred.value, cred.what);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_version_is_explicit_then_the_release_then_a_release_named_folder() {
+        let folder = Path::new("/snapshots/v1.11.0");
+        assert_eq!(resolve_app_version(Some("v9.9.9"), Some("v1.10.0"), folder).unwrap(), "v9.9.9");
+        assert_eq!(resolve_app_version(None, Some("v1.10.0"), folder).unwrap(), "v1.10.0");
+        assert_eq!(resolve_app_version(None, None, folder).unwrap(), "v1.11.0");
+        let err = resolve_app_version(None, None, Path::new("/src/manifests")).unwrap_err();
+        assert_eq!(crate::exit::code_for(&err), Code::Usage);
+        assert!(err.to_string().contains("--app-version"), "{err}");
     }
 }
