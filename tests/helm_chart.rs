@@ -566,3 +566,48 @@ fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
     let lint = helm_lint(&dir);
     assert!(lint.status.success(), "{}", String::from_utf8_lossy(&lint.stdout));
 }
+
+/// Helm's stored form of a release, estimated: base64(gzip(JSON of the chart's own files —
+/// subcharts are not serialized — and the rendered manifest)). Helm keeps it in one Secret,
+/// which Kubernetes caps at 1 MiB.
+fn estimated_release_size(chart: &Path, args: &[String]) -> usize {
+    use std::io::Write;
+    let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(chart).args(args).output().unwrap();
+    assert!(out.status.success());
+    let mut files = Vec::new();
+    let mut stack = vec![chart.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(chart).unwrap().display().to_string();
+            if rel == "charts" || rel == "argocd" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(json!({"name": rel, "data": params::base64_encode(&std::fs::read(&path).unwrap())}));
+            }
+        }
+    }
+    let release = serde_json::to_vec(&json!({"chart": {"templates": files}, "manifest": String::from_utf8_lossy(&out.stdout)})).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&release).unwrap();
+    params::base64_encode(&gz.finish().unwrap()).len()
+}
+
+#[test]
+fn the_documented_two_step_install_fits_helm_release_limits() {
+    const SECRET_LIMIT: usize = 1 << 20;
+    let skip = ["--set".to_string(), "global.crds=skip".to_string()];
+    for profile in profile::builtin_names() {
+        let chart = exported(profile);
+        let size = estimated_release_size(&chart, &skip);
+        println!("profile {profile}: release of step 2 (global.crds=skip) ~{} KiB", size / 1024);
+        assert!(size < SECRET_LIMIT, "profile {profile}: the step-2 release (~{size} bytes) exceeds Helm's 1 MiB Secret");
+    }
+    let trainer = exported("multi-tenant").join("charts/trainer");
+    let size = estimated_release_size(&trainer, &skip);
+    println!("trainer on its own, global.crds=skip: ~{} KiB", size / 1024);
+    assert!(size < SECRET_LIMIT, "the trainer chart on its own (~{size} bytes) exceeds Helm's 1 MiB Secret");
+}
