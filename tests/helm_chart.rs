@@ -28,7 +28,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 fn binary() -> PathBuf {
-    std::env::var_os("KFCTL_TEST_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
+    std::env::var_os("KFCTL_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -51,7 +53,11 @@ fn value_set(name: &'static str, sets: &[&str], file: Option<Value>) -> ValueSet
         std::fs::write(&path, kfctl_rs::yaml::to_yaml(&doc)).unwrap();
         path
     });
-    ValueSet { name, sets: sets.iter().map(|s| s.to_string()).collect(), file }
+    ValueSet {
+        name,
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        file,
+    }
 }
 
 /// `kfctl-rs secrets generate` once: a file of fresh credentials.
@@ -59,7 +65,11 @@ fn secrets_file() -> PathBuf {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     FILE.get_or_init(|| {
         let path = scratch("secrets").join("secrets.yaml");
-        let out = Command::new(binary()).args(["secrets", "generate", "-o"]).arg(&path).output().unwrap();
+        let out = Command::new(binary())
+            .args(["secrets", "generate", "-o"])
+            .arg(&path)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         path
     })
@@ -80,15 +90,42 @@ fn matrix() -> Vec<ValueSet> {
     vec![
         value_set("registry", &["global.imageRegistry=registry.example.com"], None),
         value_set("katib-disabled", &["katib.enabled=false"], None),
-        value_set("replicas", &["katib.replicas.katib-ui=3", "oauth2-proxy.replicas.oauth2-proxy=3", "cert-manager.replicas.cert-manager-webhook=2"], None),
+        value_set(
+            "replicas",
+            &[
+                "katib.replicas.katib-ui=3",
+                "oauth2-proxy.replicas.oauth2-proxy=3",
+                "cert-manager.replicas.cert-manager-webhook=2",
+            ],
+            None,
+        ),
         value_set("resources", &[], Some(resources)),
         credentials,
-        value_set("pss", &["global.podSecurity.profiles=restricted", "global.podSecurity.namespaces=baseline"], None),
-        value_set("pss-off", &["global.podSecurity.profiles=off,global.podSecurity.namespaces=off"], None),
+        value_set(
+            "pss",
+            &["global.podSecurity.profiles=restricted", "global.podSecurity.namespaces=baseline"],
+            None,
+        ),
+        value_set(
+            "pss-off",
+            &["global.podSecurity.profiles=off,global.podSecurity.namespaces=off"],
+            None,
+        ),
         value_set("scheduling", &[], Some(scheduling)),
         value_set("pull-secrets", &["global.imagePullSecrets={regcred,mirror-pull}"], None),
-        value_set("common-metadata", &["global.commonLabels.team=ml", "global.commonAnnotations.owner=platform@example.com"], None),
-        value_set("image-override", &["katib.images.katib-ui=my.registry.io/katib/ui:dev", "global.imageRegistry=registry.example.com/mirror/"], None),
+        value_set(
+            "common-metadata",
+            &["global.commonLabels.team=ml", "global.commonAnnotations.owner=platform@example.com"],
+            None,
+        ),
+        value_set(
+            "image-override",
+            &[
+                "katib.images.katib-ui=my.registry.io/katib/ui:dev",
+                "global.imageRegistry=registry.example.com/mirror/",
+            ],
+            None,
+        ),
         value_set("crds-only", &["global.crds=only"], None),
         value_set("crds-skip", &["global.crds=skip"], None),
     ]
@@ -106,8 +143,17 @@ fn helm_args(set: &ValueSet) -> Vec<String> {
 }
 
 fn helm_template(chart: &Path, args: &[String]) -> Vec<Value> {
-    let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(chart).args(args).output().expect("helm-template runs");
-    assert!(out.status.success(), "helm template {} {args:?} failed: {}", chart.display(), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(common::shared_dir().join("tools/helm-template"))
+        .arg(chart)
+        .args(args)
+        .output()
+        .expect("helm-template runs");
+    assert!(
+        out.status.success(),
+        "helm template {} {args:?} failed: {}",
+        chart.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     parse_docs(&String::from_utf8(out.stdout).unwrap(), "helm template output")
 }
 
@@ -129,12 +175,20 @@ fn parse_docs(text: &str, origin: &str) -> Vec<Value> {
 }
 
 fn helm_lint(chart: &Path) -> Output {
-    Command::new(common::shared_dir().join("tools/helm-lint")).arg(chart).arg("--strict").output().expect("helm-lint runs")
+    Command::new(common::shared_dir().join("tools/helm-lint"))
+        .arg(chart)
+        .arg("--strict")
+        .output()
+        .expect("helm-lint runs")
 }
 
 fn assert_same(expected: &[Value], actual: &[Value], what: &str) {
     if let Some(report) = compare::unordered_report(expected, actual, 25) {
-        panic!("{what}: helm template differs from kfctl-rs ({} vs {} objects):\n{report}", expected.len(), actual.len());
+        panic!(
+            "{what}: helm template differs from kfctl-rs ({} vs {} objects):\n{report}",
+            expected.len(),
+            actual.len()
+        );
     }
 }
 
@@ -162,13 +216,24 @@ fn golden_prepared() -> &'static Prepared {
         let objects: Vec<RenderedObject> = example
             .into_iter()
             .map(|obj| {
-                let component = owner.get(&compare::identity(&obj)).cloned().unwrap_or_else(|| panic!("{} has no component", compare::object_label(&obj)));
+                let component = owner
+                    .get(&compare::identity(&obj))
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{} has no component", compare::object_label(&obj)));
                 RenderedObject { component, obj }
             })
             .collect();
         let defaults = render::defaults(&catalog, &resolved, &objects);
         let schema = render::schema_for(&defaults);
-        Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
+        Prepared {
+            catalog,
+            profile: resolved,
+            user: json!({}),
+            effective: defaults.clone(),
+            defaults,
+            schema,
+            objects,
+        }
     })
 }
 
@@ -176,7 +241,9 @@ fn golden_prepared() -> &'static Prepared {
 fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
     let mut effective = prepared.effective.clone();
     if let Some(f) = &set.file {
-        let doc = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values").unwrap().remove(0);
+        let doc = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values")
+            .unwrap()
+            .remove(0);
         values::merge(&mut effective, &doc);
     }
     for s in &set.sets {
@@ -198,7 +265,12 @@ fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
 fn golden_export() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let options = ExportOptions { chart_name: "kubeflow".into(), app_version: "v1.11.0".into(), export_args: Vec::new(), argocd: None };
+        let options = ExportOptions {
+            chart_name: "kubeflow".into(),
+            app_version: "v1.11.0".into(),
+            export_args: Vec::new(),
+            argocd: None,
+        };
         let started = Instant::now();
         let files = chart::export(golden_prepared(), &options).unwrap_or_else(|e| panic!("export: {e}"));
         let dir = scratch("golden").join("kubeflow");
@@ -226,7 +298,12 @@ fn golden_backed_chart_equals_the_native_table_for_every_value_set() {
         let helm = helm_template(golden_export(), &helm_args(&set));
         match compare::unordered_report(&expected, &helm, 10) {
             None => println!("golden-backed {}: {} objects equal", set.name, helm.len()),
-            Some(report) => failures.push(format!("value set {} ({} expected, {} from helm):\n{report}", set.name, expected.len(), helm.len())),
+            Some(report) => failures.push(format!(
+                "value set {} ({} expected, {} from helm):\n{report}",
+                set.name,
+                expected.len(),
+                helm.len()
+            )),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -257,9 +334,23 @@ fn exported(profile: &str) -> PathBuf {
         .or_insert_with(|| {
             let out = scratch(&format!("export-{profile}")).join("kubeflow");
             let started = Instant::now();
-            let extra: &[&str] = if profile == "multi-tenant" { &["--argocd", "--argocd-repo-url", "https://git.example.com/ml/platform.git", "--argocd-path", "clusters/prod/kubeflow"] } else { &[] };
+            let extra: &[&str] = if profile == "multi-tenant" {
+                &[
+                    "--argocd",
+                    "--argocd-repo-url",
+                    "https://git.example.com/ml/platform.git",
+                    "--argocd-path",
+                    "clusters/prod/kubeflow",
+                ]
+            } else {
+                &[]
+            };
             let result = export_cli(profile, &out, extra);
-            assert!(result.status.success(), "export {profile}: {}", String::from_utf8_lossy(&result.stderr));
+            assert!(
+                result.status.success(),
+                "export {profile}: {}",
+                String::from_utf8_lossy(&result.stderr)
+            );
             println!("export {profile}: {:?}", started.elapsed());
             out
         })
@@ -273,14 +364,20 @@ fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
         value_files: set.file.iter().cloned().collect(),
         sets: set.sets.clone(),
         manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        remote: Arc::new(MirrorResolver {
+            root: common::mirror_dir(),
+        }),
     };
     let rendered = kfctl_rs::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
 
 fn defaults_only() -> ValueSet {
-    ValueSet { name: "defaults", sets: Vec::new(), file: None }
+    ValueSet {
+        name: "defaults",
+        sets: Vec::new(),
+        file: None,
+    }
 }
 
 #[test]
@@ -305,12 +402,22 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
         value_files: Vec::new(),
         sets: vec!["global.imageRegistry=registry.example.com".into()],
         manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        remote: Arc::new(MirrorResolver {
+            root: common::mirror_dir(),
+        }),
     };
     let rendered = kfctl_rs::catalog::render(&request).unwrap();
     for component in ["katib", "dex"] {
-        let expected: Vec<Value> = rendered.objects.iter().filter(|o| o.component == component).map(|o| o.obj.clone()).collect();
-        let helm = helm_template(&chart.join("charts").join(component), &["--set".into(), "global.imageRegistry=registry.example.com".into()]);
+        let expected: Vec<Value> = rendered
+            .objects
+            .iter()
+            .filter(|o| o.component == component)
+            .map(|o| o.obj.clone())
+            .collect();
+        let helm = helm_template(
+            &chart.join("charts").join(component),
+            &["--set".into(), "global.imageRegistry=registry.example.com".into()],
+        );
         assert!(!expected.is_empty());
         assert_same(&expected, &helm, &format!("subchart {component} on its own"));
         assert!(helm_template(&chart.join("charts").join(component), &["--set".into(), "enabled=false".into()]).is_empty());
@@ -324,11 +431,20 @@ fn multi_tenant_chart_equals_template_for_every_value_set() {
     let mut failures = Vec::new();
     for set in matrix() {
         let expected = template("multi-tenant", &set);
-        assert!(compare::unordered_report(&defaults, &expected, 1).is_some(), "value set {} changes nothing: the check would be vacuous", set.name);
+        assert!(
+            compare::unordered_report(&defaults, &expected, 1).is_some(),
+            "value set {} changes nothing: the check would be vacuous",
+            set.name
+        );
         let helm = helm_template(&chart, &helm_args(&set));
         match compare::unordered_report(&expected, &helm, 10) {
             None => println!("multi-tenant {}: {} objects equal", set.name, helm.len()),
-            Some(report) => failures.push(format!("value set {} ({} expected, {} from helm):\n{report}", set.name, expected.len(), helm.len())),
+            Some(report) => failures.push(format!(
+                "value set {} ({} expected, {} from helm):\n{report}",
+                set.name,
+                expected.len(),
+                helm.len()
+            )),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -336,7 +452,10 @@ fn multi_tenant_chart_equals_template_for_every_value_set() {
 
 #[test]
 fn values_given_at_export_become_the_charts_defaults() {
-    for (name, sets) in [("registry", vec!["global.imageRegistry=registry.example.com"]), ("katib-disabled", vec!["katib.enabled=false"])] {
+    for (name, sets) in [
+        ("registry", vec!["global.imageRegistry=registry.example.com"]),
+        ("katib-disabled", vec!["katib.enabled=false"]),
+    ] {
         let out = scratch(&format!("export-with-{name}")).join("kubeflow");
         let mut extra = Vec::new();
         for s in &sets {
@@ -344,11 +463,22 @@ fn values_given_at_export_become_the_charts_defaults() {
         }
         let result = export_cli("multi-tenant", &out, &extra);
         assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
-        let set = value_set(if name == "registry" { "at-export-registry" } else { "at-export-katib" }, &sets, None);
+        let set = value_set(
+            if name == "registry" {
+                "at-export-registry"
+            } else {
+                "at-export-katib"
+            },
+            &sets,
+            None,
+        );
         let expected = template("multi-tenant", &set);
         let helm = helm_template(&out, &[]);
         assert_same(&expected, &helm, &format!("export with {sets:?}, plain helm template"));
-        println!("export with {sets:?}: plain helm template equals kfctl-rs template with them ({} objects)", helm.len());
+        println!(
+            "export with {sets:?}: plain helm template equals kfctl-rs template with them ({} objects)",
+            helm.len()
+        );
     }
 }
 
@@ -357,12 +487,20 @@ fn helm_lint_strict_passes_on_the_umbrella_and_every_subchart() {
     for profile in profile::builtin_names() {
         let chart = exported(profile);
         let mut charts = vec![chart.clone()];
-        let mut subcharts: Vec<PathBuf> = std::fs::read_dir(chart.join("charts")).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut subcharts: Vec<PathBuf> = std::fs::read_dir(chart.join("charts"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         subcharts.sort();
         charts.extend(subcharts);
         for c in &charts {
             let out = helm_lint(c);
-            assert!(out.status.success(), "helm lint --strict {}:\n{}", c.display(), String::from_utf8_lossy(&out.stdout));
+            assert!(
+                out.status.success(),
+                "helm lint --strict {}:\n{}",
+                c.display(),
+                String::from_utf8_lossy(&out.stdout)
+            );
         }
         println!("profile {profile}: helm lint --strict passes on {} charts", charts.len());
     }
@@ -375,7 +513,10 @@ fn folder_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 walk(root, &path, out);
             } else {
-                out.insert(path.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&path).unwrap());
+                out.insert(
+                    path.strip_prefix(root).unwrap().display().to_string(),
+                    std::fs::read(&path).unwrap(),
+                );
             }
         }
     }
@@ -388,34 +529,65 @@ fn folder_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn exporting_twice_gives_byte_identical_folders() {
     let first = exported("multi-tenant");
     let again = scratch("export-again").join("kubeflow");
-    let result = export_cli("multi-tenant", &again, &["--argocd", "--argocd-repo-url", "https://git.example.com/ml/platform.git", "--argocd-path", "clusters/prod/kubeflow"]);
+    let result = export_cli(
+        "multi-tenant",
+        &again,
+        &[
+            "--argocd",
+            "--argocd-repo-url",
+            "https://git.example.com/ml/platform.git",
+            "--argocd-path",
+            "clusters/prod/kubeflow",
+        ],
+    );
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     let (a, b) = (folder_bytes(&first), folder_bytes(&again));
     assert!(a.len() > 600, "{} files", a.len());
-    let differing: Vec<&String> = a.keys().filter(|k| a.get(*k) != b.get(*k)).chain(b.keys().filter(|k| !a.contains_key(*k))).collect();
+    let differing: Vec<&String> = a
+        .keys()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .chain(b.keys().filter(|k| !a.contains_key(*k)))
+        .collect();
     assert!(differing.is_empty(), "files differ between two exports: {differing:?}");
 }
 
 #[test]
 fn exported_charts_carry_versions_notice_schema_and_readme() {
     let chart = exported("multi-tenant");
-    let doc = |p: &str| kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p).unwrap().remove(0);
+    let doc = |p: &str| {
+        kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p)
+            .unwrap()
+            .remove(0)
+    };
     let umbrella = doc("Chart.yaml");
     assert_eq!(umbrella["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(umbrella["appVersion"], "v1.11.0");
     let deps = umbrella["dependencies"].as_array().unwrap();
-    assert!(deps.iter().all(|d| d["condition"] == json!(format!("{}.enabled", d["name"].as_str().unwrap()))));
+    assert!(
+        deps.iter()
+            .all(|d| d["condition"] == json!(format!("{}.enabled", d["name"].as_str().unwrap())))
+    );
     let katib = doc("charts/katib/Chart.yaml");
-    assert_eq!((katib["name"].as_str(), katib["appVersion"].as_str()), (Some("katib"), Some("v1.11.0")));
+    assert_eq!(
+        (katib["name"].as_str(), katib["appVersion"].as_str()),
+        (Some("katib"), Some("v1.11.0"))
+    );
     let values = doc("charts/katib/values.yaml");
     assert!(values["global"].is_object() && values["images"]["katib-ui"].is_string() && values["enabled"] == json!(true));
     let notes = std::fs::read_to_string(chart.join("charts/katib/templates/NOTES.txt")).unwrap();
     assert!(notes.contains(kfctl_rs::notice::BEST_EFFORT));
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(chart.join("values.schema.json")).unwrap()).unwrap();
-    assert_eq!(schema.pointer("/properties/global/properties/crds/enum").unwrap(), &json!(["", "only", "skip"]));
+    assert_eq!(
+        schema.pointer("/properties/global/properties/crds/enum").unwrap(),
+        &json!(["", "only", "skip"])
+    );
     let readme = std::fs::read_to_string(chart.join("charts/katib/README.md")).unwrap();
     assert!(readme.contains("| `replicas.katib-ui` | `1` |"), "katib README lists its values");
-    assert!(std::fs::read_to_string(chart.join("README.md")).unwrap().contains("global.crds=only"));
+    assert!(
+        std::fs::read_to_string(chart.join("README.md"))
+            .unwrap()
+            .contains("global.crds=only")
+    );
 }
 
 #[test]
@@ -425,43 +597,81 @@ fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
     let mut waves: BTreeMap<String, i64> = BTreeMap::new();
     for entry in std::fs::read_dir(chart.join("argocd/apps")).unwrap() {
         let path = entry.unwrap().path();
-        let app = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app").unwrap().remove(0);
+        let app = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app")
+            .unwrap()
+            .remove(0);
         let component = path.file_stem().unwrap().to_string_lossy().into_owned();
-        assert_eq!(app.pointer("/spec/source/path").unwrap(), &json!(format!("clusters/prod/kubeflow/charts/{component}")));
-        assert_eq!(app.pointer("/spec/source/repoURL").unwrap(), "https://git.example.com/ml/platform.git");
+        assert_eq!(
+            app.pointer("/spec/source/path").unwrap(),
+            &json!(format!("clusters/prod/kubeflow/charts/{component}"))
+        );
+        assert_eq!(
+            app.pointer("/spec/source/repoURL").unwrap(),
+            "https://git.example.com/ml/platform.git"
+        );
         assert!(chart.join("charts").join(&component).join("Chart.yaml").is_file());
-        let wave = app.pointer("/metadata/annotations/argocd.argoproj.io~1sync-wave").and_then(Value::as_str).unwrap().parse().unwrap();
+        let wave = app
+            .pointer("/metadata/annotations/argocd.argoproj.io~1sync-wave")
+            .and_then(Value::as_str)
+            .unwrap()
+            .parse()
+            .unwrap();
         waves.insert(component, wave);
     }
     assert_eq!(waves.len(), std::fs::read_dir(chart.join("charts")).unwrap().count());
     for (component, wave) in &waves {
         for dep in &catalog.get(component).unwrap().dependencies {
-            assert!(waves[dep] < *wave, "{component} (wave {wave}) syncs before its dependency {dep} (wave {})", waves[dep]);
+            assert!(
+                waves[dep] < *wave,
+                "{component} (wave {wave}) syncs before its dependency {dep} (wave {})",
+                waves[dep]
+            );
         }
     }
-    let root = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join("argocd/root.yaml")).unwrap(), "root").unwrap().remove(0);
+    let root = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join("argocd/root.yaml")).unwrap(), "root")
+        .unwrap()
+        .remove(0);
     assert_eq!(root.pointer("/spec/source/path").unwrap(), "clusters/prod/kubeflow/argocd/apps");
 }
 
 #[test]
 fn helm_refuses_what_kfctl_rs_refuses() {
     let chart = exported("multi-tenant");
-    for (set, expect) in [("katib.replicas.katib-ui=three", "katib"), ("katib.enabeld=false", "enabeld"), ("global.podSecurity.profiles=strict", "profiles")] {
-        let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(&chart).args(["--set", set]).output().unwrap();
+    for (set, expect) in [
+        ("katib.replicas.katib-ui=three", "katib"),
+        ("katib.enabeld=false", "enabeld"),
+        ("global.podSecurity.profiles=strict", "profiles"),
+    ] {
+        let out = Command::new(common::shared_dir().join("tools/helm-template"))
+            .arg(&chart)
+            .args(["--set", set])
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "helm accepted --set {set}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("schema") && stderr.contains(expect), "--set {set}: {stderr}");
     }
-    let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(&chart).args(["--set", "cert-manager.enabled=false"]).output().unwrap();
+    let out = Command::new(common::shared_dir().join("tools/helm-template"))
+        .arg(&chart)
+        .args(["--set", "cert-manager.enabled=false"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("needs cert-manager"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("needs cert-manager"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     let dir = scratch("bad-input");
     let listing = |d: &Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         names
     };
@@ -472,7 +682,12 @@ fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
     let out = export_cli("minimal", &taken, &["--force"]);
-    assert_eq!(out.status.code(), Some(4), "--force never replaces a folder kfctl-rs did not write: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "--force never replaces a folder kfctl-rs did not write: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(listing(&taken), ["notes.txt"]);
     let fresh = dir.join("fresh");
     let out = export_cli("minimal", &fresh, &["--set", "trainer.enabeld=false"]);
@@ -487,7 +702,11 @@ fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     let ok = export_cli("minimal", &fresh, &[]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     let again = export_cli("minimal", &fresh, &["--force"]);
-    assert!(again.status.success(), "--force replaces an earlier export: {}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        again.status.success(),
+        "--force replaces an earlier export: {}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     assert_eq!(listing(&dir), ["a-file", "fresh", "taken"]);
 }
 
@@ -500,7 +719,10 @@ fn edge_prepared() -> Prepared {
         name: "edge".into(),
         description: "hand-made edge cases".into(),
         kubernetes: "cluster".into(),
-        components: ["cert-manager", "kubeflow-namespace", "katib"].iter().map(|c| (c.to_string(), "default".to_string())).collect(),
+        components: ["cert-manager", "kubeflow-namespace", "katib"]
+            .iter()
+            .map(|c| (c.to_string(), "default".to_string()))
+            .collect(),
         values: json!({}),
     };
     let pod = |image: &str| json!({"containers": [{"name": "main", "image": image}]});
@@ -527,20 +749,42 @@ fn edge_prepared() -> Prepared {
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow", "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}),
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "plain"}}),
     ];
-    let cert = vec![json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cm", "namespace": "cert-manager"}, "spec": {"template": {"spec": pod("quay.io/jetstack/cert-manager-controller:v1.16.1")}}})];
-    let tag = |component: &str, objs: Vec<Value>| objs.into_iter().map(|obj| RenderedObject { component: component.into(), obj }).collect::<Vec<_>>();
+    let cert = vec![
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cm", "namespace": "cert-manager"}, "spec": {"template": {"spec": pod("quay.io/jetstack/cert-manager-controller:v1.16.1")}}}),
+    ];
+    let tag = |component: &str, objs: Vec<Value>| {
+        objs.into_iter()
+            .map(|obj| RenderedObject {
+                component: component.into(),
+                obj,
+            })
+            .collect::<Vec<_>>()
+    };
     let mut objects = tag("cert-manager", cert);
     objects.extend(tag("kubeflow-namespace", namespaces));
     objects.extend(tag("katib", katib));
     let defaults = render::defaults(&catalog, &resolved, &objects);
     let schema = render::schema_for(&defaults);
-    Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
+    Prepared {
+        catalog,
+        profile: resolved,
+        user: json!({}),
+        effective: defaults.clone(),
+        defaults,
+        schema,
+        objects,
+    }
 }
 
 #[test]
 fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
     let prepared = edge_prepared();
-    let options = ExportOptions { chart_name: "edge".into(), app_version: "v0.0.0-test".into(), export_args: Vec::new(), argocd: None };
+    let options = ExportOptions {
+        chart_name: "edge".into(),
+        app_version: "v0.0.0-test".into(),
+        export_args: Vec::new(),
+        argocd: None,
+    };
     let files = chart::export(&prepared, &options).unwrap_or_else(|e| panic!("{e}"));
     let dir = scratch("edge").join("edge");
     chart::write::write_folder(&dir, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), false).unwrap();
@@ -555,7 +799,14 @@ fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
     let sets = [
         value_set("edge-defaults", &[], None),
         value_set("edge-everything", &[], Some(everything)),
-        value_set("edge-pss-restricted", &["global.podSecurity.profiles=restricted,global.podSecurity.namespaces=off", "global.commonLabels.team=ml"], None),
+        value_set(
+            "edge-pss-restricted",
+            &[
+                "global.podSecurity.profiles=restricted,global.podSecurity.namespaces=off",
+                "global.commonLabels.team=ml",
+            ],
+            None,
+        ),
         value_set("edge-katib-off", &["katib.enabled=false"], None),
     ];
     for set in &sets {
@@ -572,7 +823,11 @@ fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
 /// which Kubernetes caps at 1 MiB.
 fn estimated_release_size(chart: &Path, args: &[String]) -> usize {
     use std::io::Write;
-    let out = Command::new(common::shared_dir().join("tools/helm-template")).arg(chart).args(args).output().unwrap();
+    let out = Command::new(common::shared_dir().join("tools/helm-template"))
+        .arg(chart)
+        .args(args)
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let mut files = Vec::new();
     let mut stack = vec![chart.to_path_buf()];
@@ -604,10 +859,16 @@ fn the_documented_two_step_install_fits_helm_release_limits() {
         let chart = exported(profile);
         let size = estimated_release_size(&chart, &skip);
         println!("profile {profile}: release of step 2 (global.crds=skip) ~{} KiB", size / 1024);
-        assert!(size < SECRET_LIMIT, "profile {profile}: the step-2 release (~{size} bytes) exceeds Helm's 1 MiB Secret");
+        assert!(
+            size < SECRET_LIMIT,
+            "profile {profile}: the step-2 release (~{size} bytes) exceeds Helm's 1 MiB Secret"
+        );
     }
     let trainer = exported("multi-tenant").join("charts/trainer");
     let size = estimated_release_size(&trainer, &skip);
     println!("trainer on its own, global.crds=skip: ~{} KiB", size / 1024);
-    assert!(size < SECRET_LIMIT, "the trainer chart on its own (~{size} bytes) exceeds Helm's 1 MiB Secret");
+    assert!(
+        size < SECRET_LIMIT,
+        "the trainer chart on its own (~{size} bytes) exceeds Helm's 1 MiB Secret"
+    );
 }

@@ -28,7 +28,11 @@ pub fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a s
         let ready = left
             .iter()
             .position(|c| {
-                catalog.components.get(*c).is_none_or(|d| d.dependencies.iter().all(|dep| placed.contains(&dep.as_str()) || !components.contains(&dep.as_str())))
+                catalog.components.get(*c).is_none_or(|d| {
+                    d.dependencies
+                        .iter()
+                        .all(|dep| placed.contains(&dep.as_str()) || !components.contains(&dep.as_str()))
+                })
             })
             .unwrap_or(0);
         placed.push(left.remove(ready));
@@ -37,18 +41,36 @@ pub fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a s
 }
 
 /// The Application files (`argocd/apps/<component>.yaml` and `argocd/root.yaml`).
-pub fn applications(chart_name: &str, components: &[&str], catalog: &Catalog, options: &ArgoCdOptions) -> Result<Vec<(String, String)>, ChartError> {
+pub fn applications(
+    chart_name: &str,
+    components: &[&str],
+    catalog: &Catalog,
+    options: &ArgoCdOptions,
+) -> Result<Vec<(String, String)>, ChartError> {
     let argocd = json!({"repo_url": options.repo_url, "path": options.path, "revision": options.revision, "namespace": options.namespace, "project": options.project});
     let base = options.path.trim_end_matches('/');
-    let join = |rest: &str| if base.is_empty() || base == "." { rest.to_string() } else { format!("{base}/{rest}") };
+    let join = |rest: &str| {
+        if base.is_empty() || base == "." {
+            rest.to_string()
+        } else {
+            format!("{base}/{rest}")
+        }
+    };
     let mut files = Vec::new();
     for (wave, component) in install_order(components, catalog).into_iter().enumerate() {
-        let namespace = catalog.components.get(component).and_then(|d| d.namespaces.first()).map_or("kubeflow", String::as_str);
+        let namespace = catalog
+            .components
+            .get(component)
+            .and_then(|d| d.namespaces.first())
+            .map_or("kubeflow", String::as_str);
         let context = json!({
             "kfctl_version": env!("CARGO_PKG_VERSION"), "component": component, "name": format!("{chart_name}-{component}"),
             "wave": wave.to_string(), "path": join(&format!("charts/{component}")), "namespace": namespace, "argocd": argocd,
         });
-        files.push((format!("argocd/apps/{component}.yaml"), scaffold::render("argocd/application.yaml.tera", &context)?));
+        files.push((
+            format!("argocd/apps/{component}.yaml"),
+            scaffold::render("argocd/application.yaml.tera", &context)?,
+        ));
     }
     let context = json!({"kfctl_version": env!("CARGO_PKG_VERSION"), "name": chart_name, "path": join("argocd/apps"), "argocd": argocd});
     files.push(("argocd/root.yaml".into(), scaffold::render("argocd/root.yaml.tera", &context)?));
@@ -69,7 +91,13 @@ mod tests {
     #[test]
     fn applications_carry_waves_paths_and_sync_options() {
         let catalog = Catalog::embedded().unwrap();
-        let options = ArgoCdOptions { repo_url: "https://git.example.com/k.git".into(), path: "deploy/kubeflow".into(), revision: "main".into(), namespace: "argocd".into(), project: "default".into() };
+        let options = ArgoCdOptions {
+            repo_url: "https://git.example.com/k.git".into(),
+            path: "deploy/kubeflow".into(),
+            revision: "main".into(),
+            namespace: "argocd".into(),
+            project: "default".into(),
+        };
         let files = applications("kubeflow", &["cert-manager", "katib", "kubeflow-namespace"], &catalog, &options).unwrap();
         let (name, text) = files.iter().find(|(n, _)| n.ends_with("katib.yaml")).unwrap();
         assert_eq!(name, "argocd/apps/katib.yaml");
@@ -77,7 +105,13 @@ mod tests {
         assert_eq!(app.pointer("/metadata/annotations/argocd.argoproj.io~1sync-wave").unwrap(), "2");
         assert_eq!(app.pointer("/spec/source/path").unwrap(), "deploy/kubeflow/charts/katib");
         assert_eq!(app.pointer("/spec/source/repoURL").unwrap(), "https://git.example.com/k.git");
-        assert!(app.pointer("/spec/syncPolicy/syncOptions").unwrap().as_array().unwrap().contains(&json!("ServerSideApply=true")));
+        assert!(
+            app.pointer("/spec/syncPolicy/syncOptions")
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .contains(&json!("ServerSideApply=true"))
+        );
         let root = &crate::yaml::parse_stream(&files.last().unwrap().1, "root").unwrap()[0];
         assert_eq!(root.pointer("/spec/source/path").unwrap(), "deploy/kubeflow/argocd/apps");
     }

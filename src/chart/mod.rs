@@ -102,7 +102,11 @@ fn check_name(name: &str) -> Result<(), ChartError> {
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.ends_with('-');
-    if ok { Ok(()) } else { Err(ChartError::BadName { name: name.into() }) }
+    if ok {
+        Ok(())
+    } else {
+        Err(ChartError::BadName { name: name.into() })
+    }
 }
 
 /// The profile's components in catalog order, each with its objects.
@@ -113,14 +117,23 @@ fn group(prepared: &Prepared) -> Result<Vec<Component<'_>>, ChartError> {
         .iter()
         .map(|(name, _)| Component {
             name: name.as_str(),
-            description: prepared.catalog.components.get(name).map(|d| d.description.clone()).unwrap_or_default(),
+            description: prepared
+                .catalog
+                .components
+                .get(name)
+                .map(|d| d.description.clone())
+                .unwrap_or_default(),
             objects: Vec::new(),
         })
         .collect();
     for o in &prepared.objects {
         match components.iter_mut().find(|c| c.name == o.component) {
             Some(c) => c.objects.push(o),
-            None => return Err(ChartError::NoComponent { object: crate::compare::object_label(&o.obj) }),
+            None => {
+                return Err(ChartError::NoComponent {
+                    object: crate::compare::object_label(&o.obj),
+                });
+            }
         }
     }
     Ok(components)
@@ -131,22 +144,45 @@ fn section(values: &Value, name: &str) -> serde_json::Map<String, Value> {
 }
 
 /// A component's own chart: its files, relative to `charts/<name>/`.
-fn component_chart(prepared: &Prepared, component: &Component, full_schema: &Value, options: &ExportOptions) -> Result<ChartFiles, ChartError> {
+fn component_chart(
+    prepared: &Prepared,
+    component: &Component,
+    full_schema: &Value,
+    options: &ExportOptions,
+) -> Result<ChartFiles, ChartError> {
     let mut files = ChartFiles::new();
-    let scope = params::Scope { component: component.name, defaults: &prepared.defaults };
+    let scope = params::Scope {
+        component: component.name,
+        defaults: &prepared.defaults,
+    };
     let mut used = std::collections::BTreeSet::new();
     for o in &component.objects {
         let label = crate::compare::object_label(&o.obj);
-        let header = format!("{label}: from kubeflow/manifests {}, component {}; written by kfctl-rs, do not edit", options.app_version, component.name);
-        let text = object::template(&o.obj, &scope, &header)
-            .map_err(|source| ChartError::Object { object: label, component: component.name.into(), source })?;
+        let header = format!(
+            "{label}: from kubeflow/manifests {}, component {}; written by kfctl-rs, do not edit",
+            options.app_version, component.name
+        );
+        let text = object::template(&o.obj, &scope, &header).map_err(|source| ChartError::Object {
+            object: label,
+            component: component.name.into(),
+            source,
+        })?;
         files.insert(format!("templates/{}", unique_file_name(&o.obj, &mut used)), text);
     }
     let mut values = section(&prepared.effective, component.name);
     values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
     let values = Value::Object(values);
-    let crd_count = component.objects.iter().filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition"))).count();
-    let namespace = prepared.catalog.components.get(component.name).and_then(|d| d.namespaces.first()).map_or("kubeflow", String::as_str);
+    let crd_count = component
+        .objects
+        .iter()
+        .filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition")))
+        .count();
+    let namespace = prepared
+        .catalog
+        .components
+        .get(component.name)
+        .and_then(|d| d.namespaces.first())
+        .map_or("kubeflow", String::as_str);
     let context = json!({
         "name": component.name, "description": component.description, "profile": prepared.profile.name,
         "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
@@ -157,7 +193,10 @@ fn component_chart(prepared: &Prepared, component: &Component, full_schema: &Val
     });
     files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
     files.insert("values.yaml".into(), scaffold::render("chart/values.yaml.tera", &context)?);
-    files.insert("values.schema.json".into(), pretty(&scaffold::component_schema(full_schema, component.name)));
+    files.insert(
+        "values.schema.json".into(),
+        pretty(&scaffold::component_schema(full_schema, component.name)),
+    );
     files.insert("README.md".into(), scaffold::render("chart/README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
     files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
@@ -178,7 +217,12 @@ fn umbrella(prepared: &Prepared, components: &[Component], full_schema: &Value, 
     let listed: Vec<Value> = components
         .iter()
         .map(|c| {
-            let deps: Vec<&String> = prepared.catalog.components.get(c.name).map(|d| d.dependencies.iter().filter(|d| names.contains(&d.as_str())).collect()).unwrap_or_default();
+            let deps: Vec<&String> = prepared
+                .catalog
+                .components
+                .get(c.name)
+                .map(|d| d.dependencies.iter().filter(|d| names.contains(&d.as_str())).collect())
+                .unwrap_or_default();
             json!({"name": c.name, "description": c.description, "objects": c.objects.len(), "dependencies": deps})
         })
         .collect();
@@ -196,7 +240,10 @@ fn umbrella(prepared: &Prepared, components: &[Component], full_schema: &Value, 
     files.insert("values.schema.json".into(), pretty(&scaffold::umbrella_schema(full_schema, &names)));
     files.insert("README.md".into(), scaffold::render("chart/umbrella-README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
-    files.insert("templates/checks.yaml".into(), scaffold::render("chart/checks.yaml.tera", &context)?);
+    files.insert(
+        "templates/checks.yaml".into(),
+        scaffold::render("chart/checks.yaml.tera", &context)?,
+    );
     files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
     files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
     Ok(files)
@@ -211,8 +258,22 @@ fn pretty(value: &Value) -> String {
 /// objects would share a name (e.g. two `Gateway` kinds of different groups).
 pub fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    let parts: Vec<&str> = [s("/kind"), s("/metadata/namespace"), s("/metadata/name")].into_iter().filter(|p| !p.is_empty()).collect();
-    let mut base: String = parts.join("-").to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' }).collect();
+    let parts: Vec<&str> = [s("/kind"), s("/metadata/namespace"), s("/metadata/name")]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut base: String = parts
+        .join("-")
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     base.truncate(180);
     let mut name = format!("{base}.yaml");
     let mut n = 2;

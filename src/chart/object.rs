@@ -100,7 +100,10 @@ fn write_point(out: &mut String, line: &str, at: usize, index: usize, point: &Po
         out.push_str(&format!("{}{}\n", &lead[..indent], dashes.trim_end()));
     }
     let column = " ".repeat(lead.len());
-    out.push_str(&format!("{{{{- with {expr} }}}}\n{column}{}: {{{{ . }}}}\n{{{{- end }}}}\n", point.key));
+    out.push_str(&format!(
+        "{{{{- with {expr} }}}}\n{column}{}: {{{{ . }}}}\n{{{{- end }}}}\n",
+        point.key
+    ));
     Ok(())
 }
 
@@ -111,42 +114,83 @@ mod tests {
 
     fn render(obj: &Value) -> String {
         let defaults = json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}});
-        template(obj, &Scope { component: "katib", defaults: &defaults }, "test").unwrap()
+        template(
+            obj,
+            &Scope {
+                component: "katib",
+                defaults: &defaults,
+            },
+            "test",
+        )
+        .unwrap()
     }
 
     #[test]
     fn present_fields_become_inline_expressions() {
-        let t = render(&json!({"kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "ghcr.io/k/w:v1"}]}}));
-        assert!(t.contains("  labels: {{ include \"kfctl.commonMetadata\" (list $ \"commonLabels\" `{\"a\":\"b\"}`) }}\n"), "{t}");
-        assert!(t.contains("image: {{ include \"kfctl.image\" (list $ \"w\" `ghcr.io/k/w:v1`) }}"), "{t}");
+        let t = render(
+            &json!({"kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "ghcr.io/k/w:v1"}]}}),
+        );
+        assert!(
+            t.contains("  labels: {{ include \"kfctl.commonMetadata\" (list $ \"commonLabels\" `{\"a\":\"b\"}`) }}\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("image: {{ include \"kfctl.image\" (list $ \"w\" `ghcr.io/k/w:v1`) }}"),
+            "{t}"
+        );
     }
 
     #[test]
     fn multi_line_texts_keep_their_lines() {
-        let point = Point { key: "config.yaml".into(), raw: Some(json!("a: 1\nb: `x`\n")), steps: vec![super::super::params::Step::PssProfiles] };
-        assert_eq!(expression(&point), "include \"kfctl.pssProfiles\" (list $ (toJson \"a: 1\\nb: `x`\\n\"))");
-        let point = Point { raw: Some(json!("a: 1\nb: 2\n")), ..point };
+        let point = Point {
+            key: "config.yaml".into(),
+            raw: Some(json!("a: 1\nb: `x`\n")),
+            steps: vec![super::super::params::Step::PssProfiles],
+        };
+        assert_eq!(
+            expression(&point),
+            "include \"kfctl.pssProfiles\" (list $ (toJson \"a: 1\\nb: `x`\\n\"))"
+        );
+        let point = Point {
+            raw: Some(json!("a: 1\nb: 2\n")),
+            ..point
+        };
         assert_eq!(expression(&point), "include \"kfctl.pssProfiles\" (list $ (toJson `a: 1\nb: 2\n`))");
     }
 
     #[test]
     fn absent_fields_become_conditional_lines_at_the_key_column() {
         let t = render(&json!({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}));
-        assert!(t.contains("{{- with include \"kfctl.commonMetadata\" (list $ \"commonLabels\" \"\") }}\n  labels: {{ . }}\n{{- end }}\n"), "{t}");
-        assert!(t.contains("{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"), "{t}");
+        assert!(
+            t.contains("{{- with include \"kfctl.commonMetadata\" (list $ \"commonLabels\" \"\") }}\n  labels: {{ . }}\n{{- end }}\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"),
+            "{t}"
+        );
     }
 
     #[test]
     fn a_conditional_first_key_of_a_list_item_gets_its_dash_on_its_own_line() {
         let mut out = String::new();
-        let point = Point { key: "nodeSelector".into(), raw: None, steps: vec![super::super::params::Step::NodeSelector] };
+        let point = Point {
+            key: "nodeSelector".into(),
+            raw: None,
+            steps: vec![super::super::params::Step::NodeSelector],
+        };
         write_point(&mut out, &format!("  - {}: null", token(3)), 4, 3, &point).unwrap();
-        assert_eq!(out, "  -\n{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n    nodeSelector: {{ . }}\n{{- end }}\n");
+        assert_eq!(
+            out,
+            "  -\n{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n    nodeSelector: {{ . }}\n{{- end }}\n"
+        );
     }
 
     #[test]
     fn upstream_template_text_is_escaped_and_crds_are_flagged() {
-        let t = render(&json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"}, "spec": {"d": "{{ .Values.x }}"}}));
+        let t = render(
+            &json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"}, "spec": {"d": "{{ .Values.x }}"}}),
+        );
         assert!(t.contains("{{\"{{\"}} .Values.x }}"), "{t}");
         assert!(t.contains("{{- if include \"kfctl.enabled\" (list $ true) }}"), "{t}");
         assert!(t.ends_with("{{- end }}\n"));

@@ -67,7 +67,13 @@ impl Step {
                     Encoding::Base64 => ("base64", "", ""),
                     Encoding::InText { needle, prefix } => ("text", *needle, *prefix),
                 };
-                format!("include \"kfctl.credential\" (list $ {} {} {inner} {} {})", q(path), q(kind), q(needle), q(prefix))
+                format!(
+                    "include \"kfctl.credential\" (list $ {} {} {inner} {} {})",
+                    q(path),
+                    q(kind),
+                    q(needle),
+                    q(prefix)
+                )
             }
             Step::PssNamespace => format!("include \"kfctl.pssNamespace\" (list $ {inner})"),
             Step::PssProfiles => format!("include \"kfctl.pssProfiles\" (list $ {inner})"),
@@ -133,7 +139,11 @@ impl Marks {
     }
 
     fn new_point(&mut self, key: &str, raw: Option<Value>, step: Step) -> String {
-        self.points.push(Point { key: key.to_string(), raw, steps: vec![step] });
+        self.points.push(Point {
+            key: key.to_string(),
+            raw,
+            steps: vec![step],
+        });
         token(self.points.len() - 1)
     }
 
@@ -219,8 +229,15 @@ pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError
 fn mark_images(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
     let defaults = scope.default_of(&["images"]).and_then(Value::as_object);
     params::for_each_image(obj, &mut |image| {
-        let key = defaults.and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))).map(|(k, _)| k.clone());
-        marks.mark_string(image, Step::Image { key: key.unwrap_or_default() });
+        let key = defaults
+            .and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image.as_str())))
+            .map(|(k, _)| k.clone());
+        marks.mark_string(
+            image,
+            Step::Image {
+                key: key.unwrap_or_default(),
+            },
+        );
     });
 }
 
@@ -260,21 +277,40 @@ fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
         return;
     }
     let workload = params::object_name(obj);
-    let Some(known) = scope.default_of(&["resources", &workload]).and_then(Value::as_object) else { return };
-    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else { return };
+    let Some(known) = scope.default_of(&["resources", &workload]).and_then(Value::as_object) else {
+        return;
+    };
+    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else {
+        return;
+    };
     for c in containers.iter_mut().filter_map(Value::as_object_mut) {
         let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if known.contains_key(&container) {
-            marks.mark(c, "resources", Step::Resources { workload: workload.clone(), container });
+            marks.mark(
+                c,
+                "resources",
+                Step::Resources {
+                    workload: workload.clone(),
+                    container,
+                },
+            );
         }
     }
 }
 
 /// `apply_common_metadata`: every object's `metadata.labels` and `metadata.annotations`.
 fn mark_common_metadata(obj: &mut Value, _: &Scope, marks: &mut Marks) {
-    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
     marks.mark(meta, "labels", Step::CommonMetadata { value: "commonLabels" });
-    marks.mark(meta, "annotations", Step::CommonMetadata { value: "commonAnnotations" });
+    marks.mark(
+        meta,
+        "annotations",
+        Step::CommonMetadata {
+            value: "commonAnnotations",
+        },
+    );
 }
 
 /// The path of a credential's value inside the chart of `component`: `global.…` stays, the
@@ -283,7 +319,10 @@ pub fn chart_value_path(value: &str, component: &str) -> Option<String> {
     if value.starts_with("global.") {
         return Some(value.to_string());
     }
-    value.strip_prefix(component).and_then(|rest| rest.strip_prefix('.')).map(str::to_string)
+    value
+        .strip_prefix(component)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .map(str::to_string)
 }
 
 /// `apply_credentials`: the field of every credential that lives in the object.
@@ -291,13 +330,25 @@ fn mark_credentials(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
     let matching: Vec<&Credential> = CREDENTIALS.iter().filter(|c| c.matches(obj)).collect();
     for cred in matching {
         let Some(path) = chart_value_path(cred.value, scope.component) else {
-            marks.fail(PointError::ForeignCredential { value: cred.value.into(), component: scope.component.into() });
+            marks.fail(PointError::ForeignCredential {
+                value: cred.value.into(),
+                component: scope.component.into(),
+            });
             continue;
         };
-        let Some((parent, key)) = cred.field.rsplit_once('/') else { continue };
+        let Some((parent, key)) = cred.field.rsplit_once('/') else {
+            continue;
+        };
         let key = key.replace("~1", "/").replace("~0", "~");
         if let Some(map) = obj.pointer_mut(parent).and_then(Value::as_object_mut) {
-            marks.mark(map, &key, Step::Credential { path, encoding: cred.encoding });
+            marks.mark(
+                map,
+                &key,
+                Step::Credential {
+                    path,
+                    encoding: cred.encoding,
+                },
+            );
         }
     }
 }
@@ -332,7 +383,14 @@ mod tests {
 
     fn marked(mut obj: Value, component: &str) -> (Value, Vec<Point>) {
         let defaults = scope_defaults();
-        let points = mark_all(&mut obj, &Scope { component, defaults: &defaults }).unwrap();
+        let points = mark_all(
+            &mut obj,
+            &Scope {
+                component,
+                defaults: &defaults,
+            },
+        )
+        .unwrap();
         (obj, points)
     }
 
@@ -352,7 +410,14 @@ mod tests {
     fn images_are_marked_with_their_default_key() {
         let (copy, points) = marked(deployment(), "katib");
         assert_eq!(copy.pointer("/spec/template/spec/containers/0/image").unwrap(), &json!(token(0)));
-        assert_eq!(points[0], Point { key: "image".into(), raw: Some(json!("ghcr.io/k/w:v1")), steps: vec![Step::Image { key: "w".into() }] });
+        assert_eq!(
+            points[0],
+            Point {
+                key: "image".into(),
+                raw: Some(json!("ghcr.io/k/w:v1")),
+                steps: vec![Step::Image { key: "w".into() }]
+            }
+        );
     }
 
     #[test]
@@ -367,7 +432,11 @@ mod tests {
     #[test]
     fn replicas_and_resources_only_where_the_defaults_know_the_workload() {
         let (_, points) = marked(deployment(), "katib");
-        assert!(points.iter().any(|p| p.steps == [Step::Replicas { workload: "w".into() }] && p.raw == Some(json!(1))));
+        assert!(
+            points
+                .iter()
+                .any(|p| p.steps == [Step::Replicas { workload: "w".into() }] && p.raw == Some(json!(1)))
+        );
         assert!(points.iter().any(|p| p.key == "resources" && p.raw.is_none()));
         let (_, other) = marked(deployment(), "trainer");
         assert!(!other.iter().any(|p| p.key == "replicas" || p.key == "resources"));
@@ -384,32 +453,65 @@ mod tests {
     #[test]
     fn credentials_use_chart_relative_paths_and_refuse_foreign_ones() {
         assert_eq!(chart_value_path("dex.staticUser.email", "dex").as_deref(), Some("staticUser.email"));
-        assert_eq!(chart_value_path("global.oidcClientSecret", "dex").as_deref(), Some("global.oidcClientSecret"));
+        assert_eq!(
+            chart_value_path("global.oidcClientSecret", "dex").as_deref(),
+            Some("global.oidcClientSecret")
+        );
         assert_eq!(chart_value_path("dex.staticUser.email", "dex-extra"), None);
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"}, "stringData": {"DEX_USER_PASSWORD": "x"}});
         let (_, points) = marked(secret.clone(), "dex");
-        assert!(points.iter().any(|p| p.key == "DEX_USER_PASSWORD" && matches!(&p.steps[0], Step::Credential { path, .. } if path == "staticUser.passwordHash")));
+        assert!(
+            points.iter().any(|p| p.key == "DEX_USER_PASSWORD"
+                && matches!(&p.steps[0], Step::Credential { path, .. } if path == "staticUser.passwordHash"))
+        );
         let mut copy = secret;
-        let err = mark_all(&mut copy, &Scope { component: "istio", defaults: &json!({}) }).unwrap_err();
+        let err = mark_all(
+            &mut copy,
+            &Scope {
+                component: "istio",
+                defaults: &json!({}),
+            },
+        )
+        .unwrap_err();
         assert!(matches!(err, PointError::ForeignCredential { .. }), "{err}");
     }
 
     #[test]
     fn a_parameter_inside_another_parameters_field_is_an_overlap() {
         let mut obj = json!({"kind": "X", "metadata": {"name": "x", "labels": {"image": "a/b:c"}}});
-        let err = mark_all(&mut obj, &Scope { component: "katib", defaults: &json!({}) }).unwrap_err();
+        let err = mark_all(
+            &mut obj,
+            &Scope {
+                component: "katib",
+                defaults: &json!({}),
+            },
+        )
+        .unwrap_err();
         assert_eq!(err, PointError::Overlap { key: "labels".into() });
     }
 
     #[test]
     fn marker_text_in_upstream_data_is_refused() {
         let mut obj = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "KFCTLPOINT00001Z"}});
-        assert_eq!(mark_all(&mut obj, &Scope { component: "katib", defaults: &json!({}) }).unwrap_err(), PointError::MarkerInData);
+        assert_eq!(
+            mark_all(
+                &mut obj,
+                &Scope {
+                    component: "katib",
+                    defaults: &json!({})
+                }
+            )
+            .unwrap_err(),
+            PointError::MarkerInData
+        );
     }
 
     #[test]
     fn steps_nest_as_helper_calls() {
         let inner = Step::CommonMetadata { value: "commonLabels" }.wrap("\"{}\"");
-        assert_eq!(Step::PssNamespace.wrap(&format!("({inner})")), "include \"kfctl.pssNamespace\" (list $ (include \"kfctl.commonMetadata\" (list $ \"commonLabels\" \"{}\")))");
+        assert_eq!(
+            Step::PssNamespace.wrap(&format!("({inner})")),
+            "include \"kfctl.pssNamespace\" (list $ (include \"kfctl.commonMetadata\" (list $ \"commonLabels\" \"{}\")))"
+        );
     }
 }

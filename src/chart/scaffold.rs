@@ -10,7 +10,10 @@ use serde_json::{Map, Value, json};
 /// Render one embedded tera template with `context`.
 pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
-    let source = embedded::file(&path).ok_or_else(|| ChartError::Scaffold { name: path.clone(), message: "not compiled into the binary".into() })?;
+    let source = embedded::file(&path).ok_or_else(|| ChartError::Scaffold {
+        name: path.clone(),
+        message: "not compiled into the binary".into(),
+    })?;
     let mut tera = tera::Tera::default();
     tera.autoescape_on(Vec::new());
     let failed = |e: tera::Error| {
@@ -20,7 +23,10 @@ pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
             message.push_str(&format!(": {inner}"));
             source = inner.source();
         }
-        ChartError::Scaffold { name: path.clone(), message }
+        ChartError::Scaffold {
+            name: path.clone(),
+            message,
+        }
     };
     tera.add_raw_template(name, source).map_err(failed)?;
     let context = tera::Context::from_value(context.clone()).map_err(failed)?;
@@ -30,7 +36,10 @@ pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
 /// An embedded file copied as it is (the helpers, `.helmignore`).
 pub fn verbatim(name: &str) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
-    embedded::file(&path).map(str::to_string).ok_or(ChartError::Scaffold { name: path, message: "not compiled into the binary".into() })
+    embedded::file(&path).map(str::to_string).ok_or(ChartError::Scaffold {
+        name: path,
+        message: "not compiled into the binary".into(),
+    })
 }
 
 /// One line of a README's values table.
@@ -59,10 +68,18 @@ fn walk(value: &Value, prefix: &str, path: &mut Vec<String>, component: Option<&
             }
         }
         leaf => {
-            let key = path.iter().map(|k| if k.contains('.') { format!("\"{k}\"") } else { k.clone() }).collect::<Vec<_>>().join(".");
+            let key = path
+                .iter()
+                .map(|k| if k.contains('.') { format!("\"{k}\"") } else { k.clone() })
+                .collect::<Vec<_>>()
+                .join(".");
             let key = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
             let shown = serde_json::to_string(leaf).unwrap_or_default();
-            rows.push(ValueRow { key, default: format!("`{}`", cell(&shown)), description: cell(&describe(path, component)) });
+            rows.push(ValueRow {
+                key,
+                default: format!("`{}`", cell(&shown)),
+                description: cell(&describe(path, component)),
+            });
         }
     }
 }
@@ -70,13 +87,16 @@ fn walk(value: &Value, prefix: &str, path: &mut Vec<String>, component: Option<&
 /// Places whose keys are the user's own (labels, selectors, resources): listed whole.
 fn free_form(path: &[String]) -> bool {
     let last = path.last().map(String::as_str);
-    matches!(last, Some("nodeSelector" | "affinity" | "commonLabels" | "commonAnnotations"))
-        || (path.len() == 3 && path[0] == "resources")
+    matches!(last, Some("nodeSelector" | "affinity" | "commonLabels" | "commonAnnotations")) || (path.len() == 3 && path[0] == "resources")
 }
 
 fn cell(text: &str) -> String {
     let text = text.replace('|', "\\|").replace('\n', " ");
-    if text.chars().count() > 120 { format!("{}…", text.chars().take(117).collect::<String>()) } else { text }
+    if text.chars().count() > 120 {
+        format!("{}…", text.chars().take(117).collect::<String>())
+    } else {
+        text
+    }
 }
 
 /// What a value does, by its path inside a chart (a component's keys, or `global.…`).
@@ -86,7 +106,12 @@ pub fn describe(path: &[String], component: Option<&str>) -> String {
         crate::catalog::params::CREDENTIALS
             .iter()
             .find(|c| component.and_then(|comp| super::params::chart_value_path(c.value, comp)).as_deref() == Some(rel) || c.value == rel)
-            .map(|c| format!("Credential: {}; empty keeps upstream's well-known default (`kfctl-rs secrets generate` makes fresh ones).", c.what))
+            .map(|c| {
+                format!(
+                    "Credential: {}; empty keeps upstream's well-known default (`kfctl-rs secrets generate` makes fresh ones).",
+                    c.what
+                )
+            })
     };
     match p.as_slice() {
         ["global", "imageRegistry"] => "Pull every image from this registry instead (path, tag and digest kept).".into(),
@@ -98,7 +123,9 @@ pub fn describe(path: &[String], component: Option<&str>) -> String {
         ["global", "commonAnnotations"] => "Annotations added to every object.".into(),
         ["global", "crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).".into(),
         ["global", "podSecurity", "namespaces"] => "PSS `enforce` level of the static namespaces that have one (`off` removes it).".into(),
-        ["global", "podSecurity", "profiles"] => "PSS `enforce` level the Profiles controller gives profile namespaces (`off` none).".into(),
+        ["global", "podSecurity", "profiles"] => {
+            "PSS `enforce` level the Profiles controller gives profile namespaces (`off` none).".into()
+        }
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),
         ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
@@ -127,7 +154,10 @@ pub fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
 
 /// values.schema.json of a component's chart: its section's keys at the top, plus `global`.
 pub fn component_schema(full: &Value, component: &str) -> Value {
-    let section = full.pointer(&format!("/properties/{}", component.replace('~', "~0").replace('/', "~1"))).cloned().unwrap_or(json!({}));
+    let section = full
+        .pointer(&format!("/properties/{}", component.replace('~', "~0").replace('/', "~1")))
+        .cloned()
+        .unwrap_or(json!({}));
     let mut props = section.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
     if let Some(global) = full.pointer("/properties/global") {
         props.insert("global".into(), global.clone());
@@ -150,7 +180,18 @@ mod tests {
 
     #[test]
     fn every_scaffolding_template_is_embedded() {
-        for name in ["chart/Chart.yaml.tera", "chart/values.yaml.tera", "chart/NOTES.txt.tera", "chart/README.md.tera", "chart/umbrella-README.md.tera", "chart/checks.yaml.tera", "argocd/application.yaml.tera", "argocd/root.yaml.tera", "chart/_helpers.tpl", "chart/helmignore"] {
+        for name in [
+            "chart/Chart.yaml.tera",
+            "chart/values.yaml.tera",
+            "chart/NOTES.txt.tera",
+            "chart/README.md.tera",
+            "chart/umbrella-README.md.tera",
+            "chart/checks.yaml.tera",
+            "argocd/application.yaml.tera",
+            "argocd/root.yaml.tera",
+            "chart/_helpers.tpl",
+            "chart/helmignore",
+        ] {
             assert!(embedded::file(&format!("templates/{name}")).is_some(), "{name}");
         }
     }
@@ -190,7 +231,10 @@ mod tests {
     fn chart_yaml_lists_dependencies_with_their_conditions() {
         let text = render("chart/Chart.yaml.tera", &json!({"name": "kubeflow", "description": "d: x", "version": "0.1.0", "app_version": "v1.11.0", "kfctl_version": "0.1.0", "dependencies": [{"name": "cert-manager"}]})).unwrap();
         let doc = &crate::yaml::parse_stream(&text, "Chart.yaml").unwrap()[0];
-        assert_eq!(doc["dependencies"][0], json!({"name": "cert-manager", "version": "0.1.0", "condition": "cert-manager.enabled"}));
+        assert_eq!(
+            doc["dependencies"][0],
+            json!({"name": "cert-manager", "version": "0.1.0", "condition": "cert-manager.enabled"})
+        );
         assert_eq!(doc["appVersion"], "v1.11.0");
         assert_eq!(doc["description"], "d: x");
     }

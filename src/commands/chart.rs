@@ -59,7 +59,12 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
     let ChartCommand::Export(args) = cmd;
     crate::notice::print();
     let flags = &args.render.source;
-    let spec = super::source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let spec = super::source::source_spec(
+        flags.source.as_deref(),
+        &flags.version,
+        flags.remote_mirror.as_deref(),
+        flags.offline,
+    )?;
     let opened = crate::source::open_source(&spec).map_err(super::source::edge)?;
     let app_version = app_version(&args, opened.release.as_ref().map(|r| r.version), &opened.manifests_dir)?;
     let request = RenderRequest {
@@ -83,11 +88,18 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         other => anyhow::Error::new(other),
     })?;
     write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force).map_err(|e| {
-        let code = if e.to_string().starts_with("security:") { Code::Security } else { Code::Usage };
+        let code = if e.to_string().starts_with("security:") {
+            Code::Security
+        } else {
+            Code::Usage
+        };
         coded(code, e)
     })?;
     let subcharts = prepared.profile.components.len();
-    let templates = files.keys().filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/")).count();
+    let templates = files
+        .keys()
+        .filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/"))
+        .count();
     eprintln!(
         "wrote {}: chart {} {} (appVersion {app_version}), {subcharts} subcharts, {templates} object templates{}",
         args.out.display(),
@@ -111,16 +123,29 @@ fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_
     if let Some(v) = release {
         return Ok(v.to_string());
     }
-    let folder = manifests_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let folder = manifests_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let looks_like_release = folder.strip_prefix('v').is_some_and(|rest| semver::Version::parse(rest).is_ok());
     if looks_like_release {
         return Ok(folder);
     }
-    Err(coded(Code::Usage, anyhow::anyhow!("--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)", manifests_dir.display())))
+    Err(coded(
+        Code::Usage,
+        anyhow::anyhow!(
+            "--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)",
+            manifests_dir.display()
+        ),
+    ))
 }
 
 fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
-    let default_path = args.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kubeflow".into());
+    let default_path = args
+        .out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kubeflow".into());
     ArgoCdOptions {
         repo_url: args.argocd_repo_url.clone(),
         path: args.argocd_path.clone().unwrap_or(default_path),
@@ -137,10 +162,18 @@ fn export_args(args: &ChartExportArgs) -> Vec<String> {
     if !args.render.components.is_empty() {
         out.push(format!("--components {}", args.render.components.join(",")));
     }
-    out.extend(args.render.values.iter().map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())));
+    out.extend(
+        args.render
+            .values
+            .iter()
+            .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
+    );
     out.extend(args.render.sets.iter().map(|s| format!("--set {s}")));
     if args.argocd {
-        out.push(format!("--argocd --argocd-repo-url {} --argocd-revision {}", args.argocd_repo_url, args.argocd_revision));
+        out.push(format!(
+            "--argocd --argocd-repo-url {} --argocd-revision {}",
+            args.argocd_repo_url, args.argocd_revision
+        ));
     }
     out
 }
@@ -154,11 +187,19 @@ fn warn_about_credentials(prepared: &Prepared) {
             continue;
         }
         seen.push(cred.value);
-        let set = crate::catalog::values::get(&prepared.effective, &cred.value_path()).and_then(|v| v.as_str()).is_some_and(|s| !s.is_empty());
+        let set = crate::catalog::values::get(&prepared.effective, &cred.value_path())
+            .and_then(|v| v.as_str())
+            .is_some_and(|s| !s.is_empty());
         if set {
-            eprintln!("warning: `{}` is set, so the exported values.yaml files hold it: keep the chart folder private", cred.value);
+            eprintln!(
+                "warning: `{}` is set, so the exported values.yaml files hold it: keep the chart folder private",
+                cred.value
+            );
         } else {
-            eprintln!("warning: `{}` is unset, so the charts keep upstream's well-known default ({}); set it at install time or export with -f secrets.yaml from `kfctl-rs secrets generate`", cred.value, cred.what);
+            eprintln!(
+                "warning: `{}` is unset, so the charts keep upstream's well-known default ({}); set it at install time or export with -f secrets.yaml from `kfctl-rs secrets generate`",
+                cred.value, cred.what
+            );
         }
     }
 }
