@@ -64,32 +64,6 @@ pub fn keys_for(images: &[String]) -> BTreeMap<String, String> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn registry_rewrite_keeps_path_tag_and_digest() {
-        assert_eq!(with_registry("ghcr.io/kubeflow/trainer/x:v2.1.0", "registry.example.com"), "registry.example.com/kubeflow/trainer/x:v2.1.0");
-        assert_eq!(with_registry("mysql:8.0", "r.io/"), "r.io/mysql:8.0");
-        assert_eq!(with_registry("localhost:5000/a/b@sha256:00", "r.io"), "r.io/a/b@sha256:00");
-        assert_eq!(with_registry("kserve/x:v1", ""), "kserve/x:v1");
-    }
-
-    #[test]
-    fn keys_are_short_unless_they_collide() {
-        let imgs = vec![
-            "quay.io/brancz/kube-rbac-proxy:v0.13.1".to_string(),
-            "quay.io/brancz/kube-rbac-proxy:v0.18.0".to_string(),
-            "ghcr.io/kubeflow/katib/katib-ui:v0.19.0".to_string(),
-        ];
-        let keys = keys_for(&imgs);
-        assert_eq!(keys[&imgs[2]], "katib-ui");
-        assert_eq!(keys[&imgs[0]], "kube-rbac-proxy-v0-13-1");
-        assert_eq!(repository("gcr.io/x/y@sha256:ab"), "x/y");
-    }
-}
-
 /// Every image a render would pull: `image` fields anywhere (pods, custom resources such as
 /// training and serving runtimes), container env vars named `*_IMAGE` (with a `*_TAG`
 /// sibling appended), and `image` entries inside ConfigMap data that holds YAML or JSON
@@ -181,4 +155,30 @@ fn looks_like_image(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || "./:-_@".contains(c))
         && s.chars().any(|c| c.is_ascii_alphabetic())
         && !matches!(s, "true" | "false" | "null" | "None")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_rewrite_keeps_path_tag_and_digest() {
+        assert_eq!(with_registry("ghcr.io/kubeflow/trainer/x:v2.1.0", "registry.example.com"), "registry.example.com/kubeflow/trainer/x:v2.1.0");
+        assert_eq!(with_registry("mysql:8.0", "r.io/"), "r.io/mysql:8.0");
+        assert_eq!(with_registry("localhost:5000/a/b@sha256:00", "r.io"), "r.io/a/b@sha256:00");
+        assert_eq!(with_registry("kserve/x:v1", ""), "kserve/x:v1");
+    }
+
+    #[test]
+    fn keys_are_short_unless_they_collide() {
+        let imgs = vec![
+            "quay.io/brancz/kube-rbac-proxy:v0.13.1".to_string(),
+            "quay.io/brancz/kube-rbac-proxy:v0.18.0".to_string(),
+            "ghcr.io/kubeflow/katib/katib-ui:v0.19.0".to_string(),
+        ];
+        let keys = keys_for(&imgs);
+        assert_eq!(keys[&imgs[2]], "katib-ui");
+        assert_eq!(keys[&imgs[0]], "kube-rbac-proxy-v0-13-1");
+        assert_eq!(repository("gcr.io/x/y@sha256:ab"), "x/y");
+    }
 }

@@ -121,10 +121,9 @@ fn apply_images(obj: &mut Value, ctx: &Ctx) {
     for_each_image(obj, &mut |image| {
         if let Some(defaults) = defaults.as_ref().and_then(Value::as_object)
             && let Some((key, _)) = defaults.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))
-            && let Some(new) = overrides.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-        {
-            *image = new.to_string();
-        }
+                && let Some(new) = overrides.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                    *image = new.to_string();
+                }
         if let Some(registry) = &registry {
             *image = images::with_registry(image, registry);
         }
@@ -156,10 +155,9 @@ fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
             }
         }
         if let Some(Value::Array(tol)) = &tolerations
-            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([]))
-        {
-            t.extend(tol.iter().cloned());
-        }
+            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([])) {
+                t.extend(tol.iter().cloned());
+            }
         if let Some(aff) = &affinity {
             spec.insert("affinity".into(), aff.clone());
         }
@@ -182,10 +180,9 @@ fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
     }
     let name = object_name(obj);
     if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number())
-        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
-    {
-        spec.insert("replicas".into(), n.clone());
-    }
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.insert("replicas".into(), n.clone());
+        }
 }
 
 fn apply_resources(obj: &mut Value, ctx: &Ctx) {

@@ -116,35 +116,6 @@ pub fn ordered_report(expected: &[Value], actual: &[Value], limit: usize) -> Opt
     Some(lines.join("\n"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn reports_paths_of_changed_missing_and_extra_fields() {
-        let e = json!({"spec": {"replicas": 1, "containers": [{"image": "a"}], "gone": true}});
-        let a = json!({"spec": {"replicas": "1", "containers": [{"image": "b"}], "extra": 1}});
-        let d: Vec<String> = diff_values(&e, &a, 10).iter().map(|d| d.to_string()).collect();
-        assert_eq!(
-            d,
-            [
-                ".spec.replicas: expected 1, got \"1\"",
-                ".spec.containers[0].image: expected \"a\", got \"b\"",
-                ".spec.gone: expected true, got (absent)",
-                ".spec.extra: expected (absent), got 1",
-            ]
-        );
-    }
-
-    #[test]
-    fn key_order_does_not_matter() {
-        let e = json!({"a": 1, "b": 2});
-        let a = json!({"b": 2, "a": 1});
-        assert!(ordered_report(&[e], &[a], 5).is_none());
-    }
-}
-
 /// Identity used to pair objects: group, kind, namespace, name.
 pub fn identity(obj: &Value) -> (String, String, String, String) {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
@@ -230,4 +201,33 @@ pub fn mask_hash_suffixes(objects: &mut [Value]) {
         }
     }
     objects.iter_mut().for_each(|o| walk(o, &hashed));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reports_paths_of_changed_missing_and_extra_fields() {
+        let e = json!({"spec": {"replicas": 1, "containers": [{"image": "a"}], "gone": true}});
+        let a = json!({"spec": {"replicas": "1", "containers": [{"image": "b"}], "extra": 1}});
+        let d: Vec<String> = diff_values(&e, &a, 10).iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            d,
+            [
+                ".spec.replicas: expected 1, got \"1\"",
+                ".spec.containers[0].image: expected \"a\", got \"b\"",
+                ".spec.gone: expected true, got (absent)",
+                ".spec.extra: expected (absent), got 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn key_order_does_not_matter() {
+        let e = json!({"a": 1, "b": 2});
+        let a = json!({"b": 2, "a": 1});
+        assert!(ordered_report(&[e], &[a], 5).is_none());
+    }
 }

@@ -154,8 +154,13 @@ fn check_kind(path: &Path, k: &Kustomization, component: bool) -> Result<()> {
 pub fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> {
     let origin = path.display().to_string();
     let mut out = Vec::new();
-    for doc in loader.documents(path)?.iter() {
+    let (docs, bare) = loader.documents_with_bare_nulls(path)?;
+    for (doc, bare) in docs.iter().zip(bare.iter()) {
+        let before = out.len();
         push_objects(doc, &origin, &mut out)?;
+        if out.len() == before + 1 && !doc.get("kind").and_then(Value::as_str).unwrap_or("").ends_with("List") {
+            out[before].bare_nulls = bare.clone();
+        }
     }
     Ok(out)
 }
@@ -165,14 +170,13 @@ pub fn push_objects(doc: &Value, origin: &str, out: &mut Vec<Resource>) -> Resul
     let not_object = |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
     let map = doc.as_object().ok_or_else(|| not_object("expected a map with apiVersion, kind and metadata"))?;
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if kind.ends_with("List") {
-        if let Some(items) = map.get("items").and_then(Value::as_array) {
+    if kind.ends_with("List")
+        && let Some(items) = map.get("items").and_then(Value::as_array) {
             for item in items {
                 push_objects(item, origin, out)?;
             }
             return Ok(());
         }
-    }
     if kind.is_empty() {
         return Err(not_object("missing `kind`"));
     }

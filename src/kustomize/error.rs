@@ -22,7 +22,7 @@ pub enum KustomizeError {
     #[error("{origin}: a document is not a Kubernetes object: {message}")]
     NotAnObject { origin: String, message: String },
     #[error("may not add resource with an already registered id: {id} (from {origin}); remove the duplicate or give it another name or namespace")]
-    DuplicateId { id: ResId, origin: String },
+    DuplicateId { id: Box<ResId>, origin: String },
     #[error("{context}: {message}")]
     Transform { context: String, message: String },
     #[error("{context}: {source}")]

@@ -25,10 +25,13 @@ pub enum LoadRestriction {
     None,
 }
 
+/// The bare nulls (`key:` with no value) of each document of a file, as JSON pointers.
+pub type BareNulls = Arc<Vec<Vec<String>>>;
+
 pub struct Loader {
     remote: Arc<dyn RemoteResolver>,
     restriction: LoadRestriction,
-    parsed: Mutex<HashMap<PathBuf, Docs>>,
+    parsed: Mutex<HashMap<PathBuf, (Docs, BareNulls)>>,
 }
 
 /// What a `resources:` entry turned out to be.
@@ -119,12 +122,17 @@ impl Loader {
 
     /// The parsed documents of a file (by real path), parsing it at most once.
     pub fn documents(&self, path: &Path) -> Result<Docs> {
-        if let Some(docs) = self.parsed.lock().expect("parse cache lock").get(path) {
-            return Ok(docs.clone());
+        self.documents_with_bare_nulls(path).map(|(docs, _)| docs)
+    }
+
+    /// The parsed documents of a file and, per document, where it has bare nulls.
+    pub fn documents_with_bare_nulls(&self, path: &Path) -> Result<(Docs, BareNulls)> {
+        if let Some(parsed) = self.parsed.lock().expect("parse cache lock").get(path) {
+            return Ok(parsed.clone());
         }
-        let docs = Arc::new(parse_file(path)?);
-        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), docs.clone());
-        Ok(docs)
+        let parsed = parse_file(path)?;
+        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), parsed.clone());
+        Ok(parsed)
     }
 
     /// Parse many files in parallel into the cache. Errors are left for the sequential pass,
@@ -135,8 +143,7 @@ impl Loader {
             let cache = self.parsed.lock().expect("parse cache lock");
             paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
         };
-        let parsed: Vec<(PathBuf, Docs)> =
-            todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, Arc::new(d)))).collect();
+        let parsed: Vec<(PathBuf, (Docs, BareNulls))> = todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, d))).collect();
         self.parsed.lock().expect("parse cache lock").extend(parsed);
     }
 }
@@ -170,9 +177,10 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-fn parse_file(path: &Path) -> Result<Vec<Value>> {
+fn parse_file(path: &Path) -> Result<(Docs, BareNulls)> {
     let text = std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
-    Ok(crate::yaml::parse_stream(&text, &path.display().to_string())?)
+    let (docs, bare): (Vec<Value>, Vec<Vec<String>>) = crate::yaml::parse_stream_with_bare_nulls(&text, &path.display().to_string())?.into_iter().unzip();
+    Ok((Arc::new(docs), Arc::new(bare)))
 }
 
 /// serde's "unknown field `x`, expected one of ..." becomes a kustomize-like message with a hint.

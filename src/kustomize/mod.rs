@@ -84,11 +84,10 @@ fn drop_local_config(resources: &mut ResMap) {
 /// annotations), and setting an empty set removes the field: so `annotations: {}` or
 /// `annotations: null` disappear from the output, while empty labels stay.
 fn drop_empty_annotations(resource: &mut resource::Resource) {
-    if let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut) {
-        if meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty())) {
+    if let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut)
+        && meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty())) {
             meta.remove("annotations");
         }
-    }
 }
 
 /// The objects of a build, as JSON values in output order.

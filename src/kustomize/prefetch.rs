@@ -43,7 +43,7 @@ fn collect_entries(loader: &Loader, dir: &Path, k: &Kustomization, seen: &mut Ha
             Err(_) => {}
         }
     }
-    for relative in patch_files(&k) {
+    for relative in patch_files(k) {
         if let Ok(path) = loader.restricted_path(dir, relative) {
             files.push(path);
         }

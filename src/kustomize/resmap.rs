@@ -51,7 +51,7 @@ impl ResMap {
     pub fn append(&mut self, resource: Resource, origin: &str) -> Result<()> {
         let id = resource.current_id();
         if self.resources.iter().any(|r| r.current_id().same_object(&id)) {
-            return Err(KustomizeError::DuplicateId { id, origin: origin.to_string() });
+            return Err(KustomizeError::DuplicateId { id: Box::new(id), origin: origin.to_string() });
         }
         self.resources.push(resource);
         Ok(())
@@ -118,29 +118,25 @@ impl CompiledSelector {
     pub fn matches(&self, r: &Resource) -> bool {
         let cur = r.current_id();
         let org = r.original_id();
-        if let Some(ns) = &self.namespace {
-            if !ns.is_match(org.effective_namespace()) && !ns.is_match(cur.effective_namespace()) {
+        if let Some(ns) = &self.namespace
+            && !ns.is_match(org.effective_namespace()) && !ns.is_match(cur.effective_namespace()) {
                 return false;
             }
-        }
-        if let Some(name) = &self.name {
-            if !name.is_match(&org.name) && !name.is_match(&cur.name) {
+        if let Some(name) = &self.name
+            && !name.is_match(&org.name) && !name.is_match(&cur.name) {
                 return false;
             }
-        }
         if !cur.gvk.is_selected_by(&self.gvk) {
             return false;
         }
-        if let Some(sel) = &self.labels {
-            if !sel.matches(&r.string_map("labels")) {
+        if let Some(sel) = &self.labels
+            && !sel.matches(&r.string_map("labels")) {
                 return false;
             }
-        }
-        if let Some(sel) = &self.annotations {
-            if !sel.matches(&r.string_map("annotations")) {
+        if let Some(sel) = &self.annotations
+            && !sel.matches(&r.string_map("annotations")) {
                 return false;
             }
-        }
         true
     }
 }

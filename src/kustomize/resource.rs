@@ -134,6 +134,9 @@ pub struct Resource {
     /// Names of the vars bound to this object (kustomize binds a var to its object when the
     /// kustomization declaring it is accumulated, where only that subtree's objects exist).
     pub var_names: Vec<String>,
+    /// JSON pointers of bare nulls (`key:` with no value) as the object was read: kustomize's
+    /// strategic merge drops those, while it keeps an explicit `null`.
+    pub bare_nulls: Vec<String>,
     /// Name prefixes and suffixes given so far, innermost first (the name-reference fix-up
     /// prefers referrals renamed in the same kustomization context as the referrer).
     pub name_prefixes: Vec<String>,
@@ -151,6 +154,7 @@ impl Resource {
             name_suffixes: Vec::new(),
             origin: None,
             var_names: Vec::new(),
+            bare_nulls: Vec::new(),
         }
     }
 

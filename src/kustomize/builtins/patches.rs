@@ -224,6 +224,7 @@ pub fn apply_strategic_merge(resource: &mut Resource, patch: &Value, options: Pa
     let name = if options.allow_name_change { str_at(patch, &["metadata", "name"]).unwrap_or(&before.name) } else { &before.name };
     let (kind, name) = (kind.to_string(), name.to_string());
     let mut base = resource.obj.clone();
+    merge::drop_bare_nulls(&mut base, &resource.bare_nulls, &before.gvk);
     let mut patch = patch.clone();
     for obj in [&mut base, &mut patch] {
         set_identity(obj, resource.api_version(), &kind, &name, &before.namespace);
@@ -236,6 +237,7 @@ pub fn apply_strategic_merge(resource: &mut Resource, patch: &Value, options: Pa
     };
     set_identity(&mut merged, resource.api_version(), &kind, &name, &before.namespace);
     resource.obj = merged;
+    resource.bare_nulls.clear();
     remember_if_renamed(resource, before);
     Ok(false)
 }

@@ -144,3 +144,59 @@ pub fn is_cluster_scoped(gvk: &Gvk) -> bool {
 pub fn is_builtin_kind(gvk: &Gvk) -> bool {
     schema::resource_for_gvk(gvk).is_some_and(|r| r.schema.is_some())
 }
+
+/// Before a strategic merge, remove the bare nulls (`key:` with no value) that kyaml's walker
+/// would clear: merge2 keeps a null the patch does not mention only when it was written out
+/// (`null`, `~`). The walker reaches every map field and the elements of lists merged by key,
+/// but not into lists it replaces, so bare nulls inside those stay.
+pub fn drop_bare_nulls(obj: &mut Value, pointers: &[String], gvk: &Gvk) {
+    for pointer in pointers {
+        let steps: Vec<String> = pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
+        let mut path: Vec<&str> = Vec::new();
+        let mut cur = &*obj;
+        let mut walked = true;
+        for step in &steps {
+            match cur {
+                Value::Array(items) => {
+                    if merge_keys_at(gvk, &path).is_none() {
+                        walked = false;
+                        break;
+                    }
+                    path.push("[]");
+                    match step.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                        Some(next) => cur = next,
+                        None => break,
+                    }
+                }
+                Value::Object(map) => {
+                    path.push(step);
+                    match map.get(step.as_str()) {
+                        Some(next) => cur = next,
+                        None => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        if walked && obj.pointer(pointer).is_some_and(Value::is_null) {
+            remove_at(obj, pointer);
+        }
+    }
+}
+
+fn remove_at(obj: &mut Value, pointer: &str) {
+    let Some((parent, last)) = pointer.rsplit_once('/') else { return };
+    let key = last.replace("~1", "/").replace("~0", "~");
+    match obj.pointer_mut(parent) {
+        Some(Value::Object(map)) => {
+            map.shift_remove(&key);
+        }
+        Some(Value::Array(items)) => {
+            if let Ok(i) = key.parse::<usize>()
+                && i < items.len() {
+                    items.remove(i);
+                }
+        }
+        _ => {}
+    }
+}

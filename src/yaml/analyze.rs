@@ -1,0 +1,238 @@
+//! Scalar analysis: which styles a string allows, per libyaml's `yaml_emitter_analyze_scalar`.
+//!
+//! The emitter looks at every character of a scalar before choosing its style: indicators that
+//! forbid a plain scalar (`- `, `: `, ` #`, a leading `*`, `'`, `{`...), leading or trailing
+//! spaces and line breaks, characters libyaml deems non-printable (C0/C1 controls, tab, BOM,
+//! anything outside the Basic Multilingual Plane), a space before a line break (which also rules
+//! out a literal block) and a line break before a space (which rules out single quotes).
+//!
+//! Only block context is analysed: kustomize never writes a scalar inside a flow collection.
+//! The byte-level character classes (`is_break`, `is_printable`...) are shared with the writers.
+
+/// What `yaml_emitter_analyze_scalar` concludes about a scalar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Analysis {
+    pub empty: bool,
+    pub multiline: bool,
+    pub block_plain_allowed: bool,
+    pub single_quoted_allowed: bool,
+    pub block_allowed: bool,
+}
+
+/// `yaml_emitter_analyze_scalar` (the block-context half of it).
+pub(super) fn analyze(value: &str) -> Analysis {
+    let b = value.as_bytes();
+    if b.is_empty() {
+        return Analysis {
+            empty: true,
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    if b.iter().all(|c| (0x21..=0x7E).contains(c)) {
+        return analyze_visible_ascii(b);
+    }
+    analyze_general(b)
+}
+
+/// The full character-by-character analysis of a non-empty scalar.
+fn analyze_general(b: &[u8]) -> Analysis {
+    let mut block_indicators = b.starts_with(b"---") || b.starts_with(b"...");
+    let (mut line_breaks, mut special) = (false, false);
+    let (mut leading_space, mut leading_break) = (false, false);
+    let (mut trailing_space, mut trailing_break) = (false, false);
+    let (mut break_space, mut space_break) = (false, false);
+    let (mut previous_space, mut previous_break) = (false, false);
+    let mut preceded_by_whitespace = true;
+    let mut i = 0;
+    while i < b.len() {
+        let w = width(b[i]);
+        let followed_by_whitespace = i + w >= b.len() || is_blank(b, i + w);
+        block_indicators |= match (i, b[i]) {
+            (0, b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>') => true,
+            (0, b'\'' | b'"' | b'%' | b'@' | b'`') => true,
+            (0, b'?' | b':' | b'-') => followed_by_whitespace,
+            (_, b':') => followed_by_whitespace,
+            (_, b'#') => preceded_by_whitespace,
+            _ => false,
+        };
+        special |= !is_printable(b, i);
+        let last = i + w == b.len();
+        if b[i] == b' ' {
+            leading_space |= i == 0;
+            trailing_space |= last;
+            break_space |= previous_break;
+            (previous_space, previous_break) = (true, false);
+        } else if is_break(b, i) {
+            line_breaks = true;
+            leading_break |= i == 0;
+            trailing_break |= last;
+            space_break |= previous_space;
+            (previous_space, previous_break) = (false, true);
+        } else {
+            (previous_space, previous_break) = (false, false);
+        }
+        preceded_by_whitespace = is_blank(b, i) || is_break(b, i) || b[i] == 0;
+        i += w;
+    }
+    let edges = leading_space || leading_break || trailing_space || trailing_break;
+    Analysis {
+        empty: false,
+        multiline: line_breaks,
+        block_plain_allowed: !(edges
+            || break_space
+            || space_break
+            || special
+            || line_breaks
+            || block_indicators),
+        single_quoted_allowed: !(break_space || space_break || special),
+        block_allowed: !(trailing_space || space_break || special),
+    }
+}
+
+/// The common case, printable ASCII without spaces: only the first and last characters can be
+/// indicators (a `: ` needs a following blank, a ` #` a preceding one), nothing else matters.
+fn analyze_visible_ascii(b: &[u8]) -> Analysis {
+    let first_forbids = match b[0] {
+        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' => true,
+        b'\'' | b'"' | b'%' | b'@' | b'`' => true,
+        b'?' | b'-' => b.len() == 1,
+        _ => false,
+    };
+    let block_indicators =
+        first_forbids || b.ends_with(b":") || b.starts_with(b"---") || b.starts_with(b"...");
+    Analysis {
+        empty: false,
+        multiline: false,
+        block_plain_allowed: !block_indicators,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    }
+}
+
+/// Width in bytes of the UTF-8 sequence starting with `lead`.
+pub(super) fn width(lead: u8) -> usize {
+    match lead {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+pub(super) fn at(b: &[u8], i: usize) -> u8 {
+    b.get(i).copied().unwrap_or(0)
+}
+
+pub(super) fn is_blank(b: &[u8], i: usize) -> bool {
+    matches!(at(b, i), b' ' | b'\t')
+}
+
+/// `\r`, `\n`, NEL (U+0085), LS (U+2028), PS (U+2029).
+pub(super) fn is_break(b: &[u8], i: usize) -> bool {
+    match at(b, i) {
+        b'\r' | b'\n' => true,
+        0xC2 => at(b, i + 1) == 0x85,
+        0xE2 => at(b, i + 1) == 0x80 && matches!(at(b, i + 2), 0xA8 | 0xA9),
+        _ => false,
+    }
+}
+
+pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// libyaml's printable set: LF, 0x20-0x7E, and BMP characters from U+00A0 except surrogates,
+/// the BOM and U+FFFE/U+FFFF. Tab, CR, other controls and 4-byte characters are not.
+pub(super) fn is_printable(b: &[u8], i: usize) -> bool {
+    let (c0, c1, c2) = (at(b, i), at(b, i + 1), at(b, i + 2));
+    match c0 {
+        0x0A | 0x20..=0x7E => true,
+        0xC2 => c1 >= 0xA0,
+        0xC3..=0xEC | 0xEE => true,
+        0xED => c1 < 0xA0,
+        0xEF => !((c1 == 0xBB && c2 == 0xBF) || (c1 == 0xBF && matches!(c2, 0xBE | 0xBF))),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain_ok(s: &str) -> bool {
+        analyze(s).block_plain_allowed
+    }
+
+    #[test]
+    fn indicators_forbid_plain() {
+        for quoted in [
+            "*", "- a", "-", ": a", "a: b", "x #y", "'a", "@x", "`x", "---", "...x", "? x",
+        ] {
+            assert!(!plain_ok(quoted), "{quoted:?}");
+        }
+        for plain in [
+            "-a",
+            "a:b",
+            "a#b",
+            "x# y",
+            "1.16.2",
+            "ünï",
+            "http://x:80/y",
+            "?x",
+        ] {
+            assert!(plain_ok(plain), "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn edges_and_specials_forbid_plain_and_blocks() {
+        assert!(!plain_ok(" leading"));
+        assert!(!plain_ok("trailing "));
+        let tab = analyze("a\tb");
+        assert!(
+            !tab.single_quoted_allowed && !tab.block_allowed,
+            "tab is not printable"
+        );
+        assert!(
+            !analyze("emoji 😀").single_quoted_allowed,
+            "4-byte characters are special"
+        );
+        assert!(
+            !analyze("line \nnext").block_allowed,
+            "space before a break"
+        );
+        assert!(
+            analyze("line\n next").block_allowed,
+            "break before a space is fine in a block"
+        );
+        assert!(!analyze("line\n next").single_quoted_allowed);
+        assert!(!analyze("text\n").block_plain_allowed);
+        assert!(analyze("").block_plain_allowed && !analyze("").block_allowed);
+    }
+
+    /// The printable-ASCII shortcut must agree with the full analysis.
+    #[test]
+    fn visible_ascii_shortcut_equals_full_analysis() {
+        let alphabet: Vec<u8> = b"a-:#?.*'\"|%@`!&,[]{}>1_".to_vec();
+        let mut checked = 0;
+        for len in 1..=4usize {
+            let total = alphabet.len().pow(len as u32);
+            for mut n in 0..total {
+                let mut s = Vec::with_capacity(len);
+                for _ in 0..len {
+                    s.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                assert_eq!(
+                    analyze_visible_ascii(&s),
+                    analyze_general(&s),
+                    "{:?}",
+                    String::from_utf8_lossy(&s)
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 250_000);
+    }
+}
