@@ -33,6 +33,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Fetch upstream into the verified cache, write offline bundles, list releases.
     Source(crate::commands::source::SourceArgs),
+    /// Export Helm charts (`chart export`).
+    #[command(subcommand)]
+    Chart(crate::commands::chart::ChartCommand),
 }
 
 #[derive(Debug, Args)]

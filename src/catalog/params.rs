@@ -17,6 +17,11 @@
 //! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
 //! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
+//! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
+//!
+//! The Helm side of every row is a helper in the exported charts' `_helpers.tpl`
+//! (`templates/chart/_helpers.tpl`), and `src/chart/params.rs` finds the same points in each
+//! object that the functions here change.
 
 use super::images;
 use serde_json::{Map, Value, json};
@@ -116,7 +121,7 @@ fn apply_images(obj: &mut Value, ctx: &Ctx) {
     for_each_image(obj, &mut |image| {
         if let Some(defaults) = defaults.as_ref().and_then(Value::as_object)
             && let Some((key, _)) = defaults.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))
-                && let Some(new) = overrides.get(key).and_then(Value::as_str) {
+                && let Some(new) = overrides.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) {
                     *image = new.to_string();
                 }
         if let Some(registry) = &registry {
@@ -159,12 +164,13 @@ fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
     });
 }
 
-fn is_workload(obj: &Value) -> bool {
+/// An `apps/v1` Deployment or StatefulSet: the objects `replicas` and `resources` act on.
+pub fn is_workload(obj: &Value) -> bool {
     obj.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
         && matches!(obj.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))
 }
 
-fn object_name(obj: &Value) -> String {
+pub fn object_name(obj: &Value) -> String {
     obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
@@ -188,14 +194,8 @@ fn apply_resources(obj: &mut Value, ctx: &Ctx) {
     let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else { return };
     for c in containers.iter_mut().filter_map(Value::as_object_mut) {
         let cname = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        match per_container.get(&cname) {
-            Some(r) if !is_empty(r) => {
-                c.insert("resources".into(), r.clone());
-            }
-            Some(_) => {
-                c.remove("resources");
-            }
-            None => {}
+        if let Some(r) = per_container.get(&cname).filter(|r| !is_empty(r)) {
+            c.insert("resources".into(), r.clone());
         }
     }
 }
@@ -303,13 +303,25 @@ fn apply_pod_security(obj: &mut Value, ctx: &Ctx) {
     }
 }
 
-/// Replace the value of the PSS line in the profile controller's label config.
+/// Replace the value of the PSS line in the profile controller's label config: every line
+/// (split at `\n` only, so every other byte stays as it is) that starts with the PSS key.
 pub fn replace_pss_line(text: &str, level: &str) -> String {
-    text.lines()
+    text.split('\n')
         .map(|line| if line.starts_with(PSS_PROFILE_LINE) { format!("{PSS_PROFILE_LINE}{level}\"") } else { line.to_string() })
         .collect::<Vec<_>>()
         .join("\n")
-        + if text.ends_with('\n') { "\n" } else { "" }
+}
+
+/// `global.crds`: whether `obj` renders at all. `only` keeps just the
+/// CustomResourceDefinitions (the first step of a two-step install), `skip` everything else,
+/// and any other value (the default `""`) every object.
+pub fn keep(obj: &Value, values: &Value) -> bool {
+    let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+    match super::values::get(values, &["global", "crds"]).and_then(Value::as_str) {
+        Some("only") => is_crd,
+        Some("skip") => !is_crd,
+        _ => true,
+    }
 }
 
 /// Standard base64 with padding.
@@ -395,6 +407,39 @@ mod tests {
         apply_all(&mut ns, &json!({"global": {"podSecurity": {"namespaces": "off"}}}), &json!({}), "kubeflow-namespace");
         assert!(ns.pointer("/metadata/labels").unwrap().get(PSS_LABEL).is_none());
         assert_eq!(replace_pss_line("a: \"x\"\npod-security.kubernetes.io/enforce: \"baseline\"\n", "restricted"), "a: \"x\"\npod-security.kubernetes.io/enforce: \"restricted\"\n");
+    }
+
+    #[test]
+    fn empty_image_override_keeps_the_upstream_image() {
+        let mut d = deployment();
+        apply_all(&mut d, &json!({"katib": {"images": {"w": ""}}}), &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}), "katib");
+        assert_eq!(d, deployment());
+    }
+
+    #[test]
+    fn empty_resources_leave_upstream_resources_as_they_are() {
+        let mut d = deployment();
+        d["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({});
+        let before = d.clone();
+        apply_all(&mut d, &json!({"katib": {"resources": {"w": {"c": {}}}}}), &json!({}), "katib");
+        assert_eq!(d, before, "an empty value is the default of a container without resources");
+    }
+
+    #[test]
+    fn pss_line_replacement_keeps_every_other_byte() {
+        let text = "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"baseline\"\nb: y";
+        assert_eq!(replace_pss_line(text, ""), "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"\"\nb: y");
+    }
+
+    #[test]
+    fn crds_value_keeps_only_or_skips_custom_resource_definitions() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x.y"}});
+        let dep = deployment();
+        let with = |mode: &str| json!({"global": {"crds": mode}});
+        assert!(keep(&crd, &with("")) && keep(&dep, &with("")));
+        assert!(keep(&crd, &with("only")) && !keep(&dep, &with("only")));
+        assert!(!keep(&crd, &with("skip")) && keep(&dep, &with("skip")));
+        assert!(keep(&crd, &json!({})));
     }
 
     #[test]

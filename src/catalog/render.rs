@@ -87,6 +87,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let default_credentials = unset_credentials(&objects, &effective);
     let objects = objects
         .into_iter()
+        .filter(|o| params::keep(&o.obj, &effective))
         .map(|mut o| {
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
             o
@@ -154,7 +155,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     let mut root = json!({
         "global": {
             "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
-            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "",
+            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "",
             "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
         }
     });
@@ -236,6 +237,7 @@ pub fn schema_for(defaults: &Value) -> Schema {
     let levels = vec!["", "off", "baseline", "restricted", "privileged"];
     schema.set(&["global", "podSecurity", "namespaces"], Schema::Enum(levels.clone()));
     schema.set(&["global", "podSecurity", "profiles"], Schema::Enum(levels));
+    schema.set(&["global", "crds"], Schema::Enum(vec!["", "only", "skip"]));
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
             scheduling(&mut schema, name);

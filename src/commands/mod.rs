@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub mod build;
+pub mod chart;
 pub mod compare;
 pub mod images;
 pub mod profile;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Secrets(cmd) => secrets::run(cmd),
         Command::Compare(args) => compare::run(args),
         Command::Source(args) => source::run(args),
+        Command::Chart(cmd) => chart::run(cmd),
     }
 }
 

@@ -1,0 +1,377 @@
+//! The parameter table, Helm side: where in an object each value can act, and the Helm
+//! expression that computes the field there.
+//!
+//! Each function below mirrors one function of [`crate::catalog::params`] and walks the
+//! object with the same traversal (`for_each_image`, `for_each_pod_spec`, the workload and
+//! credential rules), but instead of changing a field for one set of values it marks the field
+//! as a *point*: the place where some values could change it. A point remembers the raw
+//! upstream value (or that the field is absent upstream) and the chain of [`Step`]s that act
+//! on it, in the table's order. [`super::object`] writes each point as a Helm expression: the
+//! steps nest as calls of the helpers in `templates/chart/_helpers.tpl` (one `define` per
+//! step), each taking the field's value as JSON and returning it as JSON, `""` for absent.
+//!
+//! The marks do not depend on values: every field any value could touch is a point, so the
+//! chart is right for any values, not only the ones given at export.
+
+use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding};
+use serde_json::{Map, Value};
+
+/// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
+pub const TOKEN_PREFIX: &str = "KFCTLPOINT";
+
+/// One parameter's action on a point.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// `<component>.images.<key>` (when the image has a key) and `global.imageRegistry`.
+    Image { key: String },
+    /// `global.imagePullSecrets` appended to a pod spec's `imagePullSecrets`.
+    PullSecrets,
+    /// `nodeSelector` (component, else global) merged over a pod spec's.
+    NodeSelector,
+    /// `tolerations` (component, else global) appended to a pod spec's.
+    Tolerations,
+    /// `affinity` (component, else global) replacing a pod spec's.
+    Affinity,
+    /// `<component>.replicas.<workload>`.
+    Replicas { workload: String },
+    /// `<component>.resources.<workload>.<container>`.
+    Resources { workload: String, container: String },
+    /// `global.commonLabels` or `global.commonAnnotations` (the value's name).
+    CommonMetadata { value: &'static str },
+    /// A credential; `path` is the value's path inside the chart's values.
+    Credential { path: String, encoding: Encoding },
+    /// `global.podSecurity.namespaces` on a Namespace's labels.
+    PssNamespace,
+    /// `global.podSecurity.profiles` on the profile controller's label config.
+    PssProfiles,
+}
+
+impl Step {
+    /// The Helm expression for this step applied to `inner` (an expression giving JSON).
+    pub fn wrap(&self, inner: &str) -> String {
+        let q = |s: &str| super::gotmpl::go_quote(s);
+        match self {
+            Step::Image { key } => format!("include \"kfctl.image\" (list $ {} {inner})", q(key)),
+            Step::PullSecrets => format!("include \"kfctl.pullSecrets\" (list $ {inner})"),
+            Step::NodeSelector => format!("include \"kfctl.nodeSelector\" (list $ {inner})"),
+            Step::Tolerations => format!("include \"kfctl.tolerations\" (list $ {inner})"),
+            Step::Affinity => format!("include \"kfctl.affinity\" (list $ {inner})"),
+            Step::Replicas { workload } => format!("include \"kfctl.replicas\" (list $ {} {inner})", q(workload)),
+            Step::Resources { workload, container } => {
+                format!("include \"kfctl.resources\" (list $ {} {} {inner})", q(workload), q(container))
+            }
+            Step::CommonMetadata { value } => format!("include \"kfctl.commonMetadata\" (list $ {} {inner})", q(value)),
+            Step::Credential { path, encoding } => {
+                let (kind, needle, prefix) = match encoding {
+                    Encoding::Plain => ("plain", "", ""),
+                    Encoding::Base64 => ("base64", "", ""),
+                    Encoding::InText { needle, prefix } => ("text", *needle, *prefix),
+                };
+                format!(
+                    "include \"kfctl.credential\" (list $ {} {} {inner} {} {})",
+                    q(path),
+                    q(kind),
+                    q(needle),
+                    q(prefix)
+                )
+            }
+            Step::PssNamespace => format!("include \"kfctl.pssNamespace\" (list $ {inner})"),
+            Step::PssProfiles => format!("include \"kfctl.pssProfiles\" (list $ {inner})"),
+        }
+    }
+
+    /// Whether the step reads its input as a plain Go string rather than JSON (images only:
+    /// it keeps image fields readable in the templates).
+    pub fn takes_text(&self) -> bool {
+        matches!(self, Step::Image { .. })
+    }
+}
+
+/// A field some values could change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The map key the field sits at.
+    pub key: String,
+    /// The upstream value; `None` when upstream has no such field.
+    pub raw: Option<Value>,
+    pub steps: Vec<Step>,
+}
+
+/// Why an object cannot become a template.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PointError {
+    #[error("two parameters act on overlapping fields (`{key}` holds another parameter's field); the chart cannot express both")]
+    Overlap { key: String },
+    #[error("credential `{value}` lives in an object of component `{component}`, whose chart cannot read that value")]
+    ForeignCredential { value: String, component: String },
+    #[error("the object's YAML already contains the text `{TOKEN_PREFIX}`, which the export uses as a marker")]
+    MarkerInData,
+}
+
+/// The points of one object: the object copy with markers in place, and the points.
+#[derive(Debug, Default)]
+pub struct Marks {
+    pub points: Vec<Point>,
+    error: Option<PointError>,
+}
+
+/// The marker of point `i`.
+pub fn token(i: usize) -> String {
+    format!("{TOKEN_PREFIX}{i:05}Z")
+}
+
+fn token_index(text: &str) -> Option<usize> {
+    text.strip_prefix(TOKEN_PREFIX)?.strip_suffix('Z')?.parse().ok()
+}
+
+fn holds_token(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains(TOKEN_PREFIX),
+        Value::Array(items) => items.iter().any(holds_token),
+        Value::Object(m) => m.iter().any(|(k, v)| k.contains(TOKEN_PREFIX) || holds_token(v)),
+        _ => false,
+    }
+}
+
+impl Marks {
+    fn fail(&mut self, error: PointError) {
+        self.error.get_or_insert(error);
+    }
+
+    fn new_point(&mut self, key: &str, raw: Option<Value>, step: Step) -> String {
+        self.points.push(Point {
+            key: key.to_string(),
+            raw,
+            steps: vec![step],
+        });
+        token(self.points.len() - 1)
+    }
+
+    /// Mark the string at an `image` field (or add a step to its point).
+    fn mark_string(&mut self, text: &mut String, step: Step) {
+        match token_index(text) {
+            Some(i) => self.points[i].steps.push(step),
+            None => *text = self.new_point("image", Some(Value::String(text.clone())), step),
+        }
+    }
+
+    /// Mark `map[key]`: its value when present, else a marker key standing for the field.
+    fn mark(&mut self, map: &mut Map<String, Value>, key: &str, step: Step) {
+        if let Some(value) = map.get_mut(key) {
+            if let Some(i) = value.as_str().and_then(token_index) {
+                self.points[i].steps.push(step);
+            } else if holds_token(value) {
+                self.fail(PointError::Overlap { key: key.to_string() });
+            } else {
+                *value = Value::String(self.new_point(key, Some(value.clone()), step));
+            }
+            return;
+        }
+        let inserted = map.keys().filter_map(|k| token_index(k)).find(|i| self.points[*i].key == key);
+        match inserted {
+            Some(i) => self.points[i].steps.push(step),
+            None => {
+                let marker = self.new_point(key, None, step);
+                map.insert(marker, Value::Null);
+            }
+        }
+    }
+
+    /// The points, or the first problem met.
+    pub fn finish(self) -> Result<Vec<Point>, PointError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.points),
+        }
+    }
+}
+
+/// What the marking functions know besides the object: its component, its chart's values
+/// layout, and the defaults (images, workloads) derived from the default render.
+pub struct Scope<'a> {
+    pub component: &'a str,
+    pub defaults: &'a Value,
+}
+
+impl Scope<'_> {
+    fn default_of(&self, path: &[&str]) -> Option<&Value> {
+        crate::catalog::values::get(self.defaults, &[&[self.component], path].concat())
+    }
+}
+
+type MarkFn = fn(&mut Value, &Scope, &mut Marks);
+
+/// The table, in [`params::PARAMS`]' order and with its names (a test holds them equal).
+pub const POINTS: &[(&str, MarkFn)] = &[
+    ("images", mark_images),
+    ("imagePullSecrets", mark_pull_secrets),
+    ("scheduling", mark_scheduling),
+    ("replicas", mark_replicas),
+    ("resources", mark_resources),
+    ("commonMetadata", mark_common_metadata),
+    ("credentials", mark_credentials),
+    ("podSecurity", mark_pod_security),
+];
+
+/// Mark every point of `obj` (which becomes the copy with markers) .
+pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError> {
+    if holds_token(obj) {
+        return Err(PointError::MarkerInData);
+    }
+    let mut marks = Marks::default();
+    for (_, mark) in POINTS {
+        mark(obj, scope, &mut marks);
+    }
+    marks.finish()
+}
+
+/// [`params::apply_images`]: every `image` string; its key when the defaults list it.
+fn mark_images(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    let defaults = scope.default_of(&["images"]).and_then(Value::as_object);
+    params::for_each_image(obj, &mut |image| {
+        let key = defaults
+            .and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image.as_str())))
+            .map(|(k, _)| k.clone());
+        marks.mark_string(
+            image,
+            Step::Image {
+                key: key.unwrap_or_default(),
+            },
+        );
+    });
+}
+
+/// `apply_pull_secrets`: every pod spec's `imagePullSecrets`.
+fn mark_pull_secrets(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    params::for_each_pod_spec(obj, &mut |spec| marks.mark(spec, "imagePullSecrets", Step::PullSecrets));
+}
+
+/// `apply_scheduling`: every pod spec's `nodeSelector`, `tolerations` and `affinity`.
+fn mark_scheduling(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    params::for_each_pod_spec(obj, &mut |spec| {
+        marks.mark(spec, "nodeSelector", Step::NodeSelector);
+        marks.mark(spec, "tolerations", Step::Tolerations);
+        marks.mark(spec, "affinity", Step::Affinity);
+    });
+}
+
+/// `apply_replicas`: `spec.replicas` of a workload whose name has a default (the schema
+/// allows no other name).
+fn mark_replicas(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if !params::is_workload(obj) {
+        return;
+    }
+    let workload = params::object_name(obj);
+    if scope.default_of(&["replicas", &workload]).is_none() {
+        return;
+    }
+    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+        marks.mark(spec, "replicas", Step::Replicas { workload });
+    }
+}
+
+/// `apply_resources`: `resources` of each container of a workload's pod template that has a
+/// default (the schema allows no other container).
+fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if !params::is_workload(obj) {
+        return;
+    }
+    let workload = params::object_name(obj);
+    let Some(known) = scope.default_of(&["resources", &workload]).and_then(Value::as_object) else {
+        return;
+    };
+    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+        let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if known.contains_key(&container) {
+            marks.mark(
+                c,
+                "resources",
+                Step::Resources {
+                    workload: workload.clone(),
+                    container,
+                },
+            );
+        }
+    }
+}
+
+/// `apply_common_metadata`: every object's `metadata.labels` and `metadata.annotations`.
+fn mark_common_metadata(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    marks.mark(meta, "labels", Step::CommonMetadata { value: "commonLabels" });
+    marks.mark(
+        meta,
+        "annotations",
+        Step::CommonMetadata {
+            value: "commonAnnotations",
+        },
+    );
+}
+
+/// The path of a credential's value inside the chart of `component`: `global.…` stays, the
+/// component's own section loses its name; anything else is out of the chart's reach.
+pub fn chart_value_path(value: &str, component: &str) -> Option<String> {
+    if value.starts_with("global.") {
+        return Some(value.to_string());
+    }
+    value
+        .strip_prefix(component)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .map(str::to_string)
+}
+
+/// `apply_credentials`: the field of every credential that lives in the object.
+fn mark_credentials(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    let matching: Vec<&Credential> = CREDENTIALS.iter().filter(|c| c.matches(obj)).collect();
+    for cred in matching {
+        let Some(path) = chart_value_path(cred.value, scope.component) else {
+            marks.fail(PointError::ForeignCredential {
+                value: cred.value.into(),
+                component: scope.component.into(),
+            });
+            continue;
+        };
+        let Some((parent, key)) = cred.field.rsplit_once('/') else {
+            continue;
+        };
+        let key = key.replace("~1", "/").replace("~0", "~");
+        if let Some(map) = obj.pointer_mut(parent).and_then(Value::as_object_mut) {
+            marks.mark(
+                map,
+                &key,
+                Step::Credential {
+                    path,
+                    encoding: cred.encoding,
+                },
+            );
+        }
+    }
+}
+
+/// `apply_pod_security`: a Namespace's labels, and the profile controller's label config.
+fn mark_pod_security(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    match obj.get("kind").and_then(Value::as_str) {
+        Some("Namespace") => {
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                marks.mark(meta, "labels", Step::PssNamespace);
+            }
+        }
+        Some("ConfigMap") => {
+            if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)
+                && data.get("namespace-labels.yaml").is_some_and(Value::is_string)
+            {
+                marks.mark(data, "namespace-labels.yaml", Step::PssProfiles);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+#[path = "params_tests.rs"]
+mod tests;

@@ -1,0 +1,173 @@
+//! Writing an export to disk with no half-written folder left behind.
+//!
+//! The files go into a fresh staging folder beside `--out` (same parent, so the final move is
+//! a rename on one filesystem); only when every file is written does the staging folder take
+//! `--out`'s place. An existing `--out` must be empty, or, with `--force`, an earlier kfctl-rs
+//! export (its `Chart.yaml` says so): `--force` never replaces a folder kfctl-rs did not write.
+//! On any failure the staging folder is removed and `--out` is as it was.
+
+use std::path::{Path, PathBuf};
+
+/// The line every exported `Chart.yaml` starts with.
+pub const MARK: &str = "# Written by kfctl-rs";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("--out {path}: exists and is not a folder; choose a new path")]
+    NotAFolder { path: String },
+    #[error("--out {path}: exists and is not empty; choose a new folder, or pass --force to replace an earlier export")]
+    NotEmpty { path: String },
+    #[error(
+        "security: --out {path}: not empty and not a kfctl-rs export (no Chart.yaml written by kfctl-rs); --force only replaces earlier exports, remove the folder yourself if you mean it"
+    )]
+    NotAnExport { path: String },
+    #[error("--out {path}: cannot write: {message}; choose a writable location")]
+    Io { path: String, message: String },
+}
+
+/// Write `files` (relative path → contents) as the folder `out`.
+pub fn write_folder<'a>(out: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>, force: bool) -> Result<(), WriteError> {
+    let shown = out.display().to_string();
+    let io = |e: std::io::Error| WriteError::Io {
+        path: shown.clone(),
+        message: e.to_string(),
+    };
+    let replace = check_target(out, force)?;
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| WriteError::Io {
+            path: shown.clone(),
+            message: "names no folder".into(),
+        })?;
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(io)?;
+    let staging = parent.join(format!(".{name}.kfctl-rs-staging-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let result = fill(&staging, files).and_then(|()| swap_into_place(&staging, out, parent, &name, replace));
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result.map_err(io)
+}
+
+/// Whether an existing `out` will be replaced (it exists), or an error if it may not be.
+fn check_target(out: &Path, force: bool) -> Result<bool, WriteError> {
+    let path = out.display().to_string();
+    let Ok(meta) = std::fs::symlink_metadata(out) else {
+        return Ok(false);
+    };
+    if !meta.is_dir() {
+        return Err(WriteError::NotAFolder { path });
+    }
+    let empty = std::fs::read_dir(out)
+        .map_err(|e| WriteError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?
+        .next()
+        .is_none();
+    if empty {
+        return Ok(true);
+    }
+    if !force {
+        return Err(WriteError::NotEmpty { path });
+    }
+    let chart = std::fs::read_to_string(out.join("Chart.yaml")).unwrap_or_default();
+    if !chart.starts_with(MARK) {
+        return Err(WriteError::NotAnExport { path });
+    }
+    Ok(true)
+}
+
+fn fill<'a>(staging: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>) -> std::io::Result<()> {
+    std::fs::create_dir(staging)?;
+    for (rel, text) in files {
+        let path = staging.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&path, text)?;
+    }
+    Ok(())
+}
+
+fn swap_into_place(staging: &Path, out: &Path, parent: &Path, name: &str, replace: bool) -> std::io::Result<()> {
+    if !replace {
+        return std::fs::rename(staging, out);
+    }
+    let old: PathBuf = parent.join(format!(".{name}.kfctl-rs-old-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&old);
+    std::fs::rename(out, &old)?;
+    if let Err(e) = std::fs::rename(staging, out) {
+        let _ = std::fs::rename(&old, out);
+        return Err(e);
+    }
+    std::fs::remove_dir_all(&old)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kfctl-write-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn writes_nested_files_and_leaves_no_staging_folder() {
+        let dir = scratch("nested");
+        let out = dir.join("chart");
+        write_folder(
+            &out,
+            [("Chart.yaml", "# Written by kfctl-rs\n"), ("charts/a/values.yaml", "x: 1\n")],
+            false,
+        )
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("charts/a/values.yaml")).unwrap(), "x: 1\n");
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["chart"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn non_empty_target_needs_force_and_force_needs_an_earlier_export() {
+        let dir = scratch("force");
+        let out = dir.join("chart");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("mine.txt"), "keep").unwrap();
+        assert!(matches!(
+            write_folder(&out, [("Chart.yaml", "x")], false),
+            Err(WriteError::NotEmpty { .. })
+        ));
+        let refused = write_folder(&out, [("Chart.yaml", "x")], true).unwrap_err();
+        assert!(refused.to_string().starts_with("security:"), "{refused}");
+        assert_eq!(std::fs::read_to_string(out.join("mine.txt")).unwrap(), "keep");
+        std::fs::remove_file(out.join("mine.txt")).unwrap();
+        std::fs::write(out.join("Chart.yaml"), "# Written by kfctl-rs 0.1.0\nold").unwrap();
+        write_folder(&out, [("Chart.yaml", "# Written by kfctl-rs\nnew")], true).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("Chart.yaml")).unwrap(),
+            "# Written by kfctl-rs\nnew"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_refused() {
+        let dir = scratch("file");
+        let out = dir.join("chart");
+        std::fs::write(&out, "x").unwrap();
+        assert!(matches!(
+            write_folder(&out, [("a", "b")], false),
+            Err(WriteError::NotAFolder { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
