@@ -153,7 +153,7 @@ fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&file);
-    let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs")).args(["secrets", "generate", "-o"]).arg(&file).stderr(std::process::Stdio::null()).status().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs")).args(["secrets", "generate", "--email", "admin@example.org", "-o"]).arg(&file).stderr(std::process::Stdio::null()).status().unwrap();
     assert!(status.success());
     let mut req = request("multi-tenant", &[]);
     req.value_files = vec![file.clone()];

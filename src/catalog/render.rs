@@ -72,6 +72,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     let mut profile = profile::resolve(&req.profile, &catalog)?;
     let user = user_values(&profile, req)?;
     choose_components(&mut profile, &catalog, &user, &req.components)?;
+    precheck(&user, &catalog, &profile)?;
     let objects = default_render(&profile, &catalog, req)?;
     let defaults = defaults(&catalog, &profile, &objects);
     let schema = schema_for(&defaults);
@@ -220,6 +221,18 @@ fn pss_profiles(objects: &[RenderedObject]) -> String {
         .find_map(|l| l.strip_prefix("pod-security.kubernetes.io/enforce: \"").and_then(|r| r.strip_suffix('"')))
         .unwrap_or_default()
         .to_string()
+}
+
+/// Check the values against what is known before building (every key but the per-workload
+/// maps, which the render defines), so a typo fails fast — even offline, before any fetch.
+fn precheck(user: &Value, catalog: &Catalog, profile: &Resolved) -> Result<(), CatalogError> {
+    let mut schema = schema_for(&defaults(catalog, profile, &[]));
+    for name in catalog.components.keys() {
+        for derived in ["images", "replicas", "resources"] {
+            schema.set(&[name, derived], Schema::any_map());
+        }
+    }
+    Ok(schema.check(user)?)
 }
 
 /// The schema the defaults imply, with the free-form places declared.
