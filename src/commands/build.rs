@@ -15,7 +15,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
     };
     let options = BuildOptions { remote, ..BuildOptions::default() };
     let resources = kustomize::build(&args.dir, &options).map_err(classify)?;
-    let text = crate::yaml::to_yaml_stream(&kustomize::objects(&resources));
+    let text = crate::yaml::to_yaml_stream(&kustomize::into_objects(resources));
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

@@ -14,7 +14,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
     warn_default_credentials(&rendered);
     match &args.output_dir {
         None => {
-            let objects: Vec<_> = rendered.objects.iter().map(|o| o.obj.clone()).collect();
+            let objects: Vec<_> = rendered.objects.into_iter().map(|o| o.obj).collect();
             let mut out = std::io::stdout().lock();
             out.write_all(crate::yaml::to_yaml_stream(&objects).as_bytes())?;
             out.flush()?;

@@ -135,6 +135,19 @@ impl Loader {
         Ok(parsed)
     }
 
+    /// The documents of an object file, taken out of the cache (no copy): object files are
+    /// consumed once per build, and a file read again is simply parsed again.
+    pub fn take_documents(&self, path: &Path) -> Result<(Vec<Value>, Vec<Vec<String>>)> {
+        let cached = self.parsed.lock().expect("parse cache lock").remove(path);
+        let (docs, bare) = match cached {
+            Some(parsed) => parsed,
+            None => parse_file(path)?,
+        };
+        let docs = Arc::try_unwrap(docs).unwrap_or_else(|shared| (*shared).clone());
+        let bare = Arc::try_unwrap(bare).unwrap_or_else(|shared| (*shared).clone());
+        Ok((docs, bare))
+    }
+
     /// Parse many files in parallel into the cache. Errors are left for the sequential pass,
     /// which reports them in context.
     pub fn prefetch(&self, paths: Vec<PathBuf>) {

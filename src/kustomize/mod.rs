@@ -94,3 +94,8 @@ fn drop_empty_annotations(resource: &mut resource::Resource) {
 pub fn objects(resources: &ResMap) -> Vec<serde_json::Value> {
     resources.iter().map(|r| r.obj.clone()).collect()
 }
+
+/// The objects of a build, consuming it (no copies).
+pub fn into_objects(resources: ResMap) -> Vec<serde_json::Value> {
+    resources.into_vec().into_iter().map(|r| r.obj).collect()
+}

@@ -147,7 +147,7 @@ pub fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
 fn strategic_documents(text: &str, source: &str) -> std::result::Result<Vec<Value>, String> {
     let docs = crate::yaml::parse_stream(text, source).map_err(|e| e.to_string())?;
     let mut objects = Vec::new();
-    for doc in &docs {
+    for doc in docs {
         push_objects(doc, source, &mut objects).map_err(|e| e.to_string())?;
     }
     Ok(objects.into_iter().map(|r| r.obj).collect())

@@ -45,12 +45,30 @@ pub struct Resource {
 
 /// The table row for `apiVersion` + `kind`, if kustomize's OpenAPI data lists it.
 pub fn resource(api_version: &str, kind: &str) -> Option<&'static Resource> {
-    RESOURCES.binary_search_by(|r| (r.api_version, r.kind).cmp(&(api_version, kind))).ok().map(|i| &RESOURCES[i])
+    by_kind(kind)?.iter().copied().find(|r| r.api_version == api_version)
 }
 
-/// The table row for a gvk.
+/// The table row for a gvk. This runs for every scope check (every namespace decision), so
+/// it looks up by kind in an index and compares group and version without allocating.
 pub fn resource_for_gvk(gvk: &Gvk) -> Option<&'static Resource> {
-    resource(&gvk.api_version(), &gvk.kind)
+    by_kind(&gvk.kind)?.iter().copied().find(|r| match r.api_version.rsplit_once('/') {
+        Some((group, version)) => group == gvk.group && version == gvk.version,
+        None => gvk.group.is_empty() && r.api_version == gvk.version,
+    })
+}
+
+/// The table's rows grouped by kind, built once.
+fn by_kind(kind: &str) -> Option<&'static Vec<&'static Resource>> {
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, Vec<&'static Resource>>> = std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut index: std::collections::HashMap<&'static str, Vec<&'static Resource>> = std::collections::HashMap::new();
+            for r in RESOURCES {
+                index.entry(r.kind).or_default().push(r);
+            }
+            index
+        })
+        .get(kind)
 }
 
 /// The schema of a whole object of this type (kyaml's `SchemaForResourceType`).
