@@ -12,6 +12,7 @@
 //! | [`compare`]  | semantic diff of two YAML streams |
 //! | [`cluster`]  | install plan (ordering and readiness tables), server-side apply, status, uninstall |
 //! | [`commands`] | one module per CLI verb; the only place that prints |
+//! | [`testapi`]  | a test double of the Kubernetes API server (in-process, loopback) for install tests and the `kfctl-test-apiserver` dev binary |
 //!
 //! Pure types and transformations live apart from I/O: the engine reads files only through
 //! [`kustomize::loader::Loader`], and the cluster code talks to the API only through `kube`.
@@ -26,4 +27,5 @@ pub mod exit;
 pub mod kustomize;
 pub mod notice;
 pub mod source;
+pub mod testapi;
 pub mod yaml;

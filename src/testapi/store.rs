@@ -1,0 +1,441 @@
+//! The object store: every object the test API server holds, with its bookkeeping.
+//!
+//! Objects are keyed by [`ObjectKey`] (group, resource, namespace, name). The version is not
+//! part of the key: like upstream's storage, one object is served at every version of its
+//! resource (here without conversion: the `apiVersion` is rewritten, the body is not).
+//!
+//! Every write goes through [`Store::write`], which does what the real registry does:
+//! stamps `uid`, `creationTimestamp` and `generation` on create, keeps them on update, bumps
+//! `generation` only when something outside `metadata` and `status` changed, and bumps
+//! `resourceVersion` (one global counter, like an etcd revision) only when the object changed
+//! at all, so an identical re-apply is a true no-op. Each change is appended to a bounded event
+//! history that watches replay; a watch older than the history gets `410 Gone` as upstream.
+//! Deleting an object with finalizers only marks it (`deletionTimestamp`); the write that
+//! empties its finalizers removes it.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+/// Identity of a stored object (no version: one object serves every version).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// API group, empty for core.
+    pub group: String,
+    /// Plural resource name.
+    pub resource: String,
+    /// Namespace for namespaced resources.
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// A key from parts.
+    pub fn new(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> Self {
+        ObjectKey { group: group.into(), resource: resource.into(), namespace: namespace.map(String::from), name: name.into() }
+    }
+}
+
+/// A stored object with the server-side bookkeeping that is not part of its JSON.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The object as served.
+    pub object: Value,
+    /// When it was created.
+    pub created: Instant,
+    /// When its generation last changed (status rules count delays from here).
+    pub generation_changed: Instant,
+    /// Which one-shot reconcile steps already ran for it (see `reconcile.rs`).
+    pub marks: BTreeSet<String>,
+}
+
+/// Kind of a watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// Object created.
+    Added,
+    /// Object changed.
+    Modified,
+    /// Object removed.
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name (`ADDED`, ...).
+    pub fn wire(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as watches replay it.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// The revision of the change.
+    pub revision: u64,
+    /// Added, modified or deleted.
+    pub kind: EventType,
+    /// Which object.
+    pub key: ObjectKey,
+    /// The object after the change (before removal for deletes).
+    pub object: Value,
+}
+
+/// State of a namespace for admission of namespaced writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamespaceState {
+    /// No such namespace.
+    Missing,
+    /// Exists and accepts content.
+    Active,
+    /// Being deleted: refuses new content.
+    Terminating,
+}
+
+/// Result of a write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Written {
+    /// The object as stored (or as it would be, for dry runs; or as removed).
+    pub object: Value,
+    /// Whether anything changed.
+    pub changed: bool,
+    /// Whether the object was created by this write.
+    pub created: bool,
+    /// Whether the write completed a pending deletion (finalizers emptied).
+    pub removed: bool,
+}
+
+/// The in-memory store.
+#[derive(Debug)]
+pub struct Store {
+    objects: BTreeMap<ObjectKey, Entry>,
+    revision: u64,
+    uid_prefix: u32,
+    next_uid: u64,
+    history: VecDeque<Event>,
+    history_limit: usize,
+}
+
+/// The object without `metadata` and `status`: what `generation` tracks.
+fn spec_part(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(map) = copy.as_object_mut() {
+        map.remove("metadata");
+        map.remove("status");
+        map.remove("apiVersion");
+    }
+    copy
+}
+
+/// The object without the fields the store itself bumps.
+fn comparable(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        meta.remove("generation");
+    }
+    copy
+}
+
+impl Store {
+    /// An empty store; `history_limit` bounds the watch replay buffer.
+    pub fn new(history_limit: usize) -> Self {
+        let mut seed = [0u8; 4];
+        let _ = getrandom::fill(&mut seed);
+        Store {
+            objects: BTreeMap::new(),
+            revision: 1000,
+            uid_prefix: u32::from_le_bytes(seed),
+            next_uid: 1,
+            history: VecDeque::new(),
+            history_limit,
+        }
+    }
+
+    /// Current global revision (the `resourceVersion` of lists).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// One object.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Entry> {
+        self.objects.get(key)
+    }
+
+    /// Mutable bookkeeping of one object (marks); never change `object` through this.
+    pub fn entry_mut(&mut self, key: &ObjectKey) -> Option<&mut Entry> {
+        self.objects.get_mut(key)
+    }
+
+    /// Every object in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Entry)> {
+        self.objects.iter()
+    }
+
+    /// Objects of one resource, optionally in one namespace.
+    pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(&ObjectKey, &Entry)> {
+        self.objects
+            .iter()
+            .filter(|(k, _)| k.group == group && k.resource == resource)
+            .filter(|(k, _)| namespace.is_none() || k.namespace.as_deref() == namespace)
+            .collect()
+    }
+
+    /// Whether a namespace exists and accepts content.
+    pub fn namespace_state(&self, namespace: &str) -> NamespaceState {
+        match self.objects.get(&ObjectKey::new("", "namespaces", None, namespace)) {
+            None => NamespaceState::Missing,
+            Some(e) if e.object["metadata"].get("deletionTimestamp").is_some() => NamespaceState::Terminating,
+            Some(_) => NamespaceState::Active,
+        }
+    }
+
+    fn new_uid(&mut self) -> String {
+        let n = self.next_uid;
+        self.next_uid += 1;
+        format!("{:08x}-{:04x}-4000-8000-{:012x}", self.uid_prefix, (n >> 48) & 0xffff, n & 0xffff_ffff_ffff)
+    }
+
+    /// Stamp server metadata on a candidate: identity from the key, uid/creation/generation from
+    /// the live object (or fresh), generation bumped when the spec part changed.
+    fn stamp(&mut self, key: &ObjectKey, candidate: Value, timestamp: &str) -> (Value, bool) {
+        let mut object = candidate;
+        if !object["metadata"].is_object() {
+            object["metadata"] = json!({});
+        }
+        let live = self.objects.get(key).map(|e| e.object.clone());
+        let meta = object["metadata"].as_object_mut().expect("metadata is a map");
+        meta.insert("name".into(), json!(key.name));
+        match &key.namespace {
+            Some(ns) => meta.insert("namespace".into(), json!(ns)),
+            None => meta.remove("namespace"),
+        };
+        let mut generation_bumped = false;
+        match &live {
+            Some(live) => {
+                for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+                    match live["metadata"].get(field) {
+                        Some(v) => meta.insert(field.into(), v.clone()),
+                        None => meta.remove(field),
+                    };
+                }
+                let generation = live["metadata"]["generation"].as_i64().unwrap_or(1);
+                generation_bumped = spec_part(live) != spec_part(&object);
+                object["metadata"]["generation"] = json!(generation + i64::from(generation_bumped));
+            }
+            None => {
+                let uid = self.new_uid();
+                let meta = object["metadata"].as_object_mut().expect("metadata is a map");
+                meta.insert("uid".into(), json!(uid));
+                meta.insert("creationTimestamp".into(), json!(timestamp));
+                meta.insert("generation".into(), json!(1));
+                meta.remove("deletionTimestamp");
+            }
+        }
+        (object, generation_bumped)
+    }
+
+    /// Write `candidate` under `key` (create or update). Unchanged objects are not rewritten.
+    /// With `dry_run` the store is left as it was and the would-be object is returned.
+    pub fn write(&mut self, key: &ObjectKey, candidate: Value, now: Instant, timestamp: &str, dry_run: bool) -> Written {
+        let live = self.objects.get(key).map(|e| e.object.clone());
+        let (mut object, generation_bumped) = self.stamp(key, candidate, timestamp);
+        if let Some(live) = &live
+            && comparable(live) == comparable(&object)
+        {
+            return Written { object: live.clone(), changed: false, created: false, removed: false };
+        }
+        let revision = self.revision + 1;
+        object["metadata"]["resourceVersion"] = json!(revision.to_string());
+        let finished = object["metadata"].get("deletionTimestamp").is_some()
+            && object["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+        let created = live.is_none();
+        if dry_run {
+            return Written { object, changed: true, created, removed: finished };
+        }
+        if finished {
+            self.objects.insert(key.clone(), self.new_entry(object, now));
+            let object = self.remove(key).unwrap_or_default();
+            return Written { object, changed: true, created, removed: true };
+        }
+        self.revision = revision;
+        let kind = if created { EventType::Added } else { EventType::Modified };
+        self.record(kind, key, &object);
+        match self.objects.get_mut(key) {
+            Some(entry) => {
+                entry.object = object.clone();
+                if generation_bumped {
+                    entry.generation_changed = now;
+                }
+            }
+            None => {
+                let entry = self.new_entry(object.clone(), now);
+                self.objects.insert(key.clone(), entry);
+            }
+        }
+        Written { object, changed: true, created, removed: false }
+    }
+
+    fn new_entry(&self, object: Value, now: Instant) -> Entry {
+        Entry { object, created: now, generation_changed: now, marks: BTreeSet::new() }
+    }
+
+    fn record(&mut self, kind: EventType, key: &ObjectKey, object: &Value) {
+        self.history.push_back(Event { revision: self.revision, kind, key: key.clone(), object: object.clone() });
+        while self.history.len() > self.history_limit {
+            self.history.pop_front();
+        }
+    }
+
+    /// Remove an object now (no finalizer check); records a DELETED event.
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<Value> {
+        let mut object = self.objects.remove(key)?.object;
+        self.revision += 1;
+        object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+        self.record(EventType::Deleted, key, &object);
+        Some(object)
+    }
+
+    /// Delete as upstream does: objects with finalizers are only marked with `deletionTimestamp`
+    /// (returned with `removed == false`), others are removed.
+    pub fn delete(&mut self, key: &ObjectKey, now: Instant, timestamp: &str, dry_run: bool) -> Option<Written> {
+        let live = self.objects.get(key)?.object.clone();
+        let has_finalizers = live["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+        if !has_finalizers {
+            if dry_run {
+                return Some(Written { object: live, changed: true, created: false, removed: true });
+            }
+            let object = self.remove(key)?;
+            return Some(Written { object, changed: true, created: false, removed: true });
+        }
+        if live["metadata"].get("deletionTimestamp").is_some() {
+            return Some(Written { object: live, changed: false, created: false, removed: false });
+        }
+        let mut marked = live;
+        marked["metadata"]["deletionTimestamp"] = json!(timestamp);
+        marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        self.force_write(key, marked, now, dry_run)
+    }
+
+    /// Write bypassing the identity-preserving stamp for deletion marks.
+    fn force_write(&mut self, key: &ObjectKey, mut object: Value, now: Instant, dry_run: bool) -> Option<Written> {
+        let revision = self.revision + 1;
+        object["metadata"]["resourceVersion"] = json!(revision.to_string());
+        if dry_run {
+            return Some(Written { object, changed: true, created: false, removed: false });
+        }
+        self.revision = revision;
+        self.record(EventType::Modified, key, &object);
+        let entry = self.objects.get_mut(key)?;
+        entry.object = object.clone();
+        let _ = now;
+        Some(Written { object, changed: true, created: false, removed: false })
+    }
+
+    /// Events after `revision`, or `None` when the history no longer reaches back that far.
+    pub fn events_after(&self, revision: u64) -> Option<Vec<Event>> {
+        let oldest = self.history.front().map(|e| e.revision).unwrap_or(self.revision + 1);
+        if revision + 1 < oldest && revision < self.revision && self.history.len() >= self.history_limit {
+            return None;
+        }
+        Some(self.history.iter().filter(|e| e.revision > revision).cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(data: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": data}})
+    }
+
+    fn key() -> ObjectKey {
+        ObjectKey::new("", "configmaps", Some("kf"), "c")
+    }
+
+    #[test]
+    fn create_stamps_identity_and_revision() {
+        let mut store = Store::new(100);
+        let w = store.write(&key(), cm("a"), Instant::now(), "2025-01-01T00:00:00Z", false);
+        assert!(w.created && w.changed);
+        assert_eq!(w.object["metadata"]["namespace"], "kf");
+        assert_eq!(w.object["metadata"]["generation"], 1);
+        assert_eq!(w.object["metadata"]["resourceVersion"], "1001");
+        assert!(w.object["metadata"]["uid"].as_str().unwrap().len() == 36);
+    }
+
+    #[test]
+    fn identical_write_bumps_nothing() {
+        let mut store = Store::new(100);
+        let first = store.write(&key(), cm("a"), Instant::now(), "t", false).object;
+        let again = store.write(&key(), cm("a"), Instant::now(), "t", false);
+        assert!(!again.changed);
+        assert_eq!(again.object, first);
+        assert_eq!(store.revision(), 1001);
+    }
+
+    #[test]
+    fn spec_change_bumps_generation_metadata_change_does_not() {
+        let mut store = Store::new(100);
+        store.write(&key(), cm("a"), Instant::now(), "t", false);
+        let changed = store.write(&key(), cm("b"), Instant::now(), "t", false).object;
+        assert_eq!(changed["metadata"]["generation"], 2);
+        let mut labelled = cm("b");
+        labelled["metadata"]["labels"] = json!({"x": "y"});
+        let labelled = store.write(&key(), labelled, Instant::now(), "t", false).object;
+        assert_eq!(labelled["metadata"]["generation"], 2);
+        assert_eq!(labelled["metadata"]["resourceVersion"], "1003");
+    }
+
+    #[test]
+    fn dry_run_leaves_store_untouched() {
+        let mut store = Store::new(100);
+        let w = store.write(&key(), cm("a"), Instant::now(), "t", true);
+        assert!(w.created && store.get(&key()).is_none() && store.revision() == 1000);
+    }
+
+    #[test]
+    fn finalizers_defer_deletion_until_emptied() {
+        let mut store = Store::new(100);
+        let mut object = cm("a");
+        object["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        store.write(&key(), object, Instant::now(), "t", false);
+        let marked = store.delete(&key(), Instant::now(), "t", false).unwrap();
+        assert!(!marked.removed && marked.object["metadata"]["deletionTimestamp"] == "t");
+        let mut released = marked.object.clone();
+        released["metadata"]["finalizers"] = json!([]);
+        let done = store.write(&key(), released, Instant::now(), "t", false);
+        assert!(done.removed && store.get(&key()).is_none());
+    }
+
+    #[test]
+    fn watch_history_replays_and_expires() {
+        let mut store = Store::new(2);
+        for v in ["a", "b", "c"] {
+            store.write(&key(), cm(v), Instant::now(), "t", false);
+        }
+        assert_eq!(store.events_after(1001).unwrap().len(), 2);
+        assert!(store.events_after(1000).is_none());
+        assert_eq!(store.events_after(1003).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn namespace_states() {
+        let mut store = Store::new(10);
+        assert_eq!(store.namespace_state("kf"), NamespaceState::Missing);
+        let ns = ObjectKey::new("", "namespaces", None, "kf");
+        let mut object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"finalizers": ["x"]}});
+        store.write(&ns, object.clone(), Instant::now(), "t", false);
+        assert_eq!(store.namespace_state("kf"), NamespaceState::Active);
+        store.delete(&ns, Instant::now(), "t", false);
+        assert_eq!(store.namespace_state("kf"), NamespaceState::Terminating);
+        object["metadata"]["finalizers"] = json!([]);
+        let _ = object;
+    }
+}
