@@ -21,11 +21,15 @@ struct Served {
     namespaced: bool,
 }
 
+/// One cached discovery document; its own lock, so different groups are fetched concurrently
+/// and one group is fetched once.
+type Slot = Arc<Mutex<Option<Arc<Vec<Served>>>>>;
+
 /// Cached discovery.
 #[derive(Clone)]
 pub struct Resolver {
     api: ApiClient,
-    cache: Arc<Mutex<HashMap<String, Arc<Vec<Served>>>>>,
+    cache: Arc<std::sync::Mutex<HashMap<String, Slot>>>,
 }
 
 impl Resolver {
@@ -51,12 +55,18 @@ impl Resolver {
 
     /// Drop a cached document.
     pub async fn forget(&self, api_version: &str) {
-        self.cache.lock().await.remove(api_version);
+        *self.slot(api_version).lock().await = None;
+    }
+
+    fn slot(&self, api_version: &str) -> Slot {
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.entry(api_version.to_string()).or_default().clone()
     }
 
     async fn document(&self, api_version: &str) -> Result<Arc<Vec<Served>>, ApiFailure> {
-        let mut cache = self.cache.lock().await;
-        if let Some(doc) = cache.get(api_version) {
+        let slot = self.slot(api_version);
+        let mut cached = slot.lock().await;
+        if let Some(doc) = cached.as_ref() {
             return Ok(doc.clone());
         }
         let path = if api_version.contains('/') { format!("/apis/{api_version}") } else { format!("/api/{api_version}") };
@@ -66,7 +76,7 @@ impl Resolver {
             Err(f) => return Err(f),
         };
         if !served.is_empty() {
-            cache.insert(api_version.to_string(), served.clone());
+            *cached = Some(served.clone());
         }
         Ok(served)
     }

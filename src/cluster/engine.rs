@@ -147,7 +147,7 @@ impl Engine {
         let r = &object.reference;
         self.retrying(r, notes, || async {
             let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
-            let namespace = if path.namespaced { r.namespace.as_deref() } else { None };
+            let namespace = scoped(&path, r);
             let result = self
                 .api
                 .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
@@ -328,7 +328,7 @@ impl Engine {
 
 /// The namespace to use in a URL for `r` on `path`.
 pub fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
-    if path.namespaced { r.namespace.as_deref() } else { None }
+    if path.namespaced { Some(r.namespace.as_deref().unwrap_or(super::object::DEFAULT_NAMESPACE)) } else { None }
 }
 
 fn report_retry(progress: &mut dyn Progress, note: &RetryNote) {

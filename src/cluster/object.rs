@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use super::order::BUILTIN_GROUPS;
 
 /// Where an object lives: enough to find it, nothing more.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -101,34 +102,49 @@ pub const BUILTIN_CLUSTER_SCOPED: &[&str] = &[
     "flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration",
 ];
 
+/// Where namespaced objects without a namespace go.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
 /// Which kinds are cluster-scoped: the built-in table plus the CRDs of a plan.
 #[derive(Debug, Clone, Default)]
 pub struct Scopes {
     cluster_custom: BTreeSet<String>,
+    namespaced_custom: BTreeSet<String>,
 }
 
 impl Scopes {
     /// Learn custom kinds' scopes from the CRDs among `docs`.
     pub fn from_docs(docs: &[Value]) -> Self {
-        let mut cluster_custom = BTreeSet::new();
+        let mut scopes = Scopes::default();
         for crd in docs.iter().filter(|d| is_crd(d)) {
-            if crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster")
-                && let Some((group, kind)) = crd_group_kind(crd)
-            {
-                cluster_custom.insert(group_kind(&group, &kind));
+            if let Some((group, kind)) = crd_group_kind(crd) {
+                let cluster = crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
+                let set = if cluster { &mut scopes.cluster_custom } else { &mut scopes.namespaced_custom };
+                set.insert(group_kind(&group, &kind));
             }
         }
-        Scopes { cluster_custom }
+        scopes
     }
 
     pub fn is_cluster_scoped(&self, group_kind: &str) -> bool {
         BUILTIN_CLUSTER_SCOPED.contains(&group_kind) || self.cluster_custom.contains(group_kind)
     }
 
-    /// The reference the server will use: no namespace on cluster-scoped kinds.
+    /// Whether a kind is known to be namespaced: built in and not cluster-scoped, or a
+    /// namespaced CRD of the plan. Kinds of unknown groups are neither known nor assumed.
+    pub fn is_known_namespaced(&self, group_kind: &str) -> bool {
+        let builtin = !group_kind.contains('/') || BUILTIN_GROUPS.iter().any(|g| group_kind.starts_with(&format!("{g}/")));
+        (builtin && !BUILTIN_CLUSTER_SCOPED.contains(&group_kind)) || self.namespaced_custom.contains(group_kind)
+    }
+
+    /// The reference the server will use: no namespace on cluster-scoped kinds, `default` on
+    /// namespaced kinds that name none (as kubectl does).
     pub fn normalize(&self, mut r: ObjectRef) -> ObjectRef {
-        if self.is_cluster_scoped(&r.group_kind()) {
+        let gk = r.group_kind();
+        if self.is_cluster_scoped(&gk) {
             r.namespace = None;
+        } else if r.namespace.is_none() && self.is_known_namespaced(&gk) {
+            r.namespace = Some(DEFAULT_NAMESPACE.to_string());
         }
         r
     }
@@ -194,5 +210,9 @@ mod tests {
         assert_eq!(scopes.normalize(r).namespace, None);
         let cm = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(), namespace: Some("x".into()), name: "a".into() };
         assert_eq!(scopes.normalize(cm).namespace.as_deref(), Some("x"));
+        let bare = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(), namespace: None, name: "a".into() };
+        assert_eq!(scopes.normalize(bare).namespace.as_deref(), Some("default"));
+        let unknown = ObjectRef { api_version: "other.io/v1".into(), kind: "Thing".into(), namespace: None, name: "a".into() };
+        assert_eq!(scopes.normalize(unknown).namespace, None);
     }
 }

@@ -16,6 +16,7 @@ use super::api::{ApiClient, ResourcePath};
 use super::discovery::Resolver;
 use super::plan::Plan;
 use super::retry::{ApiFailure, Backoff};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -185,34 +186,38 @@ async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
 }
 
 /// The (group, plural) of everything the plan writes; a kind nobody serves and no planned CRD
-/// defines is refused here, before any write.
+/// defines is refused here, before any write. Discovery is asked concurrently.
 async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(String, String)>, ClusterError> {
     let kinds: BTreeSet<(String, String)> =
         plan.objects().map(|o| (o.reference.api_version.clone(), o.reference.kind.clone())).collect();
     let crd_plurals = crd_plurals(plan);
-    let mut out = BTreeSet::new();
-    for (api_version, kind) in kinds {
-        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string();
-        let group_kind = super::object::group_kind(&group, &kind);
-        if let Some(plural) = crd_plurals.iter().find(|(gk, _)| *gk == group_kind).map(|(_, p)| p.clone()) {
-            out.insert((group, plural));
-            continue;
-        }
-        match resolver.resolve(&api_version, &kind).await {
-            Ok(path) => {
-                out.insert((group, path.plural));
+    let resolved: Vec<Result<(String, String), ClusterError>> = futures::stream::iter(kinds)
+        .map(|(api_version, kind)| {
+            let crd_plurals = &crd_plurals;
+            async move {
+                let group = api_version.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+                let group_kind = super::object::group_kind(&group, &kind);
+                if let Some((_, plural)) = crd_plurals.iter().find(|(gk, _)| *gk == group_kind) {
+                    return Ok((group, plural.clone()));
+                }
+                match resolver.resolve(&api_version, &kind).await {
+                    Ok(path) => Ok((group, path.plural)),
+                    Err(f) if f.reason == "NoKindMatch" => Err(ClusterError::Preflight(format!(
+                        "{kind} ({api_version}): {}, and no CRD in the plan defines it; install its CRD first or drop the objects",
+                        f.message
+                    ))),
+                    Err(f) => Err(ClusterError::Api { what: "discovery".into(), failure: f }),
+                }
             }
-            Err(f) if f.reason == "NoKindMatch" => {
-                return Err(ClusterError::Preflight(format!(
-                    "{kind} ({api_version}): {}, and no CRD in the plan defines it; install its CRD first or drop the objects",
-                    f.message
-                )));
-            }
-            Err(f) => return Err(ClusterError::Unreachable { server: "discovery".into(), failure: f }),
-        }
-    }
-    Ok(out)
+        })
+        .buffer_unordered(CONCURRENT_CHECKS)
+        .collect()
+        .await;
+    resolved.into_iter().collect()
 }
+
+/// Preflight requests in flight at once.
+const CONCURRENT_CHECKS: usize = 16;
 
 fn crd_plurals(plan: &Plan) -> Vec<(String, String)> {
     plan.objects()
@@ -229,17 +234,27 @@ fn crd_plurals(plan: &Plan) -> Vec<(String, String)> {
 /// SelfSubjectAccessReviews: may we create and patch each resource (cluster-wide)?
 async fn check_access(api: &ApiClient, resources: &BTreeSet<(String, String)>) -> Result<(), ClusterError> {
     let reviews = path("authorization.k8s.io", "v1", "selfsubjectaccessreviews", false);
-    let mut denied = Vec::new();
-    for (group, plural) in resources {
-        for verb in ["create", "patch"] {
-            let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                "spec": {"resourceAttributes": {"group": group, "resource": plural, "verb": verb}}});
-            match api.create(&reviews, &review).await {
-                Ok(answer) if answer.pointer("/status/allowed").and_then(Value::as_bool) == Some(true) => {}
-                Ok(_) => denied.push(format!("{verb} {}", qualified(group, plural))),
-                Err(f) if f.status == Some(404) => return Ok(()),
-                Err(f) => return Err(ClusterError::Api { what: "SelfSubjectAccessReview".into(), failure: f }),
+    let asks: Vec<(&String, &String, &str)> =
+        resources.iter().flat_map(|(g, p)| ["create", "patch"].map(move |verb| (g, p, verb))).collect();
+    let answers: Vec<(String, Result<Value, ApiFailure>)> = futures::stream::iter(asks)
+        .map(|(group, plural, verb)| {
+            let reviews = &reviews;
+            async move {
+                let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                    "spec": {"resourceAttributes": {"group": group, "resource": plural, "verb": verb}}});
+                (format!("{verb} {}", qualified(group, plural)), api.create(reviews, &review).await)
             }
+        })
+        .buffered(CONCURRENT_CHECKS)
+        .collect()
+        .await;
+    let mut denied = Vec::new();
+    for (what, answer) in answers {
+        match answer {
+            Ok(review) if review.pointer("/status/allowed").and_then(Value::as_bool) == Some(true) => {}
+            Ok(_) => denied.push(what),
+            Err(f) if f.status == Some(404) => return Ok(()),
+            Err(f) => return Err(ClusterError::Api { what: "SelfSubjectAccessReview".into(), failure: f }),
         }
     }
     if denied.is_empty() {

@@ -126,11 +126,28 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// Parse a YAML stream document by document (at top-level `---` lines), so the reader's
+/// per-stream safety budgets apply to each object rather than to a whole platform.
+pub fn parse_documents(text: &str, origin: &str) -> Result<Vec<Value>, crate::yaml::YamlError> {
+    let mut objects = Vec::new();
+    let mut current = String::new();
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            objects.extend(crate::yaml::parse_stream(&current, origin)?);
+            current.clear();
+        } else {
+            current.push_str(line);
+        }
+    }
+    objects.extend(crate::yaml::parse_stream(&current, origin)?);
+    Ok(objects)
+}
+
 /// Read a pre-rendered stream (`--objects`) and describe it.
 pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read objects", path.display()))
         .map_err(|e| coded(Code::Usage, e))?;
-    let objects = crate::yaml::parse_stream(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
+    let objects = parse_documents(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
     let meta = InstallMeta {
         profile: profile.to_string(),
         upstream_version: "pre-rendered".into(),
