@@ -45,6 +45,20 @@ fn lean(docs: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
+/// Without cert-manager's CA injection annotations. The test API server treats lists as atomic
+/// for field ownership, so a cainjector write owns all of `.webhooks` there (a real server keys
+/// that list by name and the re-apply does not conflict); injection is tested on its own.
+fn without_ca_injection(docs: Vec<Value>) -> Vec<Value> {
+    docs.into_iter()
+        .map(|mut d| {
+            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
+                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+            }
+            d
+        })
+        .collect()
+}
+
 /// A server plus a kubeconfig file pointing at it.
 struct Cluster {
     server: TestApiServer,
@@ -183,7 +197,7 @@ fn plan_of_example_yaml_holds_exactly_its_objects_and_orders_resources_after_crd
 #[tokio::test]
 async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothing() {
     let cluster = Cluster::start(cert_manager_rules(TestApiConfig::default()));
-    let docs = lean(example());
+    let docs = without_ca_injection(lean(example()));
     let mut progress = RecordingProgress::default();
     let report = install(docs.clone(), cluster.options(), &mut progress).await.unwrap();
     assert_eq!((report.applied, report.waves_done), (653, report.waves_total));
@@ -224,6 +238,28 @@ async fn webhook_failing_three_times_is_retried_until_it_answers() {
     assert_eq!(attempts, 4);
     assert_eq!(progress.lines.iter().filter(|l| l.starts_with("retrying ConfigMap kf/settings")).count(), 3);
     assert!(cluster.has("", "configmaps", Some("kf"), "settings"));
+}
+
+#[tokio::test]
+async fn injected_webhook_waits_for_its_service_endpoint_and_ca_bundle() {
+    let annotation = "cert-manager.io/inject-ca-from";
+    let config = TestApiConfig::default()
+        .status_rule(StatusRule::ready_after(Rule::object("Deployment", Some("kf"), "web"), Duration::from_millis(300)))
+        .status_rule(StatusRule::inject_ca_bundle(Rule::default().with_annotation(annotation), Duration::from_millis(300), "Y2E="));
+    let cluster = Cluster::start(config);
+    let mut docs = small_platform();
+    docs.push(obj("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", None, "web-hook", json!({
+        "metadata": {"name": "web-hook", "annotations": {annotation: "kf/web-cert"}},
+        "webhooks": [{"name": "web.example.org", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+            "clientConfig": {"caBundle": "Cg==", "service": {"namespace": "kf", "name": "web", "path": "/mutate"}}}]})));
+    let mut progress = RecordingProgress::default();
+    install(docs, cluster.options(), &mut progress).await.unwrap();
+    let patch = cluster.patches().into_iter().find(|(p, _)| p.contains("mutatingwebhookconfigurations/web-hook")).unwrap();
+    let body: Value = serde_json::from_slice(&patch.1).unwrap();
+    assert!(body.pointer("/webhooks/0/clientConfig/caBundle").is_none(), "the injected caBundle was sent");
+    let live = cluster.server.object(&ObjectKey::new("admissionregistration.k8s.io", "mutatingwebhookconfigurations", None, "web-hook")).unwrap();
+    assert_eq!(live["webhooks"][0]["clientConfig"]["caBundle"], "Y2E=");
+    assert!(progress.lines.iter().any(|l| l.contains("caBundle not injected")), "{:#?}", progress.lines);
 }
 
 #[tokio::test]

@@ -214,7 +214,8 @@ pub fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option
             field: c.get("field").and_then(Value::as_str).unwrap_or("").to_string(),
             manager: conflict_manager(c.get("message").and_then(Value::as_str).unwrap_or("")),
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let conflicts = if conflicts.is_empty() && status == 409 { conflicts_in_message(&message) } else { conflicts };
     ApiFailure {
         status: Some(status),
         reason: field("reason"),
@@ -222,6 +223,20 @@ pub fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option
         retry_after: retry_after.or(details_wait.map(Duration::from_secs)),
         conflicts,
     }
+}
+
+/// Conflicts from an apply message when the Status has no causes:
+/// `Apply failed with 1 conflict: conflict with "helm" using apps/v1: .spec.replicas`.
+fn conflicts_in_message(message: &str) -> Vec<FieldConflict> {
+    message
+        .split("conflict with \"")
+        .skip(1)
+        .filter_map(|part| {
+            let (manager, rest) = part.split_once('"')?;
+            let field = rest.rsplit(": ").next()?.trim().trim_end_matches(',').to_string();
+            field.starts_with('.').then(|| FieldConflict { field, manager: manager.to_string() })
+        })
+        .collect()
 }
 
 /// `conflict with "helm" using apps/v1` → `helm`.
@@ -249,6 +264,9 @@ mod tests {
         let f = status_failure(409, &body, "", None);
         assert_eq!(f.conflicts, vec![FieldConflict { field: ".spec.replicas".into(), manager: "helm".into() }]);
         assert_eq!(f.retry_after, Some(Duration::from_secs(2)));
+        let text = json!({"reason": "Conflict", "message": "Apply failed with 1 conflict: conflict with \"cainjector\" using admissionregistration.k8s.io/v1 at 2026-01-01T00:00:00Z: .webhooks"});
+        let f = status_failure(409, &text, "", None);
+        assert_eq!(f.conflicts, vec![FieldConflict { field: ".webhooks".into(), manager: "cainjector".into() }]);
         let plain = status_failure(502, &Value::Null, " bad gateway \n", Some(Duration::from_secs(1)));
         assert_eq!((plain.message.as_str(), plain.retry_after), ("bad gateway", Some(Duration::from_secs(1))));
     }
