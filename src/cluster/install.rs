@@ -13,6 +13,7 @@
 use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath, Target};
 use super::engine::{Engine, Settings};
+use super::object::ObjectRef;
 use super::order::Class;
 use super::plan::{Plan, PlannedObject, Wave};
 use super::preflight::{self, PreflightOptions};
@@ -20,7 +21,6 @@ use super::progress::{Event, Progress};
 use super::record::{self, InstallMeta, InstallRecord};
 use super::redact::Redactor;
 use super::retry::Backoff;
-use super::object::ObjectRef;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -89,7 +89,11 @@ pub struct InstallReport {
 }
 
 /// Install `objects` onto the cluster of `options.target`.
-pub async fn install(objects: Vec<Value>, options: InstallOptions, progress: &mut dyn Progress) -> Result<InstallReport, ClusterError> {
+pub async fn install(
+    objects: Vec<Value>,
+    options: InstallOptions,
+    progress: &mut dyn Progress,
+) -> Result<InstallReport, ClusterError> {
     let started = Instant::now();
     let plan = Plan::build(&objects)?;
     preflight::check_credentials(&options.meta.profile, &options.preflight)?;
@@ -104,7 +108,12 @@ pub async fn install(objects: Vec<Value>, options: InstallOptions, progress: &mu
         deadline: started + options.timeout,
         timeout: options.timeout,
     };
-    let mut engine = Engine::new(api.clone(), settings, Redactor::from_docs(&objects), plan.crd_kinds.keys().cloned().collect());
+    let mut engine = Engine::new(
+        api.clone(),
+        settings,
+        Redactor::from_docs(&objects),
+        plan.crd_kinds.keys().cloned().collect(),
+    );
     engine.interrupt = options.interrupt.clone();
     let checks = preflight::run(&api, &engine.resolver, &plan, &options.preflight).await?;
     for warning in &checks.warnings {
@@ -144,24 +153,49 @@ pub async fn check(objects: &[Value], options: &InstallOptions) -> Result<Checke
     let api = ApiClient::connect(&options.target).await?;
     let resolver = super::discovery::Resolver::new(api.clone());
     let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
-    Ok(Checked { objects: objects.len(), waves: plan.waves.len(), server: api.server.clone(), preflight: report })
+    Ok(Checked {
+        objects: objects.len(),
+        waves: plan.waves.len(),
+        server: api.server.clone(),
+        preflight: report,
+    })
 }
 
 fn configmaps() -> ResourcePath {
-    ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true }
+    ResourcePath {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    }
 }
 
 fn namespaces() -> ResourcePath {
-    ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false }
+    ResourcePath {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "namespaces".into(),
+        namespaced: false,
+    }
 }
 
 /// Read the install record, if there is one.
 pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
     let found = api
-        .get(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME)
+        .get(
+            &configmaps(),
+            Some(record::RECORD_NAMESPACE),
+            record::RECORD_NAME,
+        )
         .await
-        .map_err(|failure| ClusterError::Api { what: "read install record".into(), failure })?;
-    found.map(|cm| InstallRecord::from_configmap(&cm)).transpose().map_err(Into::into)
+        .map_err(|failure| ClusterError::Api {
+            what: "read install record".into(),
+            failure: Box::new(failure),
+        })?;
+    found
+        .map(|cm| InstallRecord::from_configmap(&cm))
+        .transpose()
+        .map_err(Into::into)
 }
 
 /// One install's running state.
@@ -175,7 +209,13 @@ struct Run {
 
 impl Run {
     async fn start(engine: &Engine, plan: &Plan, meta: InstallMeta) -> Result<Run, ClusterError> {
-        let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0 };
+        let mut run = Run {
+            record: None,
+            written: None,
+            waves_done: 0,
+            applied: 0,
+            created: 0,
+        };
         if engine.settings.dry_run {
             return Ok(run);
         }
@@ -184,28 +224,57 @@ impl Run {
             let ns = record::record_namespace();
             engine
                 .api
-                .apply(&namespaces(), None, record::RECORD_NAMESPACE, &ns, true, false)
+                .apply(
+                    &namespaces(),
+                    None,
+                    record::RECORD_NAMESPACE,
+                    &ns,
+                    true,
+                    false,
+                )
                 .await
-                .map_err(|failure| ClusterError::Api { what: format!("namespace {}", record::RECORD_NAMESPACE), failure })?;
+                .map_err(|failure| ClusterError::Api {
+                    what: format!("namespace {}", record::RECORD_NAMESPACE),
+                    failure: Box::new(failure),
+                })?;
         }
         run.written = previous.as_ref().map(InstallRecord::to_configmap);
-        run.record = Some(InstallRecord::resume(previous, meta, &plan.digest, plan.waves.len()));
+        run.record = Some(InstallRecord::resume(
+            previous,
+            meta,
+            &plan.digest,
+            plan.waves.len(),
+        ));
         Ok(run)
     }
 
-    async fn waves(&mut self, engine: &Engine, plan: &Plan, progress: &mut dyn Progress) -> Result<(), ClusterError> {
+    async fn waves(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        progress: &mut dyn Progress,
+    ) -> Result<(), ClusterError> {
         let total = plan.waves.len();
         for wave in &plan.waves {
             let wave_started = Instant::now();
-            progress.event(&Event::WaveStarted { index: wave.index, total, name: &wave.name, objects: wave.objects.len() });
-            if !engine.settings.dry_run && matches!(wave.class, Class::MutatingWebhook | Class::ValidatingWebhook) {
+            progress.event(&Event::WaveStarted {
+                index: wave.index,
+                total,
+                name: &wave.name,
+                objects: wave.objects.len(),
+            });
+            if !engine.settings.dry_run
+                && matches!(
+                    wave.class,
+                    Class::MutatingWebhook | Class::ValidatingWebhook
+                )
+            {
                 wait_for_endpoints(engine, wave, progress).await?;
             }
-            let mut note = |object: &PlannedObject, applied: &Applied| self.note(object, wave.index, applied);
+            let mut note =
+                |object: &PlannedObject, applied: &Applied| self.note(object, wave.index, applied);
             let applied = engine.apply_wave(wave, progress, &mut note).await;
-            if applied.is_err() {
-                return applied;
-            }
+            applied?;
             if !engine.settings.dry_run {
                 wait_for_wave(engine, wave, progress).await?;
                 if wave.class == Class::Crd {
@@ -217,7 +286,11 @@ impl Run {
                 record.reach(wave.index, &wave.name);
             }
             self.save(engine).await;
-            progress.event(&Event::WaveDone { index: wave.index, name: &wave.name, elapsed: wave_started.elapsed() });
+            progress.event(&Event::WaveDone {
+                index: wave.index,
+                name: &wave.name,
+                elapsed: wave_started.elapsed(),
+            });
         }
         Ok(())
     }
@@ -239,7 +312,14 @@ impl Run {
         }
         let saved = engine
             .api
-            .apply(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME, &configmap, true, false)
+            .apply(
+                &configmaps(),
+                Some(record::RECORD_NAMESPACE),
+                record::RECORD_NAME,
+                &configmap,
+                true,
+                false,
+            )
             .await;
         if saved.is_ok() {
             self.written = Some(configmap);
@@ -247,24 +327,46 @@ impl Run {
     }
 }
 
-async fn wait_for_endpoints(engine: &Engine, wave: &Wave, progress: &mut dyn Progress) -> Result<(), ClusterError> {
+async fn wait_for_endpoints(
+    engine: &Engine,
+    wave: &Wave,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
     let mut services: Vec<(ObjectRef, ())> = Vec::new();
     for (namespace, name) in wave.objects.iter().flat_map(|o| o.calls.iter()) {
-        let service = ObjectRef { api_version: "v1".into(), kind: "Service".into(), namespace: Some(namespace.clone()), name: name.clone() };
+        let service = ObjectRef {
+            api_version: "v1".into(),
+            kind: "Service".into(),
+            namespace: Some(namespace.clone()),
+            name: name.clone(),
+        };
         if !services.iter().any(|(s, _)| *s == service) {
             services.push((service, ()));
         }
     }
     engine
         .wait_until(&wave.name, services, progress, |service, _| async move {
-            engine.endpoint_ready(service.namespace.as_deref().unwrap_or("default"), &service.name).await
+            engine
+                .endpoint_ready(
+                    service.namespace.as_deref().unwrap_or("default"),
+                    &service.name,
+                )
+                .await
         })
         .await
 }
 
-async fn wait_for_wave(engine: &Engine, wave: &Wave, progress: &mut dyn Progress) -> Result<(), ClusterError> {
-    let items: Vec<(ObjectRef, &PlannedObject)> =
-        wave.objects.iter().filter(|o| o.rule.is_some()).map(|o| (o.reference.clone(), o)).collect();
+async fn wait_for_wave(
+    engine: &Engine,
+    wave: &Wave,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let items: Vec<(ObjectRef, &PlannedObject)> = wave
+        .objects
+        .iter()
+        .filter(|o| o.rule.is_some())
+        .map(|o| (o.reference.clone(), o))
+        .collect();
     if items.is_empty() {
         return Ok(());
     }

@@ -11,11 +11,11 @@
 //! [`Scopes`] knows the built-in cluster-scoped kinds and learns custom ones from the CRDs in the
 //! plan, so the plan, the apply and the inventory all name the object the way the server does.
 
+use super::order::BUILTIN_GROUPS;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use super::order::BUILTIN_GROUPS;
 
 /// Where an object lives: enough to find it, nothing more.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -32,25 +32,40 @@ impl ObjectRef {
     /// Read the reference of a rendered document; `index` names it in the error.
     pub fn from_value(doc: &Value, index: usize) -> Result<Self, String> {
         let field = |path: &[&str]| {
-            path.iter().try_fold(doc, |v, key| v.get(*key)).and_then(Value::as_str).map(str::to_string)
+            path.iter()
+                .try_fold(doc, |v, key| v.get(*key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
         };
-        let api_version = field(&["apiVersion"]).ok_or_else(|| format!("object #{index}: no apiVersion"))?;
+        let api_version =
+            field(&["apiVersion"]).ok_or_else(|| format!("object #{index}: no apiVersion"))?;
         let kind = field(&["kind"]).ok_or_else(|| format!("object #{index}: no kind"))?;
         let name = field(&["metadata", "name"])
             .filter(|n| !n.is_empty())
             .ok_or_else(|| format!("object #{index} ({kind}): no metadata.name"))?;
         let namespace = field(&["metadata", "namespace"]).filter(|n| !n.is_empty());
-        Ok(ObjectRef { api_version, kind, namespace, name })
+        Ok(ObjectRef {
+            api_version,
+            kind,
+            namespace,
+            name,
+        })
     }
 
     /// The API group: empty for the core group.
     pub fn group(&self) -> &str {
-        self.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
+        self.api_version
+            .rsplit_once('/')
+            .map(|(g, _)| g)
+            .unwrap_or("")
     }
 
     /// The API version without its group.
     pub fn version(&self) -> &str {
-        self.api_version.rsplit_once('/').map(|(_, v)| v).unwrap_or(&self.api_version)
+        self.api_version
+            .rsplit_once('/')
+            .map(|(_, v)| v)
+            .unwrap_or(&self.api_version)
     }
 
     /// `group/Kind` (or `Kind` for the core group): what a CRD serves, independent of version.
@@ -74,7 +89,11 @@ impl fmt::Display for ObjectRef {
 
 /// `group/Kind`, or bare `Kind` for the core group.
 pub fn group_kind(group: &str, kind: &str) -> String {
-    if group.is_empty() { kind.to_string() } else { format!("{group}/{kind}") }
+    if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{group}/{kind}")
+    }
 }
 
 /// Built-in kinds that are cluster-scoped (group/Kind). Everything else built in is namespaced.
@@ -119,7 +138,11 @@ impl Scopes {
         for crd in docs.iter().filter(|d| is_crd(d)) {
             if let Some((group, kind)) = crd_group_kind(crd) {
                 let cluster = crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
-                let set = if cluster { &mut scopes.cluster_custom } else { &mut scopes.namespaced_custom };
+                let set = if cluster {
+                    &mut scopes.cluster_custom
+                } else {
+                    &mut scopes.namespaced_custom
+                };
                 set.insert(group_kind(&group, &kind));
             }
         }
@@ -133,8 +156,12 @@ impl Scopes {
     /// Whether a kind is known to be namespaced: built in and not cluster-scoped, or a
     /// namespaced CRD of the plan. Kinds of unknown groups are neither known nor assumed.
     pub fn is_known_namespaced(&self, group_kind: &str) -> bool {
-        let builtin = !group_kind.contains('/') || BUILTIN_GROUPS.iter().any(|g| group_kind.starts_with(&format!("{g}/")));
-        (builtin && !BUILTIN_CLUSTER_SCOPED.contains(&group_kind)) || self.namespaced_custom.contains(group_kind)
+        let builtin = !group_kind.contains('/')
+            || BUILTIN_GROUPS
+                .iter()
+                .any(|g| group_kind.starts_with(&format!("{g}/")));
+        (builtin && !BUILTIN_CLUSTER_SCOPED.contains(&group_kind))
+            || self.namespaced_custom.contains(group_kind)
     }
 
     /// The reference the server will use: no namespace on cluster-scoped kinds, `default` on
@@ -152,7 +179,10 @@ impl Scopes {
 
 pub fn is_crd(doc: &Value) -> bool {
     doc.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-        && doc.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
+        && doc
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
 }
 
 /// The (group, kind) a CRD document defines.
@@ -176,7 +206,9 @@ pub fn crd_kinds(docs: &[Value]) -> HashMap<String, String> {
 
 /// A string annotation of a document.
 pub fn annotation<'a>(doc: &'a Value, key: &str) -> Option<&'a str> {
-    doc.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
+    doc.pointer("/metadata/annotations")
+        .and_then(|a| a.get(key))
+        .and_then(Value::as_str)
 }
 
 #[cfg(test)]
@@ -191,13 +223,19 @@ mod tests {
         assert_eq!((r.group(), r.version()), ("apps", "v1"));
         assert_eq!(r.to_string(), "Deployment kf/a");
         let core = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}});
-        assert_eq!(ObjectRef::from_value(&core, 1).unwrap().group_kind(), "Namespace");
+        assert_eq!(
+            ObjectRef::from_value(&core, 1).unwrap().group_kind(),
+            "Namespace"
+        );
     }
 
     #[test]
     fn reference_without_name_is_an_error_naming_the_object() {
         let doc = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
-        assert_eq!(ObjectRef::from_value(&doc, 7).unwrap_err(), "object #7 (ConfigMap): no metadata.name");
+        assert_eq!(
+            ObjectRef::from_value(&doc, 7).unwrap_err(),
+            "object #7 (ConfigMap): no metadata.name"
+        );
     }
 
     #[test]
@@ -206,13 +244,33 @@ mod tests {
             "metadata": {"name": "rts.example.org"},
             "spec": {"group": "example.org", "scope": "Cluster", "names": {"kind": "Rt", "plural": "rts"}}});
         let scopes = Scopes::from_docs(&[crd]);
-        let r = ObjectRef { api_version: "example.org/v1".into(), kind: "Rt".into(), namespace: Some("x".into()), name: "a".into() };
+        let r = ObjectRef {
+            api_version: "example.org/v1".into(),
+            kind: "Rt".into(),
+            namespace: Some("x".into()),
+            name: "a".into(),
+        };
         assert_eq!(scopes.normalize(r).namespace, None);
-        let cm = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(), namespace: Some("x".into()), name: "a".into() };
+        let cm = ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("x".into()),
+            name: "a".into(),
+        };
         assert_eq!(scopes.normalize(cm).namespace.as_deref(), Some("x"));
-        let bare = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(), namespace: None, name: "a".into() };
+        let bare = ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: None,
+            name: "a".into(),
+        };
         assert_eq!(scopes.normalize(bare).namespace.as_deref(), Some("default"));
-        let unknown = ObjectRef { api_version: "other.io/v1".into(), kind: "Thing".into(), namespace: None, name: "a".into() };
+        let unknown = ObjectRef {
+            api_version: "other.io/v1".into(),
+            kind: "Thing".into(),
+            namespace: None,
+            name: "a".into(),
+        };
         assert_eq!(scopes.normalize(unknown).namespace, None);
     }
 }

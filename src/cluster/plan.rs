@@ -77,7 +77,8 @@ impl Plan {
         let mut seen = HashSet::new();
         let mut grouped: BTreeMap<(WaveKey, &'static str), Vec<PlannedObject>> = BTreeMap::new();
         for (index, doc) in docs.iter().enumerate() {
-            let reference = scopes.normalize(ObjectRef::from_value(doc, index).map_err(PlanError::Incomplete)?);
+            let reference =
+                scopes.normalize(ObjectRef::from_value(doc, index).map_err(PlanError::Incomplete)?);
             if !seen.insert(reference.clone()) {
                 return Err(PlanError::Duplicate(reference));
             }
@@ -107,7 +108,11 @@ impl Plan {
             .map(|(i, ((key, component), objects))| make_wave(i + 1, key.class, component, objects))
             .collect();
         let digest = digest_of(&waves);
-        Ok(Plan { waves, digest, crd_kinds: crd_kinds(docs) })
+        Ok(Plan {
+            waves,
+            digest,
+            crd_kinds: crd_kinds(docs),
+        })
     }
 
     /// Every planned object, in apply order.
@@ -117,7 +122,10 @@ impl Plan {
 
     /// The wave index (1-based) an object is applied in.
     pub fn wave_of(&self, r: &ObjectRef) -> Option<usize> {
-        self.waves.iter().find(|w| w.objects.iter().any(|o| &o.reference == r)).map(|w| w.index)
+        self.waves
+            .iter()
+            .find(|w| w.objects.iter().any(|o| &o.reference == r))
+            .map(|w| w.index)
     }
 
     /// Whether the plan installs the CRD serving `group/Kind`.
@@ -130,7 +138,9 @@ fn wave_name(class: Class, component: &str) -> String {
     let what = match class {
         Class::Namespace => return "namespaces".into(),
         Class::Crd => return "custom resource definitions".into(),
-        Class::Config => return "configuration (RBAC, service accounts, config maps, secrets)".into(),
+        Class::Config => {
+            return "configuration (RBAC, service accounts, config maps, secrets)".into();
+        }
         Class::ValidatingWebhook => return "validating webhooks".into(),
         Class::Workload => "services and workloads",
         Class::MutatingWebhook => "mutating webhooks",
@@ -151,11 +161,21 @@ fn make_wave(index: usize, class: Class, component: &str, objects: Vec<PlannedOb
         Class::MutatingWebhook | Class::ValidatingWebhook => {
             vec!["each Service the webhooks call has a ready endpoint".to_string()]
         }
-        Class::CustomResource => vec!["their CRDs are Established and served by discovery".to_string()],
+        Class::CustomResource => {
+            vec!["their CRDs are Established and served by discovery".to_string()]
+        }
         _ => Vec::new(),
     };
     let component = (!component.is_empty()).then(|| component.to_string());
-    Wave { index, name: wave_name(class, component.as_deref().unwrap_or("")), class, component, before, waits_for, objects }
+    Wave {
+        index,
+        name: wave_name(class, component.as_deref().unwrap_or("")),
+        class,
+        component,
+        before,
+        waits_for,
+        objects,
+    }
 }
 
 fn digest_of(waves: &[Wave]) -> String {
@@ -189,7 +209,12 @@ mod tests {
     #[test]
     fn plan_orders_namespaces_crds_config_workloads_resources_validating() {
         let docs = vec![
-            obj("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, "v"),
+            obj(
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                None,
+                "v",
+            ),
             obj("example.org/v1", "Widget", Some("kf"), "w"),
             obj("apps/v1", "Deployment", Some("kf"), "d"),
             obj("v1", "ConfigMap", Some("kf"), "c"),
@@ -200,18 +225,34 @@ mod tests {
         let kinds: Vec<&str> = plan.objects().map(|o| o.reference.kind.as_str()).collect();
         assert_eq!(
             kinds,
-            ["Namespace", "CustomResourceDefinition", "ConfigMap", "Deployment", "Widget", "ValidatingWebhookConfiguration"]
+            [
+                "Namespace",
+                "CustomResourceDefinition",
+                "ConfigMap",
+                "Deployment",
+                "Widget",
+                "ValidatingWebhookConfiguration"
+            ]
         );
-        assert_eq!(plan.waves.iter().map(|w| w.index).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(
+            plan.waves.iter().map(|w| w.index).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6]
+        );
         assert!(plan.has_crd_for("example.org/Widget"));
     }
 
     #[test]
     fn plan_rejects_duplicates_and_incomplete_objects() {
         let cm = obj("v1", "ConfigMap", Some("kf"), "c");
-        assert!(matches!(Plan::build(&[cm.clone(), cm]), Err(PlanError::Duplicate(_))));
+        assert!(matches!(
+            Plan::build(&[cm.clone(), cm]),
+            Err(PlanError::Duplicate(_))
+        ));
         let nameless = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
-        assert!(matches!(Plan::build(&[nameless]), Err(PlanError::Incomplete(_))));
+        assert!(matches!(
+            Plan::build(&[nameless]),
+            Err(PlanError::Incomplete(_))
+        ));
     }
 
     #[test]

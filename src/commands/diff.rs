@@ -24,7 +24,10 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
     let Some(path) = args.source.objects.clone() else {
         return Err(coded(
             Code::Usage,
-            anyhow::anyhow!("diff --profile {}: rendering is not wired into diff yet; pass --objects FILE", args.source.profile),
+            anyhow::anyhow!(
+                "diff --profile {}: rendering is not wired into diff yet; pass --objects FILE",
+                args.source.profile
+            ),
         ));
     };
     let (objects, meta) = load_objects(&path, &args.source.profile)?;
@@ -32,13 +35,23 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
 }
 
 /// Diff rendered objects against the cluster.
-pub fn run_with_objects(args: DiffArgs, objects: Vec<Value>, _meta: RenderMeta) -> anyhow::Result<Code> {
+pub fn run_with_objects(
+    args: DiffArgs,
+    objects: Vec<Value>,
+    _meta: RenderMeta,
+) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let entries = runtime.block_on(diff(&objects, &args.cluster.target(), 16)).map_err(cluster_error)?;
+    let entries = runtime
+        .block_on(diff(&objects, &args.cluster.target(), 16))
+        .map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&entries)?),
         Output::Text => print!("{}", render_text(&entries)),
     }
     let changed = entries.iter().any(|e| e.action != Action::Unchanged);
-    Ok(if changed { Code::Failure } else { Code::Success })
+    Ok(if changed {
+        Code::Failure
+    } else {
+        Code::Success
+    })
 }

@@ -35,7 +35,10 @@ pub struct ClusterArgs {
 
 impl ClusterArgs {
     pub fn target(&self) -> Target {
-        Target { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() }
+        Target {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+        }
     }
 }
 
@@ -113,15 +116,23 @@ pub struct RenderMeta {
 /// `90s`, `20m`, `1h`, `500ms` or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let value: f64 = number.parse().map_err(|_| format!("{text:?}: expected a duration like 90s, 20m or 1h"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a duration like 90s, 20m or 1h"))?;
     let seconds = match unit {
         "" | "s" => value,
         "ms" => value / 1000.0,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?}; use ms, s, m or h")),
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?}; use ms, s, m or h"
+            ));
+        }
     };
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -144,10 +155,15 @@ pub fn parse_documents(text: &str, origin: &str) -> Result<Vec<Value>, crate::ya
 }
 
 /// Read a pre-rendered stream (`--objects`) and describe it.
-pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read objects", path.display()))
+pub fn load_objects(
+    path: &std::path::Path,
+    profile: &str,
+) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read objects", path.display()))
         .map_err(|e| coded(Code::Usage, e))?;
-    let objects = parse_documents(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
+    let objects =
+        parse_documents(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
     let meta = InstallMeta {
         profile: profile.to_string(),
         upstream_version: "pre-rendered".into(),
@@ -155,7 +171,14 @@ pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Ve
         values_digest: String::new(),
     };
     let uses_default_credentials = crate::cluster::preflight::uses_default_credentials(&objects);
-    Ok((objects, RenderMeta { meta, uses_default_credentials, supported_kubernetes: None }))
+    Ok((
+        objects,
+        RenderMeta {
+            meta,
+            uses_default_credentials,
+            supported_kubernetes: None,
+        },
+    ))
 }
 
 /// `kfctl-rs install` without a renderer: `--objects` is required.
@@ -163,7 +186,10 @@ pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
     let Some(path) = args.source.objects.clone() else {
         return Err(coded(
             Code::Usage,
-            anyhow::anyhow!("install --profile {}: rendering is not wired into install yet; pass --objects FILE (a rendered YAML stream)", args.source.profile),
+            anyhow::anyhow!(
+                "install --profile {}: rendering is not wired into install yet; pass --objects FILE (a rendered YAML stream)",
+                args.source.profile
+            ),
         ));
     };
     let (objects, meta) = load_objects(&path, &args.source.profile)?;
@@ -171,7 +197,11 @@ pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
 }
 
 /// Install rendered objects.
-pub fn run_with_objects(args: InstallArgs, objects: Vec<Value>, meta: RenderMeta) -> anyhow::Result<Code> {
+pub fn run_with_objects(
+    args: InstallArgs,
+    objects: Vec<Value>,
+    meta: RenderMeta,
+) -> anyhow::Result<Code> {
     crate::notice::print();
     if args.plan || args.dry_run == Some(DryRunMode::Client) {
         let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
@@ -224,12 +254,18 @@ pub fn cluster_error(e: ClusterError) -> anyhow::Error {
 fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     let mut options = InstallOptions::new(args.cluster.target(), meta.meta);
     options.preflight = PreflightOptions {
-        supported: meta.supported_kubernetes.unwrap_or_else(|| args.kubernetes_versions.clone()),
+        supported: meta
+            .supported_kubernetes
+            .unwrap_or_else(|| args.kubernetes_versions.clone()),
         uses_default_credentials: meta.uses_default_credentials,
         allow_default_credentials: args.allow_default_credentials,
         check_access: true,
     };
-    options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
+    options.dry_run = if args.dry_run == Some(DryRunMode::Server) {
+        DryRun::Server
+    } else {
+        DryRun::None
+    };
     options.force_conflicts = args.force_conflicts;
     options.timeout = args.timeout;
     options.concurrency = args.concurrency.max(1);
@@ -241,25 +277,50 @@ pub fn progress_sink() -> Box<dyn Progress> {
     if std::io::stderr().is_terminal() {
         Box::new(BarProgress::new())
     } else {
-        Box::new(LineProgress::new(std::io::stderr(), Duration::from_secs(10)))
+        Box::new(LineProgress::new(
+            std::io::stderr(),
+            Duration::from_secs(10),
+        ))
     }
 }
 
 /// Ask on a terminal, after the preflight; refuse without one.
 async fn confirm(objects: &[Value], options: &InstallOptions) -> anyhow::Result<()> {
     if !std::io::stdin().is_terminal() {
-        return Err(coded(Code::Usage, anyhow::anyhow!("install: no terminal to confirm on; pass --yes to install without asking")));
+        return Err(coded(
+            Code::Usage,
+            anyhow::anyhow!(
+                "install: no terminal to confirm on; pass --yes to install without asking"
+            ),
+        ));
     }
-    let checked = cluster::install::check(objects, options).await.map_err(cluster_error)?;
+    let checked = cluster::install::check(objects, options)
+        .await
+        .map_err(cluster_error)?;
     for warning in &checked.preflight.warnings {
         eprintln!("{warning}");
     }
     let question = format!(
         "Install {} objects in {} waves (profile {}) onto {} (Kubernetes {})?",
-        checked.objects, checked.waves, options.meta.profile, checked.server, checked.preflight.server_version
+        checked.objects,
+        checked.waves,
+        options.meta.profile,
+        checked.server,
+        checked.preflight.server_version
     );
-    let yes = dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")?;
-    if yes { Ok(()) } else { Err(coded(Code::Failure, anyhow::anyhow!("install: cancelled; nothing was written"))) }
+    let yes = dialoguer::Confirm::new()
+        .with_prompt(question)
+        .default(false)
+        .interact()
+        .context("confirmation")?;
+    if yes {
+        Ok(())
+    } else {
+        Err(coded(
+            Code::Failure,
+            anyhow::anyhow!("install: cancelled; nothing was written"),
+        ))
+    }
 }
 
 fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
@@ -267,7 +328,12 @@ fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
         Output::Json => println!("{}", serde_json::to_string_pretty(plan)?),
         Output::Text => {
             for wave in &plan.waves {
-                println!("wave {}: {} ({} objects)", wave.index, wave.name, wave.objects.len());
+                println!(
+                    "wave {}: {} ({} objects)",
+                    wave.index,
+                    wave.name,
+                    wave.objects.len()
+                );
                 for before in &wave.before {
                     println!("  before: {before}");
                 }

@@ -19,10 +19,16 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let report = runtime.block_on(status(&args.cluster.target(), 16)).map_err(cluster_error)?;
+    let report = runtime
+        .block_on(status(&args.cluster.target(), 16))
+        .map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Output::Text => print!("{}", render_text(&report)),
     }
-    Ok(if report.healthy { Code::Success } else { Code::Failure })
+    Ok(if report.healthy {
+        Code::Success
+    } else {
+        Code::Failure
+    })
 }

@@ -24,20 +24,45 @@ pub struct UninstallArgs {
 pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            return Err(coded(Code::Usage, anyhow::anyhow!("uninstall: no terminal to confirm on; pass --yes to uninstall without asking")));
+            return Err(coded(
+                Code::Usage,
+                anyhow::anyhow!(
+                    "uninstall: no terminal to confirm on; pass --yes to uninstall without asking"
+                ),
+            ));
         }
         let question = "Delete every object kfctl-rs installed on this cluster?";
-        if !dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")? {
-            return Err(coded(Code::Failure, anyhow::anyhow!("uninstall: cancelled; nothing was deleted")));
+        if !dialoguer::Confirm::new()
+            .with_prompt(question)
+            .default(false)
+            .interact()
+            .context("confirmation")?
+        {
+            return Err(coded(
+                Code::Failure,
+                anyhow::anyhow!("uninstall: cancelled; nothing was deleted"),
+            ));
         }
     }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let mut progress = progress_sink();
-    let report = runtime.block_on(uninstall(&args.cluster.target(), args.purge, 16, progress.as_mut())).map_err(cluster_error)?;
+    let report = runtime
+        .block_on(uninstall(
+            &args.cluster.target(),
+            args.purge,
+            16,
+            progress.as_mut(),
+        ))
+        .map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Output::Text => {
-            println!("uninstalled: {} deleted, {} already gone, {} kept", report.deleted.len(), report.already_gone.len(), report.kept.len());
+            println!(
+                "uninstalled: {} deleted, {} already gone, {} kept",
+                report.deleted.len(),
+                report.already_gone.len(),
+                report.kept.len()
+            );
             for kept in &report.kept {
                 println!("  kept (existed before install): {kept}");
             }
