@@ -934,3 +934,49 @@ async fn benchmark_example_yaml_with_5ms_latency() {
         "wall {wall:?} beyond the server's {server_cpu:?}"
     );
 }
+
+#[tokio::test]
+async fn server_dry_run_persists_nothing_and_skips_resources_of_uninstalled_crds() {
+    let fresh = Cluster::start(TestApiConfig::default());
+    let mut options = fresh.options();
+    options.dry_run = kfctl_rs::cluster::DryRun::Server;
+    let mut progress = RecordingProgress::default();
+    let report = install(small_platform(), options, &mut progress)
+        .await
+        .unwrap();
+    assert_eq!(
+        report.applied, 2,
+        "only the namespace and the CRD can be judged on a fresh cluster"
+    );
+    assert!(progress.lines.iter().any(|l| {
+        l.contains("ConfigMap kf/settings not checked, its namespace is not created yet")
+    }));
+
+    let cluster = Cluster::start(TestApiConfig::default());
+    cluster.server.seed(namespace("kf")).unwrap();
+    let before = stored_state(&cluster);
+    let mut options = cluster.options();
+    options.dry_run = kfctl_rs::cluster::DryRun::Server;
+    let mut progress = RecordingProgress::default();
+    let report = install(small_platform(), options, &mut progress)
+        .await
+        .unwrap();
+    assert!(report.dry_run);
+    assert_eq!(report.applied, small_platform().len() - 1);
+    assert!(
+        progress
+            .lines
+            .iter()
+            .any(|l| l.contains("Widget kf/w1 not checked")),
+        "{:#?}",
+        progress.lines
+    );
+    assert!(
+        cluster
+            .patches()
+            .iter()
+            .all(|(p, _)| p.contains("dryRun=All"))
+    );
+    assert_eq!(stored_state(&cluster), before);
+    assert!(cluster.record().is_none());
+}

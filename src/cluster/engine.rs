@@ -48,8 +48,9 @@ pub struct Settings {
 pub enum ObjectError {
     Failed(FailureClass, ApiFailure),
     Deadline(ApiFailure),
-    /// Server dry run: the kind's CRD is not installed yet, so the server cannot judge it.
-    NotServedYet,
+    /// Server dry run: what the object needs (its CRD, its namespace) is not installed yet, so
+    /// the server cannot judge it.
+    NotCheckable(&'static str),
     Skipped,
 }
 
@@ -145,7 +146,12 @@ impl Engine {
             failure.message = self.redactor.scrub(&failure.message);
             let (class, decision) = classify(&failure, ctx);
             if self.settings.dry_run && class == FailureClass::KindNotYetServed {
-                return Err(ObjectError::NotServedYet);
+                return Err(ObjectError::NotCheckable("its CRD is not installed yet"));
+            }
+            if self.settings.dry_run && is_missing_namespace(&failure) {
+                return Err(ObjectError::NotCheckable(
+                    "its namespace is not created yet",
+                ));
             }
             let give_up = match decision {
                 Decision::FailFast => true,
@@ -220,8 +226,8 @@ impl Engine {
                             applied(object, &done);
                             progress.event(&Event::Applied { object: &object.reference, created: done.created });
                         }
-                        Some((object, Err(ObjectError::NotServedYet))) => {
-                            let line = format!("dry run: {} not checked, its CRD is not installed yet", object.reference);
+                        Some((object, Err(ObjectError::NotCheckable(why)))) => {
+                            let line = format!("dry run: {} not checked, {why}", object.reference);
                             progress.event(&Event::Notice(&line));
                         }
                         Some((object, Err(error))) => {
@@ -255,7 +261,7 @@ impl Engine {
     ) -> Option<ClusterError> {
         let object = object.clone();
         match error {
-            ObjectError::Skipped | ObjectError::NotServedYet => None,
+            ObjectError::Skipped | ObjectError::NotCheckable(_) => None,
             ObjectError::Failed(FailureClass::FieldConflict, failure) => {
                 Some(ClusterError::Conflict {
                     object,
@@ -415,6 +421,13 @@ impl Engine {
             Err(f) => Some(format!("cannot read endpoints: {f}")),
         }
     }
+}
+
+/// `namespaces "kf" not found`: the object's namespace does not exist (yet).
+fn is_missing_namespace(failure: &ApiFailure) -> bool {
+    failure.status == Some(404)
+        && failure.message.starts_with("namespaces \"")
+        && failure.message.ends_with("not found")
 }
 
 /// The namespace to use in a URL for `r` on `path`.
