@@ -299,7 +299,7 @@ impl Run {
         self.applied += 1;
         self.created += usize::from(applied.created);
         if let Some(record) = &mut self.record {
-            record.note_applied(&object.reference, &object.component, wave, applied.created);
+            record.note_applied(&object.reference, &object.app, wave, applied.created);
         }
     }
 

@@ -191,6 +191,24 @@ pub fn component_of(r: &ObjectRef, doc: &serde_json::Value) -> &'static str {
     }
 }
 
+/// Labels that name the application an object belongs to, in order of preference.
+pub const APP_LABELS: &[&str] = &["app.kubernetes.io/part-of", "app.kubernetes.io/name", "app"];
+
+/// The application an object belongs to, for status reports: the foundation component when it
+/// is one, else the first [`APP_LABELS`] label, else the namespace, else [`PLATFORM`].
+pub fn app_of(component: &str, r: &ObjectRef, doc: &serde_json::Value) -> String {
+    if component != PLATFORM {
+        return component.to_string();
+    }
+    let labels = doc.pointer("/metadata/labels");
+    APP_LABELS
+        .iter()
+        .find_map(|key| labels.and_then(|l| l.get(*key)).and_then(|v| v.as_str()))
+        .map(str::to_string)
+        .or_else(|| r.namespace.clone())
+        .unwrap_or_else(|| PLATFORM.to_string())
+}
+
 /// The (namespace, name) of the Service the first webhook of a configuration calls.
 pub fn first_webhook_service(doc: &serde_json::Value) -> Option<(String, String)> {
     webhook_services(doc).into_iter().next()
@@ -401,6 +419,19 @@ mod tests {
         );
         assert_eq!(component_of(&runtime, &json!({})), PLATFORM);
         assert!(wave_key(Class::Workload, "jobset") < wave_key(Class::CustomResource, PLATFORM));
+    }
+
+    #[test]
+    fn apps_come_from_foundations_then_labels_then_namespace() {
+        let d = r("apps/v1", "Deployment", Some("kubeflow"), "ml-pipeline");
+        let labelled = json!({"metadata": {"labels": {"app": "ml-pipeline", "app.kubernetes.io/part-of": "kubeflow-pipelines"}}});
+        assert_eq!(app_of(PLATFORM, &d, &labelled), "kubeflow-pipelines");
+        assert_eq!(app_of(PLATFORM, &d, &json!({})), "kubeflow");
+        assert_eq!(app_of("istio", &d, &labelled), "istio");
+        assert_eq!(
+            app_of(PLATFORM, &r("v1", "Namespace", None, "x"), &json!({})),
+            PLATFORM
+        );
     }
 
     #[test]

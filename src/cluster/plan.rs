@@ -58,6 +58,8 @@ pub struct PlannedObject {
     #[serde(flatten)]
     pub reference: ObjectRef,
     pub component: String,
+    /// The application it belongs to (status groups by it).
+    pub app: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits_for: Option<&'static str>,
     /// Services (namespace, name) a webhook configuration calls.
@@ -90,9 +92,11 @@ impl Plan {
                 _ => Vec::new(),
             };
             let body = apply_body(doc, reference.namespace.is_none());
+            let app = order::app_of(component, &reference, doc);
             let planned = PlannedObject {
                 reference,
                 component: component.to_string(),
+                app,
                 waits_for: rule.map(Rule::describe),
                 calls,
                 rule,

@@ -53,6 +53,7 @@ pub struct InstallRecord {
 pub struct InventoryEntry {
     #[serde(flatten)]
     pub reference: ObjectRef,
+    /// The application it belongs to (see `order::app_of`).
     pub component: String,
     pub wave: usize,
     /// Whether kfctl-rs created the object (false: it existed before the install).
