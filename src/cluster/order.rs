@@ -19,7 +19,7 @@
 //! Secrets...); then per component in order: its Services and workloads, its mutating webhooks,
 //! its custom resources; and ValidatingWebhookConfigurations last.
 
-use super::object::{ObjectRef, group_kind};
+use super::object::ObjectRef;
 use serde::Serialize;
 
 /// A step class: what applying an object of this kind means for ordering.
@@ -269,11 +269,6 @@ pub fn wave_key(class: Class, component: &str) -> WaveKey {
             class,
         },
     }
-}
-
-/// The label of a group/kind, for messages.
-pub fn describe_group_kind(group: &str, kind: &str) -> String {
-    group_kind(group, kind)
 }
 
 #[cfg(test)]
