@@ -3,7 +3,8 @@
 //! a dev build of kfctl-rs can be pointed at it by hand.
 //!
 //! Usage: `kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N]
-//! [--discovery-lag-ms N] [--latency-ms N]`. It prints the URL and the kubeconfig path, then
+//! [--discovery-lag-ms N] [--latency-ms N] [--log]`; `--log` prints every request (method, path,
+//! status) to standard error. It prints the URL and the kubeconfig path, then
 //! serves until interrupted (SIGINT or SIGTERM).
 
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use kfctl_rs::testapi::{TestApiConfig, TestApiServer};
 
 struct Options {
     kubeconfig: PathBuf,
+    log: bool,
     config: TestApiConfig,
 }
 
@@ -26,6 +28,7 @@ fn millis(value: Option<String>, flag: &str) -> Result<Duration> {
 fn parse_args() -> Result<Options> {
     let mut kubeconfig = std::env::temp_dir().join("kfctl-test-apiserver.kubeconfig");
     let mut config = TestApiConfig::default();
+    let mut log = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -33,15 +36,16 @@ fn parse_args() -> Result<Options> {
             "--crd-established-ms" => config.crd_established_after = millis(args.next(), &arg)?,
             "--discovery-lag-ms" => config.discovery_lag = millis(args.next(), &arg)?,
             "--latency-ms" => config.latency = millis(args.next(), &arg)?,
+            "--log" => log = true,
             "-h" | "--help" => {
-                println!("usage: kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N] [--discovery-lag-ms N] [--latency-ms N]");
+                println!("usage: kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N] [--discovery-lag-ms N] [--latency-ms N] [--log]");
                 std::process::exit(0);
             }
             flag if flag.starts_with('-') => bail!("{flag}: unknown flag; see --help"),
             path => kubeconfig = PathBuf::from(path),
         }
     }
-    Ok(Options { kubeconfig, config })
+    Ok(Options { kubeconfig, log, config })
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -51,11 +55,27 @@ async fn main() -> Result<()> {
     server.write_kubeconfig(&options.kubeconfig)?;
     println!("test API server listening on {}", server.url());
     println!("kubeconfig written to {}", options.kubeconfig.display());
+    let server = std::sync::Arc::new(server);
+    if options.log {
+        let watched = server.clone();
+        tokio::spawn(async move {
+            let mut seen = 0;
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let requests = watched.requests();
+                let answered = requests.iter().skip(seen).take_while(|r| r.status != 0).count();
+                for r in requests.iter().skip(seen).take(answered) {
+                    eprintln!("{} {} -> {} in {:?}", r.method, r.path, r.status, r.elapsed);
+                }
+                seen += answered;
+            }
+        });
+    }
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminate.recv() => {}
     }
-    tokio::task::spawn_blocking(move || server.shutdown()).await?;
+    drop(server);
     Ok(())
 }

@@ -283,7 +283,7 @@ pub fn conflict_error(conflicts: &[Conflict], group: &str, resource: &str, name:
         .map(|c| json!({"reason": "FieldManagerConflict", "message": format!("conflict with {}", c.manager), "field": c.path}))
         .collect();
     details["causes"] = json!(causes);
-    ApiError { details: Some(details), ..ApiError::new(409, "Conflict", message) }
+    ApiError { details: Some(Box::new(details)), ..ApiError::new(409, "Conflict", message) }
 }
 
 fn find_conflicts(live: &Value, config: &Value, applied: &FieldSet, others: &[&ManagerEntry]) -> Vec<Conflict> {

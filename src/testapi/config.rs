@@ -50,6 +50,8 @@ pub struct TestApiConfig {
     pub initial_namespaces: Vec<String>,
     /// How many changes watches can replay before answering 410 Gone.
     pub watch_history: usize,
+    /// Refuse writes covered by admission webhooks that could not be called (see `webhooks.rs`).
+    pub simulate_webhooks: bool,
 }
 
 impl Default for TestApiConfig {
@@ -65,6 +67,7 @@ impl Default for TestApiConfig {
             denied_access: Vec::new(),
             initial_namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"].map(String::from).to_vec(),
             watch_history: 50_000,
+            simulate_webhooks: false,
         }
     }
 }
@@ -98,6 +101,12 @@ impl TestApiConfig {
     /// Add a fault rule.
     pub fn fault(mut self, rule: FaultRule) -> Self {
         self.faults.push(rule);
+        self
+    }
+    /// Simulate admission webhooks: writes they cover fail until their Service has a ready
+    /// endpoint and their `caBundle` is set.
+    pub fn simulate_webhooks(mut self, on: bool) -> Self {
+        self.simulate_webhooks = on;
         self
     }
     /// Deny a class of SelfSubjectAccessReviews.

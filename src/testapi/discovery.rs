@@ -161,7 +161,7 @@ pub fn crd_resource_types(crd: &Value) -> Vec<ResourceType> {
         return Vec::new();
     };
     let singular = names["singular"].as_str().filter(|s| !s.is_empty()).map(String::from).unwrap_or_else(|| kind.to_lowercase());
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    let Some(versions) = spec["versions"].as_array() else { return Vec::new() };
     versions
         .iter()
         .filter(|v| v["served"].as_bool().unwrap_or(false))
@@ -201,16 +201,23 @@ pub fn version_priority(version: &str) -> (u8, i64, u8, i64, String) {
     (stability, -major, 0, -minor, String::new())
 }
 
-/// The resource types served (or discoverable) at one moment.
+/// The built-in rows as resource types, built once.
+fn builtin_types() -> &'static [ResourceType] {
+    static TYPES: std::sync::LazyLock<Vec<ResourceType>> = std::sync::LazyLock::new(|| BUILTINS.iter().map(builtin_row).collect());
+    &TYPES
+}
+
+/// The resource types served (or discoverable) at one moment: the built-ins (shared, built
+/// once) and the kinds of established CRDs.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
-    types: Vec<ResourceType>,
+    custom: Vec<ResourceType>,
 }
 
 impl Catalog {
     /// Built-in kinds only.
     pub fn builtin() -> Self {
-        Catalog { types: BUILTINS.iter().map(builtin_row).collect() }
+        Catalog { custom: Vec::new() }
     }
 
     /// Add the kinds of the given CustomResourceDefinitions (skipping ones shadowing built-ins).
@@ -218,7 +225,7 @@ impl Catalog {
         for crd in crds {
             for rt in crd_resource_types(crd) {
                 if self.find(&rt.group, &rt.version, &rt.resource).is_none() {
-                    self.types.push(rt);
+                    self.custom.push(rt);
                 }
             }
         }
@@ -227,18 +234,18 @@ impl Catalog {
 
     /// The type served at group/version/resource.
     pub fn find(&self, group: &str, version: &str, resource: &str) -> Option<&ResourceType> {
-        self.types.iter().find(|t| t.group == group && t.version == version && t.resource == resource)
+        self.types().find(|t| t.group == group && t.version == version && t.resource == resource)
     }
 
     /// Every type, built-ins first.
-    pub fn types(&self) -> &[ResourceType] {
-        &self.types
+    pub fn types(&self) -> impl Iterator<Item = &ResourceType> + Clone {
+        builtin_types().iter().chain(self.custom.iter())
     }
 
     /// Groups (excluding core) in first-seen order, each with versions by priority.
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-        for t in self.types.iter().filter(|t| !t.group.is_empty()) {
+        for t in self.types().filter(|t| !t.group.is_empty()) {
             match groups.iter_mut().find(|(g, _)| *g == t.group) {
                 Some((_, versions)) if !versions.contains(&t.version) => versions.push(t.version.clone()),
                 Some(_) => {}
@@ -287,7 +294,7 @@ impl Catalog {
 
     /// `GET /api/v1` or `GET /apis/<group>/<version>`.
     pub fn resource_list(&self, group: &str, version: &str) -> Option<Value> {
-        let types: Vec<&ResourceType> = self.types.iter().filter(|t| t.group == group && t.version == version).collect();
+        let types: Vec<&ResourceType> = self.types().filter(|t| t.group == group && t.version == version).collect();
         if types.is_empty() {
             return None;
         }
@@ -340,8 +347,7 @@ impl Catalog {
             .iter()
             .map(|v| {
                 let resources: Vec<Value> = self
-                    .types
-                    .iter()
+                    .types()
                     .filter(|t| t.group == group && &t.version == v)
                     .map(Self::aggregated_resource)
                     .collect();
@@ -390,7 +396,7 @@ mod tests {
         for (g, r) in [("", "namespaces"), ("apps", "deployments"), ("apiextensions.k8s.io", "customresourcedefinitions"),
             ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), ("authorization.k8s.io", "selfsubjectaccessreviews"),
             ("discovery.k8s.io", "endpointslices"), ("policy", "poddisruptionbudgets")] {
-            assert!(catalog.types().iter().any(|t| t.group == g && t.resource == r), "{g}/{r}");
+            assert!(catalog.types().any(|t| t.group == g && t.resource == r), "{g}/{r}");
         }
         let ns = catalog.find("", "v1", "namespaces").unwrap();
         assert!(!ns.namespaced && ns.status_subresource);

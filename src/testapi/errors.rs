@@ -17,7 +17,7 @@ pub struct ApiError {
     /// `Status.message`, worded like the real server's.
     pub message: String,
     /// `Status.details`, when the real server fills it.
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
     /// Seconds for a `Retry-After` header (429 and some 5xx).
     pub retry_after: Option<u32>,
 }
@@ -45,7 +45,7 @@ impl ApiError {
     /// `configmaps "x" not found` (404).
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
         let message = format!("{} \"{name}\" not found", qualified(group, resource));
-        ApiError { details: Some(object_details(group, resource, name)), ..Self::new(404, "NotFound", message) }
+        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(404, "NotFound", message) }
     }
 
     /// A path the server does not serve (unknown group, version or resource).
@@ -56,7 +56,7 @@ impl ApiError {
     /// `configmaps "x" already exists` (409).
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         let message = format!("{} \"{name}\" already exists", qualified(group, resource));
-        ApiError { details: Some(object_details(group, resource, name)), ..Self::new(409, "AlreadyExists", message) }
+        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(409, "AlreadyExists", message) }
     }
 
     /// The optimistic-lock failure (409) upstream returns on a stale `resourceVersion`.
@@ -65,7 +65,7 @@ impl ApiError {
             "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
             qualified(group, resource)
         );
-        ApiError { details: Some(object_details(group, resource, name)), ..Self::new(409, "Conflict", message) }
+        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(409, "Conflict", message) }
     }
 
     /// A malformed request (400).
@@ -76,7 +76,7 @@ impl ApiError {
     /// An invalid object (422), e.g. a body whose name disagrees with the URL.
     pub fn invalid(group: &str, resource: &str, name: &str, message: impl Into<String>) -> Self {
         let message = format!("{} \"{name}\" is invalid: {}", qualified(group, resource), message.into());
-        ApiError { details: Some(object_details(group, resource, name)), ..Self::new(422, "Invalid", message) }
+        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(422, "Invalid", message) }
     }
 
     /// A verb the resource does not support (405).
@@ -99,6 +99,20 @@ impl ApiError {
         Self::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"))
     }
 
+    /// 500 from an admission webhook whose service accepts no connections (`url` is what was called).
+    pub fn webhook_refused(webhook: &str, url: &str) -> Self {
+        Self::new(500, "InternalError", format!(
+            "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": dial tcp 10.96.0.10:443: connect: connection refused"
+        ))
+    }
+
+    /// 500 from an admission webhook whose serving certificate is not trusted (no `caBundle` yet).
+    pub fn webhook_untrusted(webhook: &str, url: &str) -> Self {
+        Self::new(500, "InternalError", format!(
+            "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        ))
+    }
+
     /// The `Status` object sent as the response body.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -111,7 +125,7 @@ impl ApiError {
             "code": self.code,
         });
         if let Some(details) = &self.details {
-            status["details"] = details.clone();
+            status["details"] = (**details).clone();
         }
         if let Some(seconds) = self.retry_after {
             let details = status["details"].as_object().cloned().unwrap_or_default();

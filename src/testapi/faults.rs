@@ -9,7 +9,10 @@
 
 use std::time::Duration;
 
-use super::errors::{ApiError, object_details, qualified};
+use super::errors::ApiError;
+
+/// The webhook URL named in canned webhook failures.
+const DEFAULT_WEBHOOK_URL: &str = "https://webhook-service.default.svc:443/validate?timeout=10s";
 
 /// What a request looks like to the fault matcher.
 #[derive(Clone, Debug, Default)]
@@ -125,15 +128,11 @@ impl FaultAction {
     }
     /// 500 from a validating/mutating webhook whose service refuses connections.
     pub fn webhook_refused(webhook: &str) -> Self {
-        Self::internal_error(&format!(
-            "failed calling webhook \"{webhook}\": failed to call webhook: Post \"https://webhook-service.default.svc:443/validate?timeout=10s\": dial tcp 10.96.0.10:443: connect: connection refused"
-        ))
+        FaultAction::Respond(ApiError::webhook_refused(webhook, DEFAULT_WEBHOOK_URL))
     }
     /// 500 from a webhook whose serving certificate is not (yet) trusted: caBundle not injected.
     pub fn x509_unknown_authority(webhook: &str) -> Self {
-        Self::internal_error(&format!(
-            "failed calling webhook \"{webhook}\": failed to call webhook: Post \"https://webhook-service.default.svc:443/validate?timeout=10s\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
-        ))
+        FaultAction::Respond(ApiError::webhook_untrusted(webhook, DEFAULT_WEBHOOK_URL))
     }
     /// 500 passed through from etcd during a leader election.
     pub fn etcd_leader_changed() -> Self {
@@ -151,10 +150,7 @@ impl FaultAction {
             FaultAction::ConflictModified => {
                 let resource = req.resource.as_deref().unwrap_or("");
                 let name = req.name.as_deref().unwrap_or("");
-                let mut e = ApiError::conflict_modified(&req.group, resource, name);
-                e.details = Some(object_details(&req.group, resource, name));
-                let _ = qualified(&req.group, resource);
-                Some(e)
+                Some(ApiError::conflict_modified(&req.group, resource, name))
             }
             _ => None,
         }

@@ -15,6 +15,7 @@ use super::selectors::{FieldSelector, LabelSelector};
 use super::state::{State, timestamp_now};
 use super::store::ObjectKey;
 use super::table;
+use super::webhooks;
 use super::writes;
 
 /// A resource request, as the HTTP layer parsed it.
@@ -70,7 +71,8 @@ fn check_shape(rt: &ResourceType, req: &ApiRequest) -> Result<(), ApiError> {
     if !rt.namespaced && p.namespace.is_some() {
         return Err(ApiError::no_route());
     }
-    if rt.namespaced && p.namespace.is_none() && p.name.is_some() {
+    // across all namespaces, only lists and watches are served
+    if rt.namespaced && p.namespace.is_none() && (p.name.is_some() || req.method != "GET") {
         return Err(ApiError::no_route());
     }
     match p.subresource.as_deref() {
@@ -97,6 +99,9 @@ pub fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
     if !rt.supports(verb) {
         return Err(ApiError::method_not_allowed(verb, &rt.group, &rt.resource));
     }
+    if rt.verbs.len() > 1 {
+        admit_write(state, rt, req, verb)?;
+    }
     match verb {
         "get" => get(state, rt, req, now),
         "list" => list(state, rt, req, now),
@@ -105,15 +110,38 @@ pub fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
         "update" => writes::replace(state, rt, req, now),
         "patch" => writes::patch(state, rt, req, now),
         "delete" => delete(state, rt, req, now),
-        _ => delete_collection(state, rt, req, now),
+        _ => delete_collection(state, rt, req),
     }
+}
+
+/// Pass writes through the (simulated) admission webhooks.
+fn admit_write(state: &State, rt: &ResourceType, req: &ApiRequest, verb: &str) -> Result<(), ApiError> {
+    if !state.config.simulate_webhooks {
+        return Ok(());
+    }
+    let live = req.path.name.as_ref().and_then(|_| state.store.get(&req.key())).map(|e| &e.object);
+    let body = || serde_json::from_slice::<Value>(&req.body).ok().or_else(|| serde_saphyr::from_slice::<Value>(&req.body).ok());
+    let (operation, object) = match verb {
+        "create" => ("CREATE", body()),
+        "update" | "patch" if live.is_some() => ("UPDATE", live.cloned()),
+        "patch" => ("CREATE", body()),
+        "delete" => ("DELETE", live.cloned()),
+        _ => return Ok(()),
+    };
+    let admission = webhooks::Admission {
+        operation,
+        subresource: req.path.subresource.as_deref(),
+        namespace: req.path.namespace.as_deref(),
+        object: object.as_ref(),
+    };
+    webhooks::admit(state, rt, &admission)
 }
 
 fn get(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
     let key = req.key();
     let entry = state.store.get(&key).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     if table::wants_table(&req.accept) {
-        return Ok((200, table::table(rt, &[(&entry.object, entry.created)], now, state.store.revision())));
+        return Ok((200, table::table(&[(&entry.object, entry.created)], now, state.store.revision())));
     }
     Ok((200, present(rt, &entry.object)))
 }
@@ -131,7 +159,7 @@ fn list(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Rep
     let revision = state.store.revision();
     if table::wants_table(&req.accept) {
         let rows: Vec<(&Value, Instant)> = items.iter().map(|(_, e)| (&e.object, e.created)).collect();
-        return Ok((200, table::table(rt, &rows, now, revision)));
+        return Ok((200, table::table(&rows, now, revision)));
     }
     let items: Vec<Value> = items.iter().map(|(_, e)| present(rt, &e.object)).collect();
     Ok((200, json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
@@ -165,19 +193,12 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
     let (policy, dry_run) = delete_options(req);
     let live = state.store.get(&key).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?.object.clone();
     let ts = timestamp_now();
-    if rt.kind == "Namespace" && !dry_run {
-        let mut terminating = live.clone();
-        terminating["metadata"]["deletionTimestamp"] = json!(ts);
-        terminating["status"]["phase"] = json!("Terminating");
-        let written = state.controller_write(&key, terminating, "namespace-controller", None, now);
-        return Ok((200, present(rt, &written.object)));
-    }
     let uid = live["metadata"]["uid"].as_str().unwrap_or("").to_string();
     if !dry_run {
         for dependent in dependents(state, &uid) {
             match policy.as_str() {
                 "Foreground" => {
-                    state.store.delete(&dependent, now, &ts, false);
+                    state.store.delete(&dependent, &ts, false);
                 }
                 "Orphan" => {
                     let Some(mut object) = state.store.get(&dependent).map(|e| e.object.clone()) else { continue };
@@ -190,7 +211,7 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
             }
         }
     }
-    let written = state.store.delete(&key, now, &ts, dry_run).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
+    let written = state.store.delete(&key, &ts, dry_run).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     if written.removed {
         Ok((200, success_status(rt, &key.name, &live["metadata"]["uid"])))
     } else {
@@ -198,13 +219,13 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
     }
 }
 
-fn delete_collection(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
+fn delete_collection(state: &mut State, rt: &ResourceType, req: &ApiRequest) -> Reply {
     let keys: Vec<ObjectKey> = selected(state, rt, req)?.into_iter().map(|(k, _)| k.clone()).collect();
     let (_, dry_run) = delete_options(req);
     let ts = timestamp_now();
     let mut items = Vec::new();
     for key in keys {
-        if let Some(w) = state.store.delete(&key, now, &ts, dry_run) {
+        if let Some(w) = state.store.delete(&key, &ts, dry_run) {
             items.push(present(rt, &w.object));
         }
     }

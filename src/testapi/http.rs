@@ -132,6 +132,7 @@ fn request_info(state: &State, method: &str, path_and_query: &str, route: &Route
 }
 
 async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Response<Body>, DropConnection> {
+    let arrived = Instant::now();
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let path_and_query = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_else(|| path.clone());
@@ -143,7 +144,7 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
     let (index, outcome, latency) = {
         let mut state = shared.lock();
         let content_type = (!content_type.is_empty()).then(|| content_type.clone());
-        state.requests.push(RecordedRequest { method: method.clone(), path: path_and_query.clone(), content_type, body: body.clone(), status: 0 });
+        state.requests.push(RecordedRequest { method: method.clone(), path: path_and_query.clone(), content_type, body: body.clone(), status: 0, elapsed: Default::default() });
         let info = request_info(&state, &method, &path_and_query, &route);
         let outcome = evaluate(&mut state.config.faults, &info);
         (state.requests.len() - 1, (outcome, info), state.config.latency)
@@ -161,7 +162,11 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
             dispatch(&shared, route, api)
         }
     };
-    shared.lock().requests[index].status = response.status().as_u16();
+    {
+        let mut state = shared.lock();
+        state.requests[index].status = response.status().as_u16();
+        state.requests[index].elapsed = arrived.elapsed();
+    }
     let revision = shared.lock().store.revision();
     shared.changes.send_if_modified(|r| std::mem::replace(r, revision) != revision);
     Ok(response)
@@ -182,6 +187,7 @@ fn dispatch(shared: &Arc<Shared>, route: Route, mut api: ApiRequest) -> Response
         Route::GroupList => json_response(200, &discovery.api_group_list(), "application/json"),
         Route::Group(group) => found(discovery.api_group(&group)),
         Route::ResourceList { group, version } => found(discovery.resource_list(&group, &version)),
+        Route::OpenApiV2 => openapi::v2_response(),
         Route::OpenApiRoot => json_response(200, &openapi::root(&discovery, &state.config.git_version), "application/json"),
         Route::OpenApiGroupVersion { group, version } => found(openapi::group_version_doc(&discovery, &group, &version, &state.config.git_version)),
         Route::Unknown => error_response(&ApiError::no_route()),

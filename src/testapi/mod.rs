@@ -10,12 +10,23 @@
 //! What it does faithfully: discovery (legacy and aggregated) for the built-in kinds plus
 //! established CRDs; CRUD on an in-memory store with `resourceVersion`/`generation` bumped only
 //! on real changes; server-side apply with per-manager field ownership, conflicts worded like
-//! upstream, `force` and `dryRun=All`; namespace admission; finalizers and namespace
-//! termination; owner-reference garbage collection; watches; SelfSubjectAccessReview.
-//! What it simplifies, and how, is told in each module: lists are atomic for field ownership
-//! (`apply.rs`), no defaulting beyond namespaces, no schema validation, no conversion between
-//! versions, strategic merge patch behaves as merge patch (`writes.rs`), tables print `Name`
-//! and `Age` only (`table.rs`).
+//! upstream, `force` and `dryRun=All`; namespace admission (missing → 404, terminating → 403);
+//! finalizers and namespace termination; owner-reference garbage collection; watches (with
+//! 410 Expired past the history); SelfSubjectAccessReview; errors as `Status` objects.
+//!
+//! What it simplifies, and how (each module tells more):
+//! * field ownership treats lists as atomic (`apply.rs`); there are no schemas, so no
+//!   validation (`fieldValidation=Strict` is accepted and ignored), no defaulting beyond
+//!   namespaces, no conversion between versions (the `apiVersion` is rewritten);
+//! * every object gets `metadata.generation` (upstream sets it only for some kinds);
+//! * strategic merge patch behaves as JSON merge patch; protobuf request bodies (client-go's
+//!   typed clients, e.g. `kubectl create namespace`) are refused with 415 (`writes.rs`);
+//! * lists ignore `limit` and return everything without a `continue` token; tables print
+//!   `Name` and `Age` only (`table.rs`);
+//! * plain HTTP without authentication; admission webhooks are never called, but (opt-in) a
+//!   write they cover fails as upstream's would while the webhook's Service has no ready
+//!   endpoint or its `caBundle` is empty (`webhooks.rs`); controllers are replaced by the
+//!   reconcile pass (`reconcile.rs`).
 //!
 //! Tests steer it with three tables: **status rules** (when workloads become ready, scripted
 //! statuses, CA bundle injection: `status_rules.rs`), **faults** (error answers, dropped
@@ -48,6 +59,7 @@ mod status_rules;
 mod store;
 mod table;
 mod watch;
+mod webhooks;
 mod writes;
 
 use std::path::Path;
@@ -165,6 +177,13 @@ impl TestApiServer {
         self.shared.lock().store.get(key).map(|e| e.object.clone())
     }
 
+    /// The store's current revision (the `resourceVersion` lists report); unchanged when
+    /// nothing was written.
+    pub fn revision(&self) -> u64 {
+        self.shared.reconcile_now();
+        self.shared.lock().store.revision()
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.clone()
@@ -185,9 +204,16 @@ impl TestApiServer {
         self.shared.lock().config.faults.clear();
     }
 
+    /// Change the latency added to every request.
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.shared.lock().config.latency = latency;
+    }
+
     /// Add a status rule (it wins over earlier ones).
     pub fn set_status_rule(&self, rule: StatusRule) {
-        self.shared.lock().config.status_rules.push(rule);
+        let mut state = self.shared.lock();
+        state.config.status_rules.push(rule);
+        state.reconciled_revision = None;
     }
 
     /// Store an object directly, as if another client (manager `test-seed`) had created it.
@@ -198,7 +224,7 @@ impl TestApiServer {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let kind = object["kind"].as_str().unwrap_or("");
         let catalog = state.catalog(now, false);
-        let rt = catalog.types().iter().find(|t| t.group == group && t.version == version && t.kind == kind)
+        let rt = catalog.types().find(|t| t.group == group && t.version == version && t.kind == kind)
             .ok_or_else(|| TestApiError::Seed(ApiError::new(404, "NotFound", format!("no matches for kind \"{kind}\" in version \"{api_version}\""))))?;
         let namespace = rt.namespaced.then(|| object["metadata"]["namespace"].as_str().unwrap_or("default"));
         let key = ObjectKey::new(group, &rt.resource, namespace, object["metadata"]["name"].as_str().unwrap_or(""));

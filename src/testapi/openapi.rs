@@ -6,11 +6,30 @@
 //! server therefore publishes, per served group/version, one path per resource with a PATCH
 //! operation carrying `x-kubernetes-group-version-kind` and the query parameters. It publishes no
 //! schemas: `kubectl explain` and client-side validation are out of scope.
+//!
+//! kubectl falls back to client-side validation with the OpenAPI v2 document (protobuf) for kinds
+//! it finds no v3 document for, such as custom resources whose CRD is applied in the same run;
+//! it skips validation of kinds the document does not define. `/openapi/v2` therefore serves an
+//! empty document (zero protobuf bytes decode to an empty `openapi_v2.Document`).
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Response;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::discovery::Catalog;
+use super::http::Body;
+
+/// Media type of the protobuf OpenAPI v2 document.
+const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// `GET /openapi/v2`: an empty protobuf document.
+pub fn v2_response() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    response.headers_mut().insert("content-type", V2_PROTOBUF.parse().expect("static content type"));
+    response
+}
 
 fn gv_path(group: &str, version: &str) -> String {
     if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
@@ -19,7 +38,7 @@ fn gv_path(group: &str, version: &str) -> String {
 /// `GET /openapi/v3/<gv>`: the document for one group/version, or `None` if not served.
 pub fn group_version_doc(catalog: &Catalog, group: &str, version: &str, git_version: &str) -> Option<Value> {
     let mut paths = Map::new();
-    for t in catalog.types().iter().filter(|t| t.group == group && t.version == version) {
+    for t in catalog.types().filter(|t| t.group == group && t.version == version) {
         let scope = if t.namespaced { "namespaces/{namespace}/" } else { "" };
         let path = format!("/{}/{scope}{}/{{name}}", gv_path(group, version), t.resource);
         let params: Vec<Value> = ["dryRun", "fieldManager", "fieldValidation", "force"]

@@ -1,7 +1,10 @@
 //! The stand-in for controllers: one pass that moves the store toward what a cluster would do.
 //!
-//! It runs before every request and on a background tick. Each step is idempotent and writes
-//! only when something would change, so a quiet store stays at the same `resourceVersion`:
+//! It runs before every request and on a background tick, but does work only when the store
+//! changed since the last pass or a timed rule fell due (each step registers its next deadline
+//! with [`State::wake_at`]), so reads and idle ticks cost nothing. Steps scan only the
+//! resources they concern (ordered range scans), and each writes only when something would
+//! change, so a quiet store stays at the same `resourceVersion`:
 //!
 //! 1. CRDs get `NamesAccepted`, then `Established` once `crd_established_after` has passed;
 //! 2. objects with a readiness behavior (see `status_rules.rs`) get the controller's status for
@@ -9,88 +12,146 @@
 //!    meantime is left alone until the next transition);
 //! 3. `SetStatus` and `InjectCaBundle` rules fire after their delays;
 //! 4. Services with a selector get Endpoints and an EndpointSlice whose address is ready once a
-//!    selected workload serves (webhook gating reads these);
-//! 5. terminating namespaces are emptied and then removed; objects whose owners are all gone,
-//!    and custom objects whose CRD is gone, are garbage-collected.
+//!    selected workload serves (webhook gating reads these); Endpoints of deleted Services go;
+//! 5. terminating namespaces are emptied and then removed; after deletions, objects whose owners
+//!    are all gone, and custom objects whose CRD is gone, are garbage-collected.
 
 use std::collections::HashSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::apply::merge_into;
 use super::state::{State, crd_established, timestamp_now};
-use super::status_rules::{StatusBehavior, readiness_for, readiness_status, serving_pods, with_ca_bundle};
-use super::store::ObjectKey;
+use super::status_rules::{StatusBehavior, StatusRule, Target, readiness_for, readiness_status, serving_pods, with_ca_bundle};
+use super::store::{EventType, ObjectKey};
 
-/// Run every step once.
+/// (group, resource) of the kinds with built-in readiness.
+const READINESS_RESOURCES: &[(&str, &str)] = &[
+    ("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets"), ("batch", "jobs"),
+    ("", "pods"), ("", "persistentvolumeclaims"), ("apiregistration.k8s.io", "apiservices"),
+];
+
+/// (group, resource) of the workloads whose pods back Services.
+const WORKLOAD_RESOURCES: &[(&str, &str)] = &[("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets")];
+
+/// Run a pass if the store changed or a timed rule is due.
 pub fn reconcile(state: &mut State, now: Instant) {
+    let unchanged = state.reconciled_revision == Some(state.store.revision());
+    if unchanged && state.next_wakeup.is_none_or(|t| now < t) {
+        return;
+    }
+    state.next_wakeup = None;
     establish_crds(state, now);
     apply_readiness(state, now);
     apply_scripted(state, now);
     sync_endpoints(state, now);
-    finish_namespaces(state, now);
+    drop_stale_endpoints(state);
+    finish_namespaces(state);
     collect_garbage(state, now);
+    state.reconciled_revision = Some(state.store.revision());
 }
 
-fn keys_where(state: &State, keep: impl Fn(&ObjectKey, &Value) -> bool) -> Vec<ObjectKey> {
+fn keys_of(state: &State, group: &str, resource: &str) -> Vec<ObjectKey> {
+    state.store.list(group, resource, None).into_iter().map(|(k, _)| k.clone()).collect()
+}
+
+fn all_keys(state: &State, keep: impl Fn(&ObjectKey, &Value) -> bool) -> Vec<ObjectKey> {
     state.store.iter().filter(|(k, e)| keep(k, &e.object)).map(|(k, _)| k.clone()).collect()
+}
+
+/// Keys of the objects a rule target can match: the resources of its kind, or everything.
+fn target_keys(state: &State, target: &Target, now: Instant) -> Vec<ObjectKey> {
+    let Some(kind) = &target.kind else { return all_keys(state, |_, o| target.matches(o)) };
+    let catalog = state.catalog(now, false);
+    let mut resources: Vec<(String, String)> = catalog
+        .types()
+        .filter(|t| &t.kind == kind && target.group.as_deref().is_none_or(|g| g == t.group))
+        .map(|t| (t.group.clone(), t.resource.clone()))
+        .collect();
+    resources.dedup();
+    let mut keys: Vec<ObjectKey> = resources.iter().flat_map(|(g, r)| keys_of(state, g, r)).collect();
+    keys.retain(|k| state.store.get(k).is_some_and(|e| target.matches(&e.object)));
+    keys
 }
 
 fn mark(state: &mut State, key: &ObjectKey, mark: String) -> bool {
     state.store.entry_mut(key).is_some_and(|e| e.marks.insert(mark))
 }
 
+/// `since + delay` has passed; otherwise ask to be woken then.
+fn due(state: &mut State, since: Instant, delay: Duration, now: Instant) -> bool {
+    let at = since + delay;
+    if now >= at {
+        return true;
+    }
+    state.wake_at(at);
+    false
+}
+
+fn crd_status(object: &Value, established: bool, ts: &str) -> Value {
+    let spec = &object["spec"];
+    let storage: Vec<Value> = spec["versions"].as_array().into_iter().flatten().filter(|v| v["storage"] == true).map(|v| v["name"].clone()).collect();
+    let mut names = spec["names"].clone();
+    let kind = names["kind"].as_str().unwrap_or("").to_string();
+    if names["singular"].is_null() {
+        names["singular"] = json!(kind.to_lowercase());
+    }
+    if names["listKind"].is_null() {
+        names["listKind"] = json!(format!("{kind}List"));
+    }
+    let (reason, message) = if established { ("InitialNamesAccepted", "the initial names have been accepted") } else { ("Installing", "the resource is being installed") };
+    json!({
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": ts, "reason": "NoConflicts", "message": "no conflicts found"},
+            {"type": "Established", "status": if established { "True" } else { "False" }, "lastTransitionTime": ts, "reason": reason, "message": message}],
+        "acceptedNames": names, "storedVersions": storage})
+}
+
 fn establish_crds(state: &mut State, now: Instant) {
-    let due = state.config.crd_established_after;
-    for key in keys_where(state, |k, _| k.group == "apiextensions.k8s.io" && k.resource == "customresourcedefinitions") {
+    let delay = state.config.crd_established_after;
+    for key in keys_of(state, "apiextensions.k8s.io", "customresourcedefinitions") {
         let Some(entry) = state.store.get(&key) else { continue };
-        let established = now.duration_since(entry.created) >= due;
-        let object = entry.object.clone();
-        let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
-        if !mark(state, &key, format!("crd:{generation}:{established}")) {
+        let (created, generation) = (entry.created, entry.object["metadata"]["generation"].as_i64().unwrap_or(1));
+        let already = crd_established(&entry.object);
+        let established = due(state, created, delay, now);
+        if (already && !established) || !mark(state, &key, format!("crd:{generation}:{established}")) {
             continue;
         }
-        let ts = timestamp_now();
-        let spec = &object["spec"];
-        let storage: Vec<Value> = spec["versions"].as_array().into_iter().flatten()
-            .filter(|v| v["storage"] == true).map(|v| v["name"].clone()).collect();
-        let mut names = spec["names"].clone();
-        if names["singular"].is_null() {
-            names["singular"] = json!(names["kind"].as_str().unwrap_or("").to_lowercase());
-        }
-        if names["listKind"].is_null() {
-            names["listKind"] = json!(format!("{}List", names["kind"].as_str().unwrap_or("")));
-        }
-        let (reason, message) = if established { ("InitialNamesAccepted", "the initial names have been accepted") } else { ("Installing", "the resource is being installed") };
+        let Some(object) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
         let mut updated = object.clone();
-        updated["status"] = json!({
-            "conditions": [
-                {"type": "NamesAccepted", "status": "True", "lastTransitionTime": ts, "reason": "NoConflicts", "message": "no conflicts found"},
-                {"type": "Established", "status": if established { "True" } else { "False" }, "lastTransitionTime": ts, "reason": reason, "message": message}],
-            "acceptedNames": names, "storedVersions": storage});
-        if crd_established(&object) && !established {
-            continue;
-        }
+        updated["status"] = crd_status(&object, established, &timestamp_now());
         state.controller_write(&key, updated, "kube-apiserver", Some("status"), now);
     }
 }
 
+fn readiness_candidates(state: &State, rules: &[StatusRule], now: Instant) -> Vec<ObjectKey> {
+    let mut keys: Vec<ObjectKey> = READINESS_RESOURCES.iter().flat_map(|(g, r)| keys_of(state, g, r)).collect();
+    for rule in rules.iter().filter(|r| matches!(r.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady)) {
+        keys.extend(target_keys(state, &rule.target, now));
+    }
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 fn apply_readiness(state: &mut State, now: Instant) {
     let rules = state.config.status_rules.clone();
-    let targets = keys_where(state, |_, o| o["metadata"].get("deletionTimestamp").is_none() && readiness_for(&rules, o).is_some());
-    for key in targets {
+    for key in readiness_candidates(state, &rules, now) {
         let Some(entry) = state.store.get(&key) else { continue };
-        let object = entry.object.clone();
-        let elapsed = now.duration_since(entry.generation_changed);
-        let ready = match readiness_for(&rules, &object) {
-            Some(StatusBehavior::ReadyAfter(delay)) => elapsed >= delay,
+        if entry.object["metadata"].get("deletionTimestamp").is_some() {
+            continue;
+        }
+        let since = entry.generation_changed;
+        let generation = entry.object["metadata"]["generation"].as_i64().unwrap_or(1);
+        let ready = match readiness_for(&rules, &entry.object) {
+            Some(StatusBehavior::ReadyAfter(delay)) => due(state, since, delay, now),
             _ => false,
         };
-        let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
         if !mark(state, &key, format!("ready:{generation}:{ready}")) {
             continue;
         }
+        let Some(object) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
         let mut updated = object.clone();
         updated["status"] = readiness_status(&object, ready, &timestamp_now());
         state.controller_write(&key, updated, "kube-controller-manager", Some("status"), now);
@@ -100,23 +161,26 @@ fn apply_readiness(state: &mut State, now: Instant) {
 fn apply_scripted(state: &mut State, now: Instant) {
     let rules = state.config.status_rules.clone();
     for (index, rule) in rules.iter().enumerate() {
-        for key in keys_where(state, |_, o| rule.target.matches(o)) {
+        if matches!(rule.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady) {
+            continue;
+        }
+        for key in target_keys(state, &rule.target, now) {
             let Some(entry) = state.store.get(&key) else { continue };
-            let object = entry.object.clone();
+            let (created, since) = (entry.created, entry.generation_changed);
+            let generation = entry.object["metadata"]["generation"].as_i64().unwrap_or(1);
             match &rule.behavior {
-                StatusBehavior::SetStatus { after, status } if now.duration_since(entry.generation_changed) >= *after => {
-                    let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
-                    if mark(state, &key, format!("set:{index}:{generation}")) {
-                        let mut updated = object.clone();
-                        if !updated["status"].is_object() {
-                            updated["status"] = json!({});
-                        }
-                        merge_into(&mut updated["status"], status);
-                        state.controller_write(&key, updated, "test-status-rule", Some("status"), now);
+                StatusBehavior::SetStatus { after, status }
+                    if due(state, since, *after, now) && mark(state, &key, format!("set:{index}:{generation}")) =>
+                {
+                    let Some(mut updated) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
+                    if !updated["status"].is_object() {
+                        updated["status"] = json!({});
                     }
+                    merge_into(&mut updated["status"], status);
+                    state.controller_write(&key, updated, "test-status-rule", Some("status"), now);
                 }
-                StatusBehavior::InjectCaBundle { after, ca_bundle } if now.duration_since(entry.created) >= *after => {
-                    if let Some(updated) = with_ca_bundle(&object, ca_bundle) {
+                StatusBehavior::InjectCaBundle { after, ca_bundle } if due(state, created, *after, now) => {
+                    if let Some(updated) = state.store.get(&key).and_then(|e| with_ca_bundle(&e.object, ca_bundle)) {
                         state.controller_write(&key, updated, "cert-manager-cainjector", None, now);
                     }
                 }
@@ -124,10 +188,6 @@ fn apply_scripted(state: &mut State, now: Instant) {
             }
         }
     }
-}
-
-fn selector_matches(selector: &serde_json::Map<String, Value>, labels: &Value) -> bool {
-    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
 }
 
 fn endpoint_ports(service: &Value) -> Vec<Value> {
@@ -145,49 +205,50 @@ fn endpoint_ports(service: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Ready and matched pod counts for a Service's selector in its namespace.
+/// Ready pods and whether any workload matches a Service's selector in its namespace.
 fn backing_pods(state: &State, namespace: &str, selector: &serde_json::Map<String, Value>) -> (i64, bool) {
     let mut ready = 0;
     let mut matched = false;
-    for (key, entry) in state.store.iter() {
-        let o = &entry.object;
-        let workload = matches!(o["kind"].as_str(), Some("Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"));
-        if workload && key.namespace.as_deref() == Some(namespace) && selector_matches(selector, &o["spec"]["template"]["metadata"]["labels"]) {
-            matched = true;
-            ready += serving_pods(o);
+    for (group, resource) in WORKLOAD_RESOURCES {
+        for (_, entry) in state.store.list(group, resource, Some(namespace)) {
+            let labels = &entry.object["spec"]["template"]["metadata"]["labels"];
+            if selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                matched = true;
+                ready += serving_pods(&entry.object);
+            }
         }
     }
     (ready, matched)
 }
 
 fn sync_endpoints(state: &mut State, now: Instant) {
-    for key in keys_where(state, |k, o| k.group.is_empty() && k.resource == "services" && o["spec"]["selector"].is_object()) {
+    for key in keys_of(state, "", "services") {
         let Some(service) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
+        let Some(selector) = service["spec"]["selector"].as_object().filter(|s| !s.is_empty()).cloned() else { continue };
         let namespace = key.namespace.clone().unwrap_or_default();
-        let selector = service["spec"]["selector"].as_object().cloned().unwrap_or_default();
         let (ready, matched) = backing_pods(state, &namespace, &selector);
         let ports = endpoint_ports(&service);
         let addresses: Vec<Value> = (0..ready.clamp(1, 5)).map(|i| json!({"ip": format!("10.244.0.{}", 10 + i)})).collect();
-        let mut endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": key.name, "namespace": namespace}});
-        if matched {
-            let field = if ready > 0 { "addresses" } else { "notReadyAddresses" };
-            endpoints["subsets"] = json!([{ field: addresses, "ports": ports }]);
-        }
+        let field = if ready > 0 { "addresses" } else { "notReadyAddresses" };
+        let subsets = matched.then(|| json!([{ field: addresses, "ports": ports }]));
         let ep_key = ObjectKey::new("", "endpoints", Some(&namespace), &key.name);
-        let current = state.store.get(&ep_key).map(|e| e.object["subsets"].clone());
-        if current.as_ref() != Some(&endpoints["subsets"]) {
-            let mut merged = state.store.get(&ep_key).map(|e| e.object.clone()).unwrap_or_else(|| endpoints.clone());
-            merged["subsets"] = endpoints["subsets"].clone();
-            if endpoints.get("subsets").is_none() {
-                merged.as_object_mut().map(|m| m.remove("subsets"));
+        let live = state.store.get(&ep_key).map(|e| e.object.clone());
+        if live.as_ref().map(|l| l.get("subsets").cloned()) != Some(subsets.clone()) {
+            let mut endpoints = live.unwrap_or_else(|| json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": key.name, "namespace": namespace}}));
+            match &subsets {
+                Some(s) => endpoints["subsets"] = s.clone(),
+                None => {
+                    endpoints.as_object_mut().map(|m| m.remove("subsets"));
+                }
             }
-            state.controller_write(&ep_key, merged, "endpoint-controller", None, now);
+            state.controller_write(&ep_key, endpoints, "endpoint-controller", None, now);
         }
-        sync_slice(state, &service, &namespace, if matched { addresses } else { Vec::new() }, ready > 0, ports, now);
+        let slice_addresses = if matched { addresses } else { Vec::new() };
+        sync_slice(state, &service, &namespace, &slice_addresses, ready > 0, ports, now);
     }
 }
 
-fn sync_slice(state: &mut State, service: &Value, namespace: &str, addresses: Vec<Value>, ready: bool, ports: Vec<Value>, now: Instant) {
+fn sync_slice(state: &mut State, service: &Value, namespace: &str, addresses: &[Value], ready: bool, ports: Vec<Value>, now: Instant) {
     let name = service["metadata"]["name"].as_str().unwrap_or("");
     let endpoints: Vec<Value> = addresses
         .iter()
@@ -207,33 +268,67 @@ fn sync_slice(state: &mut State, service: &Value, namespace: &str, addresses: Ve
     }
 }
 
-fn finish_namespaces(state: &mut State, now: Instant) {
+/// Endpoints written by the endpoint controller whose Service is gone are deleted, as upstream's
+/// controller does (EndpointSlices go through owner-reference garbage collection instead).
+fn drop_stale_endpoints(state: &mut State) {
     let ts = timestamp_now();
-    let terminating = keys_where(state, |k, o| k.group.is_empty() && k.resource == "namespaces" && o["metadata"].get("deletionTimestamp").is_some());
+    let stale: Vec<ObjectKey> = state.store.list("", "endpoints", None).into_iter()
+        .filter(|(k, e)| {
+            let ours = e.object["metadata"]["managedFields"].as_array().is_some_and(|m| m.iter().any(|f| f["manager"] == "endpoint-controller"));
+            ours && state.store.get(&ObjectKey::new("", "services", k.namespace.as_deref(), &k.name)).is_none()
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in stale {
+        state.store.delete(&key, &ts, false);
+    }
+}
+
+fn finish_namespaces(state: &mut State) {
+    let ts = timestamp_now();
+    let terminating: Vec<ObjectKey> = state.store.list("", "namespaces", None).into_iter()
+        .filter(|(_, e)| e.object["metadata"].get("deletionTimestamp").is_some())
+        .map(|(k, _)| k.clone())
+        .collect();
     for ns_key in terminating {
-        let contents = keys_where(state, |k, _| k.namespace.as_deref() == Some(ns_key.name.as_str()));
-        for key in &contents {
-            state.store.delete(key, now, &ts, false);
+        let inside = |state: &State| all_keys(state, |k, _| k.namespace.as_deref() == Some(ns_key.name.as_str()));
+        for key in inside(state) {
+            state.store.delete(&key, &ts, false);
         }
-        let remaining = keys_where(state, |k, _| k.namespace.as_deref() == Some(ns_key.name.as_str()));
         let held = state.store.get(&ns_key).is_some_and(|e| e.object["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
-        if remaining.is_empty() && !held {
+        // the namespace controller's own `spec.finalizers` entry is released once the namespace is empty
+        if inside(state).is_empty() && !held {
             state.store.remove(&ns_key);
         }
     }
 }
 
+/// Whether a change can orphan something: a deletion (or deletion mark), or an object with owners.
+fn may_orphan(kind: EventType, object: &Value) -> bool {
+    let meta = &object["metadata"];
+    kind == EventType::Deleted || meta.get("deletionTimestamp").is_some() || meta["ownerReferences"].as_array().is_some_and(|r| !r.is_empty())
+}
+
 fn collect_garbage(state: &mut State, now: Instant) {
+    if !state.store.any_change_after(state.collected_revision, |e| may_orphan(e.kind, &e.object)) {
+        state.collected_revision = state.store.revision();
+        return;
+    }
     let ts = timestamp_now();
     let uids: HashSet<String> = state.store.iter().filter_map(|(_, e)| e.object["metadata"]["uid"].as_str().map(String::from)).collect();
     let served = state.catalog(now, false);
-    let orphans = keys_where(state, |k, o| {
+    let orphans = all_keys(state, |k, o| {
         let owners = o["metadata"]["ownerReferences"].as_array();
         let owners_gone = owners.is_some_and(|refs| !refs.is_empty() && refs.iter().all(|r| !r["uid"].as_str().is_some_and(|u| uids.contains(u))));
-        let kind_gone = !served.types().iter().any(|t| t.group == k.group && t.resource == k.resource);
+        let kind_gone = !served.types().any(|t| t.group == k.group && t.resource == k.resource);
         (owners_gone || kind_gone) && o["metadata"].get("deletionTimestamp").is_none()
     });
     for key in orphans {
-        state.store.delete(&key, now, &ts, false);
+        state.store.delete(&key, &ts, false);
     }
+    state.collected_revision = state.store.revision();
 }
+
+#[cfg(test)]
+#[path = "reconcile_tests.rs"]
+mod tests;

@@ -35,6 +35,8 @@ pub enum Route {
     Group(String),
     /// `/api/v1` or `/apis/<group>/<version>`.
     ResourceList { group: String, version: String },
+    /// `/openapi/v2`.
+    OpenApiV2,
     /// `/openapi/v3`.
     OpenApiRoot,
     /// `/openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`.
@@ -84,6 +86,7 @@ pub fn route(path: &str) -> Route {
         ["apis", group] => Route::Group(group.to_string()),
         ["apis", group, version] => Route::ResourceList { group: group.to_string(), version: version.to_string() },
         ["apis", group, version, rest @ ..] => resource_route(group, version, rest),
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiRoot,
         ["openapi", "v3", "api", version] => Route::OpenApiGroupVersion { group: String::new(), version: version.to_string() },
         ["openapi", "v3", "apis", group, version] => Route::OpenApiGroupVersion { group: group.to_string(), version: version.to_string() },
@@ -121,7 +124,7 @@ mod tests {
     fn res(group: &str, ns: Option<&str>, resource: &str, name: Option<&str>, sub: Option<&str>) -> Route {
         Route::Resource(ResourcePath {
             group: group.into(),
-            version: if group.is_empty() { "v1".into() } else { "v1".into() },
+            version: "v1".into(),
             namespace: ns.map(String::from),
             resource: resource.into(),
             name: name.map(String::from),

@@ -20,8 +20,10 @@ pub struct RecordedRequest {
     pub content_type: Option<String>,
     /// Request body bytes.
     pub body: Vec<u8>,
-    /// Status code answered (0 when the connection was dropped).
+    /// Status code answered (0 while in flight or when the connection was dropped).
     pub status: u16,
+    /// Time from arrival to the answer (injected delays included).
+    pub elapsed: std::time::Duration,
 }
 
 /// RFC 3339 time at second precision, as upstream serializes `metav1.Time`.
@@ -48,12 +50,25 @@ pub struct State {
     pub store: Store,
     /// Every request, in arrival order.
     pub requests: Vec<RecordedRequest>,
+    /// Store revision after the last reconcile pass (`None`: a pass is due regardless).
+    pub reconciled_revision: Option<u64>,
+    /// Earliest instant a timed rule becomes due (a pass is due then even without changes).
+    pub next_wakeup: Option<Instant>,
+    /// Store revision the garbage collector last looked at.
+    pub collected_revision: u64,
 }
 
 impl State {
     /// A fresh state with the configured initial namespaces.
     pub fn new(config: TestApiConfig) -> Self {
-        let mut state = State { store: Store::new(config.watch_history), config, requests: Vec::new() };
+        let mut state = State {
+            store: Store::new(config.watch_history),
+            config,
+            requests: Vec::new(),
+            reconciled_revision: None,
+            next_wakeup: None,
+            collected_revision: 0,
+        };
         let now = Instant::now();
         let ts = timestamp_now();
         for ns in state.config.initial_namespaces.clone() {
@@ -76,6 +91,11 @@ impl State {
             .filter(|(_, e)| !discoverable || now.duration_since(e.created) >= lag)
             .map(|(_, e)| &e.object);
         Catalog::builtin().with_crds(visible)
+    }
+
+    /// Ask for a reconcile pass at `at` (keeps the earliest request).
+    pub fn wake_at(&mut self, at: Instant) {
+        self.next_wakeup = Some(self.next_wakeup.map_or(at, |t| t.min(at)));
     }
 
     /// A write by a controller (status, endpoints, CA injection): an Update with managed fields.

@@ -126,7 +126,7 @@ const READINESS_KINDS: &[&str] =
 
 /// The readiness behavior in force for an object: the last matching ReadyAfter/NeverReady
 /// rule, else `ReadyAfter(0)` for workload kinds, else none.
-pub fn readiness_for<'a>(rules: &'a [StatusRule], object: &Value) -> Option<StatusBehavior> {
+pub fn readiness_for(rules: &[StatusRule], object: &Value) -> Option<StatusBehavior> {
     let ruled = rules.iter().rev().find(|r| {
         matches!(r.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady) && r.target.matches(object)
     });
@@ -246,23 +246,36 @@ pub fn serving_pods(object: &Value) -> i64 {
 }
 
 /// The object with every `caBundle` set (webhook configurations, CRD conversion webhook,
-/// APIService), or `None` when the kind has no bundle or it is already set.
+/// APIService), or `None` when the kind has no bundle or it is already set. Checks before
+/// copying, since CRDs can be large.
 pub fn with_ca_bundle(object: &Value, bundle: &str) -> Option<Value> {
-    let mut out = object.clone();
-    match object["kind"].as_str().unwrap_or("") {
+    let has = |client_config: &Value| client_config["caBundle"].as_str() == Some(bundle);
+    let kind = object["kind"].as_str().unwrap_or("");
+    let done = match kind {
         "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+            object["webhooks"].as_array()?.iter().all(|w| has(&w["clientConfig"]))
+        }
+        "CustomResourceDefinition" => {
+            object["spec"]["conversion"]["webhook"].as_object()?;
+            has(&object["spec"]["conversion"]["webhook"]["clientConfig"])
+        }
+        "APIService" => object["spec"]["caBundle"].as_str() == Some(bundle),
+        _ => return None,
+    };
+    if done {
+        return None;
+    }
+    let mut out = object.clone();
+    match kind {
+        "CustomResourceDefinition" => out["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = json!(bundle),
+        "APIService" => out["spec"]["caBundle"] = json!(bundle),
+        _ => {
             for webhook in out["webhooks"].as_array_mut()? {
                 webhook["clientConfig"]["caBundle"] = json!(bundle);
             }
         }
-        "CustomResourceDefinition" => {
-            out["spec"]["conversion"]["webhook"].as_object()?;
-            out["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = json!(bundle);
-        }
-        "APIService" => out["spec"]["caBundle"] = json!(bundle),
-        _ => return None,
     }
-    (out != *object).then_some(out)
+    Some(out)
 }
 
 #[cfg(test)]

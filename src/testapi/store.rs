@@ -177,13 +177,22 @@ impl Store {
         self.objects.iter()
     }
 
-    /// Objects of one resource, optionally in one namespace.
+    /// Objects of one resource, optionally in one namespace (a range scan of the ordered map).
     pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(&ObjectKey, &Entry)> {
+        let start = ObjectKey { group: group.into(), resource: resource.into(), namespace: namespace.map(String::from), name: String::new() };
         self.objects
-            .iter()
-            .filter(|(k, _)| k.group == group && k.resource == resource)
-            .filter(|(k, _)| namespace.is_none() || k.namespace.as_deref() == namespace)
+            .range(start..)
+            .take_while(|(k, _)| k.group == group && k.resource == resource)
+            .take_while(|(k, _)| namespace.is_none() || k.namespace.as_deref() == namespace)
             .collect()
+    }
+
+    /// Whether any change after `revision` satisfies `predicate` (true when history is too short to tell).
+    pub fn any_change_after(&self, revision: u64, predicate: impl Fn(&Event) -> bool) -> bool {
+        if self.history.front().is_some_and(|e| e.revision > revision + 1) {
+            return true;
+        }
+        self.history.iter().rev().take_while(|e| e.revision > revision).any(predicate)
     }
 
     /// Whether a namespace exists and accepts content.
@@ -252,15 +261,20 @@ impl Store {
         }
         let revision = self.revision + 1;
         object["metadata"]["resourceVersion"] = json!(revision.to_string());
+        let unheld = |v: &Value| v.as_array().is_none_or(Vec::is_empty);
+        let namespace = key.group.is_empty() && key.resource == "namespaces";
         let finished = object["metadata"].get("deletionTimestamp").is_some()
-            && object["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+            && unheld(&object["metadata"]["finalizers"])
+            && (!namespace || unheld(&object["spec"]["finalizers"]));
         let created = live.is_none();
         if dry_run {
             return Written { object, changed: true, created, removed: finished };
         }
         if finished {
-            self.objects.insert(key.clone(), self.new_entry(object, now));
-            let object = self.remove(key).unwrap_or_default();
+            if let Some(entry) = self.objects.get_mut(key) {
+                entry.object = object.clone();
+            }
+            let object = self.remove(key).unwrap_or(object);
             return Written { object, changed: true, created, removed: true };
         }
         self.revision = revision;
@@ -301,12 +315,15 @@ impl Store {
         Some(object)
     }
 
-    /// Delete as upstream does: objects with finalizers are only marked with `deletionTimestamp`
-    /// (returned with `removed == false`), others are removed.
-    pub fn delete(&mut self, key: &ObjectKey, now: Instant, timestamp: &str, dry_run: bool) -> Option<Written> {
+    /// Delete as upstream does: objects with finalizers (for namespaces, also `spec.finalizers`,
+    /// which the namespace controller honors) are only marked with `deletionTimestamp` (a
+    /// namespace also turns `Terminating`) and returned with `removed == false`; others are removed.
+    pub fn delete(&mut self, key: &ObjectKey, timestamp: &str, dry_run: bool) -> Option<Written> {
         let live = self.objects.get(key)?.object.clone();
-        let has_finalizers = live["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
-        if !has_finalizers {
+        let pending = |v: &Value| v.as_array().is_some_and(|f| !f.is_empty());
+        let namespace = key.group.is_empty() && key.resource == "namespaces";
+        let held = pending(&live["metadata"]["finalizers"]) || (namespace && pending(&live["spec"]["finalizers"]));
+        if !held {
             if dry_run {
                 return Some(Written { object: live, changed: true, created: false, removed: true });
             }
@@ -316,24 +333,19 @@ impl Store {
         if live["metadata"].get("deletionTimestamp").is_some() {
             return Some(Written { object: live, changed: false, created: false, removed: false });
         }
-        let mut marked = live;
-        marked["metadata"]["deletionTimestamp"] = json!(timestamp);
-        marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-        self.force_write(key, marked, now, dry_run)
-    }
-
-    /// Write bypassing the identity-preserving stamp for deletion marks.
-    fn force_write(&mut self, key: &ObjectKey, mut object: Value, now: Instant, dry_run: bool) -> Option<Written> {
+        let mut object = live;
+        object["metadata"]["deletionTimestamp"] = json!(timestamp);
+        object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        if namespace {
+            object["status"]["phase"] = json!("Terminating");
+        }
         let revision = self.revision + 1;
         object["metadata"]["resourceVersion"] = json!(revision.to_string());
-        if dry_run {
-            return Some(Written { object, changed: true, created: false, removed: false });
+        if !dry_run {
+            self.revision = revision;
+            self.record(EventType::Modified, key, &object);
+            self.objects.get_mut(key)?.object = object.clone();
         }
-        self.revision = revision;
-        self.record(EventType::Modified, key, &object);
-        let entry = self.objects.get_mut(key)?;
-        entry.object = object.clone();
-        let _ = now;
         Some(Written { object, changed: true, created: false, removed: false })
     }
 
@@ -406,7 +418,7 @@ mod tests {
         let mut object = cm("a");
         object["metadata"]["finalizers"] = json!(["example.com/hold"]);
         store.write(&key(), object, Instant::now(), "t", false);
-        let marked = store.delete(&key(), Instant::now(), "t", false).unwrap();
+        let marked = store.delete(&key(), "t", false).unwrap();
         assert!(!marked.removed && marked.object["metadata"]["deletionTimestamp"] == "t");
         let mut released = marked.object.clone();
         released["metadata"]["finalizers"] = json!([]);
@@ -426,16 +438,29 @@ mod tests {
     }
 
     #[test]
+    fn list_is_scoped_to_resource_and_namespace() {
+        let mut store = Store::new(100);
+        for (ns, name) in [("a", "x"), ("b", "y"), ("b", "z")] {
+            store.write(&ObjectKey::new("", "configmaps", Some(ns), name), cm("v"), Instant::now(), "t", false);
+        }
+        store.write(&ObjectKey::new("", "secrets", Some("b"), "s"), cm("v"), Instant::now(), "t", false);
+        assert_eq!(store.list("", "configmaps", None).len(), 3);
+        let names: Vec<&str> = store.list("", "configmaps", Some("b")).iter().map(|(k, _)| k.name.as_str()).collect();
+        assert_eq!(names, ["y", "z"]);
+        assert!(store.any_change_after(1003, |e| e.key.resource == "secrets"));
+        assert!(!store.any_change_after(1003, |e| e.key.resource == "configmaps"));
+    }
+
+    #[test]
     fn namespace_states() {
         let mut store = Store::new(10);
         assert_eq!(store.namespace_state("kf"), NamespaceState::Missing);
         let ns = ObjectKey::new("", "namespaces", None, "kf");
-        let mut object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"finalizers": ["x"]}});
-        store.write(&ns, object.clone(), Instant::now(), "t", false);
+        let object = json!({"apiVersion": "v1", "kind": "Namespace", "spec": {"finalizers": ["kubernetes"]}});
+        store.write(&ns, object, Instant::now(), "t", false);
         assert_eq!(store.namespace_state("kf"), NamespaceState::Active);
-        store.delete(&ns, Instant::now(), "t", false);
+        store.delete(&ns, "t", false);
         assert_eq!(store.namespace_state("kf"), NamespaceState::Terminating);
-        object["metadata"]["finalizers"] = json!([]);
-        let _ = object;
+        assert_eq!(store.get(&ns).unwrap().object["status"]["phase"], "Terminating");
     }
 }

@@ -8,8 +8,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::discovery::ResourceType;
-
 /// Whether an `Accept` header asks for a Table first.
 pub fn wants_table(accept: &str) -> bool {
     accept.split(',').next().is_some_and(|first| first.contains("as=Table"))
@@ -28,7 +26,7 @@ pub fn human_age(age: Duration) -> String {
 }
 
 /// A Table of the given objects (with their creation instants).
-pub fn table(rt: &ResourceType, objects: &[(&Value, Instant)], now: Instant, revision: u64) -> Value {
+pub fn table(objects: &[(&Value, Instant)], now: Instant, revision: u64) -> Value {
     let rows: Vec<Value> = objects
         .iter()
         .map(|(object, created)| {
@@ -39,7 +37,6 @@ pub fn table(rt: &ResourceType, objects: &[(&Value, Instant)], now: Instant, rev
             })
         })
         .collect();
-    let _ = rt;
     json!({
         "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": revision.to_string()},
         "columnDefinitions": [
@@ -52,7 +49,6 @@ pub fn table(rt: &ResourceType, objects: &[(&Value, Instant)], now: Instant, rev
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testapi::discovery::Catalog;
 
     #[test]
     fn human_age_formats_like_kubectl() {
@@ -64,11 +60,9 @@ mod tests {
 
     #[test]
     fn table_has_name_cells_and_partial_metadata() {
-        let catalog = Catalog::builtin();
-        let rt = catalog.find("", "v1", "configmaps").unwrap();
         let cm = json!({"metadata": {"name": "c", "namespace": "kf"}});
         let now = Instant::now();
-        let t = table(rt, &[(&cm, now)], now, 7);
+        let t = table(&[(&cm, now)], now, 7);
         assert_eq!(t["rows"][0]["cells"][0], "c");
         assert_eq!(t["rows"][0]["object"]["metadata"]["namespace"], "kf");
         assert!(wants_table("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));

@@ -4,7 +4,10 @@
 //! selected object, as upstream does; with one, it replays the store's history after that
 //! revision, or sends an ERROR event carrying a 410 `Expired` Status when the history no longer
 //! reaches back that far (clients such as kube's watcher then re-list). The stream ends after
-//! `timeoutSeconds` (default 30 minutes) or when the client goes away. Events of objects that
+//! `timeoutSeconds` (default 30 minutes) or when the client goes away. With
+//! `sendInitialEvents=true` (streaming lists, kube's `watcher::Config::streaming_lists`) the
+//! initial events are always sent, followed by the BOOKMARK annotated
+//! `k8s.io/initial-events-end` that tells the client the initial state is complete. Events of objects that
 //! stop matching a label selector are not turned into DELETED events (a simplification).
 
 use std::sync::Arc;
@@ -34,6 +37,13 @@ fn expired(revision: u64, current: u64) -> Bytes {
     line("ERROR", &status)
 }
 
+/// The bookmark that ends the initial events of a streaming list.
+fn initial_events_end(rt: &ResourceType, revision: u64) -> Bytes {
+    let object = json!({"kind": rt.kind, "apiVersion": rt.api_version(),
+        "metadata": {"resourceVersion": revision.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
+    line("BOOKMARK", &object)
+}
+
 /// Whether a history event belongs to this watch.
 fn relevant(event: &Event, rt: &ResourceType, req: &ApiRequest, labels: &LabelSelector, fields: &FieldSelector) -> bool {
     event.key.group == rt.group
@@ -50,7 +60,8 @@ pub fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) ->
     let (Ok(labels), Ok(fields)) = (labels, fields) else {
         return error_response(&super::errors::ApiError::bad_request("invalid selector"));
     };
-    let start = req.query.get("resourceVersion").filter(|v| !v.is_empty() && *v != "0").map(|v| v.parse::<u64>());
+    let streaming = req.query.flag("sendInitialEvents");
+    let start = req.query.get("resourceVersion").filter(|v| !v.is_empty() && *v != "0" && !streaming).map(|v| v.parse::<u64>());
     let timeout = req.query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).unwrap_or(1800);
     let (mut sender, channel) = Channel::<Bytes, std::convert::Infallible>::new(64);
     let mut initial = Vec::new();
@@ -62,6 +73,9 @@ pub fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) ->
             None => {
                 if let Ok(items) = selected(&state, &rt, &req) {
                     initial = items.iter().map(|(_, e)| line("ADDED", &present(&rt, &e.object))).collect();
+                }
+                if streaming {
+                    initial.push(initial_events_end(&rt, state.store.revision()));
                 }
                 state.store.revision()
             }
@@ -76,23 +90,23 @@ pub fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) ->
             }
         }
         loop {
-            let batch: Vec<Bytes> = {
+            let (batch, expired_history) = {
                 let state = shared.lock();
                 match state.store.events_after(cursor) {
-                    None => vec![expired(cursor, state.store.revision())],
+                    None => (vec![expired(cursor, state.store.revision())], true),
                     Some(events) => {
                         cursor = state.store.revision();
-                        events.iter().filter(|e| relevant(e, &rt, &req, &labels, &fields)).map(|e| line(e.kind.wire(), &present(&rt, &e.object))).collect()
+                        let lines = events.iter().filter(|e| relevant(e, &rt, &req, &labels, &fields));
+                        (lines.map(|e| line(e.kind.wire(), &present(&rt, &e.object))).collect(), false)
                     }
                 }
             };
-            let gone = batch.first().is_some_and(|b| b.starts_with(b"{\"type\":\"ERROR\""));
             for bytes in batch {
                 if sender.send_data(bytes).await.is_err() {
                     return;
                 }
             }
-            if gone {
+            if expired_history {
                 return;
             }
             tokio::select! {

@@ -26,8 +26,12 @@ const MERGE: &str = "application/merge-patch+json";
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 const JSON_PATCH: &str = "application/json-patch+json";
 
-/// Parse a JSON (or, for apply, YAML) body.
+/// Parse a JSON (or, for apply, YAML) body. Protobuf bodies (typed clients of client-go, e.g.
+/// `kubectl create namespace`) cannot be decoded without schemas and are refused with 415.
 fn parse_body(req: &ApiRequest) -> Result<Value, ApiError> {
+    if req.content_type.contains("protobuf") {
+        return Err(ApiError::unsupported_media_type(&req.content_type));
+    }
     match serde_json::from_slice::<Value>(&req.body) {
         Ok(v) => Ok(v),
         Err(_) if req.content_type.starts_with(APPLY) => {
