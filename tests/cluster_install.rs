@@ -33,21 +33,6 @@ fn example() -> Vec<Value> {
     kfctl_rs::commands::install::parse_documents(&text, "example.yaml").unwrap()
 }
 
-/// example.yaml with CRD schemas replaced by `x-kubernetes-preserve-unknown-fields`: the same
-/// 653 objects and order, a fraction of the bytes the test API server re-reads per request.
-fn lean(docs: Vec<Value>) -> Vec<Value> {
-    docs.into_iter()
-        .map(|mut d| {
-            if d["kind"] == "CustomResourceDefinition" {
-                for version in d["spec"]["versions"].as_array_mut().into_iter().flatten() {
-                    version["schema"] = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-                }
-            }
-            d
-        })
-        .collect()
-}
-
 /// Without cert-manager's CA injection annotations. The test API server treats lists as atomic
 /// for field ownership, so a cainjector write owns all of `.webhooks` there (a real server keys
 /// that list by name and the re-apply does not conflict); injection is tested on its own.
@@ -285,7 +270,7 @@ fn plan_of_example_yaml_holds_exactly_its_objects_and_orders_resources_after_crd
 #[tokio::test]
 async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothing() {
     let cluster = Cluster::start(cert_manager_rules(TestApiConfig::default()));
-    let docs = without_ca_injection(lean(example()));
+    let docs = without_ca_injection(example());
     let mut progress = RecordingProgress::default();
     let report = install(docs.clone(), cluster.options(), &mut progress)
         .await
@@ -886,6 +871,12 @@ async fn bench_install(
     let cluster = Cluster::start(cert_manager_rules(config.latency(latency)));
     let mut options = cluster.options();
     options.poll_interval = Duration::from_millis(10);
+    if let Some(n) = std::env::var("KFCTL_BENCH_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        options.concurrency = n;
+    }
     let (server_before, client_before) = cpu_times();
     let started = Instant::now();
     let report = install(docs, options, &mut RecordingProgress::default())
@@ -904,7 +895,7 @@ async fn bench_install(
 
 /// Benchmark: the whole platform with 5 ms added to every request. Run in release:
 /// `cargo test --release --test cluster_install -- --ignored benchmark --nocapture`
-/// (`KFCTL_BENCH_FULL_CRDS=1` keeps the CRD schemas, which the test server re-reads per request).
+/// (`KFCTL_BENCH_CONCURRENCY=N` overrides the apply concurrency, 16 by default).
 ///
 /// The test server handles requests one at a time on its own thread, so the wall time is bound
 /// by its work; the client's time is its own CPU time (every thread but the server's), and the
@@ -912,11 +903,7 @@ async fn bench_install(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn benchmark_example_yaml_with_5ms_latency() {
-    let docs = if std::env::var_os("KFCTL_BENCH_FULL_CRDS").is_some() {
-        example()
-    } else {
-        lean(example())
-    };
+    let docs = example();
     let (wall, client_cpu, server_cpu, requests) =
         bench_install(Duration::from_millis(5), docs).await;
     eprintln!(
