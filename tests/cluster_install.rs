@@ -682,9 +682,7 @@ async fn uninstall_after_partial_install_removes_inventory_and_keeps_preexisting
         ["kf"]
     );
     assert_eq!(report.deleted.len(), record.inventory.len() - 1);
-    for name in ["settings"] {
-        assert!(!cluster.has("", "configmaps", Some("kf"), name));
-    }
+    assert!(!cluster.has("", "configmaps", Some("kf"), "settings"));
     assert!(!cluster.has("apps", "deployments", Some("kf"), "web"));
     assert!(!cluster.has(
         "apiextensions.k8s.io",
@@ -866,8 +864,10 @@ async fn bench_install(
     latency: Duration,
     docs: Vec<Value>,
 ) -> (Duration, Duration, Duration, usize) {
-    let mut config = TestApiConfig::default();
-    config.reconcile_interval = Duration::from_millis(500);
+    let config = TestApiConfig {
+        reconcile_interval: Duration::from_millis(500),
+        ..TestApiConfig::default()
+    };
     let cluster = Cluster::start(cert_manager_rules(config.latency(latency)));
     let mut options = cluster.options();
     options.poll_interval = Duration::from_millis(10);
