@@ -967,3 +967,39 @@ async fn server_dry_run_persists_nothing_and_skips_resources_of_uninstalled_crds
     assert_eq!(stored_state(&cluster), before);
     assert!(cluster.record().is_none());
 }
+
+/// With admission webhooks simulated (refused until their Service has a ready endpoint, x509
+/// until their caBundle is set), the whole platform installs in one pass: the waves put each
+/// webhook after its Service's workload, and its configuration before what it admits.
+#[tokio::test]
+async fn whole_platform_installs_in_one_pass_with_webhooks_simulated() {
+    let mut config = cert_manager_rules(TestApiConfig::default().simulate_webhooks(true));
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        // Controllers that manage their own certificates (Istio, Knative, JobSet, Trainer) set these.
+        config = config.status_rule(StatusRule::inject_ca_bundle(
+            Rule::kind(kind),
+            Duration::ZERO,
+            "Y2E=",
+        ));
+    }
+    let cluster = Cluster::start(config);
+    let mut progress = RecordingProgress::default();
+    let report = install(example(), cluster.options(), &mut progress)
+        .await
+        .unwrap();
+    assert_eq!(report.waves_done, report.waves_total);
+    let refused: Vec<String> = cluster
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.status == 500)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "writes refused by webhooks: {refused:#?}"
+    );
+}
