@@ -36,6 +36,16 @@ pub enum Command {
     /// Export Helm charts (`chart export`).
     #[command(subcommand)]
     Chart(crate::commands::chart::ChartCommand),
+    /// Install a profile onto a cluster: ordered server-side apply, waits, an install record.
+    Install(crate::commands::install::InstallArgs),
+    /// Show the install record and live readiness per component.
+    Status(crate::commands::status::StatusArgs),
+    /// Show what install would change (server-side dry run).
+    Diff(crate::commands::diff::DiffArgs),
+    /// Delete what install applied, in reverse order.
+    Uninstall(crate::commands::uninstall::UninstallArgs),
+    /// Print the Kind cluster configuration the kind profile expects.
+    KindConfig(crate::commands::kind_config::KindConfigArgs),
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,11 @@ pub mod profile;
 pub mod secrets;
 pub mod template;
 pub mod source;
+pub mod diff;
+pub mod install;
+pub mod kind_config;
+pub mod status;
+pub mod uninstall;
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Code> {
@@ -28,12 +33,48 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Compare(args) => compare::run(args),
         Command::Source(args) => source::run(args),
         Command::Chart(cmd) => chart::run(cmd),
+        Command::Install(args) => install::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Uninstall(args) => uninstall::run(args),
+        Command::KindConfig(args) => kind_config::run(args),
     }
 }
 
-/// The upstream manifests root and the resolver for its remote bases: a folder, archive
-/// or bundle given with `--source`, else the cached release `--version` (fetched if missing,
-/// unless `--offline`).
+/// Upstream as a render needs it, and as an install record describes it.
+pub struct Upstream {
+    pub manifests_dir: PathBuf,
+    pub resolver: Arc<dyn RemoteResolver>,
+    /// The release (e.g. `v1.11.0`), or where the tree came from.
+    pub version: String,
+    /// The release commit, or `sha256:` of the tree.
+    pub digest: String,
+    pub supported_kubernetes: Option<semver::VersionReq>,
+}
+
+/// Open upstream: a folder, archive or bundle given with `--source`, else the cached
+/// release `--version` (fetched if missing, unless `--offline`).
+pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
+    let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let opened = crate::source::open_source(&spec).map_err(source::edge)?;
+    let (version, digest, supported) = match &opened.release {
+        Some(r) => {
+            let (lo_major, lo_minor) = r.min_kubernetes;
+            let range = match r.max_kubernetes {
+                None => format!(">={lo_major}.{lo_minor}.0"),
+                Some((hi_major, hi_minor)) => format!(">={lo_major}.{lo_minor}.0, <{hi_major}.{}.0", hi_minor + 1),
+            };
+            (r.version.to_string(), format!("commit:{}", r.commit), semver::VersionReq::parse(&range).ok())
+        }
+        None => {
+            let digest = crate::source::digest::tree_digest(&opened.manifests_dir).map(|d| format!("sha256:{d}")).unwrap_or_default();
+            (opened.origin.clone(), digest, None)
+        }
+    };
+    Ok(Upstream { manifests_dir: opened.manifests_dir, resolver: opened.resolver, version, digest, supported_kubernetes: supported })
+}
+
+/// The upstream manifests root and the resolver for its remote bases.
 pub fn open_source(flags: &SourceFlags) -> anyhow::Result<(PathBuf, Arc<dyn RemoteResolver>)> {
     let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     let opened = crate::source::open_source(&spec).map_err(source::edge)?;
@@ -43,14 +84,23 @@ pub fn open_source(flags: &SourceFlags) -> anyhow::Result<(PathBuf, Arc<dyn Remo
 /// A render request from the command line's flags.
 pub fn render_request(flags: &RenderFlags) -> anyhow::Result<RenderRequest> {
     let (manifests_dir, remote) = open_source(&flags.source)?;
-    Ok(RenderRequest {
+    Ok(request(flags, manifests_dir, remote))
+}
+
+/// A render request for an opened upstream.
+pub fn request_for(flags: &RenderFlags, upstream: &Upstream) -> RenderRequest {
+    request(flags, upstream.manifests_dir.clone(), upstream.resolver.clone())
+}
+
+fn request(flags: &RenderFlags, manifests_dir: PathBuf, remote: Arc<dyn RemoteResolver>) -> RenderRequest {
+    RenderRequest {
         profile: flags.profile.clone(),
         components: flags.components.clone(),
         value_files: flags.values.clone(),
         sets: flags.sets.clone(),
         manifests_dir,
         remote,
-    })
+    }
 }
 
 /// Map a catalog error to its exit code: the user's input is a usage error (2).

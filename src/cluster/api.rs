@@ -1,0 +1,397 @@
+//! The only door to the API server: raw calls through `kube`'s client.
+//!
+//! Requests are built with `kube::core::Request` (server-side apply is `Patch::Apply` with
+//! field manager `kfctl-rs`) and sent with `Client::send`, so this layer sees the raw response:
+//! its status code (201 tells an apply created the object), its `Retry-After` header, and the
+//! `Status` body of a failure. Every failure becomes an [`ApiFailure`] for the retry table;
+//! kube's own retry layer is off so that one table decides.
+
+use super::retry::{ApiFailure, FieldConflict};
+use kube::core::Request;
+use kube::core::params::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The field manager of every apply.
+pub const FIELD_MANAGER: &str = "kfctl-rs";
+
+/// Which cluster to talk to.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+}
+
+/// Where a kind's objects live on the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourcePath {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+impl ResourcePath {
+    /// The collection URL (`/apis/apps/v1/namespaces/kf/deployments`).
+    pub fn collection(&self, namespace: Option<&str>) -> String {
+        let base = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match (self.namespaced, namespace) {
+            (true, Some(ns)) => format!("{base}/namespaces/{ns}/{}", self.plural),
+            _ => format!("{base}/{}", self.plural),
+        }
+    }
+}
+
+/// The result of an apply.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub live: Value,
+    /// The server answered 201: the object did not exist before.
+    pub created: bool,
+}
+
+/// A connected client.
+#[derive(Clone)]
+pub struct ApiClient {
+    client: kube::Client,
+    pub server: String,
+}
+
+/// A kubeconfig that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}: cannot load kubeconfig: {message}; pass --kubeconfig FILE or set KUBECONFIG")]
+pub struct ConnectError {
+    pub origin: String,
+    pub message: String,
+}
+
+impl ApiClient {
+    /// Load the kubeconfig (`--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`) and connect.
+    pub async fn connect(target: &Target) -> Result<Self, ConnectError> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let options = kube::config::KubeConfigOptions {
+            context: target.context.clone(),
+            ..Default::default()
+        };
+        let origin = target
+            .kubeconfig
+            .as_ref()
+            .map_or("kubeconfig".to_string(), |p| p.display().to_string());
+        let fail = |e: &dyn std::fmt::Display| ConnectError {
+            origin: origin.clone(),
+            message: e.to_string(),
+        };
+        let mut config = match &target.kubeconfig {
+            Some(path) => {
+                let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                    .await
+                    .map_err(|e| fail(&e))?
+            }
+            None => kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|e| fail(&e))?,
+        };
+        config.default_retry = false;
+        config.connect_timeout = Some(Duration::from_secs(5));
+        config.read_timeout = Some(Duration::from_secs(60));
+        config.reset_reader_on_write = true;
+        let server = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config).map_err(|e| fail(&e))?;
+        Ok(ApiClient { client, server })
+    }
+
+    /// Send one request; a 4xx/5xx or a transport error becomes an [`ApiFailure`].
+    pub async fn call(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Value), ApiFailure> {
+        let response = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await
+            .map_err(transport_failure)?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let bytes = response
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(transport_failure)?;
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if status >= 400 {
+            let text = String::from_utf8_lossy(&bytes);
+            return Err(status_failure(status, &body, &text, retry_after));
+        }
+        Ok((status, body))
+    }
+
+    /// GET a path outside resources (`/version`, discovery documents).
+    pub async fn get_path(&self, path: &str) -> Result<Value, ApiFailure> {
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .map_err(|e| build_failure(&e))?;
+        Ok(self.call(request).await?.1)
+    }
+
+    /// Server-side apply.
+    pub async fn apply(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+        body: &Value,
+        force: bool,
+        dry_run: bool,
+    ) -> Result<Applied, ApiFailure> {
+        let mut params = PatchParams::apply(FIELD_MANAGER);
+        params.force = force;
+        params.dry_run = dry_run;
+        let request = Request::new(path.collection(namespace))
+            .patch(name, &params, &Patch::Apply(body))
+            .map_err(|e| build_failure(&e))?;
+        let (status, live) = self.call(request).await?;
+        Ok(Applied {
+            live,
+            created: status == 201,
+        })
+    }
+
+    /// GET an object; `None` when it does not exist.
+    pub async fn get(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ApiFailure> {
+        let request = Request::new(path.collection(namespace))
+            .get(name, &GetParams::default())
+            .map_err(|e| build_failure(&e))?;
+        match self.call(request).await {
+            Ok((_, live)) => Ok(Some(live)),
+            Err(f) if f.status == Some(404) && f.reason == "NotFound" => Ok(None),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// LIST a collection with an optional label selector.
+    pub async fn list(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        labels: Option<&str>,
+    ) -> Result<Value, ApiFailure> {
+        let mut params = ListParams::default();
+        if let Some(selector) = labels {
+            params = params.labels(selector);
+        }
+        let request = Request::new(path.collection(namespace))
+            .list(&params)
+            .map_err(|e| build_failure(&e))?;
+        Ok(self.call(request).await?.1)
+    }
+
+    /// POST a new object (used for SelfSubjectAccessReviews).
+    pub async fn create(&self, path: &ResourcePath, body: &Value) -> Result<Value, ApiFailure> {
+        let bytes = serde_json::to_vec(body).unwrap_or_default();
+        let request = Request::new(path.collection(None))
+            .create(&PostParams::default(), bytes)
+            .map_err(|e| build_failure(&e))?;
+        Ok(self.call(request).await?.1)
+    }
+
+    /// DELETE an object in the background; `false` when it was already gone.
+    pub async fn delete(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<bool, ApiFailure> {
+        let request = Request::new(path.collection(namespace))
+            .delete(name, &DeleteParams::background())
+            .map_err(|e| build_failure(&e))?;
+        match self.call(request).await {
+            Ok(_) => Ok(true),
+            Err(f) if f.status == Some(404) => Ok(false),
+            Err(f) => Err(f),
+        }
+    }
+}
+
+fn build_failure(e: &dyn std::fmt::Display) -> ApiFailure {
+    ApiFailure {
+        status: Some(400),
+        reason: "BadRequest".into(),
+        message: format!("cannot build request: {e}"),
+        ..Default::default()
+    }
+}
+
+/// A transport error, with its whole cause chain ("connection refused" is deep inside).
+fn transport_failure(e: kube::Error) -> ApiFailure {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    ApiFailure {
+        status: None,
+        reason: "Transport".into(),
+        message,
+        ..Default::default()
+    }
+}
+
+/// A failure response: the `Status` body when there is one, the raw text otherwise.
+pub fn status_failure(
+    status: u16,
+    body: &Value,
+    text: &str,
+    retry_after: Option<Duration>,
+) -> ApiFailure {
+    let field = |key: &str| {
+        body.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let message = if body.get("message").is_some() {
+        field("message")
+    } else {
+        text.trim().to_string()
+    };
+    let details_wait = body
+        .pointer("/details/retryAfterSeconds")
+        .and_then(Value::as_u64)
+        .filter(|s| *s > 0);
+    let conflicts = body
+        .pointer("/details/causes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("FieldManagerConflict"))
+        .map(|c| FieldConflict {
+            field: c
+                .get("field")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            manager: conflict_manager(c.get("message").and_then(Value::as_str).unwrap_or("")),
+        })
+        .collect::<Vec<_>>();
+    let conflicts = if conflicts.is_empty() && status == 409 {
+        conflicts_in_message(&message)
+    } else {
+        conflicts
+    };
+    ApiFailure {
+        status: Some(status),
+        reason: field("reason"),
+        message,
+        retry_after: retry_after.or(details_wait.map(Duration::from_secs)),
+        conflicts,
+    }
+}
+
+/// Conflicts from an apply message when the Status has no causes:
+/// `Apply failed with 1 conflict: conflict with "helm" using apps/v1: .spec.replicas`.
+fn conflicts_in_message(message: &str) -> Vec<FieldConflict> {
+    message
+        .split("conflict with \"")
+        .skip(1)
+        .filter_map(|part| {
+            let (manager, rest) = part.split_once('"')?;
+            let field = rest
+                .rsplit(": ")
+                .next()?
+                .trim()
+                .trim_end_matches(',')
+                .to_string();
+            field.starts_with('.').then(|| FieldConflict {
+                field,
+                manager: manager.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `conflict with "helm" using apps/v1` → `helm`.
+fn conflict_manager(message: &str) -> String {
+    message.split('"').nth(1).unwrap_or(message).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn collection_paths_for_core_grouped_and_cluster_scoped() {
+        let cm = ResourcePath {
+            group: "".into(),
+            version: "v1".into(),
+            plural: "configmaps".into(),
+            namespaced: true,
+        };
+        assert_eq!(
+            cm.collection(Some("kf")),
+            "/api/v1/namespaces/kf/configmaps"
+        );
+        let crb = ResourcePath {
+            group: "rbac.authorization.k8s.io".into(),
+            version: "v1".into(),
+            plural: "clusterrolebindings".into(),
+            namespaced: false,
+        };
+        assert_eq!(
+            crb.collection(Some("ignored")),
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+        );
+    }
+
+    #[test]
+    fn status_failure_reads_conflicts_and_retry_after() {
+        let body = json!({"kind": "Status", "reason": "Conflict", "message": "Apply failed with 1 conflict: conflict with \"helm\" using apps/v1: .spec.replicas",
+            "details": {"retryAfterSeconds": 2, "causes": [{"type": "FieldManagerConflict", "message": "conflict with \"helm\" using apps/v1", "field": ".spec.replicas"}]}});
+        let f = status_failure(409, &body, "", None);
+        assert_eq!(
+            f.conflicts,
+            vec![FieldConflict {
+                field: ".spec.replicas".into(),
+                manager: "helm".into()
+            }]
+        );
+        assert_eq!(f.retry_after, Some(Duration::from_secs(2)));
+        let text = json!({"reason": "Conflict", "message": "Apply failed with 1 conflict: conflict with \"cainjector\" using admissionregistration.k8s.io/v1 at 2026-01-01T00:00:00Z: .webhooks"});
+        let f = status_failure(409, &text, "", None);
+        assert_eq!(
+            f.conflicts,
+            vec![FieldConflict {
+                field: ".webhooks".into(),
+                manager: "cainjector".into()
+            }]
+        );
+        let plain = status_failure(
+            502,
+            &Value::Null,
+            " bad gateway \n",
+            Some(Duration::from_secs(1)),
+        );
+        assert_eq!(
+            (plain.message.as_str(), plain.retry_after),
+            ("bad gateway", Some(Duration::from_secs(1)))
+        );
+    }
+}

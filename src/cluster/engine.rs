@@ -1,0 +1,507 @@
+//! Applying a wave and waiting for it: the retry loop, concurrency, interrupts and deadlines.
+//!
+//! Objects of one wave are independent by construction, so they are applied concurrently
+//! (`concurrency` at a time). Each apply runs the retry table: a race is retried with backoff
+//! until the deadline, a mistake stops the wave. A stopping wave lets requests already in flight
+//! finish, so the record names every object the server accepted. Progress events from the
+//! concurrent applies travel over a channel to the one [`Progress`] sink.
+//!
+//! Waiting polls each pending object's live state with its readiness rule until all are ready,
+//! the deadline passes ([`ClusterError::Timeout`] lists every pending object with its last
+//! message) or Ctrl-C arrives.
+
+use super::ClusterError;
+use super::api::{ApiClient, Applied, ResourcePath};
+use super::discovery::Resolver;
+use super::object::ObjectRef;
+use super::plan::{PlannedObject, Wave};
+use super::progress::{Event, Pending, Progress};
+use super::readiness::{Readiness, Rule};
+use super::redact::Redactor;
+use super::retry::{ApiFailure, Backoff, Context, Decision, FailureClass, classify};
+use futures::StreamExt;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+/// How the engine behaves.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub force_conflicts: bool,
+    pub dry_run: bool,
+    pub concurrency: usize,
+    pub poll_interval: Duration,
+    pub backoff: Backoff,
+    /// How long a kind may stay missing from discovery after its CRD wave.
+    pub crd_grace: Duration,
+    pub deadline: Instant,
+    /// The whole allowance, for messages.
+    pub timeout: Duration,
+}
+
+/// Why one object did not apply.
+#[derive(Debug)]
+pub enum ObjectError {
+    Failed(FailureClass, ApiFailure),
+    Deadline(ApiFailure),
+    /// Server dry run: what the object needs (its CRD, its namespace) is not installed yet, so
+    /// the server cannot judge it.
+    NotCheckable(&'static str),
+    Skipped,
+}
+
+/// A retry notice from a concurrent apply.
+struct RetryNote {
+    object: ObjectRef,
+    attempt: u32,
+    delay: Duration,
+    reason: String,
+}
+
+/// The engine of one run.
+pub struct Engine {
+    pub api: ApiClient,
+    pub resolver: Resolver,
+    pub settings: Settings,
+    pub redactor: Redactor,
+    pub crd_kinds: HashSet<String>,
+    pub interrupt: Option<watch::Receiver<bool>>,
+    crds_done_at: Mutex<Option<Instant>>,
+}
+
+impl Engine {
+    pub fn new(
+        api: ApiClient,
+        settings: Settings,
+        redactor: Redactor,
+        crd_kinds: HashSet<String>,
+    ) -> Self {
+        let resolver = Resolver::new(api.clone());
+        Engine {
+            api,
+            resolver,
+            settings,
+            redactor,
+            crd_kinds,
+            interrupt: None,
+            crds_done_at: Mutex::new(None),
+        }
+    }
+
+    /// Mark the end of the CRD wave: the discovery grace period starts now.
+    pub fn crds_done(&self) {
+        if let Ok(mut at) = self.crds_done_at.lock() {
+            *at = Some(Instant::now());
+        }
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|rx| *rx.borrow())
+    }
+
+    /// Sleep, cut short by Ctrl-C.
+    pub async fn pause(&self, delay: Duration) {
+        let Some(rx) = self.interrupt.clone() else {
+            return tokio::time::sleep(delay).await;
+        };
+        let mut rx = rx;
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = rx.wait_for(|v| *v) => {}
+        }
+    }
+
+    fn within_grace(&self) -> bool {
+        let done = self.crds_done_at.lock().ok().and_then(|at| *at);
+        done.is_none_or(|at| at.elapsed() < self.settings.crd_grace)
+    }
+
+    /// Run `op` under the retry table until it succeeds, fails fast or the deadline passes.
+    async fn retrying<T, F, Fut>(
+        &self,
+        object: &ObjectRef,
+        notes: &mpsc::UnboundedSender<RetryNote>,
+        op: F,
+    ) -> Result<T, ObjectError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, ApiFailure>>,
+    {
+        let ctx = Context {
+            crd_in_plan: self.crd_kinds.contains(&object.group_kind()),
+        };
+        let mut attempt = 0;
+        loop {
+            if self.interrupted() {
+                return Err(ObjectError::Skipped);
+            }
+            let mut failure = match op().await {
+                Ok(value) => return Ok(value),
+                Err(failure) => failure,
+            };
+            failure.message = self.redactor.scrub(&failure.message);
+            let (class, decision) = classify(&failure, ctx);
+            if self.settings.dry_run && class == FailureClass::KindNotYetServed {
+                return Err(ObjectError::NotCheckable("its CRD is not installed yet"));
+            }
+            if self.settings.dry_run && is_missing_namespace(&failure) {
+                return Err(ObjectError::NotCheckable(
+                    "its namespace is not created yet",
+                ));
+            }
+            let give_up = match decision {
+                Decision::FailFast => true,
+                Decision::RetryWithinGrace => !self.within_grace(),
+                Decision::Retry | Decision::RetryAfter => false,
+            };
+            if give_up {
+                return Err(ObjectError::Failed(class, failure));
+            }
+            let delay = self.settings.backoff.delay_for(decision, &failure, attempt);
+            if Instant::now() + delay >= self.settings.deadline {
+                return Err(ObjectError::Deadline(failure));
+            }
+            let _ = notes.send(RetryNote {
+                object: object.clone(),
+                attempt,
+                delay,
+                reason: failure.to_string(),
+            });
+            self.pause(delay).await;
+            attempt += 1;
+        }
+    }
+
+    async fn apply_one(
+        &self,
+        object: &PlannedObject,
+        notes: &mpsc::UnboundedSender<RetryNote>,
+    ) -> Result<Applied, ObjectError> {
+        let r = &object.reference;
+        self.retrying(r, notes, || async {
+            let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
+            let namespace = scoped(&path, r);
+            let result = self
+                .api
+                .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
+                .await;
+            if matches!(&result, Err(f) if f.reason == "NotFound" && f.message.contains("the server could not find")) {
+                self.resolver.forget(&r.api_version).await;
+            }
+            result
+        })
+        .await
+    }
+
+    /// Apply every object of a wave; `applied` is called for each object the server accepted.
+    pub async fn apply_wave(
+        &self,
+        wave: &Wave,
+        progress: &mut dyn Progress,
+        applied: &mut dyn FnMut(&PlannedObject, &Applied),
+    ) -> Result<(), ClusterError> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<RetryNote>();
+        let stop = AtomicBool::new(false);
+        let mut first_error: Option<ClusterError> = None;
+        {
+            let (tx, stop) = (&tx, &stop);
+            let mut results = futures::stream::iter(wave.objects.iter())
+                .map(|object| async move {
+                    if stop.load(Ordering::Relaxed) {
+                        return (object, Err(ObjectError::Skipped));
+                    }
+                    (object, self.apply_one(object, tx).await)
+                })
+                .buffer_unordered(self.settings.concurrency.max(1));
+            loop {
+                tokio::select! {
+                    Some(note) = rx.recv() => report_retry(progress, &note),
+                    next = results.next() => match next {
+                        None => break,
+                        Some((object, Ok(done))) => {
+                            applied(object, &done);
+                            progress.event(&Event::Applied { object: &object.reference, created: done.created });
+                        }
+                        Some((object, Err(ObjectError::NotCheckable(why)))) => {
+                            let line = format!("dry run: {} not checked, {why}", object.reference);
+                            progress.event(&Event::Notice(&line));
+                        }
+                        Some((object, Err(error))) => {
+                            if !matches!(error, ObjectError::Skipped) {
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                            if first_error.is_none() {
+                                first_error = self.object_error(wave, &object.reference, error);
+                            }
+                        }
+                    },
+                }
+            }
+        }
+        while let Ok(note) = rx.try_recv() {
+            report_retry(progress, &note);
+        }
+        if self.interrupted() {
+            return Err(ClusterError::Interrupted {
+                wave: wave.name.clone(),
+            });
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn object_error(
+        &self,
+        wave: &Wave,
+        object: &ObjectRef,
+        error: ObjectError,
+    ) -> Option<ClusterError> {
+        let object = object.clone();
+        match error {
+            ObjectError::Skipped | ObjectError::NotCheckable(_) => None,
+            ObjectError::Failed(FailureClass::FieldConflict, failure) => {
+                Some(ClusterError::Conflict {
+                    object,
+                    failure: Box::new(failure),
+                })
+            }
+            ObjectError::Failed(_, failure) => Some(ClusterError::Refused {
+                object,
+                failure: Box::new(failure),
+            }),
+            ObjectError::Deadline(failure) => Some(ClusterError::Timeout {
+                wave: wave.name.clone(),
+                seconds: self.settings.timeout.as_secs_f64(),
+                pending: vec![Pending {
+                    object,
+                    message: format!("not applied: {failure}"),
+                }],
+            }),
+        }
+    }
+
+    /// Poll `items` with `check` (None: ready) until none is pending.
+    pub async fn wait_until<T: Clone, F, Fut>(
+        &self,
+        wave: &str,
+        items: Vec<(ObjectRef, T)>,
+        progress: &mut dyn Progress,
+        check: F,
+    ) -> Result<(), ClusterError>
+    where
+        F: Fn(ObjectRef, T) -> Fut,
+        Fut: Future<Output = Option<String>>,
+    {
+        let total = items.len();
+        let mut pending: Vec<(ObjectRef, T, String)> = items
+            .into_iter()
+            .map(|(r, t)| (r, t, String::new()))
+            .collect();
+        while !pending.is_empty() {
+            let verdicts: Vec<Option<String>> = futures::stream::iter(pending.iter())
+                .map(|(r, t, _)| check(r.clone(), t.clone()))
+                .buffered(self.settings.concurrency.max(1))
+                .collect()
+                .await;
+            pending = pending
+                .into_iter()
+                .zip(verdicts)
+                .filter_map(|((r, t, _), verdict)| verdict.map(|message| (r, t, message)))
+                .collect();
+            if pending.is_empty() {
+                break;
+            }
+            let listed: Vec<Pending> = pending
+                .iter()
+                .map(|(r, _, m)| Pending {
+                    object: r.clone(),
+                    message: self.redactor.scrub(m),
+                })
+                .collect();
+            progress.event(&Event::Waiting {
+                pending: &listed,
+                total,
+            });
+            if self.interrupted() {
+                return Err(ClusterError::Interrupted {
+                    wave: wave.to_string(),
+                });
+            }
+            let now = Instant::now();
+            if now >= self.settings.deadline {
+                let seconds = self.settings.timeout.as_secs_f64();
+                return Err(ClusterError::Timeout {
+                    wave: wave.to_string(),
+                    seconds,
+                    pending: listed,
+                });
+            }
+            self.pause(
+                self.settings
+                    .poll_interval
+                    .min(self.settings.deadline - now),
+            )
+            .await;
+        }
+        Ok(())
+    }
+
+    /// The readiness verdict of one object: `None` when ready.
+    pub async fn readiness(&self, r: &ObjectRef, rule: Rule, body: &Value) -> Option<String> {
+        let path = match self.resolver.resolve(&r.api_version, &r.kind).await {
+            Ok(path) => path,
+            Err(f) => return Some(f.message),
+        };
+        let live = match self.api.get(&path, scoped(&path, r), &r.name).await {
+            Ok(Some(live)) => live,
+            Ok(None) => return Some("not found".into()),
+            Err(f) => return Some(format!("cannot read: {f}")),
+        };
+        if let Readiness::Pending(message) = rule.evaluate(&live) {
+            return Some(message);
+        }
+        if rule == Rule::CrdEstablished {
+            return self.crd_served(body).await;
+        }
+        None
+    }
+
+    /// Whether discovery serves every served version of a CRD's kind.
+    async fn crd_served(&self, crd: &Value) -> Option<String> {
+        let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
+        let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str)?;
+        let versions = crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for version in versions
+            .iter()
+            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+        {
+            let Some(name) = version.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let api_version = format!("{group}/{name}");
+            if self.resolver.resolve(&api_version, kind).await.is_err() {
+                return Some(format!(
+                    "Established, {kind} not yet served by discovery at {api_version}"
+                ));
+            }
+        }
+        None
+    }
+
+    /// `None` when the Service has a ready endpoint.
+    pub async fn endpoint_ready(&self, namespace: &str, name: &str) -> Option<String> {
+        let selector = format!("kubernetes.io/service-name={name}");
+        if let Ok(path) = self
+            .resolver
+            .resolve("discovery.k8s.io/v1", "EndpointSlice")
+            .await
+        {
+            return match self.api.list(&path, Some(namespace), Some(&selector)).await {
+                Ok(list) if has_ready_slice_endpoint(&list) => None,
+                Ok(_) => Some("no ready endpoint".into()),
+                Err(f) => Some(format!("cannot list endpoints: {f}")),
+            };
+        }
+        let path = ResourcePath {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "endpoints".into(),
+            namespaced: true,
+        };
+        match self.api.get(&path, Some(namespace), name).await {
+            Ok(Some(ep)) if has_ready_address(&ep) => None,
+            Ok(_) => Some("no ready endpoint".into()),
+            Err(f) => Some(format!("cannot read endpoints: {f}")),
+        }
+    }
+}
+
+/// `namespaces "kf" not found`: the object's namespace does not exist (yet).
+fn is_missing_namespace(failure: &ApiFailure) -> bool {
+    failure.status == Some(404)
+        && failure.message.starts_with("namespaces \"")
+        && failure.message.ends_with("not found")
+}
+
+/// The namespace to use in a URL for `r` on `path`.
+pub fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
+    if path.namespaced {
+        Some(
+            r.namespace
+                .as_deref()
+                .unwrap_or(super::object::DEFAULT_NAMESPACE),
+        )
+    } else {
+        None
+    }
+}
+
+fn report_retry(progress: &mut dyn Progress, note: &RetryNote) {
+    progress.event(&Event::Retrying {
+        object: &note.object,
+        attempt: note.attempt,
+        delay: note.delay,
+        reason: &note.reason,
+    });
+}
+
+/// An EndpointSlice list with an endpoint not marked unready (unset means ready).
+pub fn has_ready_slice_endpoint(list: &Value) -> bool {
+    let slices = list
+        .get("items")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    slices
+        .iter()
+        .flat_map(|s| {
+            s.get("endpoints")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .any(|e| e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false))
+}
+
+/// Core Endpoints with at least one ready address.
+pub fn has_ready_address(endpoints: &Value) -> bool {
+    let subsets = endpoints
+        .get("subsets")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    subsets.iter().any(|s| {
+        s.get("addresses")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn endpoint_slices_ready_unless_marked_unready() {
+        assert!(has_ready_slice_endpoint(
+            &json!({"items": [{"endpoints": [{"addresses": ["10.0.0.1"]}]}]})
+        ));
+        let unready = json!({"items": [{"endpoints": [{"conditions": {"ready": false}}]}]});
+        assert!(!has_ready_slice_endpoint(&unready));
+        assert!(!has_ready_slice_endpoint(&json!({"items": []})));
+        assert!(has_ready_address(
+            &json!({"subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]})
+        ));
+        assert!(!has_ready_address(
+            &json!({"subsets": [{"notReadyAddresses": [{"ip": "10.0.0.1"}]}]})
+        ));
+    }
+}

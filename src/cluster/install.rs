@@ -1,0 +1,379 @@
+//! The install entry point: plan, preflight, then wave after wave, recording as it goes.
+//!
+//! For each wave: webhook waves first wait until the Services they call have a ready endpoint;
+//! the wave's objects are applied concurrently (server-side apply, field manager `kfctl-rs`);
+//! then the wave waits for its readiness rules; then the record is written. A server-side dry
+//! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
+//! record; custom resources whose CRD is not installed yet are skipped with a notice.
+//!
+//! Re-running converges: every wave is applied again (server-side apply of an unchanged body
+//! changes nothing and the patch bytes are identical), the record resumes from the previous
+//! one and is only written when its content changes.
+
+use super::ClusterError;
+use super::api::{ApiClient, Applied, ResourcePath, Target};
+use super::engine::{Engine, Settings};
+use super::object::ObjectRef;
+use super::order::Class;
+use super::plan::{Plan, PlannedObject, Wave};
+use super::preflight::{self, PreflightOptions};
+use super::progress::{Event, Progress};
+use super::record::{self, InstallMeta, InstallRecord};
+use super::redact::Redactor;
+use super::retry::Backoff;
+use serde::Serialize;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Server-side dry run, or a real install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DryRun {
+    #[default]
+    None,
+    Server,
+}
+
+/// Everything an install needs besides the objects.
+#[derive(Debug, Clone)]
+pub struct InstallOptions {
+    pub target: Target,
+    pub meta: InstallMeta,
+    pub preflight: PreflightOptions,
+    pub dry_run: DryRun,
+    pub force_conflicts: bool,
+    /// The deadline of the whole install, from its start.
+    pub timeout: Duration,
+    /// Objects applied at once within a wave.
+    pub concurrency: usize,
+    pub poll_interval: Duration,
+    pub backoff: Backoff,
+    /// How long a kind may be missing from discovery after its CRD wave.
+    pub crd_grace: Duration,
+    /// Ctrl-C: set to `true` to stop after the requests in flight, recording progress.
+    pub interrupt: Option<watch::Receiver<bool>>,
+}
+
+impl InstallOptions {
+    pub fn new(target: Target, meta: InstallMeta) -> Self {
+        InstallOptions {
+            target,
+            meta,
+            preflight: PreflightOptions::default(),
+            dry_run: DryRun::None,
+            force_conflicts: false,
+            timeout: Duration::from_secs(20 * 60),
+            concurrency: 16,
+            poll_interval: Duration::from_secs(2),
+            backoff: Backoff::default(),
+            crd_grace: Duration::from_secs(60),
+            interrupt: None,
+        }
+    }
+}
+
+/// What an install did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallReport {
+    pub server: String,
+    pub server_version: String,
+    pub dry_run: bool,
+    pub waves_total: usize,
+    pub waves_done: usize,
+    pub applied: usize,
+    pub created: usize,
+    pub warnings: Vec<String>,
+    pub elapsed_seconds: f64,
+    pub plan_digest: String,
+}
+
+/// Install `objects` onto the cluster of `options.target`.
+pub async fn install(
+    objects: Vec<Value>,
+    options: InstallOptions,
+    progress: &mut dyn Progress,
+) -> Result<InstallReport, ClusterError> {
+    let started = Instant::now();
+    let plan = Plan::build(&objects)?;
+    preflight::check_credentials(&options.meta.profile, &options.preflight)?;
+    let api = ApiClient::connect(&options.target).await?;
+    let settings = Settings {
+        force_conflicts: options.force_conflicts,
+        dry_run: options.dry_run == DryRun::Server,
+        concurrency: options.concurrency,
+        poll_interval: options.poll_interval,
+        backoff: options.backoff,
+        crd_grace: options.crd_grace,
+        deadline: started + options.timeout,
+        timeout: options.timeout,
+    };
+    let mut engine = Engine::new(
+        api.clone(),
+        settings,
+        Redactor::from_docs(&objects),
+        plan.crd_kinds.keys().cloned().collect(),
+    );
+    engine.interrupt = options.interrupt.clone();
+    let checks = preflight::run(&api, &engine.resolver, &plan, &options.preflight).await?;
+    for warning in &checks.warnings {
+        progress.event(&Event::Notice(warning));
+    }
+    let mut run = Run::start(&engine, &plan, options.meta.clone()).await?;
+    let outcome = run.waves(&engine, &plan, progress).await;
+    run.save(&engine).await;
+    outcome?;
+    Ok(InstallReport {
+        server: api.server.clone(),
+        server_version: checks.server_version,
+        dry_run: engine.settings.dry_run,
+        waves_total: plan.waves.len(),
+        waves_done: run.waves_done,
+        applied: run.applied,
+        created: run.created,
+        warnings: checks.warnings,
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+        plan_digest: plan.digest.clone(),
+    })
+}
+
+/// What the preflight found, for a confirmation question.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub objects: usize,
+    pub waves: usize,
+    pub server: String,
+    pub preflight: preflight::PreflightReport,
+}
+
+/// Plan and preflight only: nothing is written.
+pub async fn check(objects: &[Value], options: &InstallOptions) -> Result<Checked, ClusterError> {
+    let plan = Plan::build(objects)?;
+    preflight::check_credentials(&options.meta.profile, &options.preflight)?;
+    let api = ApiClient::connect(&options.target).await?;
+    let resolver = super::discovery::Resolver::new(api.clone());
+    let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
+    Ok(Checked {
+        objects: objects.len(),
+        waves: plan.waves.len(),
+        server: api.server.clone(),
+        preflight: report,
+    })
+}
+
+fn configmaps() -> ResourcePath {
+    ResourcePath {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    }
+}
+
+fn namespaces() -> ResourcePath {
+    ResourcePath {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "namespaces".into(),
+        namespaced: false,
+    }
+}
+
+/// Read the install record, if there is one.
+pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
+    let found = api
+        .get(
+            &configmaps(),
+            Some(record::RECORD_NAMESPACE),
+            record::RECORD_NAME,
+        )
+        .await
+        .map_err(|failure| ClusterError::Api {
+            what: "read install record".into(),
+            failure: Box::new(failure),
+        })?;
+    found
+        .map(|cm| InstallRecord::from_configmap(&cm))
+        .transpose()
+        .map_err(Into::into)
+}
+
+/// One install's running state.
+struct Run {
+    record: Option<InstallRecord>,
+    written: Option<Value>,
+    waves_done: usize,
+    applied: usize,
+    created: usize,
+}
+
+impl Run {
+    async fn start(engine: &Engine, plan: &Plan, meta: InstallMeta) -> Result<Run, ClusterError> {
+        let mut run = Run {
+            record: None,
+            written: None,
+            waves_done: 0,
+            applied: 0,
+            created: 0,
+        };
+        if engine.settings.dry_run {
+            return Ok(run);
+        }
+        let previous = read_record(&engine.api).await?;
+        if previous.is_none() {
+            let ns = record::record_namespace();
+            engine
+                .api
+                .apply(
+                    &namespaces(),
+                    None,
+                    record::RECORD_NAMESPACE,
+                    &ns,
+                    true,
+                    false,
+                )
+                .await
+                .map_err(|failure| ClusterError::Api {
+                    what: format!("namespace {}", record::RECORD_NAMESPACE),
+                    failure: Box::new(failure),
+                })?;
+        }
+        run.written = previous.as_ref().map(InstallRecord::to_configmap);
+        run.record = Some(InstallRecord::resume(
+            previous,
+            meta,
+            &plan.digest,
+            plan.waves.len(),
+        ));
+        Ok(run)
+    }
+
+    async fn waves(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        progress: &mut dyn Progress,
+    ) -> Result<(), ClusterError> {
+        let total = plan.waves.len();
+        for wave in &plan.waves {
+            let wave_started = Instant::now();
+            progress.event(&Event::WaveStarted {
+                index: wave.index,
+                total,
+                name: &wave.name,
+                objects: wave.objects.len(),
+            });
+            if !engine.settings.dry_run
+                && matches!(
+                    wave.class,
+                    Class::MutatingWebhook | Class::ValidatingWebhook
+                )
+            {
+                wait_for_endpoints(engine, wave, progress).await?;
+            }
+            let mut note =
+                |object: &PlannedObject, applied: &Applied| self.note(object, wave.index, applied);
+            let applied = engine.apply_wave(wave, progress, &mut note).await;
+            applied?;
+            if !engine.settings.dry_run {
+                wait_for_wave(engine, wave, progress).await?;
+                if wave.class == Class::Crd {
+                    engine.crds_done();
+                }
+            }
+            self.waves_done = wave.index;
+            if let Some(record) = &mut self.record {
+                record.reach(wave.index, &wave.name);
+            }
+            self.save(engine).await;
+            progress.event(&Event::WaveDone {
+                index: wave.index,
+                name: &wave.name,
+                elapsed: wave_started.elapsed(),
+            });
+        }
+        Ok(())
+    }
+
+    fn note(&mut self, object: &PlannedObject, wave: usize, applied: &Applied) {
+        self.applied += 1;
+        self.created += usize::from(applied.created);
+        if let Some(record) = &mut self.record {
+            record.note_applied(&object.reference, &object.app, wave, applied.created);
+        }
+    }
+
+    /// Write the record if it changed (best effort: a failed write must not hide the real error).
+    async fn save(&mut self, engine: &Engine) {
+        let Some(record) = &self.record else { return };
+        let configmap = record.to_configmap();
+        if self.written.as_ref() == Some(&configmap) {
+            return;
+        }
+        let saved = engine
+            .api
+            .apply(
+                &configmaps(),
+                Some(record::RECORD_NAMESPACE),
+                record::RECORD_NAME,
+                &configmap,
+                true,
+                false,
+            )
+            .await;
+        if saved.is_ok() {
+            self.written = Some(configmap);
+        }
+    }
+}
+
+async fn wait_for_endpoints(
+    engine: &Engine,
+    wave: &Wave,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let mut services: Vec<(ObjectRef, ())> = Vec::new();
+    for (namespace, name) in wave.objects.iter().flat_map(|o| o.calls.iter()) {
+        let service = ObjectRef {
+            api_version: "v1".into(),
+            kind: "Service".into(),
+            namespace: Some(namespace.clone()),
+            name: name.clone(),
+        };
+        if !services.iter().any(|(s, _)| *s == service) {
+            services.push((service, ()));
+        }
+    }
+    engine
+        .wait_until(&wave.name, services, progress, |service, _| async move {
+            engine
+                .endpoint_ready(
+                    service.namespace.as_deref().unwrap_or("default"),
+                    &service.name,
+                )
+                .await
+        })
+        .await
+}
+
+async fn wait_for_wave(
+    engine: &Engine,
+    wave: &Wave,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let items: Vec<(ObjectRef, &PlannedObject)> = wave
+        .objects
+        .iter()
+        .filter(|o| o.rule.is_some())
+        .map(|o| (o.reference.clone(), o))
+        .collect();
+    if items.is_empty() {
+        return Ok(());
+    }
+    engine
+        .wait_until(&wave.name, items, progress, |r, object| async move {
+            let rule = object.rule?;
+            engine.readiness(&r, rule, &object.body).await
+        })
+        .await
+}

@@ -1,0 +1,279 @@
+//! The install plan as data: ordered waves, each object with what it waits for.
+//!
+//! [`Plan::build`] is pure: it sorts rendered objects into waves with the tables of
+//! [`super::order`] and attaches the readiness rules of [`super::readiness`]. It holds exactly
+//! the objects it was given (a duplicate is an error, not a silent overwrite), keeps their input
+//! order within a wave, and serializes (`--plan -o json`) without any Secret value: objects
+//! show apiVersion, kind, namespace and name only.
+
+use super::object::{ObjectRef, Scopes, crd_kinds};
+use super::order::{self, Class, WaveKey};
+use super::prepare::apply_body;
+use super::readiness::{Rule, rule_for};
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// A plan that could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("{0}; every object needs apiVersion, kind and metadata.name")]
+    Incomplete(String),
+    #[error("{0}: appears twice in the rendered objects; each object must be unique")]
+    Duplicate(ObjectRef),
+}
+
+/// The whole plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub waves: Vec<Wave>,
+    /// sha256 of the apply bodies in plan order: equal plans apply equal bytes.
+    pub digest: String,
+    /// `group/Kind` of every CRD in the plan, to its CRD name.
+    #[serde(skip)]
+    pub crd_kinds: HashMap<String, String>,
+}
+
+/// One wave: applied together, then waited for.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Wave {
+    pub index: usize,
+    pub name: String,
+    pub class: Class,
+    pub component: Option<String>,
+    /// Conditions checked before the wave is applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<String>,
+    /// What the wave waits for after applying, one line per distinct rule.
+    pub waits_for: Vec<String>,
+    pub objects: Vec<PlannedObject>,
+}
+
+/// One object of a wave.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedObject {
+    #[serde(flatten)]
+    pub reference: ObjectRef,
+    pub component: String,
+    /// The application it belongs to (status groups by it).
+    pub app: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits_for: Option<&'static str>,
+    /// Services (namespace, name) a webhook configuration calls.
+    #[serde(skip)]
+    pub calls: Vec<(String, String)>,
+    #[serde(skip)]
+    pub rule: Option<Rule>,
+    /// The body to apply (may hold Secret values: never serialized).
+    #[serde(skip)]
+    pub body: Value,
+}
+
+impl Plan {
+    /// Sort `docs` into waves.
+    pub fn build(docs: &[Value]) -> Result<Plan, PlanError> {
+        let scopes = Scopes::from_docs(docs);
+        let mut seen = HashSet::new();
+        let mut grouped: BTreeMap<(WaveKey, &'static str), Vec<PlannedObject>> = BTreeMap::new();
+        for (index, doc) in docs.iter().enumerate() {
+            let reference =
+                scopes.normalize(ObjectRef::from_value(doc, index).map_err(PlanError::Incomplete)?);
+            if !seen.insert(reference.clone()) {
+                return Err(PlanError::Duplicate(reference));
+            }
+            let class = order::class_of(&reference);
+            let component = order::component_of(&reference, doc);
+            let rule = rule_for(&reference, doc);
+            let calls = match class {
+                Class::MutatingWebhook | Class::ValidatingWebhook => order::webhook_services(doc),
+                _ => Vec::new(),
+            };
+            let body = apply_body(doc, reference.namespace.is_none());
+            let app = order::app_of(component, &reference, doc);
+            let planned = PlannedObject {
+                reference,
+                component: component.to_string(),
+                app,
+                waits_for: rule.map(Rule::describe),
+                calls,
+                rule,
+                body,
+            };
+            let key = order::wave_key(class, component);
+            let label = if key.phase == 1 { component } else { "" };
+            grouped.entry((key, label)).or_default().push(planned);
+        }
+        let waves: Vec<Wave> = grouped
+            .into_iter()
+            .enumerate()
+            .map(|(i, ((key, component), objects))| make_wave(i + 1, key.class, component, objects))
+            .collect();
+        let digest = digest_of(&waves);
+        Ok(Plan {
+            waves,
+            digest,
+            crd_kinds: crd_kinds(docs),
+        })
+    }
+
+    /// Every planned object, in apply order.
+    pub fn objects(&self) -> impl Iterator<Item = &PlannedObject> {
+        self.waves.iter().flat_map(|w| w.objects.iter())
+    }
+
+    /// The wave index (1-based) an object is applied in.
+    pub fn wave_of(&self, r: &ObjectRef) -> Option<usize> {
+        self.waves
+            .iter()
+            .find(|w| w.objects.iter().any(|o| &o.reference == r))
+            .map(|w| w.index)
+    }
+
+    /// Whether the plan installs the CRD serving `group/Kind`.
+    pub fn has_crd_for(&self, group_kind: &str) -> bool {
+        self.crd_kinds.contains_key(group_kind)
+    }
+}
+
+fn wave_name(class: Class, component: &str) -> String {
+    let what = match class {
+        Class::Namespace => return "namespaces".into(),
+        Class::Crd => return "custom resource definitions".into(),
+        Class::Config => {
+            return "configuration (RBAC, service accounts, config maps, secrets)".into();
+        }
+        Class::ValidatingWebhook => return "validating webhooks".into(),
+        Class::Workload => "services and workloads",
+        Class::MutatingWebhook => "mutating webhooks",
+        Class::CustomResource => "custom resources",
+    };
+    format!("{component}: {what}")
+}
+
+fn make_wave(index: usize, class: Class, component: &str, objects: Vec<PlannedObject>) -> Wave {
+    let mut waits_for: Vec<String> = Vec::new();
+    for rule in objects.iter().filter_map(|o| o.rule) {
+        let line = rule.describe().to_string();
+        if !waits_for.contains(&line) {
+            waits_for.push(line);
+        }
+    }
+    let before = match class {
+        Class::MutatingWebhook | Class::ValidatingWebhook => {
+            vec!["each Service the webhooks call has a ready endpoint".to_string()]
+        }
+        Class::CustomResource => {
+            vec!["their CRDs are Established and served by discovery".to_string()]
+        }
+        _ => Vec::new(),
+    };
+    let component = (!component.is_empty()).then(|| component.to_string());
+    Wave {
+        index,
+        name: wave_name(class, component.as_deref().unwrap_or("")),
+        class,
+        component,
+        before,
+        waits_for,
+        objects,
+    }
+}
+
+fn digest_of(waves: &[Wave]) -> String {
+    let mut hasher = Sha256::new();
+    for object in waves.iter().flat_map(|w| &w.objects) {
+        hasher.update(serde_json::to_vec(&object.body).unwrap_or_default());
+        hasher.update(b"\n");
+    }
+    hex::encode(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str) -> Value {
+        let mut meta = json!({"name": name});
+        if let Some(ns) = ns {
+            meta["namespace"] = json!(ns);
+        }
+        json!({"apiVersion": api, "kind": kind, "metadata": meta})
+    }
+
+    fn crd(group: &str, kind: &str, plural: &str) -> Value {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced", "names": {"kind": kind, "plural": plural}}})
+    }
+
+    #[test]
+    fn plan_orders_namespaces_crds_config_workloads_resources_validating() {
+        let docs = vec![
+            obj(
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                None,
+                "v",
+            ),
+            obj("example.org/v1", "Widget", Some("kf"), "w"),
+            obj("apps/v1", "Deployment", Some("kf"), "d"),
+            obj("v1", "ConfigMap", Some("kf"), "c"),
+            crd("example.org", "Widget", "widgets"),
+            obj("v1", "Namespace", None, "kf"),
+        ];
+        let plan = Plan::build(&docs).unwrap();
+        let kinds: Vec<&str> = plan.objects().map(|o| o.reference.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "Namespace",
+                "CustomResourceDefinition",
+                "ConfigMap",
+                "Deployment",
+                "Widget",
+                "ValidatingWebhookConfiguration"
+            ]
+        );
+        assert_eq!(
+            plan.waves.iter().map(|w| w.index).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 6]
+        );
+        assert!(plan.has_crd_for("example.org/Widget"));
+    }
+
+    #[test]
+    fn plan_rejects_duplicates_and_incomplete_objects() {
+        let cm = obj("v1", "ConfigMap", Some("kf"), "c");
+        assert!(matches!(
+            Plan::build(&[cm.clone(), cm]),
+            Err(PlanError::Duplicate(_))
+        ));
+        let nameless = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
+        assert!(matches!(
+            Plan::build(&[nameless]),
+            Err(PlanError::Incomplete(_))
+        ));
+    }
+
+    #[test]
+    fn plan_json_never_shows_secret_values() {
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "kf"},
+            "stringData": {"password": "hunter2-very-secret"}});
+        let plan = Plan::build(&[secret]).unwrap();
+        let text = serde_json::to_string(&plan).unwrap();
+        assert!(!text.contains("hunter2-very-secret"));
+        assert!(text.contains("\"name\":\"s\""));
+    }
+
+    #[test]
+    fn plan_digest_depends_on_content() {
+        let a = Plan::build(&[json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}})]).unwrap();
+        let b = Plan::build(&[json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "2"}})]).unwrap();
+        assert_ne!(a.digest, b.digest);
+        assert_eq!(a.digest.len(), 64);
+    }
+}

@@ -1,0 +1,241 @@
+//! The install record: what kfctl-rs installed, kept in the cluster itself.
+//!
+//! A labelled ConfigMap `kfctl-system/kfctl-rs-install` holds one JSON document: the upstream
+//! version and digest, the profile, the values digest, the plan digest, the last wave reached
+//! and the inventory of every object applied (with whether kfctl-rs created it or found it
+//! already there). It is rewritten after each wave, so an interrupted install leaves an
+//! accurate record; `status` reports from it and `uninstall` deletes its inventory.
+//!
+//! The record holds references only, never object bodies, so no Secret value reaches it. Its
+//! content is deterministic (no timestamps): an unchanged re-run produces the same record and
+//! writes nothing.
+
+use super::object::ObjectRef;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const RECORD_NAMESPACE: &str = "kfctl-system";
+pub const RECORD_NAME: &str = "kfctl-rs-install";
+pub const RECORD_KEY: &str = "record.json";
+/// Labels on the record (and its namespace), for `kubectl get -l`.
+pub const RECORD_LABELS: &[(&str, &str)] = &[
+    ("app.kubernetes.io/managed-by", "kfctl-rs"),
+    ("kfctl-rs.io/record", "install"),
+];
+
+/// What was rendered: carried from the renderer into the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallMeta {
+    pub profile: String,
+    pub upstream_version: String,
+    pub upstream_digest: String,
+    pub values_digest: String,
+}
+
+/// The record itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallRecord {
+    #[serde(flatten)]
+    pub meta: InstallMeta,
+    pub plan_digest: String,
+    pub waves_total: usize,
+    /// The last wave completed (0: none); `waves_total` means the install finished.
+    pub waves_done: usize,
+    pub last_wave: String,
+    pub inventory: Vec<InventoryEntry>,
+}
+
+/// One applied object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InventoryEntry {
+    #[serde(flatten)]
+    pub reference: ObjectRef,
+    /// The application it belongs to (see `order::app_of`).
+    pub component: String,
+    pub wave: usize,
+    /// Whether kfctl-rs created the object (false: it existed before the install).
+    pub created: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; delete it or re-run install"
+)]
+pub struct RecordError(String);
+
+impl InstallRecord {
+    /// The record this run starts from: the previous one when it describes the same plan
+    /// (waves reached stay reached), a fresh one otherwise; the inventory always carries over,
+    /// so uninstall still finds objects an earlier plan applied.
+    pub fn resume(
+        previous: Option<InstallRecord>,
+        meta: InstallMeta,
+        plan_digest: &str,
+        waves_total: usize,
+    ) -> Self {
+        let same_plan = previous
+            .as_ref()
+            .is_some_and(|p| p.plan_digest == plan_digest);
+        let (waves_done, last_wave) = match (&previous, same_plan) {
+            (Some(p), true) => (p.waves_done, p.last_wave.clone()),
+            _ => (0, String::new()),
+        };
+        InstallRecord {
+            meta,
+            plan_digest: plan_digest.to_string(),
+            waves_total,
+            waves_done,
+            last_wave,
+            inventory: previous.map(|p| p.inventory).unwrap_or_default(),
+        }
+    }
+
+    /// Note an applied object; once created by kfctl-rs, always created by kfctl-rs.
+    pub fn note_applied(
+        &mut self,
+        reference: &ObjectRef,
+        component: &str,
+        wave: usize,
+        created: bool,
+    ) {
+        match self
+            .inventory
+            .iter_mut()
+            .find(|e| &e.reference == reference)
+        {
+            Some(entry) => {
+                entry.created |= created;
+                entry.wave = wave;
+                entry.component = component.to_string();
+            }
+            None => self.inventory.push(InventoryEntry {
+                reference: reference.clone(),
+                component: component.to_string(),
+                wave,
+                created,
+            }),
+        }
+    }
+
+    /// Note a completed wave.
+    pub fn reach(&mut self, wave: usize, name: &str) {
+        if wave >= self.waves_done {
+            self.waves_done = wave;
+            self.last_wave = name.to_string();
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.waves_total > 0 && self.waves_done >= self.waves_total
+    }
+
+    /// The inventory in deletion order: latest wave first, reverse apply order within a wave.
+    pub fn deletion_order(&self) -> Vec<&InventoryEntry> {
+        let mut entries: Vec<(usize, &InventoryEntry)> =
+            self.inventory.iter().enumerate().collect();
+        entries.sort_by(|(ia, a), (ib, b)| b.wave.cmp(&a.wave).then(ib.cmp(ia)));
+        entries.into_iter().map(|(_, e)| e).collect()
+    }
+
+    /// The ConfigMap that stores the record.
+    pub fn to_configmap(&self) -> Value {
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": RECORD_NAME, "namespace": RECORD_NAMESPACE, "labels": labels()},
+            "data": {RECORD_KEY: text},
+        })
+    }
+
+    /// Read the record from its ConfigMap.
+    pub fn from_configmap(configmap: &Value) -> Result<Self, RecordError> {
+        let text = configmap
+            .pointer(&format!("/data/{RECORD_KEY}"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| RecordError(format!("no data key {RECORD_KEY}")))?;
+        serde_json::from_str(text).map_err(|e| RecordError(e.to_string()))
+    }
+}
+
+/// The record labels as a JSON object.
+pub fn labels() -> Value {
+    Value::Object(
+        RECORD_LABELS
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), json!(v)))
+            .collect(),
+    )
+}
+
+/// The namespace that holds the record.
+pub fn record_namespace() -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RECORD_NAMESPACE, "labels": labels()}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(kind: &str, name: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            namespace: None,
+            name: name.into(),
+        }
+    }
+
+    fn meta() -> InstallMeta {
+        InstallMeta {
+            profile: "kind".into(),
+            upstream_version: "v1.11.0".into(),
+            upstream_digest: "d".into(),
+            values_digest: "v".into(),
+        }
+    }
+
+    #[test]
+    fn record_round_trips_through_its_configmap() {
+        let mut rec = InstallRecord::resume(None, meta(), "p1", 3);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true);
+        rec.reach(1, "namespaces");
+        let cm = rec.to_configmap();
+        assert_eq!(
+            cm.pointer("/metadata/labels/app.kubernetes.io~1managed-by"),
+            Some(&json!("kfctl-rs"))
+        );
+        assert_eq!(InstallRecord::from_configmap(&cm).unwrap(), rec);
+        assert!(InstallRecord::from_configmap(&json!({"data": {}})).is_err());
+    }
+
+    #[test]
+    fn resume_keeps_progress_only_for_the_same_plan_and_inventory_always() {
+        let mut rec = InstallRecord::resume(None, meta(), "p1", 3);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true);
+        rec.reach(2, "crds");
+        let same = InstallRecord::resume(Some(rec.clone()), meta(), "p1", 3);
+        assert_eq!((same.waves_done, same.inventory.len()), (2, 1));
+        let other = InstallRecord::resume(Some(rec), meta(), "p2", 4);
+        assert_eq!((other.waves_done, other.inventory.len()), (0, 1));
+    }
+
+    #[test]
+    fn created_flag_sticks_and_deletion_order_reverses_waves() {
+        let mut rec = InstallRecord::resume(None, meta(), "p", 2);
+        rec.note_applied(&r("Namespace", "a"), "platform", 1, true);
+        rec.note_applied(&r("Namespace", "b"), "platform", 1, false);
+        rec.note_applied(&r("ConfigMap", "c"), "platform", 2, true);
+        rec.note_applied(&r("Namespace", "a"), "platform", 1, false);
+        assert!(rec.inventory[0].created);
+        let order: Vec<&str> = rec
+            .deletion_order()
+            .iter()
+            .map(|e| e.reference.name.as_str())
+            .collect();
+        assert_eq!(order, ["c", "b", "a"]);
+    }
+}

@@ -1,0 +1,156 @@
+//! `status`: the install record and the live readiness of what it installed, per component.
+//!
+//! Objects with a readiness rule (workloads, CRDs, cert-manager resources, injected webhooks)
+//! are read live and judged; objects without one count as ready when the record lists them.
+
+use super::ClusterError;
+use super::api::{ApiClient, Target};
+use super::discovery::Resolver;
+use super::engine::scoped;
+use super::install::read_record;
+use super::progress::Pending;
+use super::readiness::{Readiness, rule_for};
+use super::record::{InstallRecord, InventoryEntry};
+use futures::StreamExt;
+use serde::Serialize;
+
+/// The status of an install.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    pub server: String,
+    pub record: InstallRecord,
+    pub components: Vec<ComponentStatus>,
+    /// The install finished and every checked object is ready.
+    pub healthy: bool,
+}
+
+/// One component's live readiness.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentStatus {
+    pub name: String,
+    pub objects: usize,
+    pub ready: usize,
+    pub pending: Vec<PendingObject>,
+}
+
+/// A pending object, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingObject {
+    pub object: String,
+    pub message: String,
+}
+
+impl From<Pending> for PendingObject {
+    fn from(p: Pending) -> Self {
+        PendingObject {
+            object: p.object.to_string(),
+            message: p.message,
+        }
+    }
+}
+
+/// Read the record and judge every inventory object that has a readiness rule.
+pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport, ClusterError> {
+    let api = ApiClient::connect(target).await?;
+    let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let resolver = Resolver::new(api.clone());
+    let verdicts: Vec<Option<Pending>> = futures::stream::iter(record.inventory.iter())
+        .map(|entry| judge(&api, &resolver, entry))
+        .buffered(concurrency.max(1))
+        .collect()
+        .await;
+    let mut components: Vec<ComponentStatus> = Vec::new();
+    for (entry, verdict) in record.inventory.iter().zip(verdicts) {
+        let index = match components.iter().position(|c| c.name == entry.component) {
+            Some(i) => i,
+            None => {
+                let name = entry.component.clone();
+                components.push(ComponentStatus {
+                    name,
+                    objects: 0,
+                    ready: 0,
+                    pending: Vec::new(),
+                });
+                components.len() - 1
+            }
+        };
+        let component = &mut components[index];
+        component.objects += 1;
+        match verdict {
+            None => component.ready += 1,
+            Some(pending) => component.pending.push(pending.into()),
+        }
+    }
+    let healthy = record.is_complete() && components.iter().all(|c| c.pending.is_empty());
+    Ok(StatusReport {
+        server: api.server.clone(),
+        record,
+        components,
+        healthy,
+    })
+}
+
+/// `None` when ready (or when the kind has no rule).
+async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Option<Pending> {
+    let r = &entry.reference;
+    let checked = crate::cluster::readiness::READINESS
+        .iter()
+        .any(|(gk, _)| *gk == r.group_kind())
+        || r.kind.ends_with("WebhookConfiguration");
+    if !checked {
+        return None;
+    }
+    let pending = |message: String| {
+        Some(Pending {
+            object: r.clone(),
+            message,
+        })
+    };
+    let path = match resolver.resolve(&r.api_version, &r.kind).await {
+        Ok(path) => path,
+        Err(f) => return pending(f.message),
+    };
+    let live = match api.get(&path, scoped(&path, r), &r.name).await {
+        Ok(Some(live)) => live,
+        Ok(None) => return pending("missing".into()),
+        Err(f) => return pending(format!("cannot read: {f}")),
+    };
+    match rule_for(r, &live).map(|rule| rule.evaluate(&live)) {
+        Some(Readiness::Pending(message)) => pending(message),
+        _ => None,
+    }
+}
+
+/// The human summary of a report.
+pub fn render_text(report: &StatusReport) -> String {
+    let r = &report.record;
+    let mut out = format!(
+        "server: {}\nprofile: {}\nupstream: {} ({})\nvalues digest: {}\nprogress: {}/{} waves{}\n",
+        report.server,
+        r.meta.profile,
+        r.meta.upstream_version,
+        r.meta.upstream_digest,
+        r.meta.values_digest,
+        r.waves_done,
+        r.waves_total,
+        if r.last_wave.is_empty() {
+            String::new()
+        } else {
+            format!(" (last: {})", r.last_wave)
+        },
+    );
+    for c in &report.components {
+        out.push_str(&format!("{:<14} {}/{} ready\n", c.name, c.ready, c.objects));
+        for p in &c.pending {
+            out.push_str(&format!("  pending: {} ({})\n", p.object, p.message));
+        }
+    }
+    out.push_str(if report.healthy {
+        "healthy\n"
+    } else {
+        "not healthy\n"
+    });
+    out
+}

