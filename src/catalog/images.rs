@@ -73,9 +73,8 @@ pub fn collect(objects: &[serde_json::Value]) -> Vec<String> {
     use serde_json::Value;
     let mut out = std::collections::BTreeSet::new();
     for obj in objects {
-        let mut copy = obj.clone();
-        super::params::for_each_image(&mut copy, &mut |img| {
-            out.insert(img.clone());
+        super::params::visit_images(obj, &mut |img| {
+            out.insert(img.to_string());
         });
         collect_env(obj, &mut out);
         if obj.get("kind").and_then(Value::as_str) == Some("ConfigMap") {

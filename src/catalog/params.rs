@@ -100,6 +100,22 @@ pub fn for_each_image(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
     }
 }
 
+/// Read every string under a key named `image` (without copying the object).
+pub fn visit_images<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
+    match value {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match v {
+                    Value::String(s) if k == "image" => f(s),
+                    other => visit_images(other, f),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| visit_images(i, f)),
+        _ => {}
+    }
+}
+
 /// Visit every pod spec: a map with a `containers` list.
 pub fn for_each_pod_spec(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
     match value {
@@ -115,16 +131,29 @@ pub fn for_each_pod_spec(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, V
 }
 
 fn apply_images(obj: &mut Value, ctx: &Ctx) {
-    let overrides = ctx.own(&["images"]).and_then(Value::as_object).cloned().unwrap_or_default();
-    let defaults = ctx.defaults.get(ctx.component).and_then(|c| c.get("images")).cloned();
-    let registry = ctx.global(&["imageRegistry"]).and_then(Value::as_str).map(str::to_string);
+    let overrides = ctx.own(&["images"]).and_then(Value::as_object);
+    let defaults = ctx.defaults.get(ctx.component).and_then(|c| c.get("images")).and_then(Value::as_object);
+    let registry = ctx.global(&["imageRegistry"]).and_then(Value::as_str);
+    // (default image, its override) for every key whose value differs from the default.
+    let changed: Vec<(&str, &str)> = match (overrides, defaults) {
+        (Some(o), Some(d)) => d
+            .iter()
+            .filter_map(|(key, default)| {
+                let new = o.get(key)?.as_str().filter(|s| !s.is_empty())?;
+                let old = default.as_str()?;
+                (new != old).then_some((old, new))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if changed.is_empty() && registry.is_none() {
+        return;
+    }
     for_each_image(obj, &mut |image| {
-        if let Some(defaults) = defaults.as_ref().and_then(Value::as_object)
-            && let Some((key, _)) = defaults.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))
-                && let Some(new) = overrides.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) {
-                    *image = new.to_string();
-                }
-        if let Some(registry) = &registry {
+        if let Some((_, new)) = changed.iter().find(|(old, _)| *old == image.as_str()) {
+            *image = new.to_string();
+        }
+        if let Some(registry) = registry {
             *image = images::with_registry(image, registry);
         }
     });

@@ -177,8 +177,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
 fn derive_workload_values<'a>(section: &mut Value, objs: impl Iterator<Item = &'a Value> + Clone) {
     let mut all_images = Vec::new();
     for obj in objs.clone() {
-        let mut copy = obj.clone();
-        params::for_each_image(&mut copy, &mut |img| all_images.push(img.clone()));
+        params::visit_images(obj, &mut |img| all_images.push(img.to_string()));
     }
     let keys = images::keys_for(&all_images);
     section["images"] = Value::Object(keys.into_iter().map(|(img, key)| (key, Value::String(img))).collect());

@@ -15,7 +15,10 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
     };
     let options = BuildOptions { remote, ..BuildOptions::default() };
     let resources = kustomize::build(&args.dir, &options).map_err(classify)?;
-    let text = crate::yaml::to_yaml_stream(&kustomize::into_objects(resources));
+    let objects = kustomize::into_objects(resources);
+    let text = crate::yaml::to_yaml_stream(&objects);
+    // The process ends next: leave the object graph to the OS instead of freeing it piece by piece.
+    std::mem::forget(objects);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

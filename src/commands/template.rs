@@ -15,8 +15,11 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
     match &args.output_dir {
         None => {
             let objects: Vec<_> = rendered.objects.into_iter().map(|o| o.obj).collect();
+            let text = crate::yaml::to_yaml_stream(&objects);
+            // The process ends next: leave the object graph to the OS instead of freeing it.
+            std::mem::forget(objects);
             let mut out = std::io::stdout().lock();
-            out.write_all(crate::yaml::to_yaml_stream(&objects).as_bytes())?;
+            out.write_all(text.as_bytes())?;
             out.flush()?;
         }
         Some(dir) => write_per_component(dir, &rendered.objects)?,

@@ -69,13 +69,20 @@ pub fn parse_stream_with_bare_nulls(text: &str, origin: &str) -> Result<Vec<(Val
 }
 
 /// Write documents as kustomize writes a build: each document, separated by `---\n`.
+/// Large streams are written on all cores, a document per task, then joined in order.
 pub fn to_yaml_stream(docs: &[Value]) -> String {
-    let mut out = String::new();
-    for (i, doc) in docs.iter().enumerate() {
+    use rayon::prelude::*;
+    let parts: Vec<String> = if docs.len() >= 64 {
+        docs.par_iter().map(to_yaml).collect()
+    } else {
+        docs.iter().map(to_yaml).collect()
+    };
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 4).sum());
+    for (i, part) in parts.iter().enumerate() {
         if i > 0 {
             out.push_str("---\n");
         }
-        write_yaml(&mut out, doc);
+        out.push_str(part);
     }
     out
 }
