@@ -1,0 +1,93 @@
+//! Bad input to the engine: each case is a clear error naming the file or object and what to
+//! do, in bounded time, never a panic.
+
+use kfctl_rs::kustomize::{self, BuildOptions};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn build_error(dir: &Path) -> String {
+    let started = Instant::now();
+    let result = kustomize::build(dir, &BuildOptions::default());
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    match result {
+        Ok(r) => panic!("{} built {} objects", dir.display(), r.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
+
+#[test]
+fn malformed_yaml_names_file_line_and_column() {
+    let d = folder(&[("kustomization.yaml", "resources:\n- bad.yaml\n"), ("bad.yaml", "apiVersion: v1\nkind: [unclosed\n")]);
+    let e = build_error(d.path());
+    assert!(e.contains("bad.yaml:") && e.contains("invalid YAML"), "{e}");
+    assert!(e.split("bad.yaml:").nth(1).is_some_and(|rest| rest.chars().next().is_some_and(|c| c.is_ascii_digit())), "line number after the file: {e}");
+}
+
+#[test]
+fn unknown_kustomization_field_is_refused_with_its_name() {
+    let d = folder(&[("kustomization.yaml", "resources: []\nnamePrefx: a-\n")]);
+    let e = build_error(d.path());
+    assert!(e.contains("kustomization.yaml") && e.contains("unknown field `namePrefx`"), "{e}");
+}
+
+#[test]
+fn missing_resource_file_names_the_path() {
+    let d = folder(&[("kustomization.yaml", "resources:\n- nowhere.yaml\n")]);
+    let e = build_error(d.path());
+    assert!(e.contains("nowhere.yaml"), "{e}");
+}
+
+#[test]
+fn resource_cycles_are_detected() {
+    let d = folder(&[("a/kustomization.yaml", "resources:\n- ../b\n"), ("b/kustomization.yaml", "resources:\n- ../a\n")]);
+    let e = build_error(&d.path().join("a"));
+    assert!(e.contains("cycle detected"), "{e}");
+}
+
+#[test]
+fn duplicate_resource_ids_are_refused() {
+    let d = folder(&[("kustomization.yaml", "resources:\n- one.yaml\n- two.yaml\n"), ("one.yaml", CM), ("two.yaml", CM)]);
+    let e = build_error(d.path());
+    assert!(e.contains("already registered id") && e.contains("ConfigMap.v1/cm"), "{e}");
+}
+
+#[test]
+fn a_patch_that_matches_nothing_is_an_error() {
+    let patch = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  a: c\n";
+    let d = folder(&[("kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n"), ("cm.yaml", CM), ("p.yaml", patch)]);
+    let e = build_error(d.path());
+    assert!(e.contains("no resource matches strategic merge patch") && e.contains("other"), "{e}");
+}
+
+#[test]
+fn files_outside_the_kustomization_folder_are_a_security_refusal() {
+    let d = folder(&[("outside.yaml", CM), ("k/kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: ../outside.yaml\n"), ("k/cm.yaml", CM)]);
+    let e = build_error(&d.path().join("k"));
+    assert!(e.starts_with("security:") && e.contains("outside.yaml"), "{e}");
+}
+
+#[test]
+fn yaml_bombs_fail_fast_within_limits() {
+    let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 0..12 {
+        bomb.push_str(&format!("{}: &{} [*{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}]\n", (b'b' + i) as char, (b'b' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char));
+    }
+    let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\ndata: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    for (name, text) in [("bomb.yaml", bomb), ("deep.yaml", deep)] {
+        let d = folder(&[("kustomization.yaml", &format!("resources:\n- {name}\n")), (name, &text)]);
+        let e = build_error(d.path());
+        assert!(e.contains(name) && (e.contains("limit") || e.contains("nest") || e.contains("alias")), "{name}: {e}");
+    }
+}
