@@ -8,6 +8,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
+    crate::notice::print();
     let remote: Arc<dyn RemoteResolver> = match &args.remote_mirror {
         Some(root) => Arc::new(MirrorResolver { root: root.clone() }),
         None if args.offline => Arc::new(NoRemote),

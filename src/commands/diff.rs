@@ -21,6 +21,7 @@ pub struct DiffArgs {
 
 /// `kfctl-rs diff`: render the profile (or read `--objects`), then compare with the cluster.
 pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
+    crate::notice::print();
     let (objects, meta) = args.source.objects_and_meta()?;
     run_with_objects(args, objects, meta)
 }
