@@ -1,23 +1,15 @@
 //! Offline bundles and `open_source`, on the shared v1.11.0 snapshot and mirror, plus a
 //! hostile `--from` archive through the CLI. Nothing here touches the network.
 
+mod common;
+
 use kfctl_rs::source::digest::tree_digest;
 use kfctl_rs::source::walk::{remote_closure, scan_tree};
 use kfctl_rs::source::{SourceSpec, open_source};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The binary under test. `KFCTL_TEST_BIN` overrides it: with a target folder shared between
-/// worktrees, `target/debug/kfctl-rs` may be another branch's build.
-fn binary() -> PathBuf {
-    std::env::var_os("KFCTL_TEST_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
-}
-
-fn shared() -> PathBuf {
-    std::env::var_os("KFCTL_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
+use common::{binary, shared_dir as shared};
 
 fn snapshot() -> PathBuf {
     shared().join("kubeflow/manifests/v1.11.0")

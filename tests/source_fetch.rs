@@ -6,6 +6,8 @@
 //! time from the shared snapshot (kubeflow/manifests v1.11.0 and the remote mirror), counts every
 //! request, and can misbehave on demand: cut a body short, answer 503, redirect.
 
+mod common;
+
 use kfctl_rs::source::digest::tree_digest;
 use kfctl_rs::source::walk::remote_closure;
 use kfctl_rs::source::{Cache, FetchOptions, Fetcher, MirrorResolver, PullReport, PullRequest, SourceError, pull};
@@ -24,17 +26,7 @@ const LWS: &str = "/kubernetes-sigs/lws/archive/v0.7.0.tar.gz";
 const JOBSET_NEW: &str = "/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml";
 const JOBSET_OLD: &str = "/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml";
 
-/// The binary under test. `KFCTL_TEST_BIN` overrides it: with a target folder shared between
-/// worktrees, `target/debug/kfctl-rs` may be another branch's build.
-fn binary() -> PathBuf {
-    std::env::var_os("KFCTL_TEST_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
-}
-
-fn shared() -> PathBuf {
-    std::env::var_os("KFCTL_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
+use common::{binary, shared_dir as shared};
 
 fn manifests_path() -> String {
     format!("/kubeflow/manifests/archive/{COMMIT}.tar.gz")

@@ -22,3 +22,8 @@ pub fn mirror_dir() -> PathBuf {
 pub fn golden_dir() -> PathBuf {
     shared_dir().join("kubeflow/golden/v1.11.0")
 }
+
+/// The kfctl-rs binary under test (`KFCTL_TEST_BIN` overrides the one cargo built).
+pub fn binary() -> PathBuf {
+    std::env::var_os("KFCTL_TEST_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
+}
