@@ -281,3 +281,24 @@ fn values_trainer_gpu_nodes_schedules_only_trainer_pods() {
     }
     assert!(trainer_pods >= 8, "controllers and runtime pod templates: {trainer_pods}");
 }
+
+#[test]
+fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
+    let dir = std::env::temp_dir().join(format!("kfctl-ambient-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ambient.yaml");
+    std::fs::write(&file, "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n").unwrap();
+    let name = file.to_str().unwrap();
+    let catalog = Catalog::embedded().unwrap();
+    let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
+    let kdir = localized_snapshot().join("kfctl-profile-ambient");
+    std::fs::create_dir_all(&kdir).unwrap();
+    std::fs::write(kdir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
+    let out = Command::new(common::shared_dir().join("tools/kustomize-build")).arg(&kdir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = kfctl_rs::yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize").unwrap();
+    let actual = render(name, &[]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(compare::ordered_report(&expected, &actual, 10).is_none());
+    assert!(!actual.iter().any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "kubeflow" && o.pointer("/metadata/labels/istio.io~1dataplane-mode").is_none()));
+}

@@ -23,6 +23,10 @@ pub struct ComponentDef {
     pub kustomize_components: Vec<String>,
     #[serde(default)]
     pub dependencies: Vec<String>,
+    /// Variant → components it stands in for (it brings their objects itself): with that
+    /// variant, those components are left out and dependencies on them count as met.
+    #[serde(default)]
+    pub provides: IndexMap<String, Vec<String>>,
     #[serde(default)]
     pub namespaces: Vec<String>,
 }

@@ -92,13 +92,15 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
     for name in merged.components.keys() {
         catalog.get(name)?;
     }
-    Ok(Resolved {
+    let mut resolved = Resolved {
         name: merged.name,
         description: merged.description,
         kubernetes: merged.kubernetes.unwrap_or_else(|| "cluster".into()),
         components,
         values: merged.values,
-    })
+    };
+    resolved.apply_provides(catalog);
+    Ok(resolved)
 }
 
 fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile, CatalogError> {
@@ -147,13 +149,29 @@ impl Resolved {
         self.components.retain(|(c, _)| values.get(c).and_then(|v| v.get("enabled")).and_then(Value::as_bool) != Some(false));
     }
 
-    /// Every enabled component's dependencies must be enabled too.
+    /// Components an enabled variant stands in for (see `provides` in component.yaml).
+    pub fn provided(&self, catalog: &Catalog) -> Vec<String> {
+        self.components
+            .iter()
+            .filter_map(|(c, v)| catalog.get(c).ok()?.provides.get(v).cloned())
+            .flatten()
+            .collect()
+    }
+
+    /// Leave out the components an enabled variant stands in for.
+    pub fn apply_provides(&mut self, catalog: &Catalog) {
+        let provided = self.provided(catalog);
+        self.components.retain(|(c, _)| !provided.contains(c));
+    }
+
+    /// Every enabled component's dependencies must be enabled (or provided by a variant).
     pub fn check_dependencies(&self, catalog: &Catalog) -> Result<(), CatalogError> {
+        let provided = self.provided(catalog);
         for (name, _) in &self.components {
             let missing: Vec<&str> = catalog.get(name)?
                 .dependencies
                 .iter()
-                .filter(|d| !self.components.iter().any(|(c, _)| c == *d))
+                .filter(|d| !self.components.iter().any(|(c, _)| c == *d) && !provided.contains(d))
                 .map(String::as_str)
                 .collect();
             if !missing.is_empty() {
@@ -257,6 +275,20 @@ mod tests {
         assert_eq!(k.resources.last().map(String::as_str), Some("../applications/spark/spark-operator/overlays/kubeflow"));
         assert_eq!(k.components, ["../common/security/PSS/dynamic/baseline"]);
         assert_eq!(k.resources.len(), 29);
+    }
+
+    #[test]
+    fn ambient_istio_variants_stand_in_for_the_namespace_components() {
+        let dir = std::env::temp_dir().join(format!("kfctl-ambient-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ambient.yaml");
+        std::fs::write(&path, "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n").unwrap();
+        let catalog = Catalog::embedded().unwrap();
+        let p = resolve(path.to_str().unwrap(), &catalog).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<&str> = p.components.iter().map(|(c, _)| c.as_str()).collect();
+        assert!(!names.contains(&"istio-namespace") && !names.contains(&"kubeflow-namespace"), "{names:?}");
+        p.check_dependencies(&catalog).expect("dependencies on the provided components are met");
     }
 
     #[test]

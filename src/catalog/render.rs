@@ -132,6 +132,7 @@ fn choose_components(profile: &mut Resolved, catalog: &Catalog, user: &Value, on
         profile.restrict_to(only, catalog)?;
     }
     profile.apply_enabled(user);
+    profile.apply_provides(catalog);
     profile.check_dependencies(catalog)
 }
 
