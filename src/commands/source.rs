@@ -100,9 +100,14 @@ impl NetworkFlags {
     }
 }
 
-/// Attach the exit code a source error deserves.
+/// Attach the exit code a source error deserves (and, for a failed download, what to do).
 pub fn edge(err: SourceError) -> anyhow::Error {
     let code = if err.is_security() { Code::Security } else { Code::Source };
+    if matches!(err, SourceError::Fetch { .. }) {
+        let hint = "upstream could not be downloaded; check the network, or use a local copy: \
+            --source DIR|ARCHIVE|BUNDLE --offline (a bundle is made with `kfctl-rs source bundle` on a connected machine)";
+        return coded(code, anyhow::Error::new(err).context(hint));
+    }
     coded(code, err)
 }
 
