@@ -1,0 +1,93 @@
+//! The command line's contract for `compare` and `build`: exit codes and what the output says.
+
+mod common;
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(common::binary()).args(args).output().expect("kfctl-rs runs")
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+const A: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  k: v\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n";
+
+#[test]
+fn compare_exits_0_when_equal_as_data_regardless_of_key_order() {
+    let d = tempfile::tempdir().unwrap();
+    let reordered = "kind: ConfigMap\ndata: {k: v}\nmetadata: {namespace: ns, name: a}\napiVersion: v1\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n";
+    let out = run(&["compare", &write(&d, "a.yaml", A), &write(&d, "b.yaml", reordered)]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("equal: 2 objects"));
+}
+
+#[test]
+fn compare_exits_1_and_names_object_and_field_path() {
+    let d = tempfile::tempdir().unwrap();
+    let changed = A.replace("k: v", "k: w");
+    let out = run(&["compare", &write(&d, "a.yaml", A), &write(&d, "b.yaml", &changed)]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ConfigMap ns/a") && text.contains(".data.k: expected \"v\", got \"w\""), "{text}");
+}
+
+#[test]
+fn compare_exits_2_on_bad_input() {
+    let d = tempfile::tempdir().unwrap();
+    let good = write(&d, "a.yaml", A);
+    let missing = run(&["compare", &good, "/nonexistent/b.yaml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/b.yaml"));
+    let malformed = run(&["compare", &good, &write(&d, "bad.yaml", "a: [unclosed\n")]);
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&malformed.stderr).contains("bad.yaml"));
+}
+
+#[test]
+fn compare_flags_ignore_order_helm_labels_and_hash_suffixes() {
+    let d = tempfile::tempdir().unwrap();
+    let (cm, svc) = A.split_once("---\n").unwrap();
+    let swapped = format!("{svc}---\n{cm}");
+    let a = write(&d, "a.yaml", A);
+    let b = write(&d, "b.yaml", &swapped);
+    assert_eq!(run(&["compare", &a, &b]).status.code(), Some(1), "order matters by default");
+    assert_eq!(run(&["compare", &a, &b, "--ignore-order"]).status.code(), Some(0));
+
+    let helm = A.replace("  name: s\n", "  name: s\n  labels:\n    helm.sh/chart: x-1.0.0\n    app.kubernetes.io/managed-by: Helm\n");
+    let h = write(&d, "helm.yaml", &helm);
+    assert_eq!(run(&["compare", &a, &h]).status.code(), Some(1));
+    assert_eq!(run(&["compare", &a, &h, "--ignore-helm-labels"]).status.code(), Some(0));
+
+    let hashed = |hash: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg-{hash}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  volumes:\n  - configMap:\n      name: cfg-{hash}\n");
+    let x = write(&d, "x.yaml", &hashed("7t8kcb4m9d"));
+    let y = write(&d, "y.yaml", &hashed("g9h2bf2k5m"));
+    assert_eq!(run(&["compare", &x, &y]).status.code(), Some(1));
+    assert_eq!(run(&["compare", &x, &y, "--ignore-hash-suffix"]).status.code(), Some(0));
+}
+
+#[test]
+fn build_prints_the_stream_and_uses_documented_exit_codes() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("k")).unwrap();
+    write(&d, "k/kustomization.yaml", "resources:\n- cm.yaml\n");
+    write(&d, "k/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
+    let ok = run(&["build", &d.path().join("k").display().to_string()]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
+    assert!(String::from_utf8_lossy(&ok.stderr).contains("best-effort"));
+
+    write(&d, "outside.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n");
+    write(&d, "k/kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: ../outside.yaml\n");
+    let refused = run(&["build", &d.path().join("k").display().to_string()]);
+    assert_eq!(refused.status.code(), Some(4), "security refusals exit 4");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("security:"));
+    assert!(refused.stdout.is_empty(), "nothing half-written on stdout");
+
+    let missing = run(&["build", "/nonexistent-kfctl-dir"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent-kfctl-dir"));
+}
