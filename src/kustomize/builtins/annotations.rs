@@ -6,21 +6,13 @@
 //! template levels of CronJob), created where missing. Values are strings; no pairs, no change.
 
 use super::config::TransformConfig;
-use super::fieldspec::{self, CreateKind};
+use super::fieldspec;
 use crate::kustomize::error::Result;
 use crate::kustomize::resmap::ResMap;
 use std::collections::BTreeMap;
 
 pub fn apply(resources: &mut ResMap, annotations: &BTreeMap<String, String>, config: &TransformConfig) -> Result<()> {
-    if annotations.is_empty() {
-        return Ok(());
-    }
-    let pairs: Vec<(String, String)> = annotations.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let mut set = fieldspec::set_entries(&pairs);
-    for resource in resources.iter_mut() {
-        fieldspec::apply(resource, &config.common_annotations, CreateKind::Map, &mut set)?;
-    }
-    Ok(())
+    fieldspec::add_pairs(resources, annotations, &config.common_annotations)
 }
 
 #[cfg(test)]

@@ -157,6 +157,24 @@ pub fn set_entries(pairs: &[(String, String)]) -> impl FnMut(&mut Value) -> std:
     }
 }
 
+/// Set string pairs (labels or annotations) at every field spec of every object, creating the
+/// map where a spec says so. No pairs, no change.
+pub fn add_pairs(
+    resources: &mut crate::kustomize::resmap::ResMap,
+    pairs: &std::collections::BTreeMap<String, String>,
+    specs: &[crate::kustomize::kustomization::FieldSpec],
+) -> crate::kustomize::error::Result<()> {
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut set = set_entries(&pairs);
+    for resource in resources.iter_mut() {
+        apply(resource, specs, CreateKind::Map, &mut set)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

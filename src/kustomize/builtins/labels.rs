@@ -17,7 +17,7 @@
 //! entry without pairs changes nothing (it does not even create an empty `labels` map).
 
 use super::config::{TransformConfig, merge_specs};
-use super::fieldspec::{self, CreateKind};
+use super::fieldspec;
 use crate::kustomize::error::{KustomizeError, Result};
 use crate::kustomize::kustomization::{self as k, FieldSpec};
 use crate::kustomize::resmap::ResMap;
@@ -25,13 +25,13 @@ use std::collections::BTreeMap;
 
 /// `commonLabels`: the pairs at every `commonLabels` field spec.
 pub fn apply_common(resources: &mut ResMap, labels: &BTreeMap<String, String>, config: &TransformConfig) -> Result<()> {
-    add_pairs(resources, labels, &config.common_labels)
+    fieldspec::add_pairs(resources, labels, &config.common_labels)
 }
 
 /// One `labels:` entry.
 pub fn apply_label_set(resources: &mut ResMap, set: &k::LabelSet, config: &TransformConfig) -> Result<()> {
     let specs = label_set_specs(set, config)?;
-    add_pairs(resources, &set.pairs, &specs)
+    fieldspec::add_pairs(resources, &set.pairs, &specs)
 }
 
 /// The field specs a `labels:` entry writes to.
@@ -54,18 +54,6 @@ pub fn label_set_specs(set: &k::LabelSet, config: &TransformConfig) -> Result<Ve
     }
     merge_specs(&mut specs, &config.labels, true).map_err(conflict)?;
     Ok(specs)
-}
-
-fn add_pairs(resources: &mut ResMap, labels: &BTreeMap<String, String>, specs: &[FieldSpec]) -> Result<()> {
-    if labels.is_empty() {
-        return Ok(());
-    }
-    let pairs: Vec<(String, String)> = labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let mut set = fieldspec::set_entries(&pairs);
-    for resource in resources.iter_mut() {
-        fieldspec::apply(resource, specs, CreateKind::Map, &mut set)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
