@@ -1,7 +1,7 @@
 //! Bad input to the engine: each case is a clear error naming the file or object and what to
 //! do, in bounded time, never a panic.
 
-use kfctl_rs::kustomize::{self, BuildOptions};
+use kfctl_kustomize::{BuildOptions};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn build_error(dir: &Path) -> String {
     let started = Instant::now();
-    let result = kustomize::build(dir, &BuildOptions::default());
+    let result = kfctl_kustomize::build(dir, &BuildOptions::default());
     assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
     match result {
         Ok(r) => panic!("{} built {} objects", dir.display(), r.len()),

@@ -15,11 +15,11 @@
 
 mod common;
 
-use kfctl_rs::catalog::render::{self, Prepared, RenderedObject};
-use kfctl_rs::catalog::{Catalog, RenderRequest, params, profile, values};
-use kfctl_rs::chart::{self, ExportOptions};
-use kfctl_rs::compare;
-use kfctl_rs::source::MirrorResolver;
+use kfctl::catalog::render::{self, Prepared, RenderedObject};
+use kfctl::catalog::{Catalog, RenderRequest, params, profile, values};
+use kfctl::chart::{self, ExportOptions};
+use kfctl_yaml::compare;
+use kfctl::source::MirrorResolver;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ struct ValueSet {
 fn value_set(name: &'static str, sets: &[&str], file: Option<Value>) -> ValueSet {
     let file = file.map(|doc| {
         let path = scratch(&format!("values-{name}")).join("values.yaml");
-        std::fs::write(&path, kfctl_rs::yaml::to_yaml(&doc)).unwrap();
+        std::fs::write(&path, kfctl_yaml::to_yaml(&doc)).unwrap();
         path
     });
     ValueSet {
@@ -143,7 +143,7 @@ fn helm_args(set: &ValueSet) -> Vec<String> {
 }
 
 fn helm_template(chart: &Path, args: &[String]) -> Vec<Value> {
-    let out = Command::new(common::shared_dir().join("tools/helm-template"))
+    let out = Command::new(common::tool("helm-template"))
         .arg(chart)
         .args(args)
         .output()
@@ -164,18 +164,18 @@ fn parse_docs(text: &str, origin: &str) -> Vec<Value> {
     let mut current = String::new();
     for line in text.split_inclusive('\n') {
         if line.trim_end() == "---" {
-            docs.extend(kfctl_rs::yaml::parse_stream(&current, origin).unwrap_or_else(|e| panic!("{origin}: {e}")));
+            docs.extend(kfctl_yaml::parse_stream(&current, origin).unwrap_or_else(|e| panic!("{origin}: {e}")));
             current.clear();
         } else {
             current.push_str(line);
         }
     }
-    docs.extend(kfctl_rs::yaml::parse_stream(&current, origin).unwrap_or_else(|e| panic!("{origin}: {e}")));
+    docs.extend(kfctl_yaml::parse_stream(&current, origin).unwrap_or_else(|e| panic!("{origin}: {e}")));
     docs
 }
 
 fn helm_lint(chart: &Path) -> Output {
-    Command::new(common::shared_dir().join("tools/helm-lint"))
+    Command::new(common::tool("helm-lint"))
         .arg(chart)
         .arg("--strict")
         .output()
@@ -241,7 +241,7 @@ fn golden_prepared() -> &'static Prepared {
 fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
     let mut effective = prepared.effective.clone();
     if let Some(f) = &set.file {
-        let doc = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values")
+        let doc = kfctl_yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values")
             .unwrap()
             .remove(0);
         values::merge(&mut effective, &doc);
@@ -368,7 +368,7 @@ fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
             root: common::mirror_dir(),
         }),
     };
-    let rendered = kfctl_rs::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
+    let rendered = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
 
@@ -406,7 +406,7 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
             root: common::mirror_dir(),
         }),
     };
-    let rendered = kfctl_rs::catalog::render(&request).unwrap();
+    let rendered = kfctl::catalog::render(&request).unwrap();
     for component in ["katib", "dex"] {
         let expected: Vec<Value> = rendered
             .objects
@@ -555,7 +555,7 @@ fn exporting_twice_gives_byte_identical_folders() {
 fn exported_charts_carry_versions_notice_schema_and_readme() {
     let chart = exported("multi-tenant");
     let doc = |p: &str| {
-        kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p)
+        kfctl_yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p)
             .unwrap()
             .remove(0)
     };
@@ -575,7 +575,7 @@ fn exported_charts_carry_versions_notice_schema_and_readme() {
     let values = doc("charts/katib/values.yaml");
     assert!(values["global"].is_object() && values["images"]["katib-ui"].is_string() && values["enabled"] == json!(true));
     let notes = std::fs::read_to_string(chart.join("charts/katib/templates/NOTES.txt")).unwrap();
-    assert!(notes.contains(kfctl_rs::notice::BEST_EFFORT));
+    assert!(notes.contains(kfctl::notice::BEST_EFFORT));
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(chart.join("values.schema.json")).unwrap()).unwrap();
     assert_eq!(
         schema.pointer("/properties/global/properties/crds/enum").unwrap(),
@@ -597,7 +597,7 @@ fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
     let mut waves: BTreeMap<String, i64> = BTreeMap::new();
     for entry in std::fs::read_dir(chart.join("argocd/apps")).unwrap() {
         let path = entry.unwrap().path();
-        let app = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app")
+        let app = kfctl_yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app")
             .unwrap()
             .remove(0);
         let component = path.file_stem().unwrap().to_string_lossy().into_owned();
@@ -628,7 +628,7 @@ fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
             );
         }
     }
-    let root = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(chart.join("argocd/root.yaml")).unwrap(), "root")
+    let root = kfctl_yaml::parse_stream(&std::fs::read_to_string(chart.join("argocd/root.yaml")).unwrap(), "root")
         .unwrap()
         .remove(0);
     assert_eq!(root.pointer("/spec/source/path").unwrap(), "clusters/prod/kubeflow/argocd/apps");
@@ -642,7 +642,7 @@ fn helm_refuses_what_kfctl_rs_refuses() {
         ("katib.enabeld=false", "enabeld"),
         ("global.podSecurity.profiles=strict", "profiles"),
     ] {
-        let out = Command::new(common::shared_dir().join("tools/helm-template"))
+        let out = Command::new(common::tool("helm-template"))
             .arg(&chart)
             .args(["--set", set])
             .output()
@@ -651,7 +651,7 @@ fn helm_refuses_what_kfctl_rs_refuses() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("schema") && stderr.contains(expect), "--set {set}: {stderr}");
     }
-    let out = Command::new(common::shared_dir().join("tools/helm-template"))
+    let out = Command::new(common::tool("helm-template"))
         .arg(&chart)
         .args(["--set", "cert-manager.enabled=false"])
         .output()
@@ -823,7 +823,7 @@ fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
 /// which Kubernetes caps at 1 MiB.
 fn estimated_release_size(chart: &Path, args: &[String]) -> usize {
     use std::io::Write;
-    let out = Command::new(common::shared_dir().join("tools/helm-template"))
+    let out = Command::new(common::tool("helm-template"))
         .arg(chart)
         .args(args)
         .output()

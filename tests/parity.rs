@@ -5,8 +5,8 @@
 
 mod common;
 
-use kfctl_rs::kustomize::{self, BuildOptions};
-use kfctl_rs::source::MirrorResolver;
+use kfctl_kustomize::{BuildOptions};
+use kfctl::source::MirrorResolver;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
@@ -23,17 +23,17 @@ enum Outcome {
 fn check(entry: &Value, options: &BuildOptions) -> (String, Outcome) {
     let path = entry["path"].as_str().expect("index entries have a path").to_string();
     let dir = common::manifests_dir().join(&path);
-    let built = kustomize::build(&dir, options);
+    let built = kfctl_kustomize::build(&dir, options);
     let outcome = match (entry["result"].as_str(), built) {
         (Some("ok"), Ok(resources)) => {
             let golden_path = common::golden_dir().join(format!("{path}.yaml"));
             let golden_text = std::fs::read_to_string(&golden_path).expect("golden readable");
-            let golden = kfctl_rs::yaml::parse_stream(&golden_text, &golden_path.display().to_string()).expect("golden parses");
-            let actual = kustomize::objects(&resources);
-            match kfctl_rs::compare::ordered_report(&golden, &actual, 8) {
+            let golden = kfctl_yaml::parse_stream(&golden_text, &golden_path.display().to_string()).expect("golden parses");
+            let actual = kfctl_kustomize::objects(&resources);
+            match kfctl_yaml::compare::ordered_report(&golden, &actual, 8) {
                 Some(report) => Outcome::Mismatch(report),
                 None => {
-                    let text = kfctl_rs::yaml::to_yaml_stream(&actual);
+                    let text = kfctl_yaml::to_yaml_stream(&actual);
                     if text == golden_text { Outcome::Bytes } else { Outcome::DataOnly(first_line_diff(&golden_text, &text)) }
                 }
             }
@@ -92,14 +92,14 @@ fn every_snapshot_folder_matches_real_kustomize() {
 /// it (`expected.yaml`, recorded with `../shared/tools/kustomize-build`): byte for byte.
 #[test]
 fn engine_fixtures_match_real_kustomize_byte_for_byte() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine");
+    let root = common::repo_root().join("tests/fixtures/engine");
     let mut dirs: Vec<_> = std::fs::read_dir(&root).expect("fixtures").map(|e| e.expect("entry").path()).filter(|p| p.is_dir()).collect();
     dirs.sort();
     assert!(dirs.len() >= 2);
     for dir in dirs {
         let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
-        let built = kustomize::build(&dir, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        let actual = kfctl_rs::yaml::to_yaml_stream(&kustomize::objects(&built));
+        let built = kfctl_kustomize::build(&dir, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let actual = kfctl_yaml::to_yaml_stream(&kfctl_kustomize::objects(&built));
         assert_eq!(actual, expected, "{}: {}", dir.display(), first_line_diff(&expected, &actual));
     }
 }

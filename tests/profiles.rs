@@ -3,9 +3,9 @@
 
 mod common;
 
-use kfctl_rs::catalog::{self, Catalog, RenderRequest, profile};
-use kfctl_rs::compare;
-use kfctl_rs::source::MirrorResolver;
+use kfctl::catalog::{self, Catalog, RenderRequest, profile};
+use kfctl_yaml::compare;
+use kfctl::source::MirrorResolver;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -38,7 +38,7 @@ fn default_render(profile: &str) -> &'static Vec<Value> {
 #[test]
 fn multi_tenant_equals_upstream_example_golden() {
     let golden_path = common::golden_dir().join("example.yaml");
-    let golden = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&golden_path).unwrap(), "example.yaml").unwrap();
+    let golden = kfctl_yaml::parse_stream(&std::fs::read_to_string(&golden_path).unwrap(), "example.yaml").unwrap();
     let actual = default_render("multi-tenant");
     assert_eq!(golden.len(), 653);
     if let Some(report) = compare::ordered_report(&golden, actual, 20) {
@@ -51,7 +51,7 @@ fn localized_snapshot() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = std::env::temp_dir().join(format!("kfctl-localized-{}", std::process::id()));
-        let status = Command::new(common::shared_dir().join("tools/localize-snapshot")).arg("v1.11.0").arg(&out).stdout(std::process::Stdio::null()).status().expect("localize-snapshot runs");
+        let status = Command::new(common::tool("localize-snapshot")).arg("v1.11.0").arg(&out).stdout(std::process::Stdio::null()).status().expect("localize-snapshot runs");
         assert!(status.success(), "localize-snapshot failed");
         out.join("manifests")
     })
@@ -63,9 +63,9 @@ fn real_kustomize_of_profile(name: &str) -> Vec<Value> {
     let dir = localized_snapshot().join(format!("kfctl-profile-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
-    let out = Command::new(common::shared_dir().join("tools/kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
+    let out = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
     assert!(out.status.success(), "real kustomize failed on profile {name}: {}", String::from_utf8_lossy(&out.stderr));
-    kfctl_rs::yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize output").unwrap()
+    kfctl_yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize output").unwrap()
 }
 
 #[test]
@@ -222,7 +222,7 @@ fn render_with_files(profile: &str, files: &[PathBuf]) -> catalog::Rendered {
 }
 
 fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+    common::repo_root().join(path)
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
     assert_eq!(empty.default_credentials.len(), 6, "empty values keep (and warn about) every default");
     let mut listed: Vec<&str> = catalog::params::CREDENTIALS.iter().map(|c| c.value).collect();
     listed.dedup();
-    let doc = kfctl_rs::yaml::parse_stream(&std::fs::read_to_string(&file).unwrap(), "f").unwrap().remove(0);
+    let doc = kfctl_yaml::parse_stream(&std::fs::read_to_string(&file).unwrap(), "f").unwrap().remove(0);
     for key in &listed {
         let path: Vec<&str> = key.split('.').collect();
         assert!(catalog::values::get(&doc, &path).is_some(), "{key} missing from values/production-secrets.yaml");
@@ -294,9 +294,9 @@ fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
     let kdir = localized_snapshot().join("kfctl-profile-ambient");
     std::fs::create_dir_all(&kdir).unwrap();
     std::fs::write(kdir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
-    let out = Command::new(common::shared_dir().join("tools/kustomize-build")).arg(&kdir).output().unwrap();
+    let out = Command::new(common::tool("kustomize-build")).arg(&kdir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected = kfctl_rs::yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize").unwrap();
+    let expected = kfctl_yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize").unwrap();
     let actual = render(name, &[]);
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(compare::ordered_report(&expected, &actual, 10).is_none());

@@ -3,20 +3,20 @@
 
 mod common;
 
-use kfctl_rs::source::digest::tree_digest;
-use kfctl_rs::source::walk::{remote_closure, scan_tree};
-use kfctl_rs::source::{SourceSpec, open_source};
+use kfctl::source::digest::tree_digest;
+use kfctl::source::walk::{remote_closure, scan_tree};
+use kfctl::source::{MirrorLayout, SourceSpec, open_source};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{binary, shared_dir as shared};
+use common::binary;
 
 fn snapshot() -> PathBuf {
-    shared().join("kubeflow/manifests/v1.11.0")
+    common::manifests_dir()
 }
 
 fn mirror() -> PathBuf {
-    shared().join("kubeflow/remote")
+    common::mirror_dir()
 }
 
 fn kfctl(cache: &Path, args: &[&str]) -> Output {
@@ -38,7 +38,7 @@ fn offline(source: &Path, cache: &Path) -> SourceSpec {
 
 /// Every remote reference of the snapshot resolves through `resolver` to the same content as
 /// the shared mirror holds.
-fn assert_resolves_every_remote(manifests: &Path, resolver: &dyn kfctl_rs::source::RemoteResolver) {
+fn assert_resolves_every_remote(manifests: &Path, resolver: &dyn kfctl::source::RemoteResolver) {
     let scan = scan_tree(manifests).unwrap();
     assert_eq!(scan.found.len(), 9, "v1.11.0 has nine remote entries");
     for found in &scan.found {
@@ -90,7 +90,7 @@ fn unpacked_bundle_folder_is_verified_and_used_as_a_mirror() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = make_bundle(tmp.path());
     let unpacked = tmp.path().join("unpacked");
-    kfctl_rs::source::extract::extract_archive(&bundle, &unpacked, false, &Default::default()).unwrap();
+    kfctl::source::extract::extract_archive(&bundle, &unpacked, false, &Default::default()).unwrap();
     let opened = open_source(&offline(&unpacked, &tmp.path().join("cache"))).unwrap();
     assert_eq!(opened.manifests_dir, unpacked.join("manifests"));
     assert_resolves_every_remote(&opened.manifests_dir, opened.resolver.as_ref());
@@ -142,7 +142,7 @@ fn open_source_with_a_github_archive_extracts_it_once() {
 fn offline_folder_source_names_the_missing_remote_and_the_fetch_command() {
     let tmp = tempfile::tempdir().unwrap();
     let opened = open_source(&offline(&snapshot(), tmp.path())).unwrap();
-    let reference = kfctl_rs::source::RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
+    let reference = kfctl::source::RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
     let err = opened.resolver.resolve(&reference).unwrap_err().to_string();
     assert!(err.contains("kubernetes-sigs/lws") && err.contains("kfctl-rs source pull"), "{err}");
 }

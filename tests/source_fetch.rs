@@ -8,9 +8,9 @@
 
 mod common;
 
-use kfctl_rs::source::digest::tree_digest;
-use kfctl_rs::source::walk::remote_closure;
-use kfctl_rs::source::{Cache, FetchOptions, Fetcher, MirrorResolver, PullReport, PullRequest, SourceError, pull};
+use kfctl::source::digest::tree_digest;
+use kfctl::source::walk::remote_closure;
+use kfctl::source::{Cache, FetchOptions, Fetcher, MirrorResolver, PullReport, PullRequest, SourceError, pull};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -26,7 +26,7 @@ const LWS: &str = "/kubernetes-sigs/lws/archive/v0.7.0.tar.gz";
 const JOBSET_NEW: &str = "/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml";
 const JOBSET_OLD: &str = "/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml";
 
-use common::{binary, shared_dir as shared};
+use common::binary;
 
 fn manifests_path() -> String {
     format!("/kubeflow/manifests/archive/{COMMIT}.tar.gz")
@@ -46,7 +46,7 @@ fn github_archive(dir: &Path, top: &str) -> Vec<u8> {
 fn upstream() -> &'static HashMap<String, Arc<Vec<u8>>> {
     static FILES: OnceLock<HashMap<String, Arc<Vec<u8>>>> = OnceLock::new();
     FILES.get_or_init(|| {
-        let kubeflow = shared().join("kubeflow");
+        let kubeflow = common::upstream();
         let remote = kubeflow.join("remote");
         let file = |rel: &str| Arc::new(std::fs::read(remote.join(rel)).unwrap());
         HashMap::from([
@@ -88,7 +88,7 @@ impl Server {
     }
 
     fn with_routes(routes: HashMap<String, Route>) -> Server {
-        kfctl_rs::source::install_crypto_provider();
+        kfctl::source::install_crypto_provider();
         let (ca_pem, config) = tls_config();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
@@ -250,7 +250,7 @@ fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
     let report = pull_release(cache_dir.path(), &server).unwrap();
     eprintln!("first pull: {:?}, {} requests", started.elapsed(), server.hits().len());
 
-    let snapshot = shared().join("kubeflow/manifests/v1.11.0");
+    let snapshot = common::manifests_dir();
     assert_eq!(report.manifests.label, "v1.11.0");
     assert!(report.manifests.fetched);
     assert_eq!(report.manifests.sha256, tree_digest(&snapshot).unwrap());
@@ -265,7 +265,7 @@ fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
         ]
     );
     assert!(report.remotes.iter().all(|r| r.fetched));
-    let mirror = shared().join("kubeflow/remote");
+    let mirror = common::mirror_dir();
     let lws = "git/github.com/kubernetes-sigs/lws@v0.7.0";
     assert_eq!(tree_digest(&cache_dir.path().join("remote").join(lws)).unwrap(), tree_digest(&mirror.join(lws)).unwrap());
     let mut hits = server.hits();
@@ -442,7 +442,7 @@ fn pull_from_an_https_url_imports_the_archive_and_refuses_plain_http() {
     let report = pull(&request, &cache, Some(server.fetcher())).unwrap();
     assert_eq!(report.manifests.label, "v1.11.0");
     assert_eq!(report.manifests.origin, url);
-    assert_eq!(report.manifests.sha256, tree_digest(&shared().join("kubeflow/manifests/v1.11.0")).unwrap());
+    assert_eq!(report.manifests.sha256, tree_digest(&common::manifests_dir()).unwrap());
     assert_eq!(server.hits_of("/mirror/kubeflow.tar.gz"), 1);
     assert_eq!(server.hits_of(&manifests_path()), 0, "the catalog archive is not fetched when --from is given");
 

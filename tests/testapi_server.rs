@@ -2,14 +2,16 @@
 //! engine uses: kube 5 (`Client`, `Api<DynamicObject>`, discovery, watch-based waiting) and, when
 //! present, a real kubectl 1.33.
 
-use std::path::PathBuf;
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kfctl_rs::testapi::{AccessDenial, FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target, TestApiConfig, TestApiServer};
+use kfctl_testapi::{AccessDenial, FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target, TestApiConfig, TestApiServer};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::Discovery;
@@ -323,13 +325,7 @@ async fn self_subject_access_reviews_follow_the_deny_list() {
 }
 
 /// kubectl 1.33 from PATH or next to gcloud.
-fn kubectl() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH").into_iter().flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
-    let beside_gcloud = on_path.clone().filter(|d| d.join("gcloud").exists()).filter_map(|d| std::fs::canonicalize(d.join("gcloud")).ok()).filter_map(|g| g.parent().map(|p| p.to_path_buf()));
-    on_path.chain(beside_gcloud).map(|d| d.join("kubectl.1.33")).find(|k| k.exists())
-}
-
-fn run(kubectl: &PathBuf, dir: &std::path::Path, args: &[&str]) -> (bool, String) {
+fn run(kubectl: &Path, dir: &std::path::Path, args: &[&str]) -> (bool, String) {
     let out = Command::new(kubectl)
         .arg("--kubeconfig").arg(dir.join("kubeconfig")).arg("--cache-dir").arg(dir.join("cache")).arg("--request-timeout=20s")
         .args(args).current_dir(dir).output().expect("kubectl runs");
@@ -337,11 +333,9 @@ fn run(kubectl: &PathBuf, dir: &std::path::Path, args: &[&str]) -> (bool, String
 }
 
 #[test]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
 fn real_kubectl_applies_gets_and_discovers() {
-    let Some(kubectl) = kubectl() else {
-        println!("skipping the kubectl part: kubectl.1.33 is neither on PATH nor next to gcloud");
-        return;
-    };
+    let kubectl = common::kubectl();
     let server = TestApiServer::start(TestApiConfig::default());
     let dir = tempfile::tempdir().unwrap();
     server.write_kubeconfig(&dir.path().join("kubeconfig")).unwrap();
@@ -422,17 +416,12 @@ async fn latency_is_added_per_request_under_concurrent_load() {
     assert!(elapsed < Duration::from_secs(10), "the server keeps up: {elapsed:?}");
 }
 
-fn shared_dir() -> PathBuf {
-    std::env::var_os("KFCTL_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
-
 #[test]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
+#[cfg_attr(kfctl_no_upstream, ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo")]
 fn real_kubectl_installs_the_whole_kubeflow_example_and_reapplies_as_a_no_op() {
-    let example = shared_dir().join("kubeflow/golden/v1.11.0/example.yaml");
-    let (Some(kubectl), true) = (kubectl(), example.exists()) else {
-        println!("skipping: needs kubectl.1.33 and {}", example.display());
-        return;
-    };
+    let example = common::example_golden();
+    let kubectl = common::kubectl();
     let server = TestApiServer::start(TestApiConfig::default());
     let dir = tempfile::tempdir().unwrap();
     server.write_kubeconfig(&dir.path().join("kubeconfig")).unwrap();

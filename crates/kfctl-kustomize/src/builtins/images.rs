@@ -1,0 +1,299 @@
+//! images: rewrite image names, tags and digests at the image field specs.
+//!
+//! kustomize v5.6's image tag transformer, entry by entry:
+//!
+//! - **Matching.** An image value matches the entry `name` when it is the name followed by an
+//!   optional `:tag` and an optional `@sha256:digest`. The name is used as a regular
+//!   expression as written (kustomize does not escape it, so the dots of `quay.io/x` match any
+//!   character), anchored at both ends: `nginx` matches `nginx:1.0` but not
+//!   `docker.io/nginx`.
+//! - **Splitting.** The value splits into name, tag and digest at the first `:` and `@` after
+//!   the first `/` (so a registry port is part of the name): `localhost:5000/redis:7` is
+//!   `localhost:5000/redis` + `7`.
+//! - **Rewriting.** `newName` replaces the name. `newTag` and `digest` together give
+//!   `name:tag@digest`; `newTag` alone drops the old digest; `digest` alone drops the old tag;
+//!   `tagSuffix` (only when neither is set) appends to the old tag and drops the digest.
+//! - **Where.** Two passes, as kustomize runs two filters: first every `image` of every
+//!   element of any `containers` or `initContainers` list anywhere in the object, then the
+//!   config's `images` field specs (which never create). A field both passes reach is
+//!   rewritten twice, which only shows with `tagSuffix` (`postgres:15-alpine-alpine`, as
+//!   real kustomize does). CustomResourceDefinitions are never touched.
+
+use super::config::TransformConfig;
+use super::fieldspec::{self, CreateKind, describe};
+use crate::error::{KustomizeError, Result};
+use crate::kustomization as k;
+use crate::resmap::ResMap;
+use crate::resource::Resource;
+use regex::Regex;
+use serde_json::Value;
+
+/// Apply one `images:` entry to every object.
+pub fn apply(resources: &mut ResMap, image: &k::Image, config: &TransformConfig) -> Result<()> {
+    let rule = ImageRule::new(image)?;
+    for resource in resources.iter_mut().filter(|r| r.kind() != "CustomResourceDefinition") {
+        legacy_pass(resource, &rule)?;
+        fieldspec::apply(resource, &config.images, CreateKind::Nothing, &mut |node| rule.update_node(node))?;
+    }
+    Ok(())
+}
+
+/// One compiled `images:` entry.
+pub struct ImageRule {
+    matcher: Regex,
+    new_name: String,
+    new_tag: String,
+    digest: String,
+    tag_suffix: String,
+}
+
+impl ImageRule {
+    pub fn new(image: &k::Image) -> Result<Self> {
+        let pattern = format!("^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$", image.name);
+        let matcher = Regex::new(&pattern).map_err(|e| {
+            KustomizeError::transform(
+                format!("images entry `{}`", image.name),
+                format!("the name is used as a regular expression and is not a valid one: {e}; write the plain image name"),
+            )
+        })?;
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        Ok(ImageRule {
+            matcher,
+            new_name: text(&image.new_name),
+            new_tag: text(&image.new_tag),
+            digest: text(&image.digest),
+            tag_suffix: text(&image.tag_suffix),
+        })
+    }
+
+    /// The rewritten image, or `None` when the entry does not match it.
+    pub fn rewrite(&self, value: &str) -> Option<String> {
+        if !self.matcher.is_match(value) {
+            return None;
+        }
+        let (name, mut tag, mut digest) = split(value);
+        let mut out = if self.new_name.is_empty() { name.to_string() } else { self.new_name.clone() };
+        match (self.new_tag.is_empty(), self.digest.is_empty()) {
+            (false, false) => (tag, digest) = (self.new_tag.clone(), self.digest.clone()),
+            (false, true) => (tag, digest) = (self.new_tag.clone(), String::new()),
+            (true, false) => (tag, digest) = (String::new(), self.digest.clone()),
+            (true, true) if !self.tag_suffix.is_empty() => (tag, digest) = (tag + &self.tag_suffix, String::new()),
+            (true, true) => {}
+        }
+        if !tag.is_empty() {
+            out = format!("{out}:{tag}");
+        }
+        if !digest.is_empty() {
+            out = format!("{out}@{digest}");
+        }
+        Some(out)
+    }
+
+    /// Rewrite an `image` field in place; null is left alone, a map or list is an error.
+    pub fn update_node(&self, node: &mut Value) -> std::result::Result<(), String> {
+        let text = match node {
+            Value::Null => return Ok(()),
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            other => return Err(format!("expected an image name, found {}", describe(other))),
+        };
+        if let Some(new) = self.rewrite(&text) {
+            *node = Value::String(new);
+        }
+        Ok(())
+    }
+}
+
+/// Split an image into name, tag and digest as kustomize does.
+pub fn split(image: &str) -> (&str, String, String) {
+    let offset = image.find('/').filter(|&i| i > 0).unwrap_or(0);
+    let search = &image[offset..];
+    let (at, colon) = (search.find('@').map(|i| i + offset), search.find(':').map(|i| i + offset));
+    match (colon, at) {
+        (None, None) => (image, String::new(), String::new()),
+        (Some(colon), Some(at)) if colon < at => (&image[..colon], image[colon + 1..at].to_string(), image[at + 1..].to_string()),
+        (_, Some(at)) => (&image[..at], String::new(), image[at + 1..].to_string()),
+        (Some(colon), None) => (&image[..colon], image[colon + 1..].to_string(), String::new()),
+    }
+}
+
+/// The first pass: `image` of every element of any `containers`/`initContainers` list.
+fn legacy_pass(resource: &mut Resource, rule: &ImageRule) -> Result<()> {
+    legacy_walk(&mut resource.obj, rule).map_err(|why| KustomizeError::transform(resource.current_id().to_string(), why))
+}
+
+fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), String> {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                legacy_walk(value, rule)?;
+                if key != "containers" && key != "initContainers" {
+                    continue;
+                }
+                let Value::Array(items) = value else { continue };
+                for image in items.iter_mut().filter_map(|item| item.as_object_mut()).filter_map(|c| c.get_mut("image")) {
+                    rule.update_node(image).map_err(|why| format!("{key}: {why}"))?;
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter_mut().try_for_each(|item| legacy_walk(item, rule)),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(name: &str, new_name: Option<&str>, new_tag: Option<&str>, digest: Option<&str>, suffix: Option<&str>) -> k::Image {
+        let s = |v: Option<&str>| v.map(str::to_string);
+        k::Image { name: name.into(), new_name: s(new_name), new_tag: s(new_tag), digest: s(digest), tag_suffix: s(suffix) }
+    }
+
+    fn rewrite(e: &k::Image, value: &str) -> Option<String> {
+        ImageRule::new(e).unwrap().rewrite(value)
+    }
+
+    fn pod(images: &[&str]) -> Value {
+        let containers: Vec<Value> = images.iter().map(|i| json!({"name": "c", "image": i})).collect();
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": containers}})
+    }
+
+    fn run(obj: Value, e: &k::Image) -> Value {
+        let mut m = ResMap::new();
+        m.replace_all(vec![Resource::new(obj)]);
+        apply(&mut m, e, &TransformConfig::defaults()).unwrap();
+        m.get(0).obj.clone()
+    }
+
+    #[test]
+    fn split_forms() {
+        assert_eq!(split("nginx"), ("nginx", String::new(), String::new()));
+        assert_eq!(split("nginx:1.0"), ("nginx", "1.0".into(), String::new()));
+        assert_eq!(split("nginx@sha256:abc"), ("nginx", String::new(), "sha256:abc".into()));
+        assert_eq!(split("nginx:1.0@sha256:abc"), ("nginx", "1.0".into(), "sha256:abc".into()));
+        assert_eq!(split("localhost:5000/redis:7"), ("localhost:5000/redis", "7".into(), String::new()));
+        assert_eq!(split("localhost:5000/redis"), ("localhost:5000/redis", String::new(), String::new()));
+    }
+
+    #[test]
+    fn name_matches_with_tag_and_digest_but_not_other_registries() {
+        let e = entry("nginx", None, Some("1.2"), None, None);
+        assert_eq!(rewrite(&e, "nginx").as_deref(), Some("nginx:1.2"));
+        assert_eq!(rewrite(&e, "nginx:1.0@sha256:abc").as_deref(), Some("nginx:1.2"));
+        assert_eq!(rewrite(&e, "docker.io/nginx:1.0"), None);
+        assert_eq!(rewrite(&e, "nginx-extra:1.0"), None);
+    }
+
+    #[test]
+    fn name_is_an_unescaped_pattern() {
+        assert_eq!(rewrite(&entry("quay.io/x", None, Some("2"), None, None), "quayXio/x:1").as_deref(), Some("quayXio/x:2"));
+    }
+
+    #[test]
+    fn registry_port_is_part_of_the_name() {
+        let e = entry("localhost:5000/redis", Some("myreg/redis"), None, None, None);
+        assert_eq!(rewrite(&e, "localhost:5000/redis:7").as_deref(), Some("myreg/redis:7"));
+    }
+
+    #[test]
+    fn digest_alone_drops_the_tag() {
+        assert_eq!(rewrite(&entry("busybox", None, None, Some("sha256:999"), None), "busybox:1.0").as_deref(), Some("busybox@sha256:999"));
+    }
+
+    #[test]
+    fn new_tag_and_digest_are_both_kept() {
+        let e = entry("alpine", None, Some("3"), Some("sha256:777"), None);
+        assert_eq!(rewrite(&e, "alpine@sha256:def").as_deref(), Some("alpine:3@sha256:777"));
+    }
+
+    #[test]
+    fn tag_suffix_appends_to_the_old_tag_and_drops_the_digest() {
+        let e = entry("foo/bar", None, None, None, Some("-s"));
+        assert_eq!(rewrite(&e, "foo/bar:2@sha256:111").as_deref(), Some("foo/bar:2-s"));
+    }
+
+    #[test]
+    fn tag_suffix_is_ignored_with_a_new_tag() {
+        assert_eq!(rewrite(&entry("memcached", None, Some("1.7"), None, Some("-x")), "memcached:1.6").as_deref(), Some("memcached:1.7"));
+    }
+
+    #[test]
+    fn new_name_alone_keeps_tag_and_digest() {
+        let e = entry("nginx", Some("reg/nginx"), None, None, None);
+        assert_eq!(rewrite(&e, "nginx:1@sha256:a").as_deref(), Some("reg/nginx:1@sha256:a"));
+    }
+
+    #[test]
+    fn pod_containers_and_init_containers_are_rewritten() {
+        let mut obj = pod(&["nginx", "busybox"]);
+        obj["spec"]["initContainers"] = json!([{"name": "i", "image": "nginx:0.1"}]);
+        let got = run(obj, &entry("nginx", None, Some("1.2"), None, None));
+        assert_eq!(got["spec"]["containers"][0]["image"], "nginx:1.2");
+        assert_eq!(got["spec"]["containers"][1]["image"], "busybox");
+        assert_eq!(got["spec"]["initContainers"][0]["image"], "nginx:1.2");
+    }
+
+    #[test]
+    fn containers_anywhere_are_found_but_other_image_fields_are_not() {
+        let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"},
+            "spec": {"image": "nginx", "deep": {"containers": [{"image": "nginx"}], "other": [{"image": "nginx"}]}}});
+        let got = run(thing, &entry("nginx", None, Some("1.2"), None, None));
+        assert_eq!(got["spec"]["deep"]["containers"][0]["image"], "nginx:1.2");
+        assert_eq!(got["spec"]["deep"]["other"][0]["image"], "nginx");
+        assert_eq!(got["spec"]["image"], "nginx");
+    }
+
+    #[test]
+    fn custom_resource_definitions_are_skipped() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x"},
+            "spec": {"containers": [{"image": "nginx"}]}});
+        assert_eq!(run(crd.clone(), &entry("nginx", None, Some("1.2"), None, None)), crd);
+    }
+
+    #[test]
+    fn tag_suffix_applies_twice_where_both_passes_reach() {
+        // Real kustomize v5.6 gives `postgres:15-alpine-alpine` for a Pod container.
+        let got = run(pod(&["postgres:15"]), &entry("postgres", None, None, None, Some("-alpine")));
+        assert_eq!(got["spec"]["containers"][0]["image"], "postgres:15-alpine-alpine");
+        let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+            "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"image": "postgres:15"}]}}}}}});
+        let got = run(cron, &entry("postgres", None, None, None, Some("-alpine")));
+        assert_eq!(got["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"], "postgres:15-alpine");
+    }
+
+    #[test]
+    fn configured_image_specs_are_used_without_creating() {
+        let mut config = TransformConfig::defaults();
+        config.images.push(crate::kustomization::FieldSpec {
+            kind: "Thing".into(),
+            path: "spec/image".into(),
+            create: true,
+            ..Default::default()
+        });
+        let mut m = ResMap::new();
+        let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"image": "nginx"}});
+        let bare = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "u"}, "spec": {}});
+        m.replace_all(vec![Resource::new(thing), Resource::new(bare.clone())]);
+        apply(&mut m, &entry("nginx", None, Some("1.2"), None, None), &config).unwrap();
+        assert_eq!(m.get(0).obj["spec"]["image"], "nginx:1.2");
+        assert_eq!(m.get(1).obj, bare);
+    }
+
+    #[test]
+    fn a_map_image_is_an_error() {
+        let mut m = ResMap::new();
+        let mut obj = pod(&["x"]);
+        obj["spec"]["containers"][0]["image"] = json!({"a": 1});
+        m.replace_all(vec![Resource::new(obj)]);
+        assert!(apply(&mut m, &entry("nginx", None, Some("1"), None, None), &TransformConfig::defaults()).is_err());
+    }
+
+    #[test]
+    fn an_invalid_name_pattern_is_an_error() {
+        assert!(ImageRule::new(&entry("bad(", None, None, None, None)).is_err());
+    }
+}

@@ -1,0 +1,422 @@
+//! vars: resolve `$(VAR)` references in the varReference field specs, as kustomize v5.6 does
+//! at the very end of a build (after hash suffixes and the name-reference fix-up).
+//!
+//! **Binding.** Each var names an object (`objRef`: apiVersion or group/version, kind, name and
+//! optionally namespace). kustomize binds the var to its object when the kustomization that
+//! declares it is accumulated (after its transformers), among that kustomization's objects
+//! only, matching every id an object has had: with a namespace (or for a cluster-scoped kind)
+//! the namespace must match, without one any namespace does. Several matches are an error
+//! then; no match is an error at the end. [`bind`] records the binding on the object itself, as
+//! kustomize does (an internal annotation, removed when vars are resolved), so objects of the
+//! same name that other kustomizations bring later cannot be confused with it.
+//!
+//! **Values.** At the end of the build, [`resolve`] reads each var's field
+//! (`fieldRef.fieldPath`, default `metadata.name`, `.`-separated, `ports[0]` or `ports.0` for
+//! list elements) from its bound object; a missing field is an error. A string, number or
+//! boolean is a value; a map or list is not (references to it stay as written).
+//!
+//! **Expansion.** In every field the varReference specs name (lists are walked through; a
+//! scalar in the middle of a path is an error), each string — a string field, the string
+//! values of a map, the items of a list of strings — is expanded with Kubernetes' `$(VAR)`
+//! syntax: `$$` is a literal `$`, unknown names are left as `$(NAME)`. A string that is exactly
+//! one reference takes the var's type (`8080`, `true`); inside text a value is printed as Go's
+//! `%v` prints it. Without any var nothing is expanded, not even `$$`.
+
+use super::config::TransformConfig;
+use super::patches::kid;
+use crate::error::{KustomizeError, Result};
+use crate::fieldpath::split_path;
+use crate::kustomization::{FieldSpec, Var};
+use crate::resmap::ResMap;
+use crate::resource::{Gvk, ResId};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const DEFAULT_FIELD_PATH: &str = "metadata.name";
+
+/// Resolve the build's vars in the varReference field specs of `config`.
+pub fn resolve(resources: &mut ResMap, vars: &[Var], config: &TransformConfig) -> Result<()> {
+    resolve_with(resources, vars, &config.var_reference)
+}
+
+/// Resolve vars in the given field specs.
+pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSpec]) -> Result<()> {
+    let values = var_values(resources, vars)?;
+    if values.is_empty() {
+        return Ok(());
+    }
+    for resource in resources.iter_mut() {
+        let id = kid(&resource.current_id());
+        let gvk = resource.gvk();
+        for spec in field_specs.iter().filter(|s| applies_to(s, &gvk)) {
+            let path: Vec<String> = split_path(&spec.path, '/').into_iter().filter(|p| !p.is_empty()).collect();
+            walk(&mut resource.obj, &path, &mut |node| expand_node(node, &values)).map_err(|why| {
+                KustomizeError::transform("vars", format!("considering field '{}' of object {id}: {why}", spec.path))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Bind a var to the one object of `resources` (the declaring kustomization's objects) it
+/// names, as kustomize's `MergeVars` does. Several matching objects are an error; with none,
+/// nothing is recorded (and [`resolve`] reports the var).
+pub fn bind(resources: &mut ResMap, var: &Var) -> Result<()> {
+    let gvk = target_gvk(var);
+    match matching(resources, var, &gvk).as_slice() {
+        [] => Ok(()),
+        [one] => {
+            resources.get_mut(*one).var_names.push(var.name.clone());
+            Ok(())
+        }
+        many => {
+            let message = format!("found {} resId matches for var {} (unable to disambiguate)", many.len(), describe(var, &gvk));
+            Err(KustomizeError::transform("vars", message))
+        }
+    }
+}
+
+/// Objects a var names, by any id they have had: with a namespace (or for a cluster-scoped
+/// kind) the namespace must match too.
+fn matching(resources: &ResMap, var: &Var, gvk: &Gvk) -> Vec<usize> {
+    let target = ResId::new(gvk.clone(), &var.obj_ref.name, &var.obj_ref.namespace);
+    let with_namespace = !target.namespace.is_empty() || crate::merge::is_cluster_scoped(gvk);
+    resources.positions(|r| {
+        r.all_ids().any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
+    })
+}
+
+fn applies_to(spec: &FieldSpec, gvk: &Gvk) -> bool {
+    (spec.kind.is_empty() || spec.kind == gvk.kind)
+        && (spec.group.is_empty() || spec.group == gvk.group)
+        && (spec.version.is_empty() || spec.version == gvk.version)
+}
+
+/// A var as kustomize prints it in errors: `{NAME Kind.version.group {fieldPath}}`.
+fn describe(var: &Var, gvk: &Gvk) -> String {
+    let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
+    format!("{{{} {}.{}.{} {{{}}}}}", var.name, gvk.kind, or(&gvk.version, "[noVer]"), or(&gvk.group, "[noGrp]"), field_path(var))
+}
+
+fn field_path(var: &Var) -> &str {
+    var.field_ref.as_ref().map(|f| f.field_path.as_str()).filter(|p| !p.is_empty()).unwrap_or(DEFAULT_FIELD_PATH)
+}
+
+fn target_gvk(var: &Var) -> Gvk {
+    let target = &var.obj_ref;
+    if target.api_version.is_empty() {
+        Gvk::new(&target.group, &target.version, &target.kind)
+    } else {
+        Gvk::from_api_version(&target.api_version, &target.kind)
+    }
+}
+
+/// Each var's value, read from the object bound to it (only strings, numbers and booleans;
+/// other vars are left out).
+pub fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, Value>> {
+    let mut values = BTreeMap::new();
+    for var in vars {
+        let gvk = target_gvk(var);
+        let resource = resources.iter().find(|r| r.var_names.contains(&var.name)).ok_or_else(|| {
+            let message = format!("var '{}' cannot be mapped to a field in the set of known resources", describe(var, &gvk));
+            KustomizeError::transform("vars", message)
+        })?;
+        let value = field_value(&resource.obj, field_path(var)).ok_or_else(|| {
+            let message = format!("field specified in var '{}' not found in corresponding resource", describe(var, &gvk));
+            KustomizeError::transform("vars", message)
+        })?;
+        if matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_)) {
+            values.insert(var.name.clone(), value.clone());
+        }
+    }
+    Ok(values)
+}
+
+/// kyaml's `GetFieldValue`: `.`-separated, with `name[0]` meaning `name.0`.
+fn field_value<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut segments = Vec::new();
+    for part in path.split('.') {
+        match part.split_once('[').filter(|(_, rest)| rest.ends_with(']')) {
+            Some((name, index)) if index[..index.len() - 1].parse::<usize>().is_ok() => {
+                segments.push(name.to_string());
+                segments.push(index[..index.len() - 1].to_string());
+            }
+            _ => segments.push(part.to_string()),
+        }
+    }
+    super::replacements::lookup(obj, &segments)
+}
+
+/// kustomize's field-spec walk: lists are walked through, a missing or null field ends the
+/// walk quietly, a scalar where the path goes on is an error.
+fn walk(node: &mut Value, path: &[String], set: &mut dyn FnMut(&mut Value) -> std::result::Result<(), String>) -> std::result::Result<(), String> {
+    let Some((first, rest)) = path.split_first() else { return set(node) };
+    match node {
+        Value::Null => Ok(()),
+        Value::Array(items) => items.iter_mut().try_for_each(|item| walk(item, path, set)),
+        Value::Object(map) => match map.get_mut(first.strip_suffix("[]").unwrap_or(first)) {
+            Some(child) => walk(child, rest, set),
+            None => Ok(()),
+        },
+        _ => Err("expected sequence or mapping node".into()),
+    }
+}
+
+/// kustomize's refvar `set`: expand a string, the string values of a map, or the items of a
+/// list (which must all be strings).
+fn expand_node(node: &mut Value, values: &BTreeMap<String, Value>) -> std::result::Result<(), String> {
+    match node {
+        Value::String(s) => *node = expand(s, values),
+        Value::Object(map) => {
+            for value in map.values_mut() {
+                if let Value::String(s) = value {
+                    *value = expand(s, values);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                let Value::String(s) = item else { return Err("invalid value type expect a string".into()) };
+                *item = expand(s, values);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Kubernetes' `$(VAR)` expansion as kustomize's refvar does it: a string that is exactly one
+/// known reference becomes the var's value with its type; otherwise text.
+pub fn expand(input: &str, values: &BTreeMap<String, Value>) -> Value {
+    let bytes = input.as_bytes();
+    let mut out = String::new();
+    let (mut checkpoint, mut cursor) = (0usize, 0usize);
+    while cursor < bytes.len() {
+        if bytes[cursor] == b'$' && cursor + 1 < bytes.len() {
+            out.push_str(&input[checkpoint..cursor]);
+            let (read, name, advance) = read_variable(&input[cursor + 1..]);
+            match name {
+                Some(name) => {
+                    let mapped = values.get(name);
+                    if cursor == 0 && input.len() == name.len() + 3 {
+                        return mapped.cloned().unwrap_or_else(|| Value::String(input.to_string()));
+                    }
+                    match mapped {
+                        Some(value) => out.push_str(&go_display(value)),
+                        None => out.push_str(&format!("$({name})")),
+                    }
+                }
+                None => out.push_str(&read),
+            }
+            cursor += advance;
+            checkpoint = cursor + 1;
+        }
+        cursor += 1;
+    }
+    out.push_str(&input[checkpoint.min(input.len())..]);
+    Value::String(out)
+}
+
+/// After a `$`: `$` (an escaped `$`), `(NAME)` (a reference), or anything else (kept as
+/// written). Returns the text to keep, the name when it is a reference, and how many bytes
+/// after the `$` were consumed.
+fn read_variable(after: &str) -> (String, Option<&str>, usize) {
+    let first = after.chars().next().expect("the caller checked a byte follows");
+    match first {
+        '$' => ("$".into(), None, 1),
+        '(' => match after[1..].find(')') {
+            Some(end) => (String::new(), Some(&after[1..end + 1]), end + 2),
+            None => ("$(".into(), None, 1),
+        },
+        other => (format!("${other}"), None, other.len_utf8()),
+    }
+}
+
+/// A value as Go's `%v` prints it.
+fn go_display(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => super::hash::go_number(n),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use crate::resource::Resource;
+
+    fn values(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    fn var(yaml: &str) -> Var {
+        serde_json::from_value(kfctl_yaml::parse_stream(yaml, "test").unwrap().remove(0)).unwrap()
+    }
+
+    fn specs(paths: &[&str]) -> Vec<FieldSpec> {
+        paths.iter().map(|p| FieldSpec { path: p.to_string(), ..FieldSpec::default() }).collect()
+    }
+
+    fn build() -> ResMap {
+        let mut map = ResMap::new();
+        for obj in [
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "other"},
+                "spec": {"ports": [{"port": 8080, "name": "http"}], "flag": true, "ratio": 1.5, "sel": {"a": "b"}}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"template": {"spec": {"containers": [
+                {"name": "c", "command": ["$(SVC)", "$(PORT)", "x$(PORT)", "$(FLAG)", "$(RATIO)", "$(SEL)", "$$(SVC)", "$(UNKNOWN)", "$(NS).$(SVC)"],
+                 "env": [{"name": "A", "value": "$(PORT)"}, {"name": "B", "value": 3}]}]}}}}),
+        ] {
+            map.append(Resource::new(obj), "test").unwrap();
+        }
+        map
+    }
+
+    fn all_vars() -> Vec<Var> {
+        vec![
+            var("{name: SVC, objRef: {kind: Service, name: svc, apiVersion: v1}}"),
+            var("{name: NS, objRef: {kind: Service, name: svc, apiVersion: v1}, fieldRef: {fieldPath: metadata.namespace}}"),
+            var("{name: PORT, objRef: {kind: Service, name: svc, apiVersion: v1}, fieldRef: {fieldPath: 'spec.ports[0].port'}}"),
+            var("{name: FLAG, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.flag}}"),
+            var("{name: RATIO, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.ratio}}"),
+            var("{name: SEL, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.sel}}"),
+        ]
+    }
+
+    /// The build with every var bound, as the accumulator leaves it.
+    fn bound(mut map: ResMap, vars: &[Var]) -> ResMap {
+        for v in vars {
+            bind(&mut map, v).unwrap();
+        }
+        map
+    }
+
+    #[test]
+    fn references_expand_with_types_escapes_and_unknowns_as_kustomize_does() {
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
+        resolve_with(&mut map, &vars, &specs(&["spec/template/spec/containers/command", "spec/template/spec/containers/env/value"])).unwrap();
+        let container = &map.get(1).obj["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(container["command"], json!(["svc", 8080, "x8080", true, 1.5, "$(SEL)", "$(SVC)", "$(UNKNOWN)", "other.svc"]));
+        assert_eq!(container["env"], json!([{"name": "A", "value": 8080}, {"name": "B", "value": 3}]));
+    }
+
+    #[test]
+    fn bindings_are_bookkeeping_not_object_data() {
+        let vars = all_vars();
+        let map = bound(build(), &vars);
+        assert!(map.get(0).var_names.contains(&"SVC".to_string()), "{:?}", map.get(0).var_names);
+        let objects = |m: &ResMap| m.iter().map(|r| r.obj.clone()).collect::<Vec<_>>();
+        assert_eq!(objects(&map), objects(&build()));
+    }
+
+    #[test]
+    fn expansion_follows_the_kubernetes_syntax() {
+        let v = values(&[("A", json!("x")), ("N", json!(5))]);
+        assert_eq!(expand("$(A)", &v), json!("x"));
+        assert_eq!(expand("$(N)", &v), json!(5));
+        assert_eq!(expand("a$(N)b", &v), json!("a5b"));
+        assert_eq!(expand("$$A $$(A) $A $(", &v), json!("$A $(A) $A $("));
+        assert_eq!(expand("$(B) and $(A", &v), json!("$(B) and $(A"));
+        assert_eq!(expand("€$é$", &v), json!("€$é$"));
+    }
+
+    #[test]
+    fn without_vars_nothing_is_expanded() {
+        let mut map = build();
+        let before = map.clone();
+        resolve_with(&mut map, &[], &specs(&["spec/template/spec/containers/command"])).unwrap();
+        assert_eq!(map, before);
+    }
+
+    #[test]
+    fn objects_are_bound_by_any_id_and_any_namespace_when_none_is_given() {
+        let mut map = build();
+        map.get_mut(0).set_name("p-svc");
+        let vars = &all_vars()[..1];
+        let map = bound(map, vars);
+        assert_eq!(var_values(&map, vars).unwrap()["SVC"], "p-svc");
+    }
+
+    #[test]
+    fn a_given_namespace_must_match() {
+        let wrong = [var("{name: SVC, objRef: {kind: Service, name: svc, version: v1, namespace: wrong}}")];
+        let err = var_values(&bound(build(), &wrong), &wrong).unwrap_err();
+        assert!(err.to_string().contains("var '{SVC Service.v1.[noGrp] {metadata.name}}' cannot be mapped to a field in the set of known resources"), "{err}");
+        let right = [var("{name: SVC, objRef: {kind: Service, name: svc, version: v1, namespace: other}}")];
+        assert!(var_values(&bound(build(), &right), &right).is_ok());
+    }
+
+    #[test]
+    fn the_version_must_match_too() {
+        let no_version = [var("{name: SVC, objRef: {kind: Service, name: svc}}")];
+        let err = var_values(&bound(build(), &no_version), &no_version).unwrap_err();
+        assert!(err.to_string().contains("{SVC Service.[noVer].[noGrp] {metadata.name}}"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_field_is_an_error() {
+        let missing = [var("{name: X, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.nothing}}")];
+        let err = var_values(&bound(build(), &missing), &missing).unwrap_err();
+        assert!(err.to_string().contains("field specified in var '{X Service.v1.[noGrp] {spec.nothing}}' not found in corresponding resource"), "{err}");
+    }
+
+    #[test]
+    fn ambiguous_objects_are_an_error_where_the_var_is_declared() {
+        let mut map = build();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}})), "t").unwrap();
+        let err = bind(&mut map, &all_vars()[0]).unwrap_err();
+        assert!(err.to_string().contains("found 2 resId matches for var"), "{err}");
+    }
+
+    #[test]
+    fn the_binding_sticks_to_the_object_named_where_the_var_is_declared() {
+        // A base declares the var while only its own `service` exists.
+        let declared = [var("{name: SVC, objRef: {kind: Service, name: service, apiVersion: v1}}")];
+        let mut map = ResMap::new();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "a").unwrap();
+        bind(&mut map, &declared[0]).unwrap();
+        // Another base brings an object with the same name; parents add prefixes.
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service", "namespace": "kubeflow"}})), "b").unwrap();
+        map.get_mut(0).set_name("a-service");
+        map.get_mut(1).set_name("b-service");
+        assert_eq!(var_values(&map, &declared).unwrap()["SVC"], "a-service");
+    }
+
+    #[test]
+    fn field_specs_select_kinds_and_walk_lists() {
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
+        let mut only_services = specs(&["spec/template/spec/containers/command"]);
+        only_services[0].kind = "Service".into();
+        let before: Vec<Value> = build().iter().map(|r| r.obj.clone()).collect();
+        resolve_with(&mut map, &vars, &only_services).unwrap();
+        assert_eq!(map.iter().map(|r| r.obj.clone()).collect::<Vec<_>>(), before);
+    }
+
+    #[test]
+    fn a_scalar_in_the_middle_of_a_path_is_an_error() {
+        let vars = all_vars();
+        let err = resolve_with(&mut bound(build(), &vars), &vars, &specs(&["metadata/name/x"])).unwrap_err();
+        assert!(err.to_string().contains("considering field 'metadata/name/x' of object Service.v1.[noGrp]/svc.other: expected sequence or mapping node"), "{err}");
+    }
+
+    #[test]
+    fn a_list_with_non_strings_is_an_error() {
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"args": ["a", 1]}})), "t").unwrap();
+        let err = resolve_with(&mut map, &vars, &specs(&["spec/args"])).unwrap_err();
+        assert!(err.to_string().contains("invalid value type expect a string"), "{err}");
+    }
+
+    #[test]
+    fn maps_expand_their_string_values() {
+        let vars = all_vars();
+        let mut map = bound(build(), &vars);
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "$(SVC)", "b": 2}})), "t").unwrap();
+        resolve_with(&mut map, &vars, &specs(&["data"])).unwrap();
+        assert_eq!(map.get(2).obj["data"], json!({"a": "svc", "b": 2}));
+    }
+}

@@ -1,0 +1,102 @@
+//! The native kustomize engine.
+//!
+//! One entry point, [`build`], does what `kustomize build DIR` does: accumulate the folder
+//! tree (`accumulate.rs`), then the steps kustomize runs once at the top — hash suffixes for
+//! generated objects, the name-reference fix-up, vars — drop local-config objects, and sort.
+//! The builtin generators and transformers live one per file in `builtins/`; strategic merge
+//! in `merge/`. Output is written by [`kfctl_yaml`] exactly as kustomize writes it.
+//!
+//! The engine reads files only through [`loader::Loader`]: the load restriction, remote
+//! references and the parse cache all live there.
+
+pub mod accumulate;
+pub mod builtins;
+pub mod error;
+pub mod fieldcase;
+pub mod fieldpath;
+pub mod kustomization;
+pub mod loader;
+pub mod merge;
+pub mod prefetch;
+pub mod remote;
+pub mod resmap;
+pub mod resource;
+
+pub use error::{KustomizeError, Result};
+pub use loader::{LoadRestriction, Loader};
+pub use resmap::ResMap;
+
+use remote::RemoteResolver;
+use std::path::Path;
+use std::sync::Arc;
+
+/// How to build.
+#[derive(Clone)]
+pub struct BuildOptions {
+    pub remote: Arc<dyn RemoteResolver>,
+    pub restriction: LoadRestriction,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions { remote: Arc::new(crate::remote::NoRemote), restriction: LoadRestriction::RootOnly }
+    }
+}
+
+/// Build a kustomization folder: the equivalent of `kustomize build DIR`.
+pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
+    let loader = Loader::new(options.remote.clone(), options.restriction);
+    prefetch::warm(&loader, dir);
+    let (top, acc) = accumulate::Accumulator::new(&loader).folder(dir)?;
+    finish(top, acc)
+}
+
+/// Build an in-memory kustomization as if it were the kustomization file of `dir` (a folder
+/// that need not exist; its entries resolve relative to it). Profiles render this way.
+pub fn build_kustomization(dir: &Path, kustomization: &kustomization::Kustomization, options: &BuildOptions) -> Result<ResMap> {
+    let loader = Loader::new(options.remote.clone(), options.restriction);
+    prefetch::warm_entries(&loader, dir, kustomization);
+    let acc = accumulate::Accumulator::new(&loader).in_memory(dir, kustomization)?;
+    finish(kustomization.clone(), acc)
+}
+
+fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Result<ResMap> {
+    let mut resources = acc.resources;
+    builtins::hash::add_hash_suffixes(&mut resources)?;
+    builtins::nameref::fix_back_references(&mut resources, &acc.config)?;
+    builtins::vars::resolve(&mut resources, &acc.vars, &acc.config)?;
+    drop_local_config(&mut resources);
+    resources.iter_mut().for_each(drop_empty_annotations);
+    builtins::sort::apply(&mut resources, top.sort_options.as_ref())?;
+    Ok(resources)
+}
+
+/// Objects annotated `config.kubernetes.io/local-config: "true"` are not part of the output.
+fn drop_local_config(resources: &mut ResMap) {
+    let kept: Vec<_> = std::mem::take(resources)
+        .into_vec()
+        .into_iter()
+        .filter(|r| r.obj.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(|v| v.as_str()) != Some("true"))
+        .collect();
+    resources.replace_all(kept);
+}
+
+/// kustomize's last step rewrites every object's annotations (removing its build
+/// annotations), and setting an empty set removes the field: so `annotations: {}` or
+/// `annotations: null` disappear from the output, while empty labels stay.
+fn drop_empty_annotations(resource: &mut resource::Resource) {
+    if let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut)
+        && meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty())) {
+            meta.remove("annotations");
+        }
+}
+
+/// The objects of a build, as JSON values in output order.
+pub fn objects(resources: &ResMap) -> Vec<serde_json::Value> {
+    resources.iter().map(|r| r.obj.clone()).collect()
+}
+
+/// The objects of a build, consuming it (no copies).
+pub fn into_objects(resources: ResMap) -> Vec<serde_json::Value> {
+    resources.into_vec().into_iter().map(|r| r.obj).collect()
+}

@@ -1,0 +1,207 @@
+//! All file access of the engine goes through the [`Loader`].
+//!
+//! It finds a folder's kustomization file, reads files under kustomize's default load
+//! restriction (a file must be in or below the folder of the kustomization that names it,
+//! judged on real paths after symlinks), resolves remote references through a
+//! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
+//! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
+
+use super::error::{KustomizeError, Result};
+use super::kustomization::{FILE_NAMES, Kustomization};
+use crate::remote::{RemoteRef, RemoteResolver, is_remote};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Parsed documents of one file, shared between users.
+pub type Docs = Arc<Vec<Value>>;
+
+/// Whether file reads are confined to the kustomization's folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadRestriction {
+    #[default]
+    RootOnly,
+    None,
+}
+
+/// The bare nulls (`key:` with no value) of each document of a file, as JSON pointers.
+pub type BareNulls = Arc<Vec<Vec<String>>>;
+
+pub struct Loader {
+    remote: Arc<dyn RemoteResolver>,
+    restriction: LoadRestriction,
+    parsed: Mutex<HashMap<PathBuf, (Docs, BareNulls)>>,
+}
+
+/// What a `resources:` entry turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A folder with its own kustomization (local or a fetched remote).
+    Folder(PathBuf),
+    /// A file of objects.
+    File(PathBuf),
+}
+
+impl Loader {
+    pub fn new(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction) -> Self {
+        Loader { remote, restriction, parsed: Mutex::new(HashMap::new()) }
+    }
+
+    /// The kustomization file of a folder and its parsed contents.
+    pub fn kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
+        let path = FILE_NAMES
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file())
+            .ok_or_else(|| KustomizeError::NoKustomization { dir: dir.to_path_buf() })?;
+        let docs = self.documents(&path)?;
+        let mut doc = docs.first().cloned().unwrap_or(Value::Object(Default::default()));
+        super::fieldcase::canonicalize_kustomization(&mut doc);
+        let k: Kustomization = serde_json::from_value(doc)
+            .map_err(|e| KustomizeError::InvalidKustomization { path: path.clone(), message: explain_field_error(&e) })?;
+        if let Some(kind) = k.kind.as_deref().filter(|k| !matches!(*k, "Kustomization" | "Component")) {
+            return Err(KustomizeError::InvalidKustomization {
+                path,
+                message: format!("kind `{kind}` is not Kustomization or Component"),
+            });
+        }
+        Ok((path, k))
+    }
+
+    /// Resolve a `resources:`/`components:` entry of the kustomization in `dir`.
+    pub fn resolve_entry(&self, dir: &Path, entry: &str) -> Result<Entry> {
+        if is_remote(entry) {
+            let reference = RemoteRef::parse(entry)?;
+            let path = self.remote.resolve(&reference)?;
+            return Ok(if path.is_dir() { Entry::Folder(path) } else { Entry::File(path) });
+        }
+        let path = clean_join(dir, entry);
+        let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        if real.is_dir() {
+            Ok(Entry::Folder(real))
+        } else {
+            self.check_restriction(dir, &real)?;
+            Ok(Entry::File(real))
+        }
+    }
+
+    /// The real path of a file named relative to `dir`, checked against the load restriction.
+    pub fn restricted_path(&self, dir: &Path, relative: &str) -> Result<PathBuf> {
+        let path = clean_join(dir, relative);
+        let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        self.check_restriction(dir, &real)?;
+        Ok(real)
+    }
+
+    fn check_restriction(&self, dir: &Path, real: &Path) -> Result<()> {
+        if self.restriction == LoadRestriction::None {
+            return Ok(());
+        }
+        let root = canonical_dir(dir)?;
+        if real.starts_with(&root) {
+            Ok(())
+        } else {
+            Err(KustomizeError::OutsideRoot { path: real.to_path_buf(), root })
+        }
+    }
+
+    /// Read a file named relative to `dir` as text, under the load restriction.
+    pub fn read_text(&self, dir: &Path, relative: &str) -> Result<(PathBuf, String)> {
+        let real = self.restricted_path(dir, relative)?;
+        let text = std::fs::read_to_string(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        Ok((real, text))
+    }
+
+    /// Read a file as bytes, under the load restriction.
+    pub fn read_bytes(&self, dir: &Path, relative: &str) -> Result<(PathBuf, Vec<u8>)> {
+        let real = self.restricted_path(dir, relative)?;
+        let bytes = std::fs::read(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        Ok((real, bytes))
+    }
+
+    /// The parsed documents of a file (by real path), parsing it at most once.
+    pub fn documents(&self, path: &Path) -> Result<Docs> {
+        self.documents_with_bare_nulls(path).map(|(docs, _)| docs)
+    }
+
+    /// The parsed documents of a file and, per document, where it has bare nulls.
+    pub fn documents_with_bare_nulls(&self, path: &Path) -> Result<(Docs, BareNulls)> {
+        if let Some(parsed) = self.parsed.lock().expect("parse cache lock").get(path) {
+            return Ok(parsed.clone());
+        }
+        let parsed = parse_file(path)?;
+        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), parsed.clone());
+        Ok(parsed)
+    }
+
+    /// The documents of an object file, taken out of the cache (no copy): object files are
+    /// consumed once per build, and a file read again is simply parsed again.
+    pub fn take_documents(&self, path: &Path) -> Result<(Vec<Value>, Vec<Vec<String>>)> {
+        let cached = self.parsed.lock().expect("parse cache lock").remove(path);
+        let (docs, bare) = match cached {
+            Some(parsed) => parsed,
+            None => parse_file(path)?,
+        };
+        let docs = Arc::try_unwrap(docs).unwrap_or_else(|shared| (*shared).clone());
+        let bare = Arc::try_unwrap(bare).unwrap_or_else(|shared| (*shared).clone());
+        Ok((docs, bare))
+    }
+
+    /// Parse many files in parallel into the cache. Errors are left for the sequential pass,
+    /// which reports them in context.
+    pub fn prefetch(&self, paths: Vec<PathBuf>) {
+        use rayon::prelude::*;
+        let todo: Vec<PathBuf> = {
+            let cache = self.parsed.lock().expect("parse cache lock");
+            paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
+        };
+        let parsed: Vec<(PathBuf, (Docs, BareNulls))> = todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, d))).collect();
+        self.parsed.lock().expect("parse cache lock").extend(parsed);
+    }
+}
+
+/// Join and clean `..` and `.` lexically, as Go's `filepath.Join` does before any symlink
+/// is looked at. This also lets a virtual folder (an in-memory kustomization) name siblings.
+pub fn clean_join(dir: &Path, relative: &str) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in dir.join(relative).components() {
+        match part {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The real path of a folder; a folder that does not exist (a virtual kustomization's) is
+/// taken as written.
+pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
+    match dir.canonicalize() {
+        Ok(real) => Ok(real),
+        Err(_) if !dir.exists() => Ok(dir.to_path_buf()),
+        Err(source) => Err(KustomizeError::Read { path: dir.to_path_buf(), source }),
+    }
+}
+
+fn parse_file(path: &Path) -> Result<(Docs, BareNulls)> {
+    let text = std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
+    let (docs, bare): (Vec<Value>, Vec<Vec<String>>) = kfctl_yaml::parse_stream_with_bare_nulls(&text, &path.display().to_string())?.into_iter().unzip();
+    Ok((Arc::new(docs), Arc::new(bare)))
+}
+
+/// serde's "unknown field `x`, expected one of ..." becomes a kustomize-like message with a hint.
+fn explain_field_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("unknown field") {
+        format!("invalid Kustomization: {text}; check the spelling (kustomize refuses unknown fields)")
+    } else {
+        format!("invalid Kustomization: {text}")
+    }
+}

@@ -1,0 +1,60 @@
+//! Finds the test data the integration tests in `tests/` need, so that a test that cannot run
+//! is reported as ignored with its reason instead of passing without doing its job.
+//!
+//! - the upstream snapshot: `$KFCTL_TEST_UPSTREAM`, else `../shared/kubeflow` beside the
+//!   repository; without `manifests/v1.11.0` in it, `cfg(kfctl_no_upstream)` is set;
+//! - the oracles (real kustomize and Helm): `$KFCTL_TEST_TOOLS`, else `tools/` beside the
+//!   snapshot; without `kustomize-build` in it, `cfg(kfctl_no_oracles)` is set;
+//! - real kubectl 1.33 (`kubectl.1.33` on `PATH` or beside `gcloud`, as google-cloud-cli
+//!   installs it), to check the test API server against: without it, `cfg(kfctl_no_kubectl)`.
+//!
+//! The resolved paths reach the tests as `KFCTL_TEST_UPSTREAM_DIR`, `KFCTL_TEST_TOOLS_DIR` and
+//! `KFCTL_TEST_KUBECTL`.
+//! Nothing here affects the binary.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    println!("cargo::rerun-if-env-changed=KFCTL_TEST_UPSTREAM");
+    println!("cargo::rerun-if-env-changed=KFCTL_TEST_TOOLS");
+    println!("cargo::rustc-check-cfg=cfg(kfctl_no_upstream)");
+    println!("cargo::rustc-check-cfg=cfg(kfctl_no_oracles)");
+    println!("cargo::rustc-check-cfg=cfg(kfctl_no_kubectl)");
+    println!("cargo::rerun-if-env-changed=PATH");
+    let upstream = std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
+    let tools = std::env::var_os("KFCTL_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| upstream.join("../tools"));
+    probe(&upstream.join("manifests/v1.11.0"), "kfctl_no_upstream");
+    probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
+    println!("cargo::rustc-env=KFCTL_TEST_UPSTREAM_DIR={}", upstream.display());
+    println!("cargo::rustc-env=KFCTL_TEST_TOOLS_DIR={}", tools.display());
+    match find_kubectl() {
+        Some(kubectl) => println!("cargo::rustc-env=KFCTL_TEST_KUBECTL={}", kubectl.display()),
+        None => {
+            println!("cargo::rustc-env=KFCTL_TEST_KUBECTL=");
+            println!("cargo::rustc-cfg=kfctl_no_kubectl");
+        }
+    }
+}
+
+/// `kubectl.1.33` on `PATH`, or beside the real `gcloud` (google-cloud-cli's layout).
+fn find_kubectl() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    let beside_gcloud = dirs.iter().filter_map(|d| std::fs::canonicalize(d.join("gcloud")).ok()).filter_map(|g| g.parent().map(Path::to_path_buf));
+    dirs.iter().cloned().chain(beside_gcloud).map(|d| d.join("kubectl.1.33")).find(|k| k.is_file())
+}
+
+/// Set `cfg` when `path` is missing; watch it either way, so adding or removing the data
+/// re-runs this probe.
+fn probe(path: &Path, cfg: &str) {
+    match path.exists() {
+        true => println!("cargo::rerun-if-changed={}", path.display()),
+        false => {
+            // Watch the nearest existing ancestor: creating the data changes it.
+            let parent = path.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
+            println!("cargo::rerun-if-changed={}", parent.display());
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! `kfctl-rs chart export`: a profile with values, as an umbrella Helm chart with one subchart
+//! per component (and, with `--argocd`, Argo CD Applications over them).
+
+use super::catalog_error;
+use kfctl::catalog::RenderRequest;
+use kfctl::catalog::render::{Prepared, prepare};
+use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
+use crate::cli::RenderFlags;
+use crate::exit::{Code, coded};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Subcommand)]
+pub enum ChartCommand {
+    /// Write an umbrella Helm chart (one subchart per component) whose `helm template` equals
+    /// `kfctl-rs template` with the same profile and values; the values given here become the
+    /// charts' defaults.
+    Export(ChartExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ChartExportArgs {
+    #[command(flatten)]
+    pub render: RenderFlags,
+    /// The folder to write (must not exist or be empty; see --force).
+    #[arg(long, default_value = "kubeflow")]
+    pub out: PathBuf,
+    /// Replace --out when it holds an earlier kfctl-rs export.
+    #[arg(long)]
+    pub force: bool,
+    /// The umbrella chart's name.
+    #[arg(long, default_value = "kubeflow")]
+    pub name: String,
+    /// The upstream release the charts carry as appVersion (default: the release --version or
+    /// the cache resolved, else a --source folder named like v1.11.0).
+    #[arg(long)]
+    pub app_version: Option<String>,
+    /// Also write Argo CD Applications (argocd/apps/, argocd/root.yaml).
+    #[arg(long)]
+    pub argocd: bool,
+    /// The Git repository the Applications read the charts from.
+    #[arg(long, default_value = "https://git.example.com/platform/kubeflow.git")]
+    pub argocd_repo_url: String,
+    /// The exported folder's path inside that repository (default: --out's folder name).
+    #[arg(long)]
+    pub argocd_path: Option<String>,
+    /// The Git revision the Applications track.
+    #[arg(long, default_value = "HEAD")]
+    pub argocd_revision: String,
+    /// The namespace Argo CD runs in.
+    #[arg(long, default_value = "argocd")]
+    pub argocd_namespace: String,
+    /// The Argo CD project of the Applications.
+    #[arg(long, default_value = "default")]
+    pub argocd_project: String,
+}
+
+pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
+    let ChartCommand::Export(args) = cmd;
+    crate::commands::print_notice();
+    let flags = &args.render.source;
+    let spec = super::source::source_spec(
+        flags.source.as_deref(),
+        &flags.version,
+        flags.remote_mirror.as_deref(),
+        flags.offline,
+    )?;
+    let opened = kfctl::source::open_source(&spec).map_err(super::source::edge)?;
+    let app_version = app_version(&args, opened.release.as_ref().map(|r| r.version), &opened.manifests_dir)?;
+    let request = RenderRequest {
+        profile: args.render.profile.clone(),
+        components: args.render.components.clone(),
+        value_files: args.render.values.clone(),
+        sets: args.render.sets.clone(),
+        manifests_dir: opened.manifests_dir.clone(),
+        remote: opened.resolver.clone(),
+    };
+    let prepared = prepare(&request).map_err(catalog_error)?;
+    warn_about_credentials(&prepared);
+    let options = ExportOptions {
+        chart_name: args.name.clone(),
+        app_version: app_version.clone(),
+        export_args: export_args(&args),
+        argocd: args.argocd.then(|| argocd_options(&args)),
+    };
+    // Both error types decide their exit codes (usage, or security for a folder that is no export).
+    let files = chart::export(&prepared, &options)?;
+    write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force)?;
+    let subcharts = prepared.profile.components.len();
+    let templates = files
+        .keys()
+        .filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/"))
+        .count();
+    eprintln!(
+        "wrote {}: chart {} {} (appVersion {app_version}), {subcharts} subcharts, {templates} object templates{}",
+        args.out.display(),
+        args.name,
+        env!("CARGO_PKG_VERSION"),
+        if args.argocd { ", Argo CD Applications in argocd/" } else { "" }
+    );
+    Ok(Code::Success)
+}
+
+/// The charts' appVersion: `--app-version`, else the release the source resolved to, else a
+/// `--source` folder named like a release (`.../v1.11.0`).
+fn app_version(args: &ChartExportArgs, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
+    resolve_app_version(args.app_version.as_deref(), release, manifests_dir)
+}
+
+fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
+    if let Some(v) = explicit {
+        return Ok(v.to_string());
+    }
+    if let Some(v) = release {
+        return Ok(v.to_string());
+    }
+    let folder = manifests_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let looks_like_release = folder.strip_prefix('v').is_some_and(|rest| semver::Version::parse(rest).is_ok());
+    if looks_like_release {
+        return Ok(folder);
+    }
+    Err(coded(
+        Code::Usage,
+        anyhow::anyhow!(
+            "--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)",
+            manifests_dir.display()
+        ),
+    ))
+}
+
+fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
+    let default_path = args
+        .out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kubeflow".into());
+    ArgoCdOptions {
+        repo_url: args.argocd_repo_url.clone(),
+        path: args.argocd_path.clone().unwrap_or(default_path),
+        revision: args.argocd_revision.clone(),
+        namespace: args.argocd_namespace.clone(),
+        project: args.argocd_project.clone(),
+    }
+}
+
+/// The flags that shaped the render, for the README's "how this was made" line (value file
+/// names only; never their contents).
+fn export_args(args: &ChartExportArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    if !args.render.components.is_empty() {
+        out.push(format!("--components {}", args.render.components.join(",")));
+    }
+    out.extend(
+        args.render
+            .values
+            .iter()
+            .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
+    );
+    out.extend(args.render.sets.iter().map(|s| format!("--set {s}")));
+    if args.argocd {
+        out.push(format!(
+            "--argocd --argocd-repo-url {} --argocd-revision {}",
+            args.argocd_repo_url, args.argocd_revision
+        ));
+    }
+    out
+}
+
+/// Credentials end up in the charts' values.yaml when given; unset ones keep upstream's
+/// well-known defaults. Say which (never the values).
+fn warn_about_credentials(prepared: &Prepared) {
+    let mut seen = Vec::new();
+    for cred in kfctl::catalog::params::CREDENTIALS {
+        if seen.contains(&cred.value) || !prepared.objects.iter().any(|o| cred.matches(&o.obj)) {
+            continue;
+        }
+        seen.push(cred.value);
+        let set = kfctl::catalog::values::get(&prepared.effective, &cred.value_path())
+            .and_then(|v| v.as_str())
+            .is_some_and(|s| !s.is_empty());
+        if set {
+            eprintln!(
+                "warning: `{}` is set, so the exported values.yaml files hold it: keep the chart folder private",
+                cred.value
+            );
+        } else {
+            eprintln!(
+                "warning: `{}` is unset, so the charts keep upstream's well-known default ({}); set it at install time or export with -f secrets.yaml from `kfctl-rs secrets generate`",
+                cred.value, cred.what
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_version_is_explicit_then_the_release_then_a_release_named_folder() {
+        let folder = Path::new("/snapshots/v1.11.0");
+        assert_eq!(resolve_app_version(Some("v9.9.9"), Some("v1.10.0"), folder).unwrap(), "v9.9.9");
+        assert_eq!(resolve_app_version(None, Some("v1.10.0"), folder).unwrap(), "v1.10.0");
+        assert_eq!(resolve_app_version(None, None, folder).unwrap(), "v1.11.0");
+        let err = resolve_app_version(None, None, Path::new("/src/manifests")).unwrap_err();
+        assert_eq!(crate::exit::code_for(&err), Code::Usage);
+        assert!(err.to_string().contains("--app-version"), "{err}");
+    }
+}

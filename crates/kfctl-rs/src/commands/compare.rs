@@ -1,0 +1,52 @@
+//! `kfctl-rs compare EXPECTED ACTUAL`: a semantic diff of two YAML streams. Exit 0 when
+//! equal, 1 when they differ, 2 on bad input.
+
+use crate::cli::CompareArgs;
+use kfctl_yaml::compare;
+use crate::exit::{Code, coded};
+use serde_json::Value;
+use std::io::Read;
+
+fn read_stream(arg: &str) -> anyhow::Result<Vec<Value>> {
+    let text = if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| coded(Code::Usage, anyhow::anyhow!("stdin: cannot read: {e}")))?;
+        s
+    } else {
+        std::fs::read_to_string(arg).map_err(|e| coded(Code::Usage, anyhow::anyhow!("{arg}: cannot read: {e}")))?
+    };
+    let origin = if arg == "-" { "stdin" } else { arg };
+    let docs = kfctl_yaml::parse_stream(&text, origin).map_err(|e| coded(Code::Usage, e))?;
+    Ok(docs.into_iter().filter(Value::is_object).collect())
+}
+
+pub fn run(args: CompareArgs) -> anyhow::Result<Code> {
+    if args.expected == "-" && args.actual == "-" {
+        return Err(coded(Code::Usage, anyhow::anyhow!("compare: only one of EXPECTED and ACTUAL can be - (stdin)")));
+    }
+    let mut expected = read_stream(&args.expected)?;
+    let mut actual = read_stream(&args.actual)?;
+    for stream in [&mut expected, &mut actual] {
+        if args.ignore_helm_labels {
+            stream.iter_mut().for_each(compare::strip_helm_metadata);
+        }
+        if args.ignore_hash_suffix {
+            compare::mask_hash_suffixes(stream);
+        }
+    }
+    let report = if args.ignore_order {
+        compare::unordered_report(&expected, &actual, 200)
+    } else {
+        compare::ordered_report(&expected, &actual, 200)
+    };
+    match report {
+        None => {
+            println!("equal: {} objects", expected.len());
+            Ok(Code::Success)
+        }
+        Some(text) => {
+            println!("{text}");
+            Ok(Code::Failure)
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! `kfctl-rs install`: notice, preflight, confirmation, then the ordered apply.
+//!
+//! `--plan` (and `--dry-run=client`) print the plan without touching a cluster; `-o json` makes
+//! it data. Without `--yes` a terminal is asked for confirmation (after the preflight, so the
+//! question names the server and its version); without a terminal the command says so and
+//! stops. Ctrl-C stops after the requests in flight, records progress and exits 130.
+//!
+//! The renderer calls [`run_with_objects`] with the rendered objects and their [`RenderMeta`];
+//! until it is wired, `--objects FILE` installs a pre-rendered YAML stream.
+
+use kfctl::cluster::api::Target;
+use kfctl::cluster::plan::Plan;
+use kfctl::cluster::preflight::PreflightOptions;
+use crate::progress::BarProgress;
+use kfctl::cluster::progress::{LineProgress, Progress};
+use kfctl::cluster::{self, ClusterError, DryRun, InstallMeta, InstallOptions};
+use crate::exit::{Code, coded};
+use kfctl::exit::ExitStatus;
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which cluster: shared by install, status, diff and uninstall.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: the current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+impl ClusterArgs {
+    pub fn target(&self) -> Target {
+        Target {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+        }
+    }
+}
+
+/// Where the objects come from (the renderer's flags join here when it is wired).
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// The profile, values and upstream source to render (as for `template`).
+    #[command(flatten)]
+    pub render: crate::cli::RenderFlags,
+    /// Install this pre-rendered YAML stream instead of rendering the profile.
+    #[arg(long, value_name = "FILE")]
+    pub objects: Option<PathBuf>,
+}
+
+impl SourceArgs {
+    /// The objects to install and what the install record says about them: the profile's
+    /// render (the default), or a pre-rendered stream (`--objects`).
+    pub fn objects_and_meta(&self) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
+        if let Some(path) = &self.objects {
+            return load_objects(path, &self.render.profile);
+        }
+        let upstream = super::open_upstream(&self.render.source)?;
+        let request = super::request_for(&self.render, &upstream);
+        let rendered = kfctl::catalog::render(&request).map_err(super::catalog_error)?;
+        let values_digest = format!("sha256:{}", hex::encode(Sha256::digest(rendered.values.to_string().as_bytes())));
+        let meta = RenderMeta {
+            meta: InstallMeta {
+                profile: rendered.profile.name.clone(),
+                upstream_version: upstream.version.clone(),
+                upstream_digest: upstream.digest.clone(),
+                values_digest,
+            },
+            uses_default_credentials: !rendered.default_credentials.is_empty(),
+            supported_kubernetes: upstream.supported_kubernetes.clone(),
+        };
+        Ok((rendered.objects.into_iter().map(|o| o.obj).collect(), meta))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DryRunMode {
+    /// Print the plan; touch no cluster.
+    Client,
+    /// Apply every object with dryRun=All; persist nothing.
+    Server,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print the plan (waves, objects, what each waits for) and stop; touches no cluster.
+    #[arg(long)]
+    pub plan: bool,
+    /// client: print the plan; server: a server-side dry run of every wave.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "client")]
+    pub dry_run: Option<DryRunMode>,
+    /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h).
+    #[arg(long, default_value = "20m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Take over fields another field manager owns.
+    #[arg(long)]
+    pub force_conflicts: bool,
+    /// Accept upstream's default credentials on a profile other than kind.
+    #[arg(long)]
+    pub allow_default_credentials: bool,
+    /// Kubernetes versions the release supports (semver range).
+    #[arg(long, default_value = ">=1.33.0", value_name = "RANGE")]
+    pub kubernetes_versions: semver::VersionReq,
+    /// Objects applied at once within a wave.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    pub output: Output,
+}
+
+/// What the renderer knows about the objects it rendered.
+#[derive(Debug, Clone, Default)]
+pub struct RenderMeta {
+    pub meta: InstallMeta,
+    pub uses_default_credentials: bool,
+    /// The release's supported Kubernetes range, when the catalog knows it.
+    pub supported_kubernetes: Option<semver::VersionReq>,
+}
+
+/// `90s`, `20m`, `1h`, `500ms` or plain seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a duration like 90s, 20m or 1h"))?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?}; use ms, s, m or h"
+            ));
+        }
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+
+/// Read a pre-rendered stream (`--objects`) and describe it.
+pub fn load_objects(
+    path: &std::path::Path,
+    profile: &str,
+) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read objects", path.display()))
+        .map_err(|e| coded(Code::Usage, e))?;
+    let objects =
+        kfctl_yaml::parse_objects(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
+    let meta = InstallMeta {
+        profile: profile.to_string(),
+        upstream_version: "pre-rendered".into(),
+        upstream_digest: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
+        values_digest: String::new(),
+    };
+    let uses_default_credentials = kfctl::cluster::preflight::uses_default_credentials(&objects);
+    Ok((
+        objects,
+        RenderMeta {
+            meta,
+            uses_default_credentials,
+            supported_kubernetes: None,
+        },
+    ))
+}
+
+/// `kfctl-rs install`: render the profile (or read `--objects`), then install.
+pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
+    let (objects, meta) = args.source.objects_and_meta()?;
+    run_with_objects(args, objects, meta)
+}
+
+/// Install rendered objects.
+pub fn run_with_objects(
+    args: InstallArgs,
+    objects: Vec<Value>,
+    meta: RenderMeta,
+) -> anyhow::Result<Code> {
+    crate::commands::print_notice();
+    if args.plan || args.dry_run == Some(DryRunMode::Client) {
+        let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
+        print_plan(&plan, args.output)?;
+        return Ok(Code::Success);
+    }
+    let options = install_options(&args, meta);
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        if !args.yes && options.dry_run == DryRun::None {
+            confirm(&objects, &options).await?;
+        }
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let mut options = options;
+        options.interrupt = Some(rx);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("interrupted: finishing requests in flight and recording progress (Ctrl-C again to abort)");
+                let _ = tx.send(true);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(Code::Interrupted as i32);
+                }
+            }
+        });
+        let mut progress = progress_sink();
+        let report = cluster::install(objects, options, progress.as_mut()).await.map_err(cluster_error)?;
+        match args.output {
+            Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            Output::Text => println!(
+                "{}installed: {} objects in {}/{} waves ({} created) on {} ({}) in {:.1}s",
+                if report.dry_run { "dry run: " } else { "" },
+                report.applied,
+                report.waves_done,
+                report.waves_total,
+                report.created,
+                report.server,
+                report.server_version,
+                report.elapsed_seconds
+            ),
+        }
+        Ok(Code::Success)
+    })
+}
+
+/// A cluster error with its exit code.
+pub fn cluster_error(e: ClusterError) -> anyhow::Error {
+    coded(e.exit_code(), e)
+}
+
+fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
+    let mut options = InstallOptions::new(args.cluster.target(), meta.meta);
+    options.preflight = PreflightOptions {
+        supported: meta
+            .supported_kubernetes
+            .unwrap_or_else(|| args.kubernetes_versions.clone()),
+        uses_default_credentials: meta.uses_default_credentials,
+        allow_default_credentials: args.allow_default_credentials,
+        check_access: true,
+    };
+    options.dry_run = if args.dry_run == Some(DryRunMode::Server) {
+        DryRun::Server
+    } else {
+        DryRun::None
+    };
+    options.force_conflicts = args.force_conflicts;
+    options.timeout = args.timeout;
+    options.concurrency = args.concurrency.max(1);
+    options
+}
+
+/// Indicatif on a terminal, plain lines otherwise.
+pub fn progress_sink() -> Box<dyn Progress> {
+    if std::io::stderr().is_terminal() {
+        Box::new(BarProgress::new())
+    } else {
+        Box::new(LineProgress::new(
+            std::io::stderr(),
+            Duration::from_secs(10),
+        ))
+    }
+}
+
+/// Ask on a terminal, after the preflight; refuse without one.
+async fn confirm(objects: &[Value], options: &InstallOptions) -> anyhow::Result<()> {
+    if !std::io::stdin().is_terminal() {
+        return Err(coded(
+            Code::Usage,
+            anyhow::anyhow!(
+                "install: no terminal to confirm on; pass --yes to install without asking"
+            ),
+        ));
+    }
+    let checked = cluster::install::check(objects, options)
+        .await
+        .map_err(cluster_error)?;
+    for warning in &checked.preflight.warnings {
+        eprintln!("{warning}");
+    }
+    let question = format!(
+        "Install {} objects in {} waves (profile {}) onto {} (Kubernetes {})?",
+        checked.objects,
+        checked.waves,
+        options.meta.profile,
+        checked.server,
+        checked.preflight.server_version
+    );
+    let yes = dialoguer::Confirm::new()
+        .with_prompt(question)
+        .default(false)
+        .interact()
+        .context("confirmation")?;
+    if yes {
+        Ok(())
+    } else {
+        Err(coded(
+            Code::Failure,
+            anyhow::anyhow!("install: cancelled; nothing was written"),
+        ))
+    }
+}
+
+fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
+    match output {
+        Output::Json => println!("{}", serde_json::to_string_pretty(plan)?),
+        Output::Text => {
+            for wave in &plan.waves {
+                println!(
+                    "wave {}: {} ({} objects)",
+                    wave.index,
+                    wave.name,
+                    wave.objects.len()
+                );
+                for before in &wave.before {
+                    println!("  before: {before}");
+                }
+                for wait in &wave.waits_for {
+                    println!("  waits for: {wait}");
+                }
+                for object in &wave.objects {
+                    println!("  {}", object.reference);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("3 weeks").is_err());
+    }
+}

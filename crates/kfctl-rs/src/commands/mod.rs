@@ -1,0 +1,115 @@
+//! One module per verb. Commands are the only place that prints to stdout or stderr; the
+//! layers below return data and typed errors, which commands map to exit codes.
+
+use kfctl::catalog::{CatalogError, RenderRequest};
+use crate::cli::{Cli, Command, RenderFlags, SourceFlags};
+use crate::exit::{Code, coded};
+use kfctl::source::RemoteResolver;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub mod build;
+pub mod chart;
+pub mod compare;
+pub mod images;
+pub mod profile;
+pub mod secrets;
+pub mod template;
+pub mod source;
+pub mod diff;
+pub mod install;
+pub mod kind_config;
+pub mod status;
+pub mod uninstall;
+
+/// Print the best-effort notice on stderr: every rendering and installing command does.
+pub fn print_notice() {
+    eprintln!("{}", kfctl::notice::BEST_EFFORT);
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<Code> {
+    match cli.command {
+        Command::Build(args) => build::run(args),
+        Command::Template(args) => template::run(args),
+        Command::Profile(cmd) => profile::run(cmd),
+        Command::Images(args) => images::run(args),
+        Command::Secrets(cmd) => secrets::run(cmd),
+        Command::Compare(args) => compare::run(args),
+        Command::Source(args) => source::run(args),
+        Command::Chart(cmd) => chart::run(cmd),
+        Command::Install(args) => install::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Uninstall(args) => uninstall::run(args),
+        Command::KindConfig(args) => kind_config::run(args),
+    }
+}
+
+/// Upstream as a render needs it, and as an install record describes it.
+pub struct Upstream {
+    pub manifests_dir: PathBuf,
+    pub resolver: Arc<dyn RemoteResolver>,
+    /// The release (e.g. `v1.11.0`), or where the tree came from.
+    pub version: String,
+    /// The release commit, or `sha256:` of the tree.
+    pub digest: String,
+    pub supported_kubernetes: Option<semver::VersionReq>,
+}
+
+/// Open upstream: a folder, archive or bundle given with `--source`, else the cached
+/// release `--version` (fetched if missing, unless `--offline`).
+pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
+    let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
+    let (version, digest, supported) = match &opened.release {
+        Some(r) => {
+            let (lo_major, lo_minor) = r.min_kubernetes;
+            let range = match r.max_kubernetes {
+                None => format!(">={lo_major}.{lo_minor}.0"),
+                Some((hi_major, hi_minor)) => format!(">={lo_major}.{lo_minor}.0, <{hi_major}.{}.0", hi_minor + 1),
+            };
+            (r.version.to_string(), format!("commit:{}", r.commit), semver::VersionReq::parse(&range).ok())
+        }
+        None => {
+            let digest = kfctl::source::digest::tree_digest(&opened.manifests_dir).map(|d| format!("sha256:{d}")).unwrap_or_default();
+            (opened.origin.clone(), digest, None)
+        }
+    };
+    Ok(Upstream { manifests_dir: opened.manifests_dir, resolver: opened.resolver, version, digest, supported_kubernetes: supported })
+}
+
+/// The upstream manifests root and the resolver for its remote bases.
+pub fn open_source(flags: &SourceFlags) -> anyhow::Result<(PathBuf, Arc<dyn RemoteResolver>)> {
+    let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
+    Ok((opened.manifests_dir, opened.resolver))
+}
+
+/// A render request from the command line's flags.
+pub fn render_request(flags: &RenderFlags) -> anyhow::Result<RenderRequest> {
+    let (manifests_dir, remote) = open_source(&flags.source)?;
+    Ok(request(flags, manifests_dir, remote))
+}
+
+/// A render request for an opened upstream.
+pub fn request_for(flags: &RenderFlags, upstream: &Upstream) -> RenderRequest {
+    request(flags, upstream.manifests_dir.clone(), upstream.resolver.clone())
+}
+
+fn request(flags: &RenderFlags, manifests_dir: PathBuf, remote: Arc<dyn RemoteResolver>) -> RenderRequest {
+    RenderRequest {
+        profile: flags.profile.clone(),
+        components: flags.components.clone(),
+        value_files: flags.values.clone(),
+        sets: flags.sets.clone(),
+        manifests_dir,
+        remote,
+    }
+}
+
+/// Map a catalog error to its exit code: the user's input is a usage error (2).
+pub fn catalog_error(err: CatalogError) -> anyhow::Error {
+    let code = if err.is_usage() { Code::Usage } else { Code::Failure };
+    coded(code, err)
+}

@@ -1,0 +1,35 @@
+//! `kfctl-rs profile list|show|kustomization`.
+
+use super::catalog_error;
+use kfctl::catalog::{Catalog, profile};
+use crate::cli::ProfileCommand;
+use crate::exit::Code;
+
+pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
+    let catalog = Catalog::embedded().map_err(catalog_error)?;
+    match cmd {
+        ProfileCommand::List => {
+            for name in profile::builtin_names() {
+                let p = profile::resolve(name, &catalog).map_err(catalog_error)?;
+                println!("{name:<14} {}", p.description);
+            }
+        }
+        ProfileCommand::Show { name } => {
+            let p = profile::resolve(&name, &catalog).map_err(catalog_error)?;
+            println!("profile: {}\ndescription: {}\nkubernetes: {}\ncomponents:", p.name, p.description, p.kubernetes);
+            for (component, variant) in &p.components {
+                let def = catalog.get(component).map_err(catalog_error)?;
+                println!("  {component:<26} variant {variant:<24} {}", def.description);
+            }
+            let off: Vec<&str> = catalog.components.keys().filter(|c| !p.components.iter().any(|(n, _)| n == *c)).map(String::as_str).collect();
+            println!("not enabled (--set <name>.enabled=true): {}", off.join(", "));
+        }
+        ProfileCommand::Kustomization { name } => {
+            let p = profile::resolve(&name, &catalog).map_err(catalog_error)?;
+            p.check_dependencies(&catalog).map_err(catalog_error)?;
+            let k = p.kustomization(&catalog).map_err(catalog_error)?;
+            print!("{}", profile::kustomization_yaml(&k));
+        }
+    }
+    Ok(Code::Success)
+}

@@ -1,0 +1,272 @@
+//! `kfctl-rs source ...`: pull upstream into the cache, write offline bundles, list releases.
+//!
+//! Also home of [`source_spec`], which turns a rendering command's source flags into a
+//! [`SourceSpec`] for [`kfctl::source::open_source`], and of [`ConsoleReporter`], which draws download progress (an indicatif bar on a terminal, plain
+//! lines otherwise). Errors leave through [`edge`] with exit code 4 for `security:` refusals
+//! and 3 for everything else.
+
+use crate::exit::{Code, coded};
+use kfctl::source::bundle::{BundleInput, write_bundle};
+use kfctl::source::releases::{self, KNOWN_RELEASES};
+use kfctl::source::{Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, SourceError, SourceSpec, open_source, pull};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    #[command(subcommand)]
+    pub command: SourceCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SourceCommand {
+    /// Put a kubeflow/manifests release and every remote base it references into the cache.
+    Pull(PullArgs),
+    /// Write an offline bundle (manifests, remote mirror and digests in one .tar.gz).
+    Bundle(BundleArgs),
+    /// List the known releases, their Kubernetes support and whether they are cached.
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// Release: an exact version (v1.11.0), a prefix (1.11, newest match) or `latest`.
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Import from a local checkout, a .tar.gz (GitHub archive or bundle) or an https:// URL.
+    #[arg(long, value_name = "DIR|ARCHIVE|URL")]
+    pub from: Option<String>,
+    #[command(flatten)]
+    pub network: NetworkFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    /// Release to bundle (pulled into the cache first if needed).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Bundle this manifests folder or archive instead of a cached release.
+    #[arg(long, value_name = "DIR|ARCHIVE")]
+    pub from: Option<PathBuf>,
+    /// Take remote references from this mirror instead of the cache.
+    #[arg(long, value_name = "DIR")]
+    pub remote_mirror: Option<PathBuf>,
+    /// The bundle file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub network: NetworkFlags,
+}
+
+/// Network behaviour shared by every command that may fetch.
+#[derive(Debug, Args, Clone, Default)]
+pub struct NetworkFlags {
+    /// Never touch the network: use only the cache, local files and mirrors.
+    #[arg(long)]
+    pub offline: bool,
+    /// Also trust the CA certificates in this PEM file (a TLS-inspecting proxy, a test server).
+    #[arg(long, env = "KFCTL_CA_FILE", value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
+}
+
+/// The [`SourceSpec`] of a rendering command's `--source/--version/--remote-mirror/--offline`
+/// flags, with `KFCTL_GITHUB_BASE`, `KFCTL_CA_FILE` and console progress.
+pub fn source_spec(source: Option<&Path>, version: &str, remote_mirror: Option<&Path>, offline: bool) -> anyhow::Result<SourceSpec> {
+    let network = NetworkFlags { offline, ca_file: None };
+    Ok(SourceSpec {
+        source: source.map(Path::to_path_buf),
+        version: Some(version.to_string()),
+        remote_mirror: remote_mirror.map(Path::to_path_buf),
+        offline,
+        cache_dir: None,
+        fetch: network.fetch_options()?,
+    })
+}
+
+impl NetworkFlags {
+    /// Fetch options from the environment (`KFCTL_GITHUB_BASE`), `--ca-file` and a console reporter.
+    pub fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
+        let mut options = FetchOptions::from_env().map_err(edge)?;
+        if let Some(path) = &self.ca_file {
+            let pem = std::fs::read(path).map_err(|e| coded(Code::Usage, anyhow::anyhow!("--ca-file {}: {e}", path.display())))?;
+            options.extra_root_ca_pem = Some(pem);
+        }
+        options.reporter = Arc::new(ConsoleReporter::default());
+        Ok(options)
+    }
+}
+
+/// Attach the exit code a source error deserves (and, for a failed download, what to do).
+pub fn edge(err: SourceError) -> anyhow::Error {
+    let code = if err.is_security() { Code::Security } else { Code::Source };
+    if matches!(err, SourceError::Fetch { .. }) {
+        let hint = "upstream could not be downloaded; check the network, or use a local copy: \
+            --source DIR|ARCHIVE|BUNDLE --offline (a bundle is made with `kfctl-rs source bundle` on a connected machine)";
+        return coded(code, anyhow::Error::new(err).context(hint));
+    }
+    coded(code, err)
+}
+
+pub fn run(args: SourceArgs) -> anyhow::Result<Code> {
+    kfctl::source::install_crypto_provider();
+    match args.command {
+        SourceCommand::Pull(args) => run_pull(args),
+        SourceCommand::Bundle(args) => run_bundle(args),
+        SourceCommand::List => run_list(),
+    }
+}
+
+fn open_cache() -> anyhow::Result<Arc<Cache>> {
+    let root = Cache::default_root().map_err(edge)?;
+    Ok(Arc::new(Cache::open(root).map_err(edge)?))
+}
+
+fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
+    let cache = open_cache()?;
+    let fetcher = match args.network.offline {
+        true => None,
+        false => Some(Arc::new(Fetcher::new(args.network.fetch_options()?).map_err(edge)?)),
+    };
+    let request = PullRequest { version: args.version, from: args.from };
+    let report = pull(&request, &cache, fetcher).map_err(edge)?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    println!("cache: {}", report.cache_root.display());
+    let state = |added: bool, imported: bool| match (added, imported) {
+        (false, _) => "cached, verified",
+        (true, true) => "imported",
+        (true, false) => "fetched",
+    };
+    let m = &report.manifests;
+    let local = !m.origin.starts_with("https://");
+    println!("manifests {}: {} sha256 {} ({})", m.label, m.path.display(), m.sha256, state(m.fetched, local));
+    if let Some(release) = &report.release {
+        println!("  release {} commit {}, Kubernetes {}", release.version, release.commit, release.kubernetes_range());
+    }
+    for remote in &report.remotes {
+        let shown = state(remote.fetched, report.from_bundle);
+        println!("{}: {} sha256 {} ({shown})", remote.key, remote.path.display(), remote.sha256);
+    }
+    Ok(Code::Success)
+}
+
+fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
+    let named = args.version.as_deref().map(|v| releases::select(Some(v))).transpose().map_err(edge)?;
+    let spec = SourceSpec {
+        source: args.from.clone(),
+        version: args.version.clone(),
+        remote_mirror: args.remote_mirror.clone(),
+        offline: args.network.offline,
+        cache_dir: None,
+        fetch: args.network.fetch_options()?,
+    };
+    let opened = open_source(&spec).map_err(edge)?;
+    let release = opened.release.or(named.copied());
+    let input = BundleInput { manifests_dir: &opened.manifests_dir, resolver: opened.resolver.as_ref(), release: release.as_ref() };
+    let report = write_bundle(&input, &args.out).map_err(edge)?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    println!("bundle: {} ({} bytes, sha256 {})", report.out.display(), report.bytes, report.sha256);
+    println!("manifests: {} sha256 {}", opened.origin, report.manifest.manifests_sha256);
+    for remote in &report.manifest.remotes {
+        println!("remote/{}: sha256 {}", remote.key, remote.sha256);
+    }
+    Ok(Code::Success)
+}
+
+fn run_list() -> anyhow::Result<Code> {
+    let cache = open_cache()?;
+    for release in KNOWN_RELEASES.iter().rev() {
+        let cached = cache.record(&format!("manifests/{}", release.version)).map_err(edge)?.is_some();
+        let state = if cached { "cached" } else { "not cached" };
+        println!("{}  commit {}  Kubernetes {}  ({state})", release.version, release.commit, release.kubernetes_range());
+    }
+    Ok(Code::Success)
+}
+
+/// Download progress on stderr: a bar per download on a terminal, one line per event otherwise.
+#[derive(Default)]
+pub struct ConsoleReporter {
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl ConsoleReporter {
+    fn with_bar(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
+        f(&mut self.bar.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+}
+
+impl FetchReporter for ConsoleReporter {
+    fn started(&self, url: &str, total: Option<u64>) {
+        if !std::io::stderr().is_terminal() {
+            eprintln!("fetching {url}");
+            return;
+        }
+        let bar = match total {
+            Some(len) => ProgressBar::new(len),
+            None => ProgressBar::new_spinner(),
+        };
+        let template = "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}";
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(url.to_string());
+        bar.enable_steady_tick(Duration::from_millis(120));
+        self.with_bar(|slot| *slot = Some(bar));
+    }
+
+    fn progressed(&self, _url: &str, bytes_so_far: u64) {
+        self.with_bar(|slot| {
+            if let Some(bar) = slot {
+                bar.set_position(bytes_so_far);
+            }
+        });
+    }
+
+    fn retrying(&self, url: &str, attempt: u32, delay: Duration, reason: &str) {
+        let line = format!("retrying {url} in {} ms (attempt {attempt} failed: {reason})", delay.as_millis());
+        self.with_bar(|slot| match slot.take() {
+            Some(bar) => {
+                bar.finish_and_clear();
+                eprintln!("{line}");
+            }
+            None => eprintln!("{line}"),
+        });
+    }
+
+    fn finished(&self, url: &str, bytes: u64, sha256: &str) {
+        self.with_bar(|slot| {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+            }
+        });
+        eprintln!("fetched {url} ({bytes} bytes, sha256 {sha256})");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_spec_carries_the_flags() {
+        let spec = source_spec(Some(Path::new("/m")), "1.11", Some(Path::new("/r")), true).unwrap();
+        assert_eq!(spec.source.as_deref(), Some(Path::new("/m")));
+        assert_eq!(spec.version.as_deref(), Some("1.11"));
+        assert_eq!(spec.remote_mirror.as_deref(), Some(Path::new("/r")));
+        assert!(spec.offline && spec.cache_dir.is_none());
+    }
+
+    #[test]
+    fn security_errors_exit_4_and_others_3() {
+        let code = |err: SourceError| crate::exit::code_for(&edge(err));
+        assert_eq!(code(SourceError::Security("x".into())), Code::Security);
+        assert_eq!(code(SourceError::Fetch { url: "u".into(), message: "m".into() }), Code::Source);
+    }
+}

@@ -1,0 +1,64 @@
+//! `kfctl-rs template`: render a profile with values.
+
+use super::{catalog_error, render_request};
+use kfctl::catalog::render::{RenderedObject, Rendered};
+use crate::cli::TemplateArgs;
+use crate::exit::{Code, coded};
+use std::io::Write;
+use std::path::Path;
+
+pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
+    crate::commands::print_notice();
+    let request = render_request(&args.render)?;
+    let rendered = kfctl::catalog::render(&request).map_err(catalog_error)?;
+    warn_default_credentials(&rendered);
+    match &args.output_dir {
+        None => {
+            let objects: Vec<_> = rendered.objects.into_iter().map(|o| o.obj).collect();
+            let text = kfctl_yaml::to_yaml_stream(&objects);
+            // The process ends next: leave the object graph to the OS instead of freeing it.
+            std::mem::forget(objects);
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        Some(dir) => write_per_component(dir, &rendered.objects)?,
+    }
+    Ok(Code::Success)
+}
+
+/// Say which upstream default credentials the output still carries (never their values).
+pub fn warn_default_credentials(rendered: &Rendered) {
+    for cred in &rendered.default_credentials {
+        eprintln!("warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate -o secrets.yaml` and pass -f secrets.yaml", cred.value, cred.what);
+    }
+}
+
+/// One `<component>.yaml` per component, written into a fresh folder that replaces `dir` only
+/// when complete.
+fn write_per_component(dir: &Path, objects: &[RenderedObject]) -> anyhow::Result<()> {
+    if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        return Err(coded(Code::Usage, anyhow::anyhow!("--output-dir {}: exists and is not empty; choose a new folder or remove it", dir.display())));
+    }
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let staging = tempfile_dir(parent)?;
+    let mut components: Vec<&str> = objects.iter().map(|o| o.component.as_str()).collect();
+    components.dedup();
+    components.sort();
+    components.dedup();
+    for component in components {
+        let docs: Vec<_> = objects.iter().filter(|o| o.component == component).map(|o| o.obj.clone()).collect();
+        std::fs::write(staging.join(format!("{component}.yaml")), kfctl_yaml::to_yaml_stream(&docs))?;
+    }
+    if dir.exists() {
+        std::fs::remove_dir(dir)?;
+    }
+    std::fs::rename(&staging, dir).map_err(|e| anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {e}", dir.display()))?;
+    Ok(())
+}
+
+fn tempfile_dir(parent: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let path = parent.join(format!(".kfctl-rs-output-{}", std::process::id()));
+    std::fs::create_dir_all(&path).map_err(|e| anyhow::anyhow!("{}: cannot create a staging folder: {e}", path.display()))?;
+    Ok(path)
+}

@@ -1,0 +1,128 @@
+//! The component catalog: `charts/catalog.yaml` (order and output sort) and one
+//! `charts/<name>/component.yaml` per component (upstream paths per variant, dependencies,
+//! namespaces). Hand-written metadata only; the objects come from upstream at render time.
+
+use super::CatalogError;
+use super::embedded;
+use kfctl_kustomize::kustomization::SortOptions;
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComponentDef {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub optional: bool,
+    /// Variant name → upstream kustomization folders (relative to the manifests root). The
+    /// first variant is the default.
+    pub variants: IndexMap<String, Vec<String>>,
+    /// kustomize Components to add at the top level when this component is enabled.
+    #[serde(default)]
+    pub kustomize_components: Vec<String>,
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+    /// Variant → components it stands in for (it brings their objects itself): with that
+    /// variant, those components are left out and dependencies on them count as met.
+    #[serde(default)]
+    pub provides: IndexMap<String, Vec<String>>,
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+}
+
+impl ComponentDef {
+    pub fn default_variant(&self) -> &str {
+        self.variants.keys().next().map(String::as_str).unwrap_or("default")
+    }
+
+    pub fn paths(&self, variant: &str) -> Result<&[String], CatalogError> {
+        self.variants.get(variant).map(Vec::as_slice).ok_or_else(|| CatalogError::UnknownVariant {
+            component: self.name.clone(),
+            variant: variant.to_string(),
+            known: self.variants.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CatalogFile {
+    order: Vec<String>,
+    sort_options: SortOptions,
+}
+
+/// All components, in catalog order.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub components: IndexMap<String, ComponentDef>,
+    pub sort_options: SortOptions,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(path: &str, text: &str) -> Result<T, CatalogError> {
+    let doc = kfctl_yaml::parse_stream(text, path)
+        .map_err(|e| CatalogError::Data { path: path.into(), message: format!("not valid YAML: {e}") })?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    serde_json::from_value(doc).map_err(|e| CatalogError::Data { path: path.into(), message: e.to_string() })
+}
+
+impl Catalog {
+    /// The catalog compiled into the binary.
+    pub fn embedded() -> Result<Catalog, CatalogError> {
+        let index_path = "charts/catalog.yaml";
+        let index: CatalogFile = parse(index_path, embedded::file(index_path).unwrap_or_default())?;
+        let mut components = IndexMap::new();
+        for name in &index.order {
+            let path = format!("charts/{name}/component.yaml");
+            let text = embedded::file(&path).ok_or_else(|| CatalogError::Data { path: path.clone(), message: "missing".into() })?;
+            let def: ComponentDef = parse(&path, text)?;
+            if &def.name != name {
+                return Err(CatalogError::Data { path, message: format!("name `{}` does not match its folder", def.name) });
+            }
+            components.insert(name.clone(), def);
+        }
+        Ok(Catalog { components, sort_options: index.sort_options })
+    }
+
+    pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
+        self.components.get(name).ok_or_else(|| CatalogError::UnknownComponent {
+            name: name.to_string(),
+            hint: super::schema::suggestion(name, self.components.keys().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_loads_and_every_dependency_exists() {
+        let catalog = Catalog::embedded().expect("catalog loads");
+        assert!(catalog.components.len() >= 28, "{} components", catalog.components.len());
+        for def in catalog.components.values() {
+            for dep in &def.dependencies {
+                assert!(catalog.components.contains_key(dep), "{} depends on unknown {dep}", def.name);
+            }
+            assert!(!def.variants.is_empty(), "{} has no variant", def.name);
+        }
+        let mut folders: Vec<&str> = super::embedded::files_under("charts/")
+            .filter_map(|(p, _)| p.strip_suffix("/component.yaml")?.strip_prefix("charts/"))
+            .collect();
+        folders.sort();
+        let mut listed: Vec<&str> = catalog.components.keys().map(String::as_str).collect();
+        listed.sort();
+        assert_eq!(folders, listed, "every charts/<name>/ is listed in charts/catalog.yaml and vice versa");
+    }
+
+    #[test]
+    fn unknown_component_suggests_the_closest_name() {
+        let catalog = Catalog::embedded().unwrap();
+        let e = catalog.get("katbi").unwrap_err().to_string();
+        assert!(e.contains("did you mean `katib`"), "{e}");
+    }
+}

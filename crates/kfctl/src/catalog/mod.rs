@@ -1,0 +1,53 @@
+//! Components, profiles and values: what to render, and how values change it.
+//!
+//! - [`component`]: the catalog (`charts/`), hand-written metadata naming upstream folders;
+//! - [`profile`]: which components and variants a profile enables, and the kustomization
+//!   whose real `kustomize build` is that profile's default render (the 1:1 contract);
+//! - [`values`] and [`schema`]: Helm-style values layering and checking;
+//! - [`params`]: the parameter table — every value is one parameter point applied to the
+//!   rendered objects here *and* turned into a Helm expression by the chart export, so the
+//!   two cannot drift;
+//! - [`render`]: profile + values + upstream source → objects, each tagged with its component.
+
+pub mod component;
+pub mod embedded;
+pub mod images;
+pub mod params;
+pub mod profile;
+pub mod render;
+pub mod schema;
+pub mod values;
+
+pub use component::{Catalog, ComponentDef};
+pub use render::{RenderRequest, Rendered, render};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{path}: {message}")]
+    Data { path: String, message: String },
+    #[error("profile `{name}` is not built in and is not a file; built-in profiles: {known} (or pass a path such as ./mine.yaml)")]
+    UnknownProfile { name: String, known: String },
+    #[error("component `{name}` is not in the catalog{hint}; `kfctl-rs profile show multi-tenant` lists components")]
+    UnknownComponent { name: String, hint: String },
+    #[error("component `{component}` has no variant `{variant}`; its variants: {known}")]
+    UnknownVariant { component: String, variant: String, known: String },
+    #[error("component `{component}` is not part of profile `{profile}`")]
+    NotInProfile { component: String, profile: String },
+    #[error("component `{component}` needs {missing}; enable it (e.g. --set {missing}.enabled=true or add it to the profile) or disable `{component}`")]
+    MissingDependency { component: String, missing: String },
+    #[error(transparent)]
+    Schema(#[from] schema::SchemaError),
+    #[error(transparent)]
+    Set(#[from] values::SetError),
+    #[error("{path}: cannot read values file: {message}")]
+    ValuesFile { path: String, message: String },
+    #[error(transparent)]
+    Build(#[from] kfctl_kustomize::KustomizeError),
+}
+
+impl CatalogError {
+    /// Whether the error is the user's input (exit code 2) rather than a render failure.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, CatalogError::Build(_) | CatalogError::Data { .. })
+    }
+}

@@ -1,0 +1,466 @@
+//! The parameter table: every value kfctl-rs takes is one parameter point here.
+//!
+//! A parameter has a native side — [`Param::apply`], a change to one rendered object — and
+//! the chart export turns the same table into Helm template expressions, so the native
+//! render and the exported charts read one model and cannot drift (real Helm checks it).
+//! Values that are empty (`""`, `[]`, `{}`) leave upstream's objects exactly as they are,
+//! which is what makes the default render 1:1 with kustomize.
+//!
+//! | value | where it acts |
+//! |---|---|
+//! | `<component>.images.<key>` | every `image` field holding that image, anywhere in the component's objects |
+//! | `global.imageRegistry` | every `image` field: the image moves to that registry |
+//! | `global.imagePullSecrets` | every pod spec (a map with `containers`) gets these pull secrets |
+//! | `global.`/`<component>.nodeSelector`, `tolerations`, `affinity` | every pod spec; the component's own setting wins over the global one |
+//! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet |
+//! | `<component>.resources.<workload>.<container>` | that container's `resources` |
+//! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
+//! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
+//! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
+//! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
+//!
+//! The Helm side of every row is a helper in the exported charts' `_helpers.tpl`
+//! (`templates/chart/_helpers.tpl`), and `chart/params.rs` finds the same points in each
+//! object that the functions here change.
+
+use super::images;
+use serde_json::{Map, Value, json};
+
+/// The context a parameter applies in: all values, the defaults they were merged onto
+/// (per-image overrides find their image by its default), and the object's component.
+pub struct Ctx<'a> {
+    pub values: &'a Value,
+    pub defaults: &'a Value,
+    pub component: &'a str,
+}
+
+impl Ctx<'_> {
+    /// A component's value, falling back to the global one when the component's is empty.
+    fn scoped(&self, key: &str) -> Option<&Value> {
+        let own = self.values.get(self.component).and_then(|c| c.get(key)).filter(|v| !is_empty(v));
+        own.or_else(|| self.values.get("global").and_then(|g| g.get(key)).filter(|v| !is_empty(v)))
+    }
+    fn global(&self, path: &[&str]) -> Option<&Value> {
+        super::values::get(self.values, &[&["global"], path].concat()).filter(|v| !is_empty(v))
+    }
+    fn own(&self, path: &[&str]) -> Option<&Value> {
+        super::values::get(self.values, &[&[self.component], path].concat())
+    }
+}
+
+pub fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+/// One parameter point.
+pub struct Param {
+    pub name: &'static str,
+    pub apply: fn(&mut Value, &Ctx),
+}
+
+/// The table, in the order parameters apply.
+pub const PARAMS: &[Param] = &[
+    Param { name: "images", apply: apply_images },
+    Param { name: "imagePullSecrets", apply: apply_pull_secrets },
+    Param { name: "scheduling", apply: apply_scheduling },
+    Param { name: "replicas", apply: apply_replicas },
+    Param { name: "resources", apply: apply_resources },
+    Param { name: "commonMetadata", apply: apply_common_metadata },
+    Param { name: "credentials", apply: apply_credentials },
+    Param { name: "podSecurity", apply: apply_pod_security },
+];
+
+/// Apply every parameter to one object of `component`.
+pub fn apply_all(obj: &mut Value, values: &Value, defaults: &Value, component: &str) {
+    let ctx = Ctx { values, defaults, component };
+    for p in PARAMS {
+        (p.apply)(obj, &ctx);
+    }
+}
+
+/// Visit every string under a key named `image`.
+pub fn for_each_image(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
+    match value {
+        Value::Object(m) => {
+            for (k, v) in m.iter_mut() {
+                match v {
+                    Value::String(s) if k == "image" => f(s),
+                    other => for_each_image(other, f),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| for_each_image(i, f)),
+        _ => {}
+    }
+}
+
+/// Read every string under a key named `image` (without copying the object).
+pub fn visit_images<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
+    match value {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match v {
+                    Value::String(s) if k == "image" => f(s),
+                    other => visit_images(other, f),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| visit_images(i, f)),
+        _ => {}
+    }
+}
+
+/// Visit every pod spec: a map with a `containers` list.
+pub fn for_each_pod_spec(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    match value {
+        Value::Object(m) => {
+            if m.get("containers").is_some_and(Value::is_array) {
+                f(m);
+            }
+            m.values_mut().for_each(|v| for_each_pod_spec(v, f));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| for_each_pod_spec(i, f)),
+        _ => {}
+    }
+}
+
+fn apply_images(obj: &mut Value, ctx: &Ctx) {
+    let overrides = ctx.own(&["images"]).and_then(Value::as_object);
+    let defaults = ctx.defaults.get(ctx.component).and_then(|c| c.get("images")).and_then(Value::as_object);
+    let registry = ctx.global(&["imageRegistry"]).and_then(Value::as_str);
+    // (default image, its override) for every key whose value differs from the default.
+    let changed: Vec<(&str, &str)> = match (overrides, defaults) {
+        (Some(o), Some(d)) => d
+            .iter()
+            .filter_map(|(key, default)| {
+                let new = o.get(key)?.as_str().filter(|s| !s.is_empty())?;
+                let old = default.as_str()?;
+                (new != old).then_some((old, new))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if changed.is_empty() && registry.is_none() {
+        return;
+    }
+    for_each_image(obj, &mut |image| {
+        if let Some((_, new)) = changed.iter().find(|(old, _)| *old == image.as_str()) {
+            *image = new.to_string();
+        }
+        if let Some(registry) = registry {
+            *image = images::with_registry(image, registry);
+        }
+    });
+}
+
+fn apply_pull_secrets(obj: &mut Value, ctx: &Ctx) {
+    let Some(names) = ctx.global(&["imagePullSecrets"]).and_then(Value::as_array).cloned() else { return };
+    for_each_pod_spec(obj, &mut |spec| {
+        let list = spec.entry("imagePullSecrets").or_insert_with(|| json!([]));
+        if let Value::Array(items) = list {
+            items.extend(names.iter().map(|n| json!({"name": n})));
+        }
+    });
+}
+
+fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
+    let node_selector = ctx.scoped("nodeSelector").cloned();
+    let tolerations = ctx.scoped("tolerations").cloned();
+    let affinity = ctx.scoped("affinity").cloned();
+    if node_selector.is_none() && tolerations.is_none() && affinity.is_none() {
+        return;
+    }
+    for_each_pod_spec(obj, &mut |spec| {
+        if let Some(Value::Object(sel)) = &node_selector {
+            let target = spec.entry("nodeSelector").or_insert_with(|| json!({}));
+            if let Value::Object(t) = target {
+                t.extend(sel.clone());
+            }
+        }
+        if let Some(Value::Array(tol)) = &tolerations
+            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([])) {
+                t.extend(tol.iter().cloned());
+            }
+        if let Some(aff) = &affinity {
+            spec.insert("affinity".into(), aff.clone());
+        }
+    });
+}
+
+/// An `apps/v1` Deployment or StatefulSet: the objects `replicas` and `resources` act on.
+pub fn is_workload(obj: &Value) -> bool {
+    obj.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
+        && matches!(obj.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))
+}
+
+pub fn object_name(obj: &Value) -> String {
+    obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
+    if !is_workload(obj) {
+        return;
+    }
+    let name = object_name(obj);
+    if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number())
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.insert("replicas".into(), n.clone());
+        }
+}
+
+fn apply_resources(obj: &mut Value, ctx: &Ctx) {
+    if !is_workload(obj) {
+        return;
+    }
+    let name = object_name(obj);
+    let Some(per_container) = ctx.own(&["resources", &name]).and_then(Value::as_object).cloned() else { return };
+    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else { return };
+    for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+        let cname = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let Some(r) = per_container.get(&cname).filter(|r| !is_empty(r)) {
+            c.insert("resources".into(), r.clone());
+        }
+    }
+}
+
+fn apply_common_metadata(obj: &mut Value, ctx: &Ctx) {
+    for (value, field) in [("commonLabels", "labels"), ("commonAnnotations", "annotations")] {
+        let Some(Value::Object(extra)) = ctx.global(&[value]).cloned() else { continue };
+        let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else { continue };
+        if let Value::Object(m) = meta.entry(field).or_insert_with(|| json!({})) {
+            m.extend(extra);
+        }
+    }
+}
+
+/// How a credential is stored in its upstream object.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Encoding {
+    /// The field holds the value as is (`stringData`).
+    Plain,
+    /// The field holds the value base64-encoded (`data`).
+    Base64,
+    /// The field is a text in which `needle` is replaced by `prefix` + value.
+    InText { needle: &'static str, prefix: &'static str },
+}
+
+/// One place upstream keeps a well-known default credential.
+#[derive(Debug, Clone, Copy)]
+pub struct Credential {
+    /// The value path, e.g. `dex.staticUser.passwordHash`.
+    pub value: &'static str,
+    /// What it is (for warnings; never the secret itself).
+    pub what: &'static str,
+    pub kind: &'static str,
+    pub namespace: &'static str,
+    /// The object's name, or its name before kustomize's hash suffix.
+    pub name: &'static str,
+    /// JSON pointer of the field.
+    pub field: &'static str,
+    pub encoding: Encoding,
+}
+
+/// Where upstream's well-known default credentials live.
+pub const CREDENTIALS: &[Credential] = &[
+    Credential { value: "dex.staticUser.email", what: "the Dex demo user's email (user@example.com)", kind: "ConfigMap", namespace: "auth", name: "dex", field: "/data/config.yaml", encoding: Encoding::InText { needle: "- email: user@example.com", prefix: "- email: " } },
+    Credential { value: "dex.staticUser.passwordHash", what: "the Dex demo user's password hash (password 12341234)", kind: "Secret", namespace: "auth", name: "dex-passwords", field: "/stringData/DEX_USER_PASSWORD", encoding: Encoding::Plain },
+    Credential { value: "global.oidcClientSecret", what: "the OIDC client secret shared by Dex and oauth2-proxy", kind: "Secret", namespace: "auth", name: "dex-oidc-client", field: "/data/OIDC_CLIENT_SECRET", encoding: Encoding::Base64 },
+    Credential { value: "global.oidcClientSecret", what: "the OIDC client secret shared by Dex and oauth2-proxy", kind: "Secret", namespace: "oauth2-proxy", name: "oauth2-proxy", field: "/data/client-secret", encoding: Encoding::Base64 },
+    Credential { value: "oauth2-proxy.cookieSecret", what: "oauth2-proxy's cookie secret", kind: "Secret", namespace: "oauth2-proxy", name: "oauth2-proxy", field: "/data/cookie-secret", encoding: Encoding::Base64 },
+    Credential { value: "pipelines.objectStore.accessKey", what: "the Pipelines object store access key (minio)", kind: "Secret", namespace: "kubeflow", name: "mlpipeline-minio-artifact", field: "/stringData/accesskey", encoding: Encoding::Plain },
+    Credential { value: "pipelines.objectStore.secretKey", what: "the Pipelines object store secret key (minio123)", kind: "Secret", namespace: "kubeflow", name: "mlpipeline-minio-artifact", field: "/stringData/secretkey", encoding: Encoding::Plain },
+];
+
+impl Credential {
+    /// Does this credential live in `obj`?
+    pub fn matches(&self, obj: &Value) -> bool {
+        let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        let name = s("/metadata/name");
+        s("/kind") == self.kind
+            && s("/metadata/namespace") == self.namespace
+            && (name == self.name || name.strip_prefix(self.name).is_some_and(|rest| rest.len() == 11 && rest.starts_with('-')))
+            && obj.pointer(self.field).is_some()
+    }
+
+    pub fn value_path(&self) -> Vec<&'static str> {
+        self.value.split('.').collect()
+    }
+}
+
+fn apply_credentials(obj: &mut Value, ctx: &Ctx) {
+    let matching: Vec<&Credential> = CREDENTIALS.iter().filter(|c| c.matches(obj)).collect();
+    for cred in matching {
+        let Some(secret) = super::values::get(ctx.values, &cred.value_path()).and_then(Value::as_str).filter(|s| !s.is_empty()) else { continue };
+        let Some(field) = obj.pointer_mut(cred.field) else { continue };
+        let new = match (cred.encoding, field.as_str()) {
+            (Encoding::Plain, _) => secret.to_string(),
+            (Encoding::Base64, _) => base64_encode(secret.as_bytes()),
+            (Encoding::InText { needle, prefix }, Some(text)) => text.replace(needle, &format!("{prefix}{secret}")),
+            (Encoding::InText { .. }, None) => continue,
+        };
+        *field = Value::String(new);
+    }
+}
+
+const PSS_LABEL: &str = "pod-security.kubernetes.io/enforce";
+/// The line of the profile controller's namespace-labels config that sets the PSS level.
+const PSS_PROFILE_LINE: &str = "pod-security.kubernetes.io/enforce: \"";
+
+fn apply_pod_security(obj: &mut Value, ctx: &Ctx) {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    if kind == "Namespace" {
+        let Some(level) = ctx.global(&["podSecurity", "namespaces"]).and_then(Value::as_str) else { return };
+        let Some(labels) = obj.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) else { return };
+        if labels.contains_key(PSS_LABEL) {
+            if level == "off" {
+                labels.remove(PSS_LABEL);
+            } else {
+                labels.insert(PSS_LABEL.into(), json!(level));
+            }
+        }
+    } else if kind == "ConfigMap" {
+        let Some(level) = ctx.global(&["podSecurity", "profiles"]).and_then(Value::as_str) else { return };
+        let Some(Value::String(text)) = obj.pointer_mut("/data/namespace-labels.yaml") else { return };
+        let value = if level == "off" { "" } else { level };
+        *text = replace_pss_line(text, value);
+    }
+}
+
+/// Replace the value of the PSS line in the profile controller's label config: every line
+/// (split at `\n` only, so every other byte stays as it is) that starts with the PSS key.
+pub fn replace_pss_line(text: &str, level: &str) -> String {
+    text.split('\n')
+        .map(|line| if line.starts_with(PSS_PROFILE_LINE) { format!("{PSS_PROFILE_LINE}{level}\"") } else { line.to_string() })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `global.crds`: whether `obj` renders at all. `only` keeps just the
+/// CustomResourceDefinitions (the first step of a two-step install), `skip` everything else,
+/// and any other value (the default `""`) every object.
+pub fn keep(obj: &Value, values: &Value) -> bool {
+    let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+    match super::values::get(values, &["global", "crds"]).and_then(Value::as_str) {
+        Some("only") => is_crd,
+        Some("skip") => !is_crd,
+        _ => true,
+    }
+}
+
+/// Standard base64 with padding (the generators' encoder: one implementation in the crate).
+pub fn base64_encode(bytes: &[u8]) -> String {
+    kfctl_kustomize::builtins::generators::base64(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment() -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "kubeflow"},
+               "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "ghcr.io/k/w:v1"}]}}}})
+    }
+
+    #[test]
+    fn registry_moves_every_image_field() {
+        let mut d = deployment();
+        apply_all(&mut d, &json!({"global": {"imageRegistry": "r.example.com"}}), &json!({}), "katib");
+        assert_eq!(d.pointer("/spec/template/spec/containers/0/image").unwrap(), "r.example.com/k/w:v1");
+    }
+
+    #[test]
+    fn per_image_override_by_key() {
+        let mut d = deployment();
+        let values = json!({"katib": {"images": {"w": "my.io/w:v2"}}});
+        apply_all(&mut d, &values, &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}), "katib");
+        assert_eq!(d.pointer("/spec/template/spec/containers/0/image").unwrap(), "my.io/w:v2");
+    }
+
+    #[test]
+    fn component_scheduling_wins_over_global() {
+        let mut d = deployment();
+        let values = json!({"global": {"nodeSelector": {"a": "g"}}, "trainer": {"nodeSelector": {"gpu": "true"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}});
+        apply_all(&mut d, &values, &json!({}), "trainer");
+        assert_eq!(d.pointer("/spec/template/spec/nodeSelector").unwrap(), &json!({"gpu": "true"}));
+        assert_eq!(d.pointer("/spec/template/spec/tolerations/0/key").unwrap(), "nvidia.com/gpu");
+    }
+
+    #[test]
+    fn replicas_and_resources_by_workload_and_container() {
+        let mut d = deployment();
+        let values = json!({"katib": {"replicas": {"w": 3}, "resources": {"w": {"c": {"limits": {"cpu": "2"}}}}}});
+        apply_all(&mut d, &values, &json!({}), "katib");
+        assert_eq!(d.pointer("/spec/replicas").unwrap(), 3);
+        assert_eq!(d.pointer("/spec/template/spec/containers/0/resources/limits/cpu").unwrap(), "2");
+    }
+
+    #[test]
+    fn empty_values_change_nothing() {
+        let mut d = deployment();
+        let values = json!({"global": {"imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "commonLabels": {}}});
+        apply_all(&mut d, &values, &json!({}), "katib");
+        assert_eq!(d, deployment());
+    }
+
+    #[test]
+    fn credentials_replace_their_fields_with_the_right_encoding() {
+        let mut s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "oauth2-proxy-h675gf55ht", "namespace": "oauth2-proxy"},
+                           "data": {"client-secret": "b2xk", "cookie-secret": "b2xk"}});
+        apply_all(&mut s, &json!({"global": {"oidcClientSecret": "new"}, "oauth2-proxy": {"cookieSecret": "c"}}), &json!({}), "oauth2-proxy");
+        assert_eq!(s.pointer("/data/client-secret").unwrap(), "bmV3");
+        assert_eq!(s.pointer("/data/cookie-secret").unwrap(), "Yw==");
+    }
+
+    #[test]
+    fn pss_levels_for_static_and_profile_namespaces() {
+        let mut ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow", "labels": {PSS_LABEL: "restricted"}}});
+        apply_all(&mut ns, &json!({"global": {"podSecurity": {"namespaces": "off"}}}), &json!({}), "kubeflow-namespace");
+        assert!(ns.pointer("/metadata/labels").unwrap().get(PSS_LABEL).is_none());
+        assert_eq!(replace_pss_line("a: \"x\"\npod-security.kubernetes.io/enforce: \"baseline\"\n", "restricted"), "a: \"x\"\npod-security.kubernetes.io/enforce: \"restricted\"\n");
+    }
+
+    #[test]
+    fn empty_image_override_keeps_the_upstream_image() {
+        let mut d = deployment();
+        apply_all(&mut d, &json!({"katib": {"images": {"w": ""}}}), &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}), "katib");
+        assert_eq!(d, deployment());
+    }
+
+    #[test]
+    fn empty_resources_leave_upstream_resources_as_they_are() {
+        let mut d = deployment();
+        d["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({});
+        let before = d.clone();
+        apply_all(&mut d, &json!({"katib": {"resources": {"w": {"c": {}}}}}), &json!({}), "katib");
+        assert_eq!(d, before, "an empty value is the default of a container without resources");
+    }
+
+    #[test]
+    fn pss_line_replacement_keeps_every_other_byte() {
+        let text = "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"baseline\"\nb: y";
+        assert_eq!(replace_pss_line(text, ""), "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"\"\nb: y");
+    }
+
+    #[test]
+    fn crds_value_keeps_only_or_skips_custom_resource_definitions() {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x.y"}});
+        let dep = deployment();
+        let with = |mode: &str| json!({"global": {"crds": mode}});
+        assert!(keep(&crd, &with("")) && keep(&dep, &with("")));
+        assert!(keep(&crd, &with("only")) && !keep(&dep, &with("only")));
+        assert!(!keep(&crd, &with("skip")) && keep(&dep, &with("skip")));
+        assert!(keep(&crd, &json!({})));
+    }
+
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64_encode(b"kubeflow-oidc-authservice"), "a3ViZWZsb3ctb2lkYy1hdXRoc2VydmljZQ==");
+        assert_eq!(base64_encode(b""), "");
+    }
+}

@@ -1,0 +1,316 @@
+//! Profiles: which components to run, with which variants.
+//!
+//! A profile is a small YAML file (`profiles/*.yaml` built in, or the user's own) naming
+//! components and variants, optionally extending another profile, and optionally carrying
+//! default values. Its render is exactly `kustomize build` of the kustomization
+//! [`Resolved::kustomization`] generates: the enabled components' upstream folders, in
+//! catalog order, plus their kustomize Components and the catalog's output order.
+
+use super::CatalogError;
+use super::component::Catalog;
+use super::embedded;
+use kfctl_kustomize::kustomization::Kustomization;
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Choice {
+    pub variant: Option<String>,
+    pub enabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub extends: Option<String>,
+    /// `kind` for a local Kind cluster, `cluster` otherwise (install's preflight and
+    /// credential rules differ).
+    pub kubernetes: Option<String>,
+    #[serde(default)]
+    pub components: IndexMap<String, Choice>,
+    #[serde(default)]
+    pub values: Value,
+}
+
+/// A profile with `extends` applied and every choice checked against the catalog.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub name: String,
+    pub description: String,
+    pub kubernetes: String,
+    /// Enabled components and their variants, in catalog order.
+    pub components: Vec<(String, String)>,
+    pub values: Value,
+}
+
+/// Names of the built-in profiles.
+pub fn builtin_names() -> Vec<&'static str> {
+    embedded::files_under("profiles/")
+        .filter_map(|(p, _)| p.strip_prefix("profiles/")?.strip_suffix(".yaml"))
+        .collect()
+}
+
+fn load_file(name_or_path: &str) -> Result<ProfileFile, CatalogError> {
+    let (origin, text) = if let Some(text) = embedded::file(&format!("profiles/{name_or_path}.yaml")) {
+        (format!("profile {name_or_path}"), text.to_string())
+    } else if name_or_path.contains('/') || name_or_path.ends_with(".yaml") || Path::new(name_or_path).is_file() {
+        let text = std::fs::read_to_string(name_or_path)
+            .map_err(|e| CatalogError::Data { path: name_or_path.into(), message: format!("cannot read profile file: {e}") })?;
+        (name_or_path.to_string(), text)
+    } else {
+        return Err(CatalogError::UnknownProfile {
+            name: name_or_path.into(),
+            known: builtin_names().join(", "),
+        });
+    };
+    let doc = kfctl_yaml::parse_stream(&text, &origin)
+        .map_err(|e| CatalogError::Data { path: origin.clone(), message: e.to_string() })?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    serde_json::from_value(doc).map_err(|e| CatalogError::Data { path: origin, message: e.to_string() })
+}
+
+/// Load a built-in profile by name, or a profile file by path, and resolve it.
+pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, CatalogError> {
+    let mut chain = Vec::new();
+    let merged = load_chain(name_or_path, &mut chain)?;
+    let mut components = Vec::new();
+    for (name, def) in &catalog.components {
+        if let Some(choice) = merged.components.get(name).filter(|c| c.enabled != Some(false)) {
+            let variant = choice.variant.clone().unwrap_or_else(|| def.default_variant().to_string());
+            def.paths(&variant)?;
+            components.push((name.clone(), variant));
+        }
+    }
+    for name in merged.components.keys() {
+        catalog.get(name)?;
+    }
+    let mut resolved = Resolved {
+        name: merged.name,
+        description: merged.description,
+        kubernetes: merged.kubernetes.unwrap_or_else(|| "cluster".into()),
+        components,
+        values: merged.values,
+    };
+    resolved.apply_provides(catalog);
+    Ok(resolved)
+}
+
+fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile, CatalogError> {
+    if chain.iter().any(|c| c == name_or_path) {
+        return Err(CatalogError::Data { path: name_or_path.into(), message: format!("profiles extend each other in a cycle: {}", chain.join(" -> ")) });
+    }
+    chain.push(name_or_path.to_string());
+    let file = load_file(name_or_path)?;
+    let Some(parent) = file.extends.clone() else { return Ok(file) };
+    let mut base = load_chain(&parent, chain)?;
+    for (name, choice) in file.components {
+        let slot = base.components.entry(name).or_default();
+        if choice.variant.is_some() {
+            slot.variant = choice.variant;
+        }
+        if choice.enabled.is_some() {
+            slot.enabled = choice.enabled;
+        }
+    }
+    super::values::merge(&mut base.values, &file.values);
+    Ok(ProfileFile {
+        name: file.name,
+        description: file.description,
+        extends: file.extends,
+        kubernetes: file.kubernetes.or(base.kubernetes),
+        components: base.components,
+        values: base.values,
+    })
+}
+
+impl Resolved {
+    /// Keep only the named components (`--components a,b`), checking the names.
+    pub fn restrict_to(&mut self, names: &[String], catalog: &Catalog) -> Result<(), CatalogError> {
+        for n in names {
+            catalog.get(n)?;
+            if !self.components.iter().any(|(c, _)| c == n) {
+                return Err(CatalogError::NotInProfile { component: n.clone(), profile: self.name.clone() });
+            }
+        }
+        self.components.retain(|(c, _)| names.contains(c));
+        Ok(())
+    }
+
+    /// Drop components whose `<name>.enabled` value is false.
+    pub fn apply_enabled(&mut self, values: &Value) {
+        self.components.retain(|(c, _)| values.get(c).and_then(|v| v.get("enabled")).and_then(Value::as_bool) != Some(false));
+    }
+
+    /// Components an enabled variant stands in for (see `provides` in component.yaml).
+    pub fn provided(&self, catalog: &Catalog) -> Vec<String> {
+        self.components
+            .iter()
+            .filter_map(|(c, v)| catalog.get(c).ok()?.provides.get(v).cloned())
+            .flatten()
+            .collect()
+    }
+
+    /// Leave out the components an enabled variant stands in for.
+    pub fn apply_provides(&mut self, catalog: &Catalog) {
+        let provided = self.provided(catalog);
+        self.components.retain(|(c, _)| !provided.contains(c));
+    }
+
+    /// Every enabled component's dependencies must be enabled (or provided by a variant).
+    pub fn check_dependencies(&self, catalog: &Catalog) -> Result<(), CatalogError> {
+        let provided = self.provided(catalog);
+        for (name, _) in &self.components {
+            let missing: Vec<&str> = catalog.get(name)?
+                .dependencies
+                .iter()
+                .filter(|d| !self.components.iter().any(|(c, _)| c == *d) && !provided.contains(d))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                return Err(CatalogError::MissingDependency { component: name.clone(), missing: missing.join(", ") });
+            }
+        }
+        Ok(())
+    }
+
+    /// The kustomization whose `kustomize build` is this profile's default render, meant to
+    /// sit in a folder directly under the manifests root (as upstream's `example/` does).
+    pub fn kustomization(&self, catalog: &Catalog) -> Result<Kustomization, CatalogError> {
+        let mut k = Kustomization {
+            api_version: Some("kustomize.config.k8s.io/v1beta1".into()),
+            kind: Some("Kustomization".into()),
+            sort_options: Some(catalog.sort_options.clone()),
+            ..Kustomization::default()
+        };
+        for (name, variant) in &self.components {
+            let def = catalog.get(name)?;
+            k.resources.extend(def.paths(variant)?.iter().map(|p| format!("../{p}")));
+            k.components.extend(def.kustomize_components.iter().map(|p| format!("../{p}")));
+        }
+        Ok(k)
+    }
+
+    /// Which component an object came from, by the `resources:` entry that produced it.
+    pub fn component_of_entry(&self, entry: &str, catalog: &Catalog) -> Option<String> {
+        let path = entry.strip_prefix("../")?;
+        self.components
+            .iter()
+            .find(|(name, variant)| catalog.get(name).ok().and_then(|d| d.paths(variant).ok()).is_some_and(|ps| ps.iter().any(|p| p == path)))
+            .map(|(name, _)| name.clone())
+    }
+}
+
+/// The kustomization as YAML text, for `kfctl-rs profile kustomization`.
+pub fn kustomization_yaml(k: &Kustomization) -> String {
+    let mut doc = serde_json::json!({
+        "apiVersion": k.api_version,
+        "kind": k.kind,
+        "resources": k.resources,
+    });
+    if !k.components.is_empty() {
+        doc["components"] = serde_json::json!(k.components);
+    }
+    if let Some(sort) = &k.sort_options {
+        let legacy = sort.legacy_sort_options.as_ref();
+        doc["sortOptions"] = serde_json::json!({
+            "order": sort.order,
+            "legacySortOptions": {
+                "orderFirst": legacy.map(|l| l.order_first.clone()).unwrap_or_default(),
+                "orderLast": legacy.map(|l| l.order_last.clone()).unwrap_or_default(),
+            }
+        });
+    }
+    kfctl_yaml::to_yaml(&doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_profiles_resolve_and_satisfy_dependencies() {
+        let catalog = Catalog::embedded().unwrap();
+        let names = builtin_names();
+        assert_eq!(names, ["kind", "minimal", "multi-tenant"]);
+        for name in names {
+            let p = resolve(name, &catalog).unwrap();
+            p.check_dependencies(&catalog).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    #[test]
+    fn kind_extends_multi_tenant_with_the_kind_oauth2_proxy_variant() {
+        let catalog = Catalog::embedded().unwrap();
+        let kind = resolve("kind", &catalog).unwrap();
+        let mt = resolve("multi-tenant", &catalog).unwrap();
+        assert_eq!(kind.components.len(), mt.components.len());
+        assert!(kind.components.contains(&("oauth2-proxy".into(), "m2m-dex-and-kind".into())));
+        assert!(kind.components.iter().any(|(c, _)| c == "trainer"));
+    }
+
+    #[test]
+    fn minimal_is_trainer_without_istio_dex_oauth2_proxy_or_knative() {
+        let catalog = Catalog::embedded().unwrap();
+        let p = resolve("minimal", &catalog).unwrap();
+        let names: Vec<&str> = p.components.iter().map(|(c, _)| c.as_str()).collect();
+        assert!(names.contains(&"trainer"));
+        for banned in ["istio", "dex", "oauth2-proxy", "knative-serving"] {
+            assert!(!names.contains(&banned), "minimal has {banned}");
+        }
+    }
+
+    #[test]
+    fn multi_tenant_kustomization_lists_upstream_example_entries_in_order() {
+        let catalog = Catalog::embedded().unwrap();
+        let k = resolve("multi-tenant", &catalog).unwrap().kustomization(&catalog).unwrap();
+        assert_eq!(k.resources.first().map(String::as_str), Some("../common/cert-manager/base"));
+        assert_eq!(k.resources.last().map(String::as_str), Some("../applications/spark/spark-operator/overlays/kubeflow"));
+        assert_eq!(k.components, ["../common/security/PSS/dynamic/baseline"]);
+        assert_eq!(k.resources.len(), 29);
+    }
+
+    #[test]
+    fn ambient_istio_variants_stand_in_for_the_namespace_components() {
+        let dir = std::env::temp_dir().join(format!("kfctl-ambient-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ambient.yaml");
+        std::fs::write(&path, "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n").unwrap();
+        let catalog = Catalog::embedded().unwrap();
+        let p = resolve(path.to_str().unwrap(), &catalog).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<&str> = p.components.iter().map(|(c, _)| c.as_str()).collect();
+        assert!(!names.contains(&"istio-namespace") && !names.contains(&"kubeflow-namespace"), "{names:?}");
+        p.check_dependencies(&catalog).expect("dependencies on the provided components are met");
+    }
+
+    #[test]
+    fn missing_dependency_says_what_to_enable() {
+        let catalog = Catalog::embedded().unwrap();
+        let mut p = resolve("minimal", &catalog).unwrap();
+        p.components.push(("kserve".into(), "default".into()));
+        let e = p.check_dependencies(&catalog).unwrap_err().to_string();
+        assert!(e.starts_with("component `kserve` needs cert-manager, knative-serving"), "{e}");
+    }
+
+    #[test]
+    fn user_profile_file_extends_a_builtin_and_disables_a_component() {
+        let dir = std::env::temp_dir().join(format!("kfctl-profile-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("mine.yaml");
+        std::fs::write(&path, "name: mine\nextends: kind\ncomponents:\n  katib: {enabled: false}\n  ray: {}\n").unwrap();
+        let catalog = Catalog::embedded().unwrap();
+        let p = resolve(path.to_str().unwrap(), &catalog).unwrap();
+        let names: Vec<&str> = p.components.iter().map(|(c, _)| c.as_str()).collect();
+        assert!(!names.contains(&"katib") && names.contains(&"ray"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(resolve("nope", &catalog).unwrap_err().to_string().contains("built-in profiles: kind, minimal, multi-tenant"));
+    }
+}

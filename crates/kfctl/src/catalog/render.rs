@@ -1,0 +1,276 @@
+//! Rendering a profile: profile + values + upstream source → objects.
+//!
+//! 1. resolve the profile and layer the user's values (profile values, `-f` files, `--set`);
+//! 2. choose components (`--components`, `<name>.enabled`) and check dependencies;
+//! 3. build the profile's kustomization with the native engine (the default render, 1:1
+//!    with real kustomize), tagging each object with the component it came from;
+//! 4. derive the defaults (images, replicas, resources per workload) from that render and
+//!    check the values against the schema they imply;
+//! 5. apply the parameter table to every object.
+
+use super::component::Catalog;
+use super::params::{self, CREDENTIALS, Credential};
+use super::profile::{self, Resolved};
+use super::schema::Schema;
+use super::{CatalogError, images, values};
+use kfctl_kustomize::BuildOptions;
+use crate::source::RemoteResolver;
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What to render.
+#[derive(Clone)]
+pub struct RenderRequest {
+    pub profile: String,
+    /// Restrict to these components (empty: all of the profile's).
+    pub components: Vec<String>,
+    pub value_files: Vec<PathBuf>,
+    pub sets: Vec<String>,
+    /// The kubeflow/manifests root.
+    pub manifests_dir: PathBuf,
+    pub remote: Arc<dyn RemoteResolver>,
+}
+
+/// One rendered object and the component it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedObject {
+    pub component: String,
+    pub obj: Value,
+}
+
+/// The result of a render.
+pub struct Rendered {
+    pub profile: Resolved,
+    /// The effective values (defaults with the user's layers on top).
+    pub values: Value,
+    pub defaults: Value,
+    pub schema: Schema,
+    pub objects: Vec<RenderedObject>,
+    /// Upstream default credentials still in the output (values left them unset).
+    pub default_credentials: Vec<&'static Credential>,
+}
+
+/// Everything a render knows before values change any object: the chart export starts here.
+pub struct Prepared {
+    pub catalog: Catalog,
+    pub profile: Resolved,
+    /// The user's layers only (profile values, files, `--set`), checked against the schema.
+    pub user: Value,
+    /// The defaults (static, plus what the default render implies).
+    pub defaults: Value,
+    /// `defaults` with `user` on top.
+    pub effective: Value,
+    pub schema: Schema,
+    /// The default render (1:1 with kustomize), objects tagged by component.
+    pub objects: Vec<RenderedObject>,
+}
+
+/// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
+pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
+    let catalog = Catalog::embedded()?;
+    let mut profile = profile::resolve(&req.profile, &catalog)?;
+    let user = user_values(&profile, req)?;
+    choose_components(&mut profile, &catalog, &user, &req.components)?;
+    precheck(&user, &catalog, &profile)?;
+    let objects = default_render(&profile, &catalog, req)?;
+    let defaults = defaults(&catalog, &profile, &objects);
+    let schema = schema_for(&defaults);
+    schema.check(&user)?;
+    let mut effective = defaults.clone();
+    values::merge(&mut effective, &user);
+    Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
+}
+
+/// Render a profile with values.
+pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
+    let Prepared { profile, defaults, effective, schema, objects, .. } = prepare(req)?;
+    let default_credentials = unset_credentials(&objects, &effective);
+    let objects = objects
+        .into_iter()
+        .filter(|o| params::keep(&o.obj, &effective))
+        .map(|mut o| {
+            params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
+            o
+        })
+        .collect();
+    Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
+}
+
+/// Layer the profile's values, the `-f` files and the `--set` expressions.
+pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, CatalogError> {
+    let mut user = if profile.values.is_object() { profile.values.clone() } else { json!({}) };
+    for path in &req.value_files {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
+        let doc = kfctl_yaml::parse_stream(&text, &shown)
+            .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?
+            .into_iter()
+            .next()
+            .unwrap_or(json!({}));
+        if !doc.is_object() {
+            return Err(CatalogError::ValuesFile { path: shown, message: "expected a map of values at the top".into() });
+        }
+        values::merge(&mut user, &doc);
+    }
+    for set in &req.sets {
+        values::merge(&mut user, &values::parse_set(set)?);
+    }
+    Ok(user)
+}
+
+fn choose_components(profile: &mut Resolved, catalog: &Catalog, user: &Value, only: &[String]) -> Result<(), CatalogError> {
+    for (name, def) in &catalog.components {
+        let wanted = user.get(name).and_then(|v| v.get("enabled")).and_then(Value::as_bool) == Some(true);
+        if wanted && !profile.components.iter().any(|(c, _)| c == name) {
+            profile.components.push((name.clone(), def.default_variant().to_string()));
+        }
+    }
+    let order: Vec<&String> = catalog.components.keys().collect();
+    profile.components.sort_by_key(|(c, _)| order.iter().position(|o| *o == c));
+    if !only.is_empty() {
+        profile.restrict_to(only, catalog)?;
+    }
+    profile.apply_enabled(user);
+    profile.apply_provides(catalog);
+    profile.check_dependencies(catalog)
+}
+
+/// The profile's kustomization built by the native engine, objects tagged by component.
+fn default_render(profile: &Resolved, catalog: &Catalog, req: &RenderRequest) -> Result<Vec<RenderedObject>, CatalogError> {
+    let k = profile.kustomization(catalog)?;
+    let dir = req.manifests_dir.join("kfctl-profile");
+    let options = BuildOptions { remote: req.remote.clone(), ..BuildOptions::default() };
+    let resources = kfctl_kustomize::build_kustomization(&dir, &k, &options)?;
+    Ok(resources
+        .into_vec()
+        .into_iter()
+        .map(|r| {
+            let component = r.origin.as_deref().and_then(|e| profile.component_of_entry(e, catalog)).unwrap_or_else(|| "unknown".into());
+            RenderedObject { component, obj: r.obj }
+        })
+        .collect())
+}
+
+/// Static defaults plus what the render implies (images, replicas, resources, PSS levels).
+pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject]) -> Value {
+    let mut root = json!({
+        "global": {
+            "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
+            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "",
+            "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
+        }
+    });
+    for name in catalog.components.keys() {
+        let enabled = profile.components.iter().any(|(c, _)| c == name);
+        let mut section = json!({"enabled": enabled, "nodeSelector": {}, "tolerations": [], "affinity": {}});
+        if enabled {
+            derive_workload_values(&mut section, objects.iter().filter(|o| &o.component == name).map(|o| &o.obj));
+        }
+        root[name.as_str()] = section;
+    }
+    root["dex"]["staticUser"] = json!({"email": "", "passwordHash": ""});
+    root["oauth2-proxy"]["cookieSecret"] = json!("");
+    root["pipelines"]["objectStore"] = json!({"accessKey": "", "secretKey": ""});
+    root
+}
+
+fn derive_workload_values<'a>(section: &mut Value, objs: impl Iterator<Item = &'a Value> + Clone) {
+    let mut all_images = Vec::new();
+    for obj in objs.clone() {
+        params::visit_images(obj, &mut |img| all_images.push(img.to_string()));
+    }
+    let keys = images::keys_for(&all_images);
+    section["images"] = Value::Object(keys.into_iter().map(|(img, key)| (key, Value::String(img))).collect());
+    let (mut replicas, mut resources) = (Map::new(), Map::new());
+    for obj in objs.filter(|o| o.get("apiVersion") == Some(&json!("apps/v1")) && matches!(o.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))) {
+        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let Some(n) = obj.pointer("/spec/replicas").filter(|v| v.is_number()) {
+            replicas.insert(name.clone(), n.clone());
+        }
+        let per_container: Map<String, Value> = obj
+            .pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| (c.get("name").and_then(Value::as_str).unwrap_or_default().to_string(), c.get("resources").cloned().unwrap_or(json!({}))))
+            .collect();
+        resources.insert(name, Value::Object(per_container));
+    }
+    section["replicas"] = Value::Object(replicas);
+    section["resources"] = Value::Object(resources);
+}
+
+fn pss_namespaces(objects: &[RenderedObject]) -> String {
+    let levels: Vec<&str> = objects
+        .iter()
+        .filter(|o| o.obj.get("kind") == Some(&json!("Namespace")))
+        .filter_map(|o| o.obj.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").and_then(Value::as_str))
+        .collect();
+    match levels.first() {
+        Some(first) if levels.iter().all(|l| l == first) => first.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn pss_profiles(objects: &[RenderedObject]) -> String {
+    objects
+        .iter()
+        .filter_map(|o| o.obj.pointer("/data/namespace-labels.yaml").and_then(Value::as_str))
+        .flat_map(str::lines)
+        .find_map(|l| l.strip_prefix("pod-security.kubernetes.io/enforce: \"").and_then(|r| r.strip_suffix('"')))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Check the values against what is known before building (every key but the per-workload
+/// maps, which the render defines), so a typo fails fast — even offline, before any fetch.
+fn precheck(user: &Value, catalog: &Catalog, profile: &Resolved) -> Result<(), CatalogError> {
+    let mut schema = schema_for(&defaults(catalog, profile, &[]));
+    for name in catalog.components.keys() {
+        for derived in ["images", "replicas", "resources"] {
+            schema.set(&[name, derived], Schema::any_map());
+        }
+    }
+    Ok(schema.check(user)?)
+}
+
+/// The schema the defaults imply, with the free-form places declared.
+pub fn schema_for(defaults: &Value) -> Schema {
+    let mut schema = Schema::of_default(defaults);
+    let scheduling = |s: &mut Schema, prefix: &str| {
+        s.set(&[prefix, "nodeSelector"], Schema::string_map());
+        s.set(&[prefix, "tolerations"], Schema::List(Box::new(Schema::any_map())));
+        s.set(&[prefix, "affinity"], Schema::any_map());
+    };
+    scheduling(&mut schema, "global");
+    schema.set(&["global", "commonLabels"], Schema::string_map());
+    schema.set(&["global", "commonAnnotations"], Schema::string_map());
+    schema.set(&["global", "imagePullSecrets"], Schema::List(Box::new(Schema::String)));
+    let levels = vec!["", "off", "baseline", "restricted", "privileged"];
+    schema.set(&["global", "podSecurity", "namespaces"], Schema::Enum(levels.clone()));
+    schema.set(&["global", "podSecurity", "profiles"], Schema::Enum(levels));
+    schema.set(&["global", "crds"], Schema::Enum(vec!["", "only", "skip"]));
+    if let Some(map) = defaults.as_object() {
+        for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
+            scheduling(&mut schema, name);
+            for (workload, containers) in section.get("resources").and_then(Value::as_object).into_iter().flatten() {
+                for container in containers.as_object().into_iter().flatten().map(|(c, _)| c) {
+                    schema.set(&[name, "resources", workload, container], Schema::any_map());
+                }
+            }
+        }
+    }
+    schema
+}
+
+fn unset_credentials(objects: &[RenderedObject], effective: &Value) -> Vec<&'static Credential> {
+    let mut out: Vec<&'static Credential> = Vec::new();
+    for cred in CREDENTIALS {
+        let unset = values::get(effective, &cred.value_path()).and_then(Value::as_str).is_none_or(str::is_empty);
+        if unset && objects.iter().any(|o| cred.matches(&o.obj)) && !out.iter().any(|c| c.value == cred.value) {
+            out.push(cred);
+        }
+    }
+    out
+}

@@ -1,0 +1,309 @@
+//! Helm chart export: the same render, as charts real Helm renders identically.
+//!
+//! `kfctl-rs chart export` starts where `kfctl-rs template` does — [`crate::catalog::render::prepare`]
+//! gives the default render (1:1 with kustomize), the defaults, the user's values and the
+//! schema — and writes an umbrella chart with one subchart per component:
+//!
+//! ```text
+//! OUT/Chart.yaml              dependencies: one per component, condition <component>.enabled
+//! OUT/values.yaml             global: + one section per component (the effective values)
+//! OUT/values.schema.json      kfctl-rs's schema, as JSON Schema
+//! OUT/templates/              _helpers.tpl, checks.yaml (dependency checks), NOTES.txt
+//! OUT/charts/<component>/     Chart.yaml, values.yaml (section + global), schema, README,
+//!                             templates/<kind>-<namespace>-<name>.yaml, one per object
+//! OUT/argocd/                 with --argocd: one Application per component, and a parent
+//! ```
+//!
+//! Each object's template is the object itself with a Helm expression at every field a value
+//! can change ([`params`] finds those fields with the native table's own traversals;
+//! [`object`] writes the template; `templates/chart/_helpers.tpl` holds one helper per native
+//! parameter). With the exported defaults `helm template OUT` prints exactly what
+//! `kfctl-rs template` printed, and with any other values what `kfctl-rs template` prints with
+//! them — the test suite checks this against real Helm. CRDs are ordinary templates (so plain
+//! `helm template` prints them); `global.crds` (`only`/`skip`) splits an install in two.
+//!
+//! The export is pure ([`export`] returns the files; [`write::write_folder`] puts them on disk
+//! atomically) and deterministic: the same inputs give byte-identical folders.
+
+pub mod argocd;
+pub mod gotmpl;
+pub mod object;
+pub mod params;
+pub mod scaffold;
+pub mod write;
+
+use crate::catalog::render::{Prepared, RenderedObject};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+pub use argocd::ArgoCdOptions;
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("{object} (component `{component}`): {source}")]
+    Object {
+        object: String,
+        component: String,
+        #[source]
+        source: params::PointError,
+    },
+    #[error("{object}: belongs to no component of the profile, so no chart can hold it")]
+    NoComponent { object: String },
+    #[error("chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)")]
+    BadName { name: String },
+    #[error("chart scaffolding {name}: {message}")]
+    Scaffold { name: String, message: String },
+}
+
+/// What to export besides the render.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// The umbrella chart's name.
+    pub chart_name: String,
+    /// The upstream release the objects come from (the charts' `appVersion`).
+    pub app_version: String,
+    /// The command that made the export, for the README (flags after the profile).
+    pub export_args: Vec<String>,
+    pub argocd: Option<ArgoCdOptions>,
+}
+
+/// The exported files: path relative to the output folder → contents.
+pub type ChartFiles = BTreeMap<String, String>;
+
+/// One component's chart, as the umbrella's README lists it.
+struct Component<'a> {
+    name: &'a str,
+    description: String,
+    objects: Vec<&'a RenderedObject>,
+}
+
+/// Export `prepared` as an umbrella chart with one subchart per enabled component.
+pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles, ChartError> {
+    check_name(&options.chart_name)?;
+    let components = group(prepared)?;
+    let names: Vec<&str> = components.iter().map(|c| c.name).collect();
+    let full_schema = prepared.schema.to_json_schema();
+    let mut files = ChartFiles::new();
+    for component in &components {
+        for (path, text) in component_chart(prepared, component, &full_schema, options)? {
+            files.insert(format!("charts/{}/{path}", component.name), text);
+        }
+    }
+    files.extend(umbrella(prepared, &components, &full_schema, options)?);
+    if let Some(argo) = &options.argocd {
+        files.extend(argocd::applications(&options.chart_name, &names, &prepared.catalog, argo)?);
+    }
+    Ok(files)
+}
+
+fn check_name(name: &str) -> Result<(), ChartError> {
+    let ok = name.len() <= 53
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ChartError::BadName { name: name.into() })
+    }
+}
+
+/// The profile's components in catalog order, each with its objects.
+fn group(prepared: &Prepared) -> Result<Vec<Component<'_>>, ChartError> {
+    let mut components: Vec<Component> = prepared
+        .profile
+        .components
+        .iter()
+        .map(|(name, _)| Component {
+            name: name.as_str(),
+            description: prepared
+                .catalog
+                .components
+                .get(name)
+                .map(|d| d.description.clone())
+                .unwrap_or_default(),
+            objects: Vec::new(),
+        })
+        .collect();
+    for o in &prepared.objects {
+        match components.iter_mut().find(|c| c.name == o.component) {
+            Some(c) => c.objects.push(o),
+            None => {
+                return Err(ChartError::NoComponent {
+                    object: kfctl_yaml::compare::object_label(&o.obj),
+                });
+            }
+        }
+    }
+    Ok(components)
+}
+
+fn section(values: &Value, name: &str) -> serde_json::Map<String, Value> {
+    values.get(name).and_then(Value::as_object).cloned().unwrap_or_default()
+}
+
+/// A component's own chart: its files, relative to `charts/<name>/`.
+fn component_chart(
+    prepared: &Prepared,
+    component: &Component,
+    full_schema: &Value,
+    options: &ExportOptions,
+) -> Result<ChartFiles, ChartError> {
+    let mut files = ChartFiles::new();
+    let scope = params::Scope {
+        component: component.name,
+        defaults: &prepared.defaults,
+    };
+    let mut used = std::collections::BTreeSet::new();
+    for o in &component.objects {
+        let label = kfctl_yaml::compare::object_label(&o.obj);
+        let header = format!(
+            "{label}: from kubeflow/manifests {}, component {}; written by kfctl-rs, do not edit",
+            options.app_version, component.name
+        );
+        let text = object::template(&o.obj, &scope, &header).map_err(|source| ChartError::Object {
+            object: label,
+            component: component.name.into(),
+            source,
+        })?;
+        files.insert(format!("templates/{}", unique_file_name(&o.obj, &mut used)), text);
+    }
+    let mut values = section(&prepared.effective, component.name);
+    values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
+    let values = Value::Object(values);
+    let crd_count = component
+        .objects
+        .iter()
+        .filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition")))
+        .count();
+    let namespace = prepared
+        .catalog
+        .components
+        .get(component.name)
+        .and_then(|d| d.namespaces.first())
+        .map_or("kubeflow", String::as_str);
+    let context = json!({
+        "name": component.name, "description": component.description, "profile": prepared.profile.name,
+        "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
+        "dependencies": [], "notice": crate::notice::BEST_EFFORT, "namespace": namespace,
+        "scope": format!("its `{}:` section, here at the top, and `global:`", component.name),
+        "body": kfctl_yaml::to_yaml(&values), "rows": scaffold::value_rows(&values, "", Some(component.name)),
+        "object_count": component.objects.len(), "crd_count": crd_count,
+    });
+    files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
+    files.insert("values.yaml".into(), scaffold::render("chart/values.yaml.tera", &context)?);
+    files.insert(
+        "values.schema.json".into(),
+        pretty(&scaffold::component_schema(full_schema, component.name)),
+    );
+    files.insert("README.md".into(), scaffold::render("chart/README.md.tera", &context)?);
+    files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
+    files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
+    files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
+    Ok(files)
+}
+
+/// The umbrella chart's own files.
+fn umbrella(prepared: &Prepared, components: &[Component], full_schema: &Value, options: &ExportOptions) -> Result<ChartFiles, ChartError> {
+    let names: Vec<&str> = components.iter().map(|c| c.name).collect();
+    let mut values = serde_json::Map::new();
+    values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
+    for name in &names {
+        values.insert(name.to_string(), Value::Object(section(&prepared.effective, name)));
+    }
+    let values = Value::Object(values);
+    let global_rows = scaffold::value_rows(&json!({"global": values["global"]}), "", None);
+    let listed: Vec<Value> = components
+        .iter()
+        .map(|c| {
+            let deps: Vec<&String> = prepared
+                .catalog
+                .components
+                .get(c.name)
+                .map(|d| d.dependencies.iter().filter(|d| names.contains(&d.as_str())).collect())
+                .unwrap_or_default();
+            json!({"name": c.name, "description": c.description, "objects": c.objects.len(), "dependencies": deps})
+        })
+        .collect();
+    let context = json!({
+        "name": options.chart_name, "profile": prepared.profile.name,
+        "description": format!("Kubeflow, profile {}: {}", prepared.profile.name, prepared.profile.description),
+        "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
+        "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT,
+        "scope": "`global:` and one section per component", "body": kfctl_yaml::to_yaml(&values), "rows": global_rows,
+        "export_args": options.export_args, "argocd": options.argocd.as_ref().map(|a| json!({"repo_url": a.repo_url, "path": a.path, "revision": a.revision})),
+    });
+    let mut files = ChartFiles::new();
+    files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
+    files.insert("values.yaml".into(), scaffold::render("chart/values.yaml.tera", &context)?);
+    files.insert("values.schema.json".into(), pretty(&scaffold::umbrella_schema(full_schema, &names)));
+    files.insert("README.md".into(), scaffold::render("chart/umbrella-README.md.tera", &context)?);
+    files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
+    files.insert(
+        "templates/checks.yaml".into(),
+        scaffold::render("chart/checks.yaml.tera", &context)?,
+    );
+    files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
+    files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
+    Ok(files)
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+/// `<kind>-<namespace>-<name>.yaml` (no namespace part for cluster objects), lowercase, with
+/// anything but `[a-z0-9.-]` made `-`, long names shortened, and a number added when two
+/// objects would share a name (e.g. two `Gateway` kinds of different groups).
+pub fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
+    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let parts: Vec<&str> = [s("/kind"), s("/metadata/namespace"), s("/metadata/name")]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut base: String = parts
+        .join("-")
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    base.truncate(180);
+    let mut name = format!("{base}.yaml");
+    let mut n = 2;
+    while !used.insert(name.clone()) {
+        name = format!("{base}-{n}.yaml");
+        n += 1;
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_sanitized_and_unique() {
+        let mut used = Default::default();
+        let gw = json!({"kind": "Gateway", "metadata": {"name": "Kubeflow_GW", "namespace": "kubeflow"}});
+        assert_eq!(unique_file_name(&gw, &mut used), "gateway-kubeflow-kubeflow-gw.yaml");
+        assert_eq!(unique_file_name(&gw, &mut used), "gateway-kubeflow-kubeflow-gw-2.yaml");
+        let crd = json!({"kind": "CustomResourceDefinition", "metadata": {"name": "a.b.io"}});
+        assert_eq!(unique_file_name(&crd, &mut used), "customresourcedefinition-a.b.io.yaml");
+    }
+
+    #[test]
+    fn chart_names_follow_helm_rules() {
+        assert!(check_name("kubeflow").is_ok());
+        assert!(check_name("kubeflow-2").is_ok());
+        for bad in ["Kubeflow", "1kf", "kf_x", "kf-", ""] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+}

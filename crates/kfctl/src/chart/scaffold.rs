@@ -1,0 +1,241 @@
+//! Chart scaffolding: Chart.yaml, values.yaml, values.schema.json, README.md, NOTES.txt and
+//! the helpers, from the tera templates compiled into the binary (`templates/chart/`,
+//! `templates/argocd/`), plus the values tables the READMEs list.
+
+use super::ChartError;
+use crate::catalog::embedded;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// Render one embedded tera template with `context`.
+pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
+    let path = format!("templates/{name}");
+    let source = embedded::file(&path).ok_or_else(|| ChartError::Scaffold {
+        name: path.clone(),
+        message: "not compiled into the binary".into(),
+    })?;
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::new());
+    let failed = |e: tera::Error| {
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(inner) = source {
+            message.push_str(&format!(": {inner}"));
+            source = inner.source();
+        }
+        ChartError::Scaffold {
+            name: path.clone(),
+            message,
+        }
+    };
+    tera.add_raw_template(name, source).map_err(failed)?;
+    let context = tera::Context::from_value(context.clone()).map_err(failed)?;
+    tera.render(name, &context).map_err(failed)
+}
+
+/// An embedded file copied as it is (the helpers, `.helmignore`).
+pub fn verbatim(name: &str) -> Result<String, ChartError> {
+    let path = format!("templates/{name}");
+    embedded::file(&path).map(str::to_string).ok_or(ChartError::Scaffold {
+        name: path,
+        message: "not compiled into the binary".into(),
+    })
+}
+
+/// One line of a README's values table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ValueRow {
+    pub key: String,
+    pub default: String,
+    pub description: String,
+}
+
+/// Every leaf of `values` (maps are walked, lists and empty maps are leaves) as a row, with
+/// keys under `prefix`.
+pub fn value_rows(values: &Value, prefix: &str, component: Option<&str>) -> Vec<ValueRow> {
+    let mut rows = Vec::new();
+    walk(values, prefix, &mut Vec::new(), component, &mut rows);
+    rows
+}
+
+fn walk(value: &Value, prefix: &str, path: &mut Vec<String>, component: Option<&str>, rows: &mut Vec<ValueRow>) {
+    match value {
+        Value::Object(m) if !m.is_empty() && !free_form(path) => {
+            for (k, v) in m {
+                path.push(k.clone());
+                walk(v, prefix, path, component, rows);
+                path.pop();
+            }
+        }
+        leaf => {
+            let key = path
+                .iter()
+                .map(|k| if k.contains('.') { format!("\"{k}\"") } else { k.clone() })
+                .collect::<Vec<_>>()
+                .join(".");
+            let key = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+            let shown = serde_json::to_string(leaf).unwrap_or_default();
+            rows.push(ValueRow {
+                key,
+                default: format!("`{}`", cell(&shown)),
+                description: cell(&describe(path, component)),
+            });
+        }
+    }
+}
+
+/// Places whose keys are the user's own (labels, selectors, resources): listed whole.
+fn free_form(path: &[String]) -> bool {
+    let last = path.last().map(String::as_str);
+    matches!(last, Some("nodeSelector" | "affinity" | "commonLabels" | "commonAnnotations")) || (path.len() == 3 && path[0] == "resources")
+}
+
+fn cell(text: &str) -> String {
+    let text = text.replace('|', "\\|").replace('\n', " ");
+    if text.chars().count() > 120 {
+        format!("{}…", text.chars().take(117).collect::<String>())
+    } else {
+        text
+    }
+}
+
+/// What a value does, by its path inside a chart (a component's keys, or `global.…`).
+pub fn describe(path: &[String], component: Option<&str>) -> String {
+    let p: Vec<&str> = path.iter().map(String::as_str).collect();
+    let credential = |rel: &str| {
+        crate::catalog::params::CREDENTIALS
+            .iter()
+            .find(|c| component.and_then(|comp| super::params::chart_value_path(c.value, comp)).as_deref() == Some(rel) || c.value == rel)
+            .map(|c| {
+                format!(
+                    "Credential: {}; empty keeps upstream's well-known default (`kfctl-rs secrets generate` makes fresh ones).",
+                    c.what
+                )
+            })
+    };
+    match p.as_slice() {
+        ["global", "imageRegistry"] => "Pull every image from this registry instead (path, tag and digest kept).".into(),
+        ["global", "imagePullSecrets"] => "Names of pull secrets added to every pod.".into(),
+        ["global", "nodeSelector"] => "Node selector merged into every pod (a component's own wins).".into(),
+        ["global", "tolerations"] => "Tolerations added to every pod (a component's own win).".into(),
+        ["global", "affinity"] => "Affinity set on every pod (a component's own wins).".into(),
+        ["global", "commonLabels"] => "Labels added to every object.".into(),
+        ["global", "commonAnnotations"] => "Annotations added to every object.".into(),
+        ["global", "crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).".into(),
+        ["global", "podSecurity", "namespaces"] => "PSS `enforce` level of the static namespaces that have one (`off` removes it).".into(),
+        ["global", "podSecurity", "profiles"] => {
+            "PSS `enforce` level the Profiles controller gives profile namespaces (`off` none).".into()
+        }
+        ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
+        ["images", key] => format!("Image `{key}` (default: upstream's)."),
+        ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
+        ["resources", workload, container] => format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's."),
+        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global).".into(),
+        ["tolerations"] => "Tolerations added to this component's pods (instead of global's).".into(),
+        ["affinity"] => "Affinity set on this component's pods (instead of global's).".into(),
+        _ => credential(&path.join(".")).unwrap_or_default(),
+    }
+}
+
+/// values.schema.json of the umbrella chart: the kfctl-rs schema restricted to `global` and
+/// the exported components, each of which may also hold the `global` Helm copies into it.
+pub fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
+    let mut schema = full.clone();
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.retain(|k, _| k == "global" || components.contains(&k.as_str()));
+        for (_, section) in props.iter_mut().filter(|(k, _)| *k != "global") {
+            if let Some(inner) = section.get_mut("properties").and_then(Value::as_object_mut) {
+                inner.insert("global".into(), json!({"type": "object"}));
+            }
+        }
+    }
+    with_draft(schema)
+}
+
+/// values.schema.json of a component's chart: its section's keys at the top, plus `global`.
+pub fn component_schema(full: &Value, component: &str) -> Value {
+    let section = full
+        .pointer(&format!("/properties/{}", component.replace('~', "~0").replace('/', "~1")))
+        .cloned()
+        .unwrap_or(json!({}));
+    let mut props = section.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    if let Some(global) = full.pointer("/properties/global") {
+        props.insert("global".into(), global.clone());
+    }
+    with_draft(json!({"type": "object", "properties": props, "additionalProperties": false}))
+}
+
+fn with_draft(schema: Value) -> Value {
+    let mut out = Map::new();
+    out.insert("$schema".into(), json!("http://json-schema.org/draft-07/schema#"));
+    if let Value::Object(m) = schema {
+        out.extend(m);
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scaffolding_template_is_embedded() {
+        for name in [
+            "chart/Chart.yaml.tera",
+            "chart/values.yaml.tera",
+            "chart/NOTES.txt.tera",
+            "chart/README.md.tera",
+            "chart/umbrella-README.md.tera",
+            "chart/checks.yaml.tera",
+            "argocd/application.yaml.tera",
+            "argocd/root.yaml.tera",
+            "chart/_helpers.tpl",
+            "chart/helmignore",
+        ] {
+            assert!(embedded::file(&format!("templates/{name}")).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn rows_walk_maps_but_list_free_form_values_whole() {
+        let values = json!({"images": {"katib-ui": "ghcr.io/k:v1"}, "nodeSelector": {"a": "b"}, "resources": {"w": {"c": {"limits": {"cpu": "1"}}}}, "enabled": true});
+        let rows = value_rows(&values, "", Some("katib"));
+        let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["images.katib-ui", "nodeSelector", "resources.w.c", "enabled"]);
+        assert_eq!(rows[0].default, "`\"ghcr.io/k:v1\"`");
+        assert_eq!(rows[2].description, "`resources` of container `c` in `w`; empty keeps upstream's.");
+    }
+
+    #[test]
+    fn credentials_are_described_by_their_chart_relative_path() {
+        let d = describe(&["staticUser".into(), "passwordHash".into()], Some("dex"));
+        assert!(d.starts_with("Credential: the Dex demo user's password hash"), "{d}");
+    }
+
+    #[test]
+    fn schemas_keep_exported_components_and_allow_global_copies() {
+        let full = json!({"type": "object", "additionalProperties": false, "properties": {
+            "global": {"type": "object", "properties": {"imageRegistry": {"type": "string"}}},
+            "katib": {"type": "object", "additionalProperties": false, "properties": {"enabled": {"type": "boolean"}}},
+            "ray": {"type": "object", "properties": {}}}});
+        let umbrella = umbrella_schema(&full, &["katib"]);
+        assert!(umbrella.pointer("/properties/ray").is_none());
+        assert_eq!(umbrella.pointer("/properties/katib/properties/global/type").unwrap(), "object");
+        let katib = component_schema(&full, "katib");
+        assert_eq!(katib.pointer("/properties/enabled/type").unwrap(), "boolean");
+        assert_eq!(katib.pointer("/properties/global/properties/imageRegistry/type").unwrap(), "string");
+        assert_eq!(katib["additionalProperties"], json!(false));
+    }
+
+    #[test]
+    fn chart_yaml_lists_dependencies_with_their_conditions() {
+        let text = render("chart/Chart.yaml.tera", &json!({"name": "kubeflow", "description": "d: x", "version": "0.1.0", "app_version": "v1.11.0", "kfctl_version": "0.1.0", "dependencies": [{"name": "cert-manager"}]})).unwrap();
+        let doc = &kfctl_yaml::parse_stream(&text, "Chart.yaml").unwrap()[0];
+        assert_eq!(
+            doc["dependencies"][0],
+            json!({"name": "cert-manager", "version": "0.1.0", "condition": "cert-manager.enabled"})
+        );
+        assert_eq!(doc["appVersion"], "v1.11.0");
+        assert_eq!(doc["description"], "d: x");
+    }
+}

@@ -1,0 +1,196 @@
+//! Installing rendered objects onto a cluster in one ordered pass, and keeping a record of it.
+//!
+//! Upstream installs with `while ! kustomize build example | kubectl apply --server-side
+//! --force-conflicts -f -; do sleep 20; done`. kfctl-rs gets to a working platform in one pass:
+//!
+//! | module | role |
+//! |--------|------|
+//! | [`plan`] | rendered objects → ordered waves (pure), `--plan -o json` |
+//! | [`order`] | the ordering tables: kind classes and foundation components |
+//! | [`readiness`] | the readiness table: when an applied object works |
+//! | [`retry`] | the retry table: which failures are races and which are mistakes; backoff |
+//! | [`prepare`] | the apply body: without status, server metadata and injected caBundles |
+//! | [`redact`] | Secret values never reach a line, an error, a diff or a report |
+//! | [`record`] | the install record kept in `kfctl-system` |
+//! | [`progress`] | what is happening and what is pending, as events |
+//! | [`api`], [`discovery`] | the only I/O: raw calls through kube, kind → URL resolution |
+//! | [`engine`] | applying one object with retries; waiting for a wave |
+//! | [`install`], [`preflight`] | the install entry point and its checks before any write |
+//! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
+//! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
+//!
+//! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
+//! unreachable is 5, objects not ready by the deadline 6, Ctrl-C 130.
+
+pub mod api;
+pub mod diff;
+pub mod discovery;
+pub mod engine;
+pub mod install;
+pub mod kind;
+pub mod object;
+pub mod order;
+pub mod plan;
+pub mod preflight;
+pub mod prepare;
+pub mod progress;
+pub mod readiness;
+pub mod record;
+pub mod redact;
+pub mod retry;
+pub mod status;
+pub mod uninstall;
+
+pub use install::{DryRun, InstallOptions, InstallReport, install};
+pub use object::ObjectRef;
+pub use plan::Plan;
+pub use progress::{Event, Pending, Progress};
+pub use record::{InstallMeta, InstallRecord};
+
+use retry::ApiFailure;
+
+/// Everything that can stop a cluster operation.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error(transparent)]
+    Connect(#[from] api::ConnectError),
+    #[error(
+        "{server}: API server unreachable: {failure}; check the kubeconfig's server address and that the cluster is running"
+    )]
+    Unreachable {
+        server: String,
+        failure: Box<ApiFailure>,
+    },
+    #[error("rendered objects: {0}")]
+    Plan(#[from] plan::PlanError),
+    #[error("preflight: {0}")]
+    Preflight(String),
+    #[error(
+        "security: profile {profile}: the rendered objects keep upstream's default credentials (user@example.com / 12341234); \
+         set your own in the values, or pass --allow-default-credentials to accept them"
+    )]
+    DefaultCredentials { profile: String },
+    #[error("{object}: the API server refused it: {failure}")]
+    Refused {
+        object: ObjectRef,
+        failure: Box<ApiFailure>,
+    },
+    #[error("{object}: {}; another field manager owns {}; re-run with --force-conflicts to take them over", failure.message, describe_conflicts(failure))]
+    Conflict {
+        object: ObjectRef,
+        failure: Box<ApiFailure>,
+    },
+    #[error(
+        "timed out after {seconds:.0}s in wave {wave}; still pending:\n{}",
+        list_pending(pending)
+    )]
+    Timeout {
+        wave: String,
+        seconds: f64,
+        pending: Vec<Pending>,
+    },
+    #[error(
+        "interrupted in wave {wave}; progress recorded in {}/{}, re-run install to resume",
+        record::RECORD_NAMESPACE,
+        record::RECORD_NAME
+    )]
+    Interrupted { wave: String },
+    #[error(
+        "no install record: configmap {}/{} not found; nothing was installed by kfctl-rs on this cluster",
+        record::RECORD_NAMESPACE,
+        record::RECORD_NAME
+    )]
+    NoRecord,
+    #[error(transparent)]
+    Record(#[from] record::RecordError),
+    #[error("{what}: {failure}")]
+    Api {
+        what: String,
+        failure: Box<ApiFailure>,
+    },
+}
+
+
+fn describe_conflicts(failure: &ApiFailure) -> String {
+    if failure.conflicts.is_empty() {
+        return "a field of it".into();
+    }
+    let parts: Vec<String> = failure
+        .conflicts
+        .iter()
+        .map(|c| format!("{} (manager \"{}\")", c.field, c.manager))
+        .collect();
+    parts.join(", ")
+}
+
+fn list_pending(pending: &[Pending]) -> String {
+    let lines: Vec<String> = pending
+        .iter()
+        .map(|p| format!("  {} ({})", p.object, p.message))
+        .collect();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::{Code, ExitStatus};
+    use retry::FieldConflict;
+
+    fn object() -> ObjectRef {
+        ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some("kf".into()),
+            name: "d".into(),
+        }
+    }
+
+    #[test]
+    fn conflict_names_the_field_and_the_other_manager() {
+        let failure = ApiFailure {
+            status: Some(409),
+            message: "Apply failed with 1 conflict".into(),
+            conflicts: vec![FieldConflict {
+                field: ".spec.replicas".into(),
+                manager: "helm".into(),
+            }],
+            ..Default::default()
+        };
+        let text = ClusterError::Conflict {
+            object: object(),
+            failure: Box::new(failure),
+        }
+        .to_string();
+        assert!(
+            text.contains(".spec.replicas (manager \"helm\")")
+                && text.contains("--force-conflicts"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn timeout_lists_every_pending_object_and_exits_6() {
+        let err = ClusterError::Timeout {
+            wave: "platform".into(),
+            seconds: 3.0,
+            pending: vec![Pending {
+                object: object(),
+                message: "0/1 ready".into(),
+            }],
+        };
+        assert!(err.to_string().contains("Deployment kf/d (0/1 ready)"));
+        assert_eq!(err.exit_code(), Code::Timeout);
+        assert_eq!(
+            ClusterError::Interrupted { wave: "x".into() }.exit_code(),
+            Code::Interrupted
+        );
+        assert_eq!(
+            ClusterError::DefaultCredentials {
+                profile: "p".into()
+            }
+            .exit_code(),
+            Code::Security
+        );
+    }
+}

@@ -1,0 +1,212 @@
+//! Showing what the install is doing and what it is waiting for.
+//!
+//! The engine reports [`Event`]s to a [`Progress`]; it never prints. Two sinks here:
+//! [`LineProgress`] (plain lines, for logs and CI) and [`RecordingProgress`] (tests); the binary
+//! adds a terminal bar over [`plain_line`]. Every waiting line names what is still pending:
+//! `waiting for 3 of 12: Deployment kubeflow/ml-pipeline (0/1 ready), ...`.
+
+use super::object::ObjectRef;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// An object still pending, with the last thing known about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub object: ObjectRef,
+    pub message: String,
+}
+
+/// What the engine reports.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    /// A preflight finding or hint.
+    Notice(&'a str),
+    WaveStarted {
+        index: usize,
+        total: usize,
+        name: &'a str,
+        objects: usize,
+    },
+    Applied {
+        object: &'a ObjectRef,
+        created: bool,
+    },
+    Retrying {
+        object: &'a ObjectRef,
+        attempt: u32,
+        delay: Duration,
+        reason: &'a str,
+    },
+    Waiting {
+        pending: &'a [Pending],
+        total: usize,
+    },
+    WaveDone {
+        index: usize,
+        name: &'a str,
+        elapsed: Duration,
+    },
+}
+
+/// A sink for progress events.
+pub trait Progress {
+    fn event(&mut self, event: &Event<'_>);
+}
+
+/// How many pending objects a waiting line names before "and N more".
+const NAMED_PENDING: usize = 5;
+
+/// `waiting for 3 of 12: Deployment kubeflow/ml-pipeline (0/1 ready), ...`
+pub fn waiting_line(pending: &[Pending], total: usize) -> String {
+    let named: Vec<String> = pending
+        .iter()
+        .take(NAMED_PENDING)
+        .map(|p| format!("{} ({})", p.object, p.message))
+        .collect();
+    let more = pending.len().saturating_sub(NAMED_PENDING);
+    let tail = if more > 0 {
+        format!(", and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "waiting for {} of {total}: {}{tail}",
+        pending.len(),
+        named.join(", ")
+    )
+}
+
+/// One plain line for an event (`None`: the event prints nothing).
+pub fn plain_line(event: &Event<'_>) -> Option<String> {
+    Some(match event {
+        Event::Notice(text) => (*text).to_string(),
+        Event::WaveStarted {
+            index,
+            total,
+            name,
+            objects,
+        } => format!("[{index}/{total}] {name}: applying {objects} objects"),
+        Event::Applied { .. } => return None,
+        Event::Retrying {
+            object,
+            attempt,
+            delay,
+            reason,
+        } => {
+            format!(
+                "retrying {object} in {:.1}s (attempt {}): {reason}",
+                delay.as_secs_f64(),
+                attempt + 1
+            )
+        }
+        Event::Waiting { pending, total } => waiting_line(pending, *total),
+        Event::WaveDone {
+            index,
+            name,
+            elapsed,
+        } => format!("[{index}] {name}: done in {:.1}s", elapsed.as_secs_f64()),
+    })
+}
+
+/// Plain lines to a writer; waiting lines at most every `every` (and whenever they change size).
+pub struct LineProgress<W: Write> {
+    out: W,
+    every: Duration,
+    last_wait: Option<(Instant, usize)>,
+}
+
+impl<W: Write> LineProgress<W> {
+    pub fn new(out: W, every: Duration) -> Self {
+        LineProgress {
+            out,
+            every,
+            last_wait: None,
+        }
+    }
+}
+
+impl<W: Write> Progress for LineProgress<W> {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Event::Waiting { pending, .. } = event {
+            let now = Instant::now();
+            let due = self
+                .last_wait
+                .is_none_or(|(at, count)| count != pending.len() || now - at >= self.every);
+            if !due {
+                return;
+            }
+            self.last_wait = Some((now, pending.len()));
+        }
+        if matches!(event, Event::WaveStarted { .. }) {
+            self.last_wait = None;
+        }
+        if let Some(line) = plain_line(event) {
+            let _ = writeln!(self.out, "{line}");
+        }
+    }
+}
+
+/// Keeps every line (and every applied object) for tests.
+#[derive(Debug, Default)]
+pub struct RecordingProgress {
+    pub lines: Vec<String>,
+    pub applied: Vec<ObjectRef>,
+}
+
+impl Progress for RecordingProgress {
+    fn event(&mut self, event: &Event<'_>) {
+        if let Event::Applied { object, .. } = event {
+            self.applied.push((*object).clone());
+        }
+        if let Some(line) = plain_line(event) {
+            self.lines.push(line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(name: &str, message: &str) -> Pending {
+        let object = ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some("kubeflow".into()),
+            name: name.into(),
+        };
+        Pending {
+            object,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn waiting_line_names_what_is_pending() {
+        let line = waiting_line(&[pending("ml-pipeline", "0/1 ready")], 12);
+        assert_eq!(
+            line,
+            "waiting for 1 of 12: Deployment kubeflow/ml-pipeline (0/1 ready)"
+        );
+        let many: Vec<Pending> = (0..7)
+            .map(|i| pending(&format!("d{i}"), "0/1 ready"))
+            .collect();
+        assert!(waiting_line(&many, 9).ends_with(", and 2 more"));
+    }
+
+    #[test]
+    fn line_progress_throttles_repeated_waiting_lines() {
+        let mut out = Vec::new();
+        {
+            let mut p = LineProgress::new(&mut out, Duration::from_secs(60));
+            let list = [pending("a", "0/1 ready")];
+            for _ in 0..3 {
+                p.event(&Event::Waiting {
+                    pending: &list,
+                    total: 2,
+                });
+            }
+        }
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
+    }
+}

@@ -1,0 +1,174 @@
+//! Exit codes, decided by error types.
+//!
+//! Every error type of the library (and of the engine and YAML crates below it) answers
+//! [`ExitStatus::exit_code`] from its variant, never from its message. The binary walks an
+//! error chain with [`code_of`] and takes the first answer.
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0 | success (for `compare`: the streams are equal; for `diff`: no change) |
+//! | 1 | the operation failed (build, render or apply error; for `compare` and `diff`: differences) |
+//! | 2 | usage: a bad flag, value or input file |
+//! | 3 | source: upstream could not be fetched, verified or found in the cache |
+//! | 4 | security: a refusal (load restriction, hostile archive, digest mismatch) |
+//! | 5 | cluster: the API server refused or could not be reached |
+//! | 6 | timeout: objects did not become ready before the deadline |
+//! | 130 | interrupted (Ctrl-C) |
+
+use crate::catalog::CatalogError;
+use crate::catalog::schema::SchemaError;
+use crate::catalog::values::SetError;
+use crate::chart::ChartError;
+use crate::chart::write::WriteError;
+use crate::cluster::ClusterError;
+use crate::source::SourceError;
+use kfctl_kustomize::KustomizeError;
+use kfctl_kustomize::remote::RemoteError;
+use kfctl_yaml::YamlError;
+
+/// The process exit code of a finished command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    Success = 0,
+    Failure = 1,
+    Usage = 2,
+    Source = 3,
+    Security = 4,
+    Cluster = 5,
+    Timeout = 6,
+    Interrupted = 130,
+}
+
+impl From<Code> for std::process::ExitCode {
+    fn from(code: Code) -> Self {
+        std::process::ExitCode::from(code as u8)
+    }
+}
+
+/// An error that knows the exit code it ends the process with.
+pub trait ExitStatus {
+    fn exit_code(&self) -> Code;
+}
+
+/// The exit code of one error in a chain, when its type is one of the library's.
+pub fn code_of(err: &(dyn std::error::Error + 'static)) -> Option<Code> {
+    macro_rules! try_types {
+        ($($ty:ty),*) => {
+            $(if let Some(e) = err.downcast_ref::<$ty>() { return Some(e.exit_code()); })*
+        };
+    }
+    try_types!(
+        ClusterError,
+        SourceError,
+        CatalogError,
+        ChartError,
+        WriteError,
+        SchemaError,
+        SetError,
+        KustomizeError,
+        RemoteError,
+        YamlError
+    );
+    None
+}
+
+impl ExitStatus for YamlError {
+    fn exit_code(&self) -> Code {
+        Code::Failure
+    }
+}
+
+impl ExitStatus for RemoteError {
+    fn exit_code(&self) -> Code {
+        match self {
+            RemoteError::Refused { .. } => Code::Security,
+            _ => Code::Source,
+        }
+    }
+}
+
+impl ExitStatus for KustomizeError {
+    fn exit_code(&self) -> Code {
+        match self {
+            KustomizeError::OutsideRoot { .. } => Code::Security,
+            KustomizeError::Remote(remote) => remote.exit_code(),
+            _ => Code::Failure,
+        }
+    }
+}
+
+impl ExitStatus for SourceError {
+    fn exit_code(&self) -> Code {
+        if self.is_security() { Code::Security } else { Code::Source }
+    }
+}
+
+impl ExitStatus for SchemaError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+impl ExitStatus for SetError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+impl ExitStatus for CatalogError {
+    fn exit_code(&self) -> Code {
+        match self {
+            CatalogError::Build(build) => build.exit_code(),
+            CatalogError::Data { .. } => Code::Failure,
+            _ => Code::Usage,
+        }
+    }
+}
+
+impl ExitStatus for ChartError {
+    fn exit_code(&self) -> Code {
+        match self {
+            ChartError::BadName { .. } => Code::Usage,
+            _ => Code::Failure,
+        }
+    }
+}
+
+impl ExitStatus for WriteError {
+    fn exit_code(&self) -> Code {
+        match self {
+            WriteError::NotAnExport { .. } => Code::Security,
+            _ => Code::Usage,
+        }
+    }
+}
+
+impl ExitStatus for ClusterError {
+    fn exit_code(&self) -> Code {
+        match self {
+            ClusterError::Plan(_) => Code::Usage,
+            ClusterError::DefaultCredentials { .. } => Code::Security,
+            ClusterError::Timeout { .. } => Code::Timeout,
+            ClusterError::Interrupted { .. } => Code::Interrupted,
+            _ => Code::Cluster,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_come_from_variants() {
+        let refused = RemoteError::Refused { url: "u".into(), reason: "r".into() };
+        assert_eq!(code_of(&KustomizeError::Remote(refused)), Some(Code::Security));
+        let outside = KustomizeError::OutsideRoot { path: "/a".into(), root: "/b".into() };
+        assert_eq!(code_of(&outside), Some(Code::Security));
+        assert_eq!(code_of(&SourceError::Security("x".into())), Some(Code::Security));
+        assert_eq!(code_of(&SourceError::Fetch { url: "u".into(), message: "m".into() }), Some(Code::Source));
+        assert_eq!(code_of(&WriteError::NotAnExport { path: "p".into() }), Some(Code::Security));
+        assert_eq!(code_of(&WriteError::NotEmpty { path: "p".into() }), Some(Code::Usage));
+        assert_eq!(code_of(&std::io::Error::other("x")), None);
+    }
+}

@@ -1,0 +1,25 @@
+//! kfctl: the library behind the `kfctl-rs` binary.
+//!
+//! Everything between the engine and the terminal, split by layer, each with its own error
+//! type whose variants decide the exit code ([`exit::ExitStatus`]). Nothing here prints:
+//! commands in the binary turn reports and progress events into lines.
+//!
+//! | module       | role |
+//! |--------------|------|
+//! | [`source`]   | where upstream comes from: releases catalog, verified cache, remote mirror, bundles, safe extraction |
+//! | [`catalog`]  | components, profiles and the values model shared by render and chart export |
+//! | [`chart`]    | Helm chart export |
+//! | [`cluster`]  | install plan (ordering and readiness tables), server-side apply, status, uninstall |
+//! | [`exit`]     | exit codes and the error types that decide them |
+//! | [`notice`]   | the best-effort notice's text |
+//!
+//! Below it: `kfctl-yaml` (YAML in and out, compare) and `kfctl-kustomize` (the engine). The
+//! cluster code talks to the API only through `kube`; its tests use the `kfctl-testapi` test
+//! double, a dev-dependency that never ships.
+
+pub mod catalog;
+pub mod chart;
+pub mod cluster;
+pub mod exit;
+pub mod notice;
+pub mod source;

@@ -1,0 +1,157 @@
+//! Where upstream comes from.
+//!
+//! Upstream (kubeflow/manifests and the remote bases its kustomizations name) is an input,
+//! never part of this repository. This layer resolves it: an offline mirror, a verified cache
+//! filled over HTTPS, a local folder or archive, or an offline bundle.
+//!
+//! The pieces, from the bottom up:
+//!
+//! | module | role |
+//! |--------|------|
+//! | [`mirror`] | the mirror layout of remote references (the engine's [`RemoteRef`]) and [`MirrorResolver`] |
+//! | [`releases`] | the committed catalog: version → commit, archive URL, supported Kubernetes versions |
+//! | [`digest`] | sha256 of files and of whole trees (sorted relative paths + contents) |
+//! | [`extract`] | safe `.tar.gz` extraction: per-entry checks, size/count/ratio caps, all-or-nothing |
+//! | [`fetch`] | HTTPS downloads: timeouts, retries with backoff and jitter, size cap, no plain-http redirects |
+//! | [`cache`] | the cache folder and its digest file; every entry is verified before use |
+//! | [`resolver`] | [`CacheResolver`]: a remote resolver over the cache that fetches on demand unless offline |
+//! | [`walk`] | finding the remote references of a tree, recursively through remote kustomizations |
+//! | [`pull`] | `source pull`: a release (or a folder, archive, URL or bundle) plus every remote base into the cache |
+//! | [`bundle`] | one `.tar.gz` with `manifests/`, `remote/` and `bundle.json`, for air-gapped users |
+//! | [`open`] | [`open_source`]: what rendering and installing commands call to get a manifests folder and a resolver |
+//!
+//! Trust model: HTTPS only, and trust on first use. The sha256 of every archive and file is
+//! recorded the first time it is fetched; each extracted tree's digest is recorded before the
+//! tree is moved into place and checked every time a process first uses it. A mismatch is a
+//! `security:` refusal naming the file and both digests, never a silent refetch.
+
+pub mod bundle;
+pub mod cache;
+pub mod digest;
+pub mod extract;
+pub mod fetch;
+mod fsutil;
+pub mod open;
+pub mod pull;
+pub mod releases;
+pub mod mirror;
+pub mod resolver;
+pub mod walk;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use bundle::{BundleInput, BundleReport, write_bundle};
+pub use cache::Cache;
+pub use fetch::{FetchOptions, FetchReporter, Fetcher};
+pub use open::{OpenedSource, SourceSpec, open_source};
+pub use pull::{PullReport, PullRequest, pull};
+pub use releases::{KNOWN_RELEASES, Release};
+pub use kfctl_kustomize::remote::{NoRemote, RemoteError, RemoteRef, RemoteResolver};
+pub use mirror::{MirrorLayout, MirrorResolver};
+pub use resolver::CacheResolver;
+
+/// Everything that can go wrong while getting upstream.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A refusal for safety: hostile archive, digest mismatch, plain-http redirect, size cap.
+    #[error("security: {0}")]
+    Security(String),
+    #[error("release {requested}: unknown version; known versions: {known}")]
+    UnknownVersion { requested: String, known: String },
+    #[error("{url}: {message}")]
+    Fetch { url: String, message: String },
+    #[error("{path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("{what}: {message}")]
+    Invalid { what: String, message: String },
+    #[error("{what}: not available offline (--offline is set); fetch it first with `{command}`")]
+    Offline { what: String, command: String },
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+}
+
+impl SourceError {
+    /// Whether this is a safety refusal (exit code 4) rather than an availability problem (3).
+    pub fn is_security(&self) -> bool {
+        matches!(self, SourceError::Security(_) | SourceError::Remote(RemoteError::Refused { .. }))
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, err: std::io::Error) -> SourceError {
+        SourceError::Io { path: path.into(), message: err.to_string() }
+    }
+
+    pub(crate) fn invalid(what: impl std::fmt::Display, message: impl Into<String>) -> SourceError {
+        SourceError::Invalid { what: what.to_string(), message: message.into() }
+    }
+
+    /// A digest mismatch: names the file and both digests.
+    pub(crate) fn digest_mismatch(what: impl std::fmt::Display, recorded: &str, found: &str) -> SourceError {
+        SourceError::Security(format!(
+            "{what}: sha256 mismatch: recorded {recorded}, found {found}; the content changed since it was first \
+             fetched (tampering, or upstream replaced it); remove that cache entry only if you trust the new content"
+        ))
+    }
+
+    /// Convert into the engine-facing error of a remote reference.
+    pub fn into_remote(self, url: &str) -> RemoteError {
+        match self {
+            SourceError::Remote(err) => err,
+            SourceError::Security(reason) => RemoteError::Refused { url: url.to_string(), reason },
+            other => RemoteError::Fetch { url: url.to_string(), message: other.to_string() },
+        }
+    }
+}
+
+/// The resolver used when no mirror is given: the user's cache ([`Cache::default_root`]),
+/// fetching what is missing (silently, with [`FetchOptions::from_env`]) unless `offline`.
+pub fn default_resolver(offline: bool) -> Result<Arc<dyn RemoteResolver>, SourceError> {
+    let cache = Cache::open(Cache::default_root()?)?;
+    let fetcher = match offline {
+        true => None,
+        false => Some(Arc::new(Fetcher::new(FetchOptions::from_env()?)?)),
+    };
+    Ok(Arc::new(CacheResolver::new(Arc::new(cache), fetcher)))
+}
+
+/// Install the `ring` crypto provider as rustls' process default. Idempotent and cheap; the
+/// fetcher calls it too, so library users need not.
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err means another provider is already installed, which is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn security_errors_are_classified() {
+        assert!(SourceError::Security("x".into()).is_security());
+        let refused = RemoteError::Refused { url: "u".into(), reason: "r".into() };
+        assert!(SourceError::Remote(refused).is_security());
+        assert!(!SourceError::Fetch { url: "u".into(), message: "m".into() }.is_security());
+    }
+
+    #[test]
+    fn digest_mismatch_names_file_and_both_digests() {
+        let msg = SourceError::digest_mismatch("cache/x", "aaa", "bbb").to_string();
+        assert!(msg.starts_with("security: cache/x:") && msg.contains("recorded aaa") && msg.contains("found bbb"));
+    }
+
+    #[test]
+    fn security_reason_becomes_a_refused_remote() {
+        let err = SourceError::Security("bad".into()).into_remote("https://h/x.yaml");
+        assert_eq!(err.to_string(), "security: remote resource https://h/x.yaml: bad");
+    }
+
+    #[test]
+    fn crypto_provider_install_is_idempotent() {
+        install_crypto_provider();
+        install_crypto_provider();
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+    }
+}

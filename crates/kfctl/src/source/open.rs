@@ -1,0 +1,215 @@
+//! [`open_source`]: the one call rendering and installing commands make to get upstream.
+//!
+//! `--source` decides where the manifests tree comes from:
+//!
+//! | `--source` | manifests | remote references |
+//! |------------|-----------|-------------------|
+//! | (none) | the release `--version` names, from the cache (pulled first if missing, unless `--offline`) | the cache |
+//! | a folder with `bundle.json` (an unpacked bundle) | its `manifests/`, after checking every digest | its `remote/` |
+//! | any other folder | the folder itself | the cache |
+//! | a `.tar.gz` file | extracted once into `imports/<sha256>/` (verified on later uses); a bundle's `manifests/` or a GitHub archive's top folder | a bundle's `remote/`, else the cache |
+//!
+//! `--remote-mirror DIR` overrides the remote column with that mirror. With `--offline` nothing
+//! touches the network: the cache resolver only serves what is cached, and a missing piece is
+//! an error naming it and the command that fetches it.
+
+use super::bundle::{MANIFEST_FILE, verify_bundle_dir};
+use super::cache::{Cache, Kind};
+use super::digest::sha256_file;
+use super::extract::{ExtractLimits, extract_staged, single_top_folder};
+use super::fetch::{FetchOptions, Fetcher};
+use super::pull::ensure_release;
+use super::releases::{self, Release};
+use super::mirror::MirrorResolver;
+use kfctl_kustomize::remote::RemoteResolver;
+use super::resolver::CacheResolver;
+use super::SourceError;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where upstream should come from (the `--source`, `--version`, `--remote-mirror` and
+/// `--offline` flags of every rendering command).
+#[derive(Debug, Clone, Default)]
+pub struct SourceSpec {
+    /// A folder, an unpacked bundle, or a `.tar.gz` (GitHub archive or bundle).
+    pub source: Option<PathBuf>,
+    /// A version spec, used when `source` is not given. `None` means `latest`.
+    pub version: Option<String>,
+    /// Resolve remote references through this mirror instead.
+    pub remote_mirror: Option<PathBuf>,
+    pub offline: bool,
+    /// The cache folder; `None` means [`Cache::default_root`].
+    pub cache_dir: Option<PathBuf>,
+    pub fetch: FetchOptions,
+}
+
+/// An opened source: a manifests folder and how to resolve its remote references.
+#[derive(Clone)]
+pub struct OpenedSource {
+    pub manifests_dir: PathBuf,
+    pub resolver: Arc<dyn RemoteResolver>,
+    /// A human description of where the tree came from, for messages.
+    pub origin: String,
+    /// The catalog release, when the tree is one.
+    pub release: Option<Release>,
+}
+
+impl std::fmt::Debug for OpenedSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedSource")
+            .field("manifests_dir", &self.manifests_dir)
+            .field("origin", &self.origin)
+            .field("release", &self.release.map(|r| r.version))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Open the source `spec` describes (see the module docs for the rules).
+pub fn open_source(spec: &SourceSpec) -> Result<OpenedSource, SourceError> {
+    let ctx = Context::new(spec)?;
+    match &spec.source {
+        None => ctx.open_release(),
+        Some(path) => {
+            let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
+            if meta.is_dir() { ctx.open_dir(path) } else { ctx.open_archive(path) }
+        }
+    }
+}
+
+struct Context<'a> {
+    spec: &'a SourceSpec,
+    fetcher: Option<Arc<Fetcher>>,
+}
+
+impl Context<'_> {
+    fn new(spec: &SourceSpec) -> Result<Context<'_>, SourceError> {
+        let fetcher = if spec.offline { None } else { Some(Arc::new(Fetcher::new(spec.fetch.clone())?)) };
+        Ok(Context { spec, fetcher })
+    }
+
+    fn cache(&self) -> Result<Arc<Cache>, SourceError> {
+        let root = match &self.spec.cache_dir {
+            Some(dir) => dir.clone(),
+            None => Cache::default_root()?,
+        };
+        Ok(Arc::new(Cache::open(root)?))
+    }
+
+    /// The mirror if one was given, else `fallback`, else the cache resolver.
+    fn resolver(&self, fallback: Option<PathBuf>) -> Result<Arc<dyn RemoteResolver>, SourceError> {
+        if let Some(root) = self.spec.remote_mirror.clone().or(fallback) {
+            return Ok(Arc::new(MirrorResolver { root }));
+        }
+        Ok(Arc::new(CacheResolver::new(self.cache()?, self.fetcher.clone())))
+    }
+
+    fn open_release(&self) -> Result<OpenedSource, SourceError> {
+        let release = releases::select(self.spec.version.as_deref())?;
+        let cache = self.cache()?;
+        let installed = ensure_release(&cache, self.fetcher.as_deref(), release, &ExtractLimits::default())?;
+        Ok(OpenedSource {
+            manifests_dir: installed.path,
+            resolver: self.resolver(None)?,
+            origin: format!("kubeflow/manifests {} ({})", release.version, release.commit),
+            release: Some(*release),
+        })
+    }
+
+    fn open_dir(&self, dir: &Path) -> Result<OpenedSource, SourceError> {
+        if dir.join(MANIFEST_FILE).is_file() {
+            let manifest = verify_bundle_dir(dir)?;
+            return self.opened_bundle(dir, manifest.release.map(|r| r.version), format!("bundle folder {}", dir.display()));
+        }
+        Ok(OpenedSource {
+            manifests_dir: dir.to_path_buf(),
+            resolver: self.resolver(None)?,
+            origin: format!("folder {}", dir.display()),
+            release: None,
+        })
+    }
+
+    /// Extract once into `imports/<sha256>/`, then open what it holds.
+    fn open_archive(&self, archive: &Path) -> Result<OpenedSource, SourceError> {
+        let cache = self.cache()?;
+        let sha256 = sha256_file(archive)?;
+        let key = format!("imports/{sha256}");
+        let root = match cache.lookup(&key)? {
+            Some(root) => root,
+            None => {
+                let (staging, _) = extract_staged(archive, &cache.path_of("imports")?, &ExtractLimits::default())?;
+                if staging.path().join(MANIFEST_FILE).is_file() {
+                    verify_bundle_dir(staging.path())?;
+                } else {
+                    single_top_folder(staging.path(), archive)?;
+                }
+                let origin = archive.display().to_string();
+                cache.install(&key, staging.path(), Kind::Tree, &origin)?.0
+            }
+        };
+        let origin = format!("archive {} (sha256 {sha256})", archive.display());
+        if root.join(MANIFEST_FILE).is_file() {
+            let manifest = verify_manifest_only(&root)?;
+            return self.opened_bundle(&root, manifest, origin);
+        }
+        Ok(OpenedSource {
+            manifests_dir: single_top_folder(&root, archive)?,
+            resolver: self.resolver(None)?,
+            origin,
+            release: None,
+        })
+    }
+
+    fn opened_bundle(&self, root: &Path, version: Option<String>, origin: String) -> Result<OpenedSource, SourceError> {
+        let release = version.and_then(|v| releases::KNOWN_RELEASES.iter().find(|r| r.version == v).copied());
+        Ok(OpenedSource {
+            manifests_dir: root.join("manifests"),
+            resolver: self.resolver(Some(root.join("remote")))?,
+            origin,
+            release,
+        })
+    }
+}
+
+/// The release version a cached (already verified) bundle names.
+fn verify_manifest_only(root: &Path) -> Result<Option<String>, SourceError> {
+    let path = root.join(MANIFEST_FILE);
+    let text = std::fs::read(&path).map_err(|e| SourceError::io(&path, e))?;
+    let manifest: super::bundle::BundleManifest =
+        serde_json::from_slice(&text).map_err(|e| SourceError::invalid(path.display(), e.to_string()))?;
+    Ok(manifest.release.map(|r| r.version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_folder_opens_with_a_given_mirror() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = SourceSpec {
+            source: Some(tmp.path().to_path_buf()),
+            remote_mirror: Some(PathBuf::from("/mirror")),
+            offline: true,
+            ..SourceSpec::default()
+        };
+        let opened = open_source(&spec).unwrap();
+        assert_eq!(opened.manifests_dir, tmp.path());
+        let reference = crate::source::RemoteRef::parse("https://h.io/x.yaml").unwrap();
+        let err = opened.resolver.resolve(&reference).unwrap_err().to_string();
+        assert!(err.contains("/mirror/http/h.io/x.yaml"), "{err}");
+    }
+
+    #[test]
+    fn offline_release_missing_from_the_cache_names_the_pull_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = SourceSpec { offline: true, cache_dir: Some(tmp.path().to_path_buf()), ..SourceSpec::default() };
+        let err = open_source(&spec).unwrap_err().to_string();
+        assert!(err.contains("kubeflow/manifests v1.11.0") && err.contains("kfctl-rs source pull --version v1.11.0"), "{err}");
+    }
+
+    #[test]
+    fn missing_source_path_is_an_error_naming_it() {
+        let spec = SourceSpec { source: Some(PathBuf::from("/no/such/source")), offline: true, ..SourceSpec::default() };
+        assert!(open_source(&spec).unwrap_err().to_string().contains("/no/such/source"));
+    }
+}
