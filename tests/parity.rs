@@ -5,8 +5,8 @@
 
 mod common;
 
-use kfctl_kustomize::{BuildOptions};
 use kfctl::source::MirrorResolver;
+use kfctl_kustomize::BuildOptions;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
@@ -28,13 +28,18 @@ fn check(entry: &Value, options: &BuildOptions) -> (String, Outcome) {
         (Some("ok"), Ok(resources)) => {
             let golden_path = common::golden_dir().join(format!("{path}.yaml"));
             let golden_text = std::fs::read_to_string(&golden_path).expect("golden readable");
-            let golden = kfctl_yaml::parse_stream(&golden_text, &golden_path.display().to_string()).expect("golden parses");
+            let golden =
+                kfctl_yaml::parse_stream(&golden_text, &golden_path.display().to_string()).expect("golden parses");
             let actual = kfctl_kustomize::objects(&resources);
             match kfctl_yaml::compare::ordered_report(&golden, &actual, 8) {
                 Some(report) => Outcome::Mismatch(report),
                 None => {
                     let text = kfctl_yaml::to_yaml_stream(&actual);
-                    if text == golden_text { Outcome::Bytes } else { Outcome::DataOnly(first_line_diff(&golden_text, &text)) }
+                    if text == golden_text {
+                        Outcome::Bytes
+                    } else {
+                        Outcome::DataOnly(first_line_diff(&golden_text, &text))
+                    }
                 }
             }
         }
@@ -57,8 +62,10 @@ fn first_line_diff(expected: &str, actual: &str) -> String {
 #[test]
 fn every_snapshot_folder_matches_real_kustomize() {
     let index_path = common::golden_dir().join("index.json");
-    let index: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&index_path).expect("index.json readable")).expect("index.json");
-    let options = BuildOptions { remote: Arc::new(MirrorResolver { root: common::mirror_dir() }), ..BuildOptions::default() };
+    let index: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&index_path).expect("index.json readable")).expect("index.json");
+    let options =
+        BuildOptions { remote: Arc::new(MirrorResolver { root: common::mirror_dir() }), ..BuildOptions::default() };
     let results: Vec<(String, Outcome)> = index.par_iter().map(|e| check(e, &options)).collect();
 
     let (mut bytes, mut data, mut refused) = (0, 0, 0);
@@ -84,7 +91,12 @@ fn every_snapshot_folder_matches_real_kustomize() {
     for f in failures.iter().take(15) {
         eprintln!("MISMATCH {f}\n");
     }
-    assert!(failures.is_empty(), "{} of {} folders differ from real kustomize (first ones above)", failures.len(), index.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} folders differ from real kustomize (first ones above)",
+        failures.len(),
+        index.len()
+    );
     assert_eq!(data, 0, "all folders equal as data, but {data} differ byte for byte");
 }
 
@@ -93,12 +105,14 @@ fn every_snapshot_folder_matches_real_kustomize() {
 #[test]
 fn engine_fixtures_match_real_kustomize_byte_for_byte() {
     let root = common::repo_root().join("tests/fixtures/engine");
-    let mut dirs: Vec<_> = std::fs::read_dir(&root).expect("fixtures").map(|e| e.expect("entry").path()).filter(|p| p.is_dir()).collect();
+    let mut dirs: Vec<_> =
+        std::fs::read_dir(&root).expect("fixtures").map(|e| e.expect("entry").path()).filter(|p| p.is_dir()).collect();
     dirs.sort();
     assert!(dirs.len() >= 2);
     for dir in dirs {
         let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
-        let built = kfctl_kustomize::build(&dir, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let built =
+            kfctl_kustomize::build(&dir, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let actual = kfctl_yaml::to_yaml_stream(&kfctl_kustomize::objects(&built));
         assert_eq!(actual, expected, "{}: {}", dir.display(), first_line_diff(&expected, &actual));
     }

@@ -4,8 +4,8 @@
 mod common;
 
 use kfctl::catalog::{self, Catalog, RenderRequest, profile};
-use kfctl_yaml::compare;
 use kfctl::source::MirrorResolver;
+use kfctl_yaml::compare;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,7 +23,8 @@ fn request(profile: &str, sets: &[&str]) -> RenderRequest {
 }
 
 fn render(profile: &str, sets: &[&str]) -> Vec<Value> {
-    let rendered = catalog::render(&request(profile, sets)).unwrap_or_else(|e| panic!("render {profile} {sets:?}: {e}"));
+    let rendered =
+        catalog::render(&request(profile, sets)).unwrap_or_else(|e| panic!("render {profile} {sets:?}: {e}"));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
 
@@ -31,7 +32,8 @@ fn default_render(profile: &str) -> &'static Vec<Value> {
     static CACHE: OnceLock<std::sync::Mutex<std::collections::HashMap<String, &'static Vec<Value>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut map = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let leaked: &'static Vec<Value> = map.entry(profile.to_string()).or_insert_with(|| Box::leak(Box::new(render(profile, &[]))));
+    let leaked: &'static Vec<Value> =
+        map.entry(profile.to_string()).or_insert_with(|| Box::leak(Box::new(render(profile, &[]))));
     leaked
 }
 
@@ -51,7 +53,12 @@ fn localized_snapshot() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = std::env::temp_dir().join(format!("kfctl-localized-{}", std::process::id()));
-        let status = Command::new(common::tool("localize-snapshot")).arg("v1.11.0").arg(&out).stdout(std::process::Stdio::null()).status().expect("localize-snapshot runs");
+        let status = Command::new(common::tool("localize-snapshot"))
+            .arg("v1.11.0")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("localize-snapshot runs");
         assert!(status.success(), "localize-snapshot failed");
         out.join("manifests")
     })
@@ -74,7 +81,9 @@ fn every_builtin_profile_equals_real_kustomize_of_its_printed_kustomization() {
         let expected = real_kustomize_of_profile(name);
         let actual = default_render(name);
         if let Some(report) = compare::ordered_report(&expected, actual, 20) {
-            panic!("profile {name}: template differs from real kustomize of `kfctl-rs profile kustomization {name}`:\n{report}");
+            panic!(
+                "profile {name}: template differs from real kustomize of `kfctl-rs profile kustomization {name}`:\n{report}"
+            );
         }
         println!("profile {name}: {} objects, equal to real kustomize", actual.len());
     }
@@ -87,7 +96,11 @@ fn minimal_has_trainer_and_jobset_and_no_istio_object() {
     assert!(has("CustomResourceDefinition", "trainjobs.trainer.kubeflow.org"));
     assert!(has("Deployment", "kubeflow-trainer-controller-manager"));
     assert!(has("Deployment", "jobset-controller-manager"));
-    let istio: Vec<String> = objs.iter().filter(|o| o["apiVersion"].as_str().unwrap_or("").contains("istio.io")).map(compare::object_label).collect();
+    let istio: Vec<String> = objs
+        .iter()
+        .filter(|o| o["apiVersion"].as_str().unwrap_or("").contains("istio.io"))
+        .map(compare::object_label)
+        .collect();
     assert!(istio.is_empty(), "istio objects in minimal: {istio:?}");
 }
 
@@ -112,7 +125,11 @@ fn image_registry_moves_every_image_field_and_changes_nothing_else() {
     let after = render("multi-tenant", &["global.imageRegistry=registry.example.com"]);
     let images = image_fields(&after);
     assert_eq!(images.len(), image_fields(before).len());
-    assert!(images.iter().all(|i| i.starts_with("registry.example.com/")), "{:?}", images.iter().find(|i| !i.starts_with("registry.example.com/")));
+    assert!(
+        images.iter().all(|i| i.starts_with("registry.example.com/")),
+        "{:?}",
+        images.iter().find(|i| !i.starts_with("registry.example.com/"))
+    );
     let non_image: Vec<String> = changes(before, &after).into_iter().filter(|c| !c.contains(".image: ")).collect();
     assert!(non_image.is_empty(), "changes besides image fields: {non_image:?}");
 }
@@ -121,7 +138,12 @@ fn image_registry_moves_every_image_field_and_changes_nothing_else() {
 fn disabling_a_component_removes_exactly_its_objects() {
     let before = default_render("multi-tenant");
     let rendered = catalog::render(&request("multi-tenant", &[])).unwrap();
-    let katib: Vec<String> = rendered.objects.iter().filter(|o| o.component == "katib").map(|o| format!("missing: {}", compare::object_label(&o.obj))).collect();
+    let katib: Vec<String> = rendered
+        .objects
+        .iter()
+        .filter(|o| o.component == "katib")
+        .map(|o| format!("missing: {}", compare::object_label(&o.obj)))
+        .collect();
     assert!(katib.len() > 20, "katib has {} objects", katib.len());
     let after = render("multi-tenant", &["katib.enabled=false"]);
     let mut got = changes(before, &after);
@@ -136,7 +158,10 @@ fn replicas_resources_and_pss_change_exactly_one_field_each() {
     let before = default_render("multi-tenant");
     let cases: [(&str, &str); 3] = [
         ("katib.replicas.katib-ui=3", "Deployment kubeflow/katib-ui: .spec.replicas: expected 1, got 3"),
-        ("pipelines.resources.ml-pipeline.ml-pipeline-api-server.limits.cpu=2", "Deployment kubeflow/ml-pipeline: .spec.template.spec.containers[0].resources"),
+        (
+            "pipelines.resources.ml-pipeline.ml-pipeline-api-server.limits.cpu=2",
+            "Deployment kubeflow/ml-pipeline: .spec.template.spec.containers[0].resources",
+        ),
         ("global.podSecurity.profiles=restricted", "namespace-labels.yaml\"]: expected"),
     ];
     for (set, expect) in cases {
@@ -153,15 +178,32 @@ fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&file);
-    let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs")).args(["secrets", "generate", "--email", "admin@example.org", "-o"]).arg(&file).stderr(std::process::Stdio::null()).status().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
+        .args(["secrets", "generate", "--email", "admin@example.org", "-o"])
+        .arg(&file)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
     assert!(status.success());
     let mut req = request("multi-tenant", &[]);
     req.value_files = vec![file.clone()];
     let rendered = catalog::render(&req).unwrap();
-    assert!(rendered.default_credentials.is_empty(), "still default: {:?}", rendered.default_credentials.iter().map(|c| c.value).collect::<Vec<_>>());
+    assert!(
+        rendered.default_credentials.is_empty(),
+        "still default: {:?}",
+        rendered.default_credentials.iter().map(|c| c.value).collect::<Vec<_>>()
+    );
     let after: Vec<Value> = rendered.objects.into_iter().map(|o| o.obj).collect();
     let got = changes(before, &after);
-    let fields = ["config.yaml", "DEX_USER_PASSWORD", "OIDC_CLIENT_SECRET", "client-secret", "cookie-secret", "accesskey", "secretkey"];
+    let fields = [
+        "config.yaml",
+        "DEX_USER_PASSWORD",
+        "OIDC_CLIENT_SECRET",
+        "client-secret",
+        "cookie-secret",
+        "accesskey",
+        "secretkey",
+    ];
     assert_eq!(got.len(), fields.len(), "{got:#?}");
     for f in fields {
         assert!(got.iter().any(|c| c.contains(f)), "{f} not changed");
@@ -178,7 +220,12 @@ fn images_lists_every_image_field_and_known_configuration() {
     for image in image_fields(objs) {
         assert!(listed.contains(&image), "{image} missing from images");
     }
-    for config_image in ["ghcr.io/kubeflow/kfp-driver:2.15.0", "ghcr.io/kubeflow/kfp-launcher:2.15.0", "kserve/storage-initializer:v0.15.2", "ghcr.io/kubeflow/katib/file-metrics-collector:v0.19.0"] {
+    for config_image in [
+        "ghcr.io/kubeflow/kfp-driver:2.15.0",
+        "ghcr.io/kubeflow/kfp-launcher:2.15.0",
+        "kserve/storage-initializer:v0.15.2",
+        "ghcr.io/kubeflow/katib/file-metrics-collector:v0.19.0",
+    ] {
         assert!(listed.iter().any(|i| i == config_image), "{config_image} missing");
     }
 }
@@ -206,11 +253,22 @@ fn bad_values_are_usage_errors_that_name_the_key() {
 fn cli_template_prints_the_notice_on_stderr_and_exits_2_on_bad_values() {
     let bin = env!("CARGO_BIN_EXE_kfctl-rs");
     let base = ["template", "--profile", "minimal", "--source"];
-    let out = Command::new(bin).args(base).arg(common::manifests_dir()).arg("--remote-mirror").arg(common::mirror_dir()).output().unwrap();
+    let out = Command::new(bin)
+        .args(base)
+        .arg(common::manifests_dir())
+        .arg("--remote-mirror")
+        .arg(common::mirror_dir())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("best-effort"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("kind: CustomResourceDefinition"));
-    let bad = Command::new(bin).args(base).arg(common::manifests_dir()).args(["--set", "trainer.enabeld=false"]).output().unwrap();
+    let bad = Command::new(bin)
+        .args(base)
+        .arg(common::manifests_dir())
+        .args(["--set", "trainer.enabeld=false"])
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("trainer.enabeld"));
 }
@@ -250,7 +308,15 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
     std::fs::create_dir_all(&dir).unwrap();
     let secrets = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&secrets);
-    assert!(Command::new(env!("CARGO_BIN_EXE_kfctl-rs")).args(["secrets", "generate", "-o"]).arg(&secrets).stderr(std::process::Stdio::null()).status().unwrap().success());
+    assert!(
+        Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
+            .args(["secrets", "generate", "-o"])
+            .arg(&secrets)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    );
     let filled = render_with_files("multi-tenant", &[file, secrets]);
     assert!(filled.default_credentials.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -259,10 +325,28 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
 #[test]
 fn values_pss_restricted_restricts_profile_namespaces() {
     let r = render_with_files("multi-tenant", &[repo_file("values/pss-restricted.yaml")]);
-    let cm = r.objects.iter().find_map(|o| o.obj.pointer("/data/namespace-labels.yaml")).unwrap().as_str().unwrap().to_string();
+    let cm = r
+        .objects
+        .iter()
+        .find_map(|o| o.obj.pointer("/data/namespace-labels.yaml"))
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(cm.contains("pod-security.kubernetes.io/enforce: \"restricted\""), "{cm}");
-    let namespaces: Vec<&Value> = r.objects.iter().map(|o| &o.obj).filter(|o| o["kind"] == "Namespace" && o.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").is_some()).collect();
-    assert!(namespaces.iter().all(|n| n.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").unwrap() == "restricted"));
+    let namespaces: Vec<&Value> = r
+        .objects
+        .iter()
+        .map(|o| &o.obj)
+        .filter(|o| {
+            o["kind"] == "Namespace" && o.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").is_some()
+        })
+        .collect();
+    assert!(
+        namespaces
+            .iter()
+            .all(|n| n.pointer("/metadata/labels/pod-security.kubernetes.io~1enforce").unwrap() == "restricted")
+    );
 }
 
 #[test]
@@ -287,7 +371,11 @@ fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
     let dir = std::env::temp_dir().join(format!("kfctl-ambient-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ambient.yaml");
-    std::fs::write(&file, "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n").unwrap();
+    std::fs::write(
+        &file,
+        "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n",
+    )
+    .unwrap();
     let name = file.to_str().unwrap();
     let catalog = Catalog::embedded().unwrap();
     let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
@@ -300,5 +388,7 @@ fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
     let actual = render(name, &[]);
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(compare::ordered_report(&expected, &actual, 10).is_none());
-    assert!(!actual.iter().any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "kubeflow" && o.pointer("/metadata/labels/istio.io~1dataplane-mode").is_none()));
+    assert!(!actual.iter().any(|o| o["kind"] == "Namespace"
+        && o["metadata"]["name"] == "kubeflow"
+        && o.pointer("/metadata/labels/istio.io~1dataplane-mode").is_none()));
 }

@@ -33,7 +33,12 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn offline(source: &Path, cache: &Path) -> SourceSpec {
-    SourceSpec { source: Some(source.to_path_buf()), offline: true, cache_dir: Some(cache.to_path_buf()), ..SourceSpec::default() }
+    SourceSpec {
+        source: Some(source.to_path_buf()),
+        offline: true,
+        cache_dir: Some(cache.to_path_buf()),
+        ..SourceSpec::default()
+    }
 }
 
 /// Every remote reference of the snapshot resolves through `resolver` to the same content as
@@ -106,21 +111,31 @@ fn pull_from_a_bundle_fills_the_cache_for_offline_use() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = make_bundle(tmp.path());
     let cache = tmp.path().join("cache");
-    let pulled = kfctl(&cache, &["source", "pull", "--version", "v1.11.0", "--from", bundle.to_str().unwrap(), "--offline"]);
+    let pulled =
+        kfctl(&cache, &["source", "pull", "--version", "v1.11.0", "--from", bundle.to_str().unwrap(), "--offline"]);
     assert!(pulled.status.success(), "{}", text(&pulled.stderr));
     assert_eq!(text(&pulled.stdout).matches("(imported)").count(), 5, "{}", text(&pulled.stdout));
 
     // The cache now serves the release offline, and is itself a mirror.
-    let spec = SourceSpec { version: Some("1.11".into()), offline: true, cache_dir: Some(cache.clone()), ..SourceSpec::default() };
+    let spec = SourceSpec {
+        version: Some("1.11".into()),
+        offline: true,
+        cache_dir: Some(cache.clone()),
+        ..SourceSpec::default()
+    };
     let opened = open_source(&spec).unwrap();
     assert_eq!(opened.release.map(|r| r.version), Some("v1.11.0"));
     assert_resolves_every_remote(&opened.manifests_dir, opened.resolver.as_ref());
 
     let out = tmp.path().join("C.tar.gz");
-    let rebundled = kfctl(&cache, &["source", "bundle", "--version", "v1.11.0", "--offline", "--out", out.to_str().unwrap()]);
+    let rebundled =
+        kfctl(&cache, &["source", "bundle", "--version", "v1.11.0", "--offline", "--out", out.to_str().unwrap()]);
     assert!(rebundled.status.success(), "{}", text(&rebundled.stderr));
     let first = text(&kfctl(&cache, &["source", "list"]).stdout);
-    assert!(first.contains("v1.11.0") && first.contains("Kubernetes 1.33 and newer") && first.contains("(cached)"), "{first}");
+    assert!(
+        first.contains("v1.11.0") && first.contains("Kubernetes 1.33 and newer") && first.contains("(cached)"),
+        "{first}"
+    );
 }
 
 #[test]
@@ -142,7 +157,8 @@ fn open_source_with_a_github_archive_extracts_it_once() {
 fn offline_folder_source_names_the_missing_remote_and_the_fetch_command() {
     let tmp = tempfile::tempdir().unwrap();
     let opened = open_source(&offline(&snapshot(), tmp.path())).unwrap();
-    let reference = kfctl::source::RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
+    let reference =
+        kfctl::source::RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
     let err = opened.resolver.resolve(&reference).unwrap_err().to_string();
     assert!(err.contains("kubernetes-sigs/lws") && err.contains("kfctl-rs source pull"), "{err}");
 }

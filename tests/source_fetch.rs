@@ -50,11 +50,29 @@ fn upstream() -> &'static HashMap<String, Arc<Vec<u8>>> {
         let remote = kubeflow.join("remote");
         let file = |rel: &str| Arc::new(std::fs::read(remote.join(rel)).unwrap());
         HashMap::from([
-            (manifests_path(), Arc::new(github_archive(&kubeflow.join("manifests/v1.11.0"), &format!("manifests-{COMMIT}")))),
-            (ARGO.to_string(), Arc::new(github_archive(&remote.join("git/github.com/argoproj/argo-workflows@v3.7.3"), "argo-workflows-3.7.3"))),
-            (LWS.to_string(), Arc::new(github_archive(&remote.join("git/github.com/kubernetes-sigs/lws@v0.7.0"), "lws-0.7.0"))),
-            (JOBSET_NEW.to_string(), file("http/github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml")),
-            (JOBSET_OLD.to_string(), file("http/github.com/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml")),
+            (
+                manifests_path(),
+                Arc::new(github_archive(&kubeflow.join("manifests/v1.11.0"), &format!("manifests-{COMMIT}"))),
+            ),
+            (
+                ARGO.to_string(),
+                Arc::new(github_archive(
+                    &remote.join("git/github.com/argoproj/argo-workflows@v3.7.3"),
+                    "argo-workflows-3.7.3",
+                )),
+            ),
+            (
+                LWS.to_string(),
+                Arc::new(github_archive(&remote.join("git/github.com/kubernetes-sigs/lws@v0.7.0"), "lws-0.7.0")),
+            ),
+            (
+                JOBSET_NEW.to_string(),
+                file("http/github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml"),
+            ),
+            (
+                JOBSET_OLD.to_string(),
+                file("http/github.com/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml"),
+            ),
         ])
     })
 }
@@ -65,9 +83,15 @@ fn upstream() -> &'static HashMap<String, Arc<Vec<u8>>> {
 enum Route {
     Body(Arc<Vec<u8>>),
     /// Send the headers and half the body, then hang up, `failures` times; then serve it.
-    CutOff { failures: Arc<AtomicUsize>, body: Arc<Vec<u8>> },
+    CutOff {
+        failures: Arc<AtomicUsize>,
+        body: Arc<Vec<u8>>,
+    },
     /// Answer 503 `failures` times; then serve the body.
-    Unavailable { failures: Arc<AtomicUsize>, body: Arc<Vec<u8>> },
+    Unavailable {
+        failures: Arc<AtomicUsize>,
+        body: Arc<Vec<u8>>,
+    },
     Redirect(String),
     /// Send the headers and a little of the body, then stall.
     Stall(Duration),
@@ -139,7 +163,8 @@ fn tls_config() -> (Vec<u8>, Arc<rustls::ServerConfig>) {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params.distinguished_name.push(DnType::CommonName, "kfctl-rs test CA");
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca_params.key_usages =
+        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
     let ca_cert = ca_params.self_signed(&ca_key).unwrap();
     let leaf_key = KeyPair::generate().unwrap();
     let mut leaf_params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
@@ -156,7 +181,12 @@ fn tls_config() -> (Vec<u8>, Arc<rustls::ServerConfig>) {
     (ca_cert.pem().into_bytes(), Arc::new(config))
 }
 
-fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, routes: &Mutex<HashMap<String, Route>>, hits: &Mutex<Vec<String>>) {
+fn serve(
+    stream: TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    routes: &Mutex<HashMap<String, Route>>,
+    hits: &Mutex<Vec<String>>,
+) {
     let Ok(conn) = rustls::ServerConnection::new(config) else { return };
     let mut tls = rustls::StreamOwned::new(conn, stream);
     let mut request = Vec::new();
@@ -184,7 +214,9 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, routes: &Mutex<Ha
             std::thread::sleep(pause);
             return;
         }
-        Some(Route::Redirect(location)) => tls.write_all(head("302 Found", 0, &format!("Location: {location}\r\n")).as_bytes()),
+        Some(Route::Redirect(location)) => {
+            tls.write_all(head("302 Found", 0, &format!("Location: {location}\r\n")).as_bytes())
+        }
         Some(Route::Unavailable { failures, body }) => {
             if take_failure(&failures) {
                 tls.write_all(head("503 Service Unavailable", 0, "").as_bytes())
@@ -267,7 +299,10 @@ fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
     assert!(report.remotes.iter().all(|r| r.fetched));
     let mirror = common::mirror_dir();
     let lws = "git/github.com/kubernetes-sigs/lws@v0.7.0";
-    assert_eq!(tree_digest(&cache_dir.path().join("remote").join(lws)).unwrap(), tree_digest(&mirror.join(lws)).unwrap());
+    assert_eq!(
+        tree_digest(&cache_dir.path().join("remote").join(lws)).unwrap(),
+        tree_digest(&mirror.join(lws)).unwrap()
+    );
     let mut hits = server.hits();
     hits.sort();
     let mut expected = vec![manifests_path(), ARGO.into(), LWS.into(), JOBSET_NEW.into(), JOBSET_OLD.into()];
@@ -275,7 +310,8 @@ fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
     assert_eq!(hits, expected, "each archive fetched exactly once");
 
     // The cache is a mirror: MirrorResolver resolves every remote of v1.11.0 from it.
-    let closure = remote_closure(&report.manifests.path, &MirrorResolver { root: cache_dir.path().join("remote") }).unwrap();
+    let closure =
+        remote_closure(&report.manifests.path, &MirrorResolver { root: cache_dir.path().join("remote") }).unwrap();
     assert_eq!(closure.units.len(), 4);
 
     let started = Instant::now();
@@ -421,7 +457,10 @@ fn cli_pull_over_tls_then_offline() {
     let stdout = String::from_utf8_lossy(&first.stdout);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     assert!(stdout.contains("manifests v1.11.0:") && stdout.matches("(fetched)").count() == 5, "{stdout}");
-    assert!(String::from_utf8_lossy(&first.stderr).contains("fetched https://127.0.0.1"), "plain progress lines off a terminal");
+    assert!(
+        String::from_utf8_lossy(&first.stderr).contains("fetched https://127.0.0.1"),
+        "plain progress lines off a terminal"
+    );
     let offline = run(&["source", "pull", "--version", "latest", "--offline"]);
     let stdout = String::from_utf8_lossy(&offline.stdout);
     assert!(offline.status.success() && stdout.matches("(cached, verified)").count() == 5, "{stdout}");
@@ -446,7 +485,10 @@ fn pull_from_an_https_url_imports_the_archive_and_refuses_plain_http() {
     assert_eq!(server.hits_of("/mirror/kubeflow.tar.gz"), 1);
     assert_eq!(server.hits_of(&manifests_path()), 0, "the catalog archive is not fetched when --from is given");
 
-    let plain = PullRequest { version: None, from: Some(format!("http://127.0.0.1:{}/x.tar.gz", server.base.rsplit(':').next().unwrap())) };
+    let plain = PullRequest {
+        version: None,
+        from: Some(format!("http://127.0.0.1:{}/x.tar.gz", server.base.rsplit(':').next().unwrap())),
+    };
     let err = pull(&plain, &cache, Some(server.fetcher())).unwrap_err();
     assert!(err.is_security() && err.to_string().contains("plain http"), "{err}");
 }

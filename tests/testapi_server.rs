@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kfctl_testapi::{AccessDenial, FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target, TestApiConfig, TestApiServer};
+use kfctl_testapi::{
+    AccessDenial, FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target, TestApiConfig, TestApiServer,
+};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::Discovery;
@@ -88,10 +90,15 @@ async fn kube_discovery_and_version_work_in_both_discovery_shapes() {
     let legacy = Discovery::new(client.clone()).run().await.expect("legacy discovery");
     let aggregated = Discovery::new(client.clone()).run_aggregated().await.expect("aggregated discovery");
     for discovery in [&legacy, &aggregated] {
-        let (deploy, caps) = discovery.resolve_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")).expect("deployments discovered");
+        let (deploy, caps) =
+            discovery.resolve_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment")).expect("deployments discovered");
         assert_eq!(deploy.plural, "deployments");
         assert!(caps.supports_operation("patch"));
-        assert!(discovery.resolve_gvk(&GroupVersionKind::gvk("authorization.k8s.io", "v1", "SelfSubjectAccessReview")).is_some());
+        assert!(
+            discovery
+                .resolve_gvk(&GroupVersionKind::gvk("authorization.k8s.io", "v1", "SelfSubjectAccessReview"))
+                .is_some()
+        );
         assert!(discovery.resolve_gvk(&GroupVersionKind::gvk("kubeflow.org", "v1", "Notebook")).is_none());
     }
     server.shutdown();
@@ -150,23 +157,33 @@ async fn dry_run_namespace_admission_and_not_found() {
 
 #[tokio::test]
 async fn crd_establishment_and_discovery_lag_gate_custom_kinds() {
-    let config = TestApiConfig::default().crd_established_after(Duration::from_millis(150)).discovery_lag(Duration::from_millis(150));
+    let config = TestApiConfig::default()
+        .crd_established_after(Duration::from_millis(150))
+        .discovery_lag(Duration::from_millis(150));
     let (_server, client) = setup(config).await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd: CustomResourceDefinition = serde_json::from_value(notebook_crd()).unwrap();
     let started = Instant::now();
     crds.patch("notebooks.kubeflow.org", &apply("kfctl"), &Patch::Apply(&crd)).await.unwrap();
     let notebooks = dynamic(&client, &ar("kubeflow.org", "v1", "Notebook", "notebooks"), Some("kf"));
-    let nb = object(json!({"apiVersion": "kubeflow.org/v1", "kind": "Notebook", "metadata": {"name": "nb", "namespace": "kf"}, "spec": {"x": 1}}));
+    let nb = object(
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "Notebook", "metadata": {"name": "nb", "namespace": "kf"}, "spec": {"x": 1}}),
+    );
     assert_eq!(api_error(notebooks.patch("nb", &apply("kfctl"), &Patch::Apply(&nb)).await.unwrap_err()).code, 404);
-    let waited = tokio::time::timeout(Duration::from_secs(5), await_condition(crds, "notebooks.kubeflow.org", conditions::is_crd_established()));
+    let waited = tokio::time::timeout(
+        Duration::from_secs(5),
+        await_condition(crds, "notebooks.kubeflow.org", conditions::is_crd_established()),
+    );
     waited.await.expect("established in time").unwrap();
     assert!(started.elapsed() >= Duration::from_millis(150));
     notebooks.patch("nb", &apply("kfctl"), &Patch::Apply(&nb)).await.expect("served once established");
     let gvk = GroupVersionKind::gvk("kubeflow.org", "v1", "Notebook");
     let early = Discovery::new(client.clone()).run().await.unwrap();
     let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_millis(300) || early.resolve_gvk(&gvk).is_none(), "kind discovered before the lag");
+    assert!(
+        elapsed >= Duration::from_millis(300) || early.resolve_gvk(&gvk).is_none(),
+        "kind discovered before the lag"
+    );
     tokio::time::sleep(Duration::from_millis(400).saturating_sub(started.elapsed())).await;
     assert!(Discovery::new(client.clone()).run().await.unwrap().resolve_gvk(&gvk).is_some());
 }
@@ -176,7 +193,11 @@ async fn status_rules_readiness_watch_endpoints_and_ca_injection() {
     let config = TestApiConfig::default()
         .status_rule(StatusRule::ready_after(Target::kind("Deployment"), Duration::from_millis(200)))
         .status_rule(StatusRule::never_ready(Target::object("Deployment", Some("kf"), "stuck")))
-        .status_rule(StatusRule::inject_ca_bundle(Target::kind("ValidatingWebhookConfiguration"), Duration::from_millis(50), "Q0E="));
+        .status_rule(StatusRule::inject_ca_bundle(
+            Target::kind("ValidatingWebhookConfiguration"),
+            Duration::from_millis(50),
+            "Q0E=",
+        ));
     let (server, client) = setup(config).await;
     let api = deployments(&client);
     let services = dynamic(&client, &ar("", "v1", "Service", "services"), Some("kf"));
@@ -191,7 +212,10 @@ async fn status_rules_readiness_watch_endpoints_and_ca_injection() {
     let pending = server.object(&endpoints_key).expect("endpoints exist");
     assert!(pending["subsets"][0].get("notReadyAddresses").is_some(), "{pending}");
     let typed: Api<Deployment> = Api::namespaced(client.clone(), "kf");
-    let ready = tokio::time::timeout(Duration::from_secs(5), await_condition(typed.clone(), "web", conditions::is_deployment_completed()));
+    let ready = tokio::time::timeout(
+        Duration::from_secs(5),
+        await_condition(typed.clone(), "web", conditions::is_deployment_completed()),
+    );
     ready.await.expect("ready in time").unwrap();
     assert!(started.elapsed() >= Duration::from_millis(200));
     let status = typed.get_status("web").await.unwrap().status.unwrap();
@@ -199,9 +223,15 @@ async fn status_rules_readiness_watch_endpoints_and_ca_injection() {
     assert_eq!(server.object(&endpoints_key).unwrap()["subsets"][0]["addresses"][0]["ip"], "10.244.0.10");
     let stuck = typed.get_status("stuck").await.unwrap().status.unwrap();
     assert_eq!(stuck.ready_replicas, None);
-    let hooks = dynamic(&client, &ar("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"), None);
-    let hook = object(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "hook"},
-        "webhooks": [{"name": "v.example.com", "clientConfig": {"service": {"name": "web", "namespace": "kf"}}, "admissionReviewVersions": ["v1"], "sideEffects": "None"}]}));
+    let hooks = dynamic(
+        &client,
+        &ar("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"),
+        None,
+    );
+    let hook = object(
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "hook"},
+        "webhooks": [{"name": "v.example.com", "clientConfig": {"service": {"name": "web", "namespace": "kf"}}, "admissionReviewVersions": ["v1"], "sideEffects": "None"}]}),
+    );
     hooks.patch("hook", &apply("kfctl"), &Patch::Apply(hook)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(hooks.get("hook").await.unwrap().data["webhooks"][0]["clientConfig"]["caBundle"], "Q0E=");
@@ -216,7 +246,9 @@ async fn streaming_list_watchers_see_the_initial_state_end_then_changes() {
     let cm = |name: &str| object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}));
     cms.patch("first", &apply("kfctl"), &Patch::Apply(cm("first"))).await.unwrap();
     let mut stream = Box::pin(watcher::watcher(cms.clone(), watcher::Config::default().streaming_lists()));
-    let mut next = async || tokio::time::timeout(Duration::from_secs(5), stream.next()).await.expect("an event in time").unwrap().unwrap();
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(5), stream.next()).await.expect("an event in time").unwrap().unwrap()
+    };
     assert!(matches!(next().await, Event::Init));
     assert!(matches!(next().await, Event::InitApply(o) if o.metadata.name.as_deref() == Some("first")));
     assert!(matches!(next().await, Event::InitDone), "the initial-events-end bookmark completes the initial state");
@@ -229,25 +261,45 @@ async fn simulated_webhooks_refuse_writes_until_endpoints_are_ready_and_the_ca_i
     let slow = StatusRule::ready_after(Target::object("Deployment", Some("kf"), "hook"), Duration::from_millis(150));
     let (server, client) = setup(TestApiConfig::default().simulate_webhooks(true).status_rule(slow)).await;
     let services = dynamic(&client, &ar("", "v1", "Service", "services"), Some("kf"));
-    let svc = object(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hook"}, "spec": {"selector": {"app": "hook"}, "ports": [{"port": 443}]}}));
+    let svc = object(
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hook"}, "spec": {"selector": {"app": "hook"}, "ports": [{"port": 443}]}}),
+    );
     services.patch("hook", &apply("kfctl"), &Patch::Apply(svc)).await.unwrap();
     deployments(&client).patch("hook", &apply("kfctl"), &Patch::Apply(deployment("hook", 1))).await.unwrap();
-    let hooks = dynamic(&client, &ar("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"), None);
-    let hook = object(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+    let hooks = dynamic(
+        &client,
+        &ar("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"),
+        None,
+    );
+    let hook = object(
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": "hook", "annotations": {"cert-manager.io/inject-ca-from": "kf/hook-cert"}},
         "webhooks": [{"name": "validate.kubeflow.org", "clientConfig": {"service": {"name": "hook", "namespace": "kf", "path": "/validate"}},
             "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"], "operations": ["CREATE", "UPDATE"]}],
-            "admissionReviewVersions": ["v1"], "sideEffects": "None"}]}));
+            "admissionReviewVersions": ["v1"], "sideEffects": "None"}]}),
+    );
     hooks.patch("hook", &apply("kfctl"), &Patch::Apply(hook)).await.unwrap();
     let cms = dynamic(&client, &ar("", "v1", "ConfigMap", "configmaps"), Some("kf"));
     let cm = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "guarded"}}));
     let refused = api_error(cms.patch("guarded", &apply("kfctl"), &Patch::Apply(&cm)).await.unwrap_err());
-    assert!(refused.message.contains("failed calling webhook \"validate.kubeflow.org\"") && refused.message.ends_with("connection refused"), "{}", refused.message);
+    assert!(
+        refused.message.contains("failed calling webhook \"validate.kubeflow.org\"")
+            && refused.message.ends_with("connection refused"),
+        "{}",
+        refused.message
+    );
     let typed: Api<Deployment> = Api::namespaced(client.clone(), "kf");
-    tokio::time::timeout(Duration::from_secs(5), await_condition(typed, "hook", conditions::is_deployment_completed())).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), await_condition(typed, "hook", conditions::is_deployment_completed()))
+        .await
+        .unwrap()
+        .unwrap();
     let untrusted = api_error(cms.patch("guarded", &apply("kfctl"), &Patch::Apply(&cm)).await.unwrap_err());
     assert!(untrusted.message.ends_with("x509: certificate signed by unknown authority"), "{}", untrusted.message);
-    server.set_status_rule(StatusRule::inject_ca_bundle(Target::default().with_annotation("cert-manager.io/inject-ca-from"), Duration::ZERO, "Q0E="));
+    server.set_status_rule(StatusRule::inject_ca_bundle(
+        Target::default().with_annotation("cert-manager.io/inject-ca-from"),
+        Duration::ZERO,
+        "Q0E=",
+    ));
     cms.patch("guarded", &apply("kfctl"), &Patch::Apply(&cm)).await.expect("admitted once the webhook is callable");
 }
 
@@ -272,8 +324,17 @@ async fn seeded_objects_belong_to_an_update_manager_that_apply_conflicts_with() 
     let mut foreign = serde_json::to_value(deployment("legacy", 1)).unwrap();
     foreign["metadata"]["namespace"] = json!("kf");
     server.seed(foreign).expect("seeded");
-    let status = api_error(deployments(&client).patch("legacy", &apply("kfctl"), &Patch::Apply(deployment("legacy", 3))).await.unwrap_err());
-    assert!(status.message.starts_with("Apply failed with 1 conflict: conflict with \"test-seed\" using apps/v1 at "), "{}", status.message);
+    let status = api_error(
+        deployments(&client)
+            .patch("legacy", &apply("kfctl"), &Patch::Apply(deployment("legacy", 3)))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        status.message.starts_with("Apply failed with 1 conflict: conflict with \"test-seed\" using apps/v1 at "),
+        "{}",
+        status.message
+    );
     assert!(status.message.ends_with(": .spec.replicas"), "{}", status.message);
     let everywhere = dynamic(&client, &ar("apps", "v1", "Deployment", "deployments"), None);
     assert_eq!(everywhere.list(&Default::default()).await.unwrap().items.len(), 1, "lists span namespaces");
@@ -304,7 +365,9 @@ async fn faults_fire_their_count_and_carry_upstream_wording() {
     assert!(started.elapsed() >= Duration::from_millis(500), "the retry waited");
     let statuses: Vec<u16> = server.requests().iter().filter(|r| r.method == "PATCH").map(|r| r.status).collect();
     assert_eq!(statuses[statuses.len() - 5..], [500, 409, 0, 429, 201]);
-    server.set_fault(FaultRule::new(RequestMatch::any().method("GET"), FaultAction::Delay(Duration::from_millis(40))).times(1));
+    server.set_fault(
+        FaultRule::new(RequestMatch::any().method("GET"), FaultAction::Delay(Duration::from_millis(40))).times(1),
+    );
     let started = Instant::now();
     api.get("web").await.unwrap();
     assert!(started.elapsed() >= Duration::from_millis(40));
@@ -312,7 +375,8 @@ async fn faults_fire_their_count_and_carry_upstream_wording() {
 
 #[tokio::test]
 async fn self_subject_access_reviews_follow_the_deny_list() {
-    let denial = AccessDenial { verb: Some("create".into()), resource: Some("clusterroles".into()), ..Default::default() };
+    let denial =
+        AccessDenial { verb: Some("create".into()), resource: Some("clusterroles".into()), ..Default::default() };
     let (_server, client) = setup(TestApiConfig::default().deny(denial)).await;
     let reviews: Api<SelfSubjectAccessReview> = Api::all(client.clone());
     let review = |verb: &str, resource: &str| -> SelfSubjectAccessReview {
@@ -327,8 +391,15 @@ async fn self_subject_access_reviews_follow_the_deny_list() {
 /// kubectl 1.33 from PATH or next to gcloud.
 fn run(kubectl: &Path, dir: &std::path::Path, args: &[&str]) -> (bool, String) {
     let out = Command::new(kubectl)
-        .arg("--kubeconfig").arg(dir.join("kubeconfig")).arg("--cache-dir").arg(dir.join("cache")).arg("--request-timeout=20s")
-        .args(args).current_dir(dir).output().expect("kubectl runs");
+        .arg("--kubeconfig")
+        .arg(dir.join("kubeconfig"))
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .arg("--request-timeout=20s")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("kubectl runs");
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
@@ -342,45 +413,75 @@ fn real_kubectl_applies_gets_and_discovers() {
     let app = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kf\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: kf\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers: [{name: c, image: nginx}]\n";
     std::fs::write(dir.path().join("app.yaml"), app).unwrap();
     std::fs::write(dir.path().join("crd.yaml"), serde_json::to_string(&notebook_crd()).unwrap()).unwrap();
-    std::fs::write(dir.path().join("cr.yaml"), "apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb1, namespace: kf}\nspec: {image: jupyter}\n").unwrap();
+    std::fs::write(
+        dir.path().join("cr.yaml"),
+        "apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb1, namespace: kf}\nspec: {image: jupyter}\n",
+    )
+    .unwrap();
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", "app.yaml"]);
     assert!(ok, "{out}");
-    assert!(out.contains("namespace/kf serverside-applied") && out.contains("deployment.apps/web serverside-applied"), "{out}");
+    assert!(
+        out.contains("namespace/kf serverside-applied") && out.contains("deployment.apps/web serverside-applied"),
+        "{out}"
+    );
     let (ok, out) = run(&kubectl, dir.path(), &["get", "deployments", "-n", "kf"]);
     assert!(ok && out.lines().next().unwrap_or("").starts_with("NAME") && out.contains("web"), "{out}");
-    let (ok, out) = run(&kubectl, dir.path(), &["get", "deployment", "web", "-n", "kf", "-o", "jsonpath={.status.readyReplicas}"]);
+    let (ok, out) =
+        run(&kubectl, dir.path(), &["get", "deployment", "web", "-n", "kf", "-o", "jsonpath={.status.readyReplicas}"]);
     assert!(ok && out == "2", "{out}");
     let (ok, out) = run(&kubectl, dir.path(), &["api-resources"]);
-    assert!(ok && out.contains("deployments") && out.contains("customresourcedefinitions") && !out.contains("notebooks"), "{out}");
+    assert!(
+        ok && out.contains("deployments") && out.contains("customresourcedefinitions") && !out.contains("notebooks"),
+        "{out}"
+    );
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", "crd.yaml"]);
-    assert!(ok && out.contains("customresourcedefinition.apiextensions.k8s.io/notebooks.kubeflow.org serverside-applied"), "{out}");
+    assert!(
+        ok && out.contains("customresourcedefinition.apiextensions.k8s.io/notebooks.kubeflow.org serverside-applied"),
+        "{out}"
+    );
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", "cr.yaml"]);
     assert!(ok && out.contains("notebook.kubeflow.org/nb1 serverside-applied"), "{out}");
     let (ok, out) = run(&kubectl, dir.path(), &["get", "nb", "-n", "kf", "-o", "name"]);
     assert!(ok && out.trim() == "notebook.kubeflow.org/nb1", "{out}");
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "--field-manager=other", "-f", "cr.yaml"]);
     assert!(ok, "equal values are shared, not conflicting: {out}");
-    std::fs::write(dir.path().join("cr2.yaml"), "apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb1, namespace: kf}\nspec: {image: lab}\n").unwrap();
+    std::fs::write(
+        dir.path().join("cr2.yaml"),
+        "apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb1, namespace: kf}\nspec: {image: lab}\n",
+    )
+    .unwrap();
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "--field-manager=other", "-f", "cr2.yaml"]);
     assert!(!ok && out.contains("Apply failed with 1 conflict: conflict with \"kubectl\": .spec.image"), "{out}");
     let (ok, out) = run(&kubectl, dir.path(), &["delete", "namespace", "kf"]);
     assert!(ok && out.contains("namespace \"kf\" deleted"), "{out}");
     assert!(server.objects().iter().all(|o| o.key.namespace.as_deref() != Some("kf")));
-    assert!(server.requests().iter().any(|r| r.path.contains("fieldValidation=Strict")), "kubectl found field validation support");
+    assert!(
+        server.requests().iter().any(|r| r.path.contains("fieldValidation=Strict")),
+        "kubectl found field validation support"
+    );
 }
 
 #[tokio::test]
 async fn finalizers_hold_deletion_and_owner_gc_removes_dependents() {
     let (server, client) = setup(TestApiConfig::default()).await;
     let cms = dynamic(&client, &ar("", "v1", "ConfigMap", "configmaps"), Some("kf"));
-    let held = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}));
+    let held = object(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}),
+    );
     cms.patch("held", &apply("kfctl"), &Patch::Apply(held)).await.unwrap();
     cms.delete("held", &DeleteParams::default()).await.unwrap();
     assert!(cms.get("held").await.unwrap().metadata.deletion_timestamp.is_some());
     cms.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))).await.unwrap();
     assert_eq!(api_error(cms.get("held").await.unwrap_err()).code, 404);
 
-    let owner = cms.patch("owner", &apply("kfctl"), &Patch::Apply(object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}})))).await.unwrap();
+    let owner = cms
+        .patch(
+            "owner",
+            &apply("kfctl"),
+            &Patch::Apply(object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}}))),
+        )
+        .await
+        .unwrap();
     let uid = owner.metadata.uid.clone().unwrap();
     let dependent = object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dependent",
         "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}));
@@ -418,7 +519,10 @@ async fn latency_is_added_per_request_under_concurrent_load() {
 
 #[test]
 #[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
-#[cfg_attr(kfctl_no_upstream, ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn real_kubectl_installs_the_whole_kubeflow_example_and_reapplies_as_a_no_op() {
     let example = common::example_golden();
     let kubectl = common::kubectl();
@@ -427,7 +531,10 @@ fn real_kubectl_installs_the_whole_kubeflow_example_and_reapplies_as_a_no_op() {
     server.write_kubeconfig(&dir.path().join("kubeconfig")).unwrap();
     let file = example.to_str().unwrap();
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
-    assert!(!ok && out.contains("ensure CRDs are installed first"), "custom resources wait for their CRDs, as on a real cluster: {out}");
+    assert!(
+        !ok && out.contains("ensure CRDs are installed first"),
+        "custom resources wait for their CRDs, as on a real cluster: {out}"
+    );
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
     assert!(ok, "{out}");
     let applied = out.lines().filter(|l| l.ends_with("serverside-applied")).count();

@@ -47,11 +47,7 @@ fn first_difference(expected: &str, actual: &str) -> String {
 /// Parse one golden, write it back, compare bytes, and read the written text back.
 fn check_golden(file: &Path, golden: &Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(file).expect("golden is UTF-8");
-    let name = file
-        .strip_prefix(golden)
-        .unwrap_or(file)
-        .display()
-        .to_string();
+    let name = file.strip_prefix(golden).unwrap_or(file).display().to_string();
     let docs = parse_stream(&text, &name).map_err(|e| format!("{name}: does not parse: {e}"))?;
     let written = to_yaml_stream(&docs);
     if written != text {
@@ -69,29 +65,13 @@ fn every_golden_round_trips_byte_for_byte() {
     let golden = common::golden_dir();
     let mut files = Vec::new();
     yaml_files(&golden, &mut files);
-    assert!(
-        files.len() >= 200,
-        "expected the 220 goldens under {}",
-        golden.display()
-    );
+    assert!(files.len() >= 200, "expected the 220 goldens under {}", golden.display());
     // Each file: Ok(document count) or Err(what differs). Files are checked in parallel.
-    let results: Vec<Result<usize, String>> = files
-        .par_iter()
-        .map(|file| check_golden(file, &golden))
-        .collect();
+    let results: Vec<Result<usize, String>> = files.par_iter().map(|file| check_golden(file, &golden)).collect();
     let documents: usize = results.iter().filter_map(|r| r.as_ref().ok()).sum();
     let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    println!(
-        "goldens byte-exact: {} of {} files ({documents} documents)",
-        files.len() - failures.len(),
-        files.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} goldens differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    println!("goldens byte-exact: {} of {} files ({documents} documents)", files.len() - failures.len(), files.len());
+    assert!(failures.is_empty(), "{} goldens differ:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
@@ -103,17 +83,10 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
         .filter(|p| p.join("expected.yaml").is_file())
         .collect();
     cases.sort();
-    assert!(
-        !cases.is_empty(),
-        "no fixtures under {}",
-        fixtures.display()
-    );
+    assert!(!cases.is_empty(), "no fixtures under {}", fixtures.display());
     let mut failures = Vec::new();
     for case in &cases {
-        let name = case
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = case.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let input = std::fs::read_to_string(case.join("input.yaml")).expect("input");
         let expected = std::fs::read_to_string(case.join("expected.yaml")).expect("expected");
         match parse_stream(&input, &name) {
@@ -126,16 +99,8 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    println!(
-        "kustomize fixtures: {} of {} match",
-        cases.len() - failures.len(),
-        cases.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "fixtures differ:\n{}",
-        failures.join("\n")
-    );
+    println!("kustomize fixtures: {} of {} match", cases.len() - failures.len(), cases.len());
+    assert!(failures.is_empty(), "fixtures differ:\n{}", failures.join("\n"));
 }
 
 /// Differential reading check against serde-saphyr (the README's reference reader) on every
@@ -156,8 +121,7 @@ fn upstream_reads_like_serde_saphyr_except_go_yaml_typing() {
             strict_booleans: true,
             budget: serde_saphyr::budget! { max_nodes: 10_000_000, max_events: 50_000_000 },
         };
-        let reference: Result<Vec<serde_json::Value>, _> =
-            serde_saphyr::from_multiple_with_options(&text, options);
+        let reference: Result<Vec<serde_json::Value>, _> = serde_saphyr::from_multiple_with_options(&text, options);
         match (parse_stream(&text, &name), reference) {
             (Ok(ours), Ok(theirs)) if ours == theirs => same += 1,
             (Err(_), Err(_)) => both_fail += 1,
@@ -167,12 +131,7 @@ fn upstream_reads_like_serde_saphyr_except_go_yaml_typing() {
             (ours, theirs) => unexplained.push(format!(
                 "{name}: ours {:?} / serde-saphyr {:?}",
                 ours.map(|d| d.len()).map_err(|e| e.to_string()),
-                theirs.map(|d| d.len()).map_err(|e| e
-                    .to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .to_string())
+                theirs.map(|d| d.len()).map_err(|e| e.to_string().lines().next().unwrap_or("").to_string())
             )),
         }
     }
@@ -184,9 +143,5 @@ fn upstream_reads_like_serde_saphyr_except_go_yaml_typing() {
     for d in &differ {
         println!("  final block scalar without line break: {d}");
     }
-    assert!(
-        unexplained.is_empty(),
-        "readers disagree:\n{}",
-        unexplained.join("\n")
-    );
+    assert!(unexplained.is_empty(), "readers disagree:\n{}", unexplained.join("\n"));
 }

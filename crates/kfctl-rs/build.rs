@@ -22,7 +22,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_oracles)");
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_kubectl)");
     println!("cargo::rerun-if-env-changed=PATH");
-    let upstream = std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
+    let upstream =
+        std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
     let tools = std::env::var_os("KFCTL_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| upstream.join("../tools"));
     probe(&upstream.join("manifests/v1.11.0"), "kfctl_no_upstream");
     probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
@@ -41,7 +42,10 @@ fn main() {
 fn find_kubectl() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    let beside_gcloud = dirs.iter().filter_map(|d| std::fs::canonicalize(d.join("gcloud")).ok()).filter_map(|g| g.parent().map(Path::to_path_buf));
+    let beside_gcloud = dirs
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d.join("gcloud")).ok())
+        .filter_map(|g| g.parent().map(Path::to_path_buf));
     dirs.iter().cloned().chain(beside_gcloud).map(|d| d.join("kubectl.1.33")).find(|k| k.is_file())
 }
 

@@ -24,7 +24,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(folder).display());
         files_under(&root.join(folder), &mut files);
     }
-    let mut code = String::from("/// Every embedded data file: (path relative to the repository root, contents).\npub static FILES: &[(&str, &str)] = &[\n");
+    let mut code = String::from(
+        "/// Every embedded data file: (path relative to the repository root, contents).\npub static FILES: &[(&str, &str)] = &[\n",
+    );
     for path in &files {
         let rel = path.strip_prefix(&root).expect("under the root").to_string_lossy().replace('\\', "/");
         writeln!(code, "    ({rel:?}, include_str!({:?})),", path.display().to_string()).expect("write to string");

@@ -33,9 +33,7 @@ impl Best {
         let (wall, cpu) = (Instant::now(), cpu_ns());
         let out = f();
         self.wall = self.wall.min(wall.elapsed());
-        self.cpu = self
-            .cpu
-            .min(Duration::from_nanos(cpu_ns().saturating_sub(cpu)));
+        self.cpu = self.cpu.min(Duration::from_nanos(cpu_ns().saturating_sub(cpu)));
         out
     }
 
@@ -46,19 +44,12 @@ impl Best {
 }
 
 fn main() {
-    let default = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/kubeflow/golden/v1.11.0/example.yaml");
+    let default = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/kubeflow/golden/v1.11.0/example.yaml");
     let path = std::env::args().nth(1).map_or(default, PathBuf::from);
-    let rounds: usize = std::env::args()
-        .nth(2)
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(5);
+    let rounds: usize = std::env::args().nth(2).and_then(|r| r.parse().ok()).unwrap_or(5);
     let text = std::fs::read_to_string(&path).expect("readable input");
     let origin = path.display().to_string();
-    let unset = Best {
-        wall: Duration::MAX,
-        cpu: Duration::MAX,
-    };
+    let unset = Best { wall: Duration::MAX, cpu: Duration::MAX };
     let (mut parse, mut write) = (unset, unset);
     let mut docs = Vec::new();
     let mut written = String::new();
@@ -71,11 +62,7 @@ fn main() {
         "{origin}: {} bytes, {} documents, best of {rounds}; written back {}\n  parse: {}\n  write: {}",
         text.len(),
         docs.len(),
-        if written == text {
-            "byte for byte".to_string()
-        } else {
-            format!("as {} bytes", written.len())
-        },
+        if written == text { "byte for byte".to_string() } else { format!("as {} bytes", written.len()) },
         parse.show(),
         write.show()
     );

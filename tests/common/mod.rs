@@ -66,5 +66,7 @@ pub fn kubectl() -> PathBuf {
 
 /// The kfctl-rs binary under test (`KFCTL_TEST_BIN` overrides the one cargo built).
 pub fn binary() -> PathBuf {
-    std::env::var_os("KFCTL_TEST_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
+    std::env::var_os("KFCTL_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
 }

@@ -101,13 +101,21 @@ impl<'a> Accumulator<'a> {
         let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
         acc.config.merge(&files);
         if !k.crds.is_empty() {
-            return Err(KustomizeError::transform(dir.display().to_string(), "the `crds` field is not supported by kfctl-rs yet; declare the CRD's reference fields with `configurations` instead"));
+            return Err(KustomizeError::transform(
+                dir.display().to_string(),
+                "the `crds` field is not supported by kfctl-rs yet; declare the CRD's reference fields with `configurations` instead",
+            ));
         }
         builtins::generators::run(&mut acc.resources, k, dir, self.loader)?;
         for component in &k.components {
             let path = match self.loader.resolve_entry(dir, component)? {
                 Entry::Folder(p) => p,
-                Entry::File(p) => return Err(KustomizeError::transform(p.display().to_string(), "a component must be a folder with a kustomization of kind Component")),
+                Entry::File(p) => {
+                    return Err(KustomizeError::transform(
+                        p.display().to_string(),
+                        "a component must be a folder with a kustomization of kind Component",
+                    ));
+                }
             };
             let (_, with_component) = self.target(&path, std::mem::take(acc), true)?;
             *acc = with_component;
@@ -168,7 +176,8 @@ pub fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> 
 
 /// Turn parsed documents into resources (expanding lists), for inline or generated input.
 pub fn push_objects(mut doc: Value, origin: &str, out: &mut Vec<Resource>) -> Result<()> {
-    let not_object = |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
+    let not_object =
+        |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
     let map = doc.as_object_mut().ok_or_else(|| not_object("expected a map with apiVersion, kind and metadata"))?;
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
     if kind.ends_with("List") && map.get("items").is_some_and(Value::is_array) {

@@ -21,7 +21,9 @@ pub enum KustomizeError {
     Cycle { dir: PathBuf, chain: String },
     #[error("{origin}: a document is not a Kubernetes object: {message}")]
     NotAnObject { origin: String, message: String },
-    #[error("may not add resource with an already registered id: {id} (from {origin}); remove the duplicate or give it another name or namespace")]
+    #[error(
+        "may not add resource with an already registered id: {id} (from {origin}); remove the duplicate or give it another name or namespace"
+    )]
     DuplicateId { id: Box<ResId>, origin: String },
     #[error("{context}: {message}")]
     Transform { context: String, message: String },

@@ -29,9 +29,15 @@ const SELECTOR: Shape = &[
     ("labelSelector", Child::Leaf),
     ("annotationSelector", Child::Leaf),
 ];
-const FIELD_SPEC: Shape =
-    &[("group", Child::Leaf), ("version", Child::Leaf), ("kind", Child::Leaf), ("path", Child::Leaf), ("create", Child::Leaf)];
-const PATCH: Shape = &[("path", Child::Leaf), ("patch", Child::Leaf), ("target", Child::One(SELECTOR)), ("options", Child::Leaf)];
+const FIELD_SPEC: Shape = &[
+    ("group", Child::Leaf),
+    ("version", Child::Leaf),
+    ("kind", Child::Leaf),
+    ("path", Child::Leaf),
+    ("create", Child::Leaf),
+];
+const PATCH: Shape =
+    &[("path", Child::Leaf), ("patch", Child::Leaf), ("target", Child::One(SELECTOR)), ("options", Child::Leaf)];
 const GEN_OPTIONS: Shape = &[
     ("labels", Child::Leaf),
     ("annotations", Child::Leaf),
@@ -57,16 +63,24 @@ const VAR_TARGET: Shape = &[
     ("namespace", Child::Leaf),
     ("apiVersion", Child::Leaf),
 ];
-const VAR: Shape =
-    &[("name", Child::Leaf), ("objRef", Child::One(VAR_TARGET)), ("fieldRef", Child::One(&[("fieldPath", Child::Leaf)]))];
+const VAR: Shape = &[
+    ("name", Child::Leaf),
+    ("objRef", Child::One(VAR_TARGET)),
+    ("fieldRef", Child::One(&[("fieldPath", Child::Leaf)])),
+];
 const LABELS: Shape = &[
     ("pairs", Child::Leaf),
     ("includeSelectors", Child::Leaf),
     ("includeTemplates", Child::Leaf),
     ("fields", Child::Many(FIELD_SPEC)),
 ];
-const IMAGE: Shape =
-    &[("name", Child::Leaf), ("newName", Child::Leaf), ("newTag", Child::Leaf), ("digest", Child::Leaf), ("tagSuffix", Child::Leaf)];
+const IMAGE: Shape = &[
+    ("name", Child::Leaf),
+    ("newName", Child::Leaf),
+    ("newTag", Child::Leaf),
+    ("digest", Child::Leaf),
+    ("tagSuffix", Child::Leaf),
+];
 const SORT: Shape = &[
     ("order", Child::Leaf),
     ("legacySortOptions", Child::One(&[("orderFirst", Child::Leaf), ("orderLast", Child::Leaf)])),
@@ -114,14 +128,12 @@ fn canonicalize(value: &mut Value, shape: Shape) {
     let renamed: Map<String, Value> = std::mem::take(map)
         .into_iter()
         .filter(|(_, child)| !child.is_null())
-        .map(|(key, mut child)| {
-            match shape.iter().find(|(name, _)| name.eq_ignore_ascii_case(&key)) {
-                Some((name, kind)) => {
-                    walk(&mut child, *kind);
-                    (name.to_string(), child)
-                }
-                None => (key, child),
+        .map(|(key, mut child)| match shape.iter().find(|(name, _)| name.eq_ignore_ascii_case(&key)) {
+            Some((name, kind)) => {
+                walk(&mut child, *kind);
+                (name.to_string(), child)
             }
+            None => (key, child),
         })
         .collect();
     *map = renamed;

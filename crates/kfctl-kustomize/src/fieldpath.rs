@@ -192,7 +192,12 @@ mod tests {
     fn parses_brackets_and_each() {
         assert_eq!(
             parse("spec/containers[]/image"),
-            vec![Segment::Key("spec".into()), Segment::Key("containers".into()), Segment::Each, Segment::Key("image".into())]
+            vec![
+                Segment::Key("spec".into()),
+                Segment::Key("containers".into()),
+                Segment::Each,
+                Segment::Key("image".into())
+            ]
         );
         assert_eq!(
             parse("spec/containers/[name=app]/image"),

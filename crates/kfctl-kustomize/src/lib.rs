@@ -53,7 +53,11 @@ pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
 
 /// Build an in-memory kustomization as if it were the kustomization file of `dir` (a folder
 /// that need not exist; its entries resolve relative to it). Profiles render this way.
-pub fn build_kustomization(dir: &Path, kustomization: &kustomization::Kustomization, options: &BuildOptions) -> Result<ResMap> {
+pub fn build_kustomization(
+    dir: &Path,
+    kustomization: &kustomization::Kustomization,
+    options: &BuildOptions,
+) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm_entries(&loader, dir, kustomization);
     let acc = accumulate::Accumulator::new(&loader).in_memory(dir, kustomization)?;
@@ -76,7 +80,10 @@ fn drop_local_config(resources: &mut ResMap) {
     let kept: Vec<_> = std::mem::take(resources)
         .into_vec()
         .into_iter()
-        .filter(|r| r.obj.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(|v| v.as_str()) != Some("true"))
+        .filter(|r| {
+            r.obj.pointer("/metadata/annotations/config.kubernetes.io~1local-config").and_then(|v| v.as_str())
+                != Some("true")
+        })
         .collect();
     resources.replace_all(kept);
 }
@@ -86,9 +93,10 @@ fn drop_local_config(resources: &mut ResMap) {
 /// `annotations: null` disappear from the output, while empty labels stay.
 fn drop_empty_annotations(resource: &mut resource::Resource) {
     if let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut)
-        && meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty())) {
-            meta.remove("annotations");
-        }
+        && meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty()))
+    {
+        meta.remove("annotations");
+    }
 }
 
 /// The objects of a build, as JSON values in output order.

@@ -58,8 +58,10 @@ impl Loader {
         let docs = self.documents(&path)?;
         let mut doc = docs.first().cloned().unwrap_or(Value::Object(Default::default()));
         super::fieldcase::canonicalize_kustomization(&mut doc);
-        let k: Kustomization = serde_json::from_value(doc)
-            .map_err(|e| KustomizeError::InvalidKustomization { path: path.clone(), message: explain_field_error(&e) })?;
+        let k: Kustomization = serde_json::from_value(doc).map_err(|e| KustomizeError::InvalidKustomization {
+            path: path.clone(),
+            message: explain_field_error(&e),
+        })?;
         if let Some(kind) = k.kind.as_deref().filter(|k| !matches!(*k, "Kustomization" | "Component")) {
             return Err(KustomizeError::InvalidKustomization {
                 path,
@@ -109,7 +111,8 @@ impl Loader {
     /// Read a file named relative to `dir` as text, under the load restriction.
     pub fn read_text(&self, dir: &Path, relative: &str) -> Result<(PathBuf, String)> {
         let real = self.restricted_path(dir, relative)?;
-        let text = std::fs::read_to_string(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        let text =
+            std::fs::read_to_string(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
         Ok((real, text))
     }
 
@@ -156,7 +159,8 @@ impl Loader {
             let cache = self.parsed.lock().expect("parse cache lock");
             paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
         };
-        let parsed: Vec<(PathBuf, (Docs, BareNulls))> = todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, d))).collect();
+        let parsed: Vec<(PathBuf, (Docs, BareNulls))> =
+            todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, d))).collect();
         self.parsed.lock().expect("parse cache lock").extend(parsed);
     }
 }
@@ -191,8 +195,10 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
 }
 
 fn parse_file(path: &Path) -> Result<(Docs, BareNulls)> {
-    let text = std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
-    let (docs, bare): (Vec<Value>, Vec<Vec<String>>) = kfctl_yaml::parse_stream_with_bare_nulls(&text, &path.display().to_string())?.into_iter().unzip();
+    let text =
+        std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
+    let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =
+        kfctl_yaml::parse_stream_with_bare_nulls(&text, &path.display().to_string())?.into_iter().unzip();
     Ok((Arc::new(docs), Arc::new(bare)))
 }
 

@@ -35,7 +35,13 @@ fn collect(loader: &Loader, dir: &Path, seen: &mut HashSet<PathBuf>, files: &mut
     collect_entries(loader, &dir, &k, seen, files);
 }
 
-fn collect_entries(loader: &Loader, dir: &Path, k: &Kustomization, seen: &mut HashSet<PathBuf>, files: &mut Vec<PathBuf>) {
+fn collect_entries(
+    loader: &Loader,
+    dir: &Path,
+    k: &Kustomization,
+    seen: &mut HashSet<PathBuf>,
+    files: &mut Vec<PathBuf>,
+) {
     for entry in k.resources.iter().chain(&k.bases).chain(&k.components) {
         match loader.resolve_entry(dir, entry) {
             Ok(Entry::File(path)) => files.push(path),
@@ -51,9 +57,5 @@ fn collect_entries(loader: &Loader, dir: &Path, k: &Kustomization, seen: &mut Ha
 }
 
 fn patch_files(k: &Kustomization) -> impl Iterator<Item = &String> {
-    k.patches
-        .iter()
-        .chain(&k.patches_json6902)
-        .filter_map(|p| p.path.as_ref())
-        .chain(&k.patches_strategic_merge)
+    k.patches.iter().chain(&k.patches_json6902).filter_map(|p| p.path.as_ref()).chain(&k.patches_strategic_merge)
 }

@@ -25,7 +25,9 @@ pub enum RemoteRef {
 pub enum RemoteError {
     #[error("remote resource {url}: not a supported reference: {reason}")]
     Unsupported { url: String, reason: String },
-    #[error("remote resource {url}: not in the mirror (looked for {path}); pull it with `kfctl-rs source pull` or point --remote-mirror at a mirror that has it")]
+    #[error(
+        "remote resource {url}: not in the mirror (looked for {path}); pull it with `kfctl-rs source pull` or point --remote-mirror at a mirror that has it"
+    )]
     NotInMirror { url: String, path: PathBuf },
     #[error("remote resource {url}: {message}")]
     Fetch { url: String, message: String },
@@ -37,7 +39,10 @@ pub enum RemoteError {
 
 /// Whether a `resources:` entry names a remote resource rather than a local path.
 pub fn is_remote(entry: &str) -> bool {
-    entry.starts_with("https://") || entry.starts_with("http://") || entry.starts_with("git@") || entry.starts_with("github.com/")
+    entry.starts_with("https://")
+        || entry.starts_with("http://")
+        || entry.starts_with("git@")
+        || entry.starts_with("github.com/")
 }
 
 impl RemoteRef {
@@ -45,7 +50,10 @@ impl RemoteRef {
     pub fn parse(url: &str) -> Result<RemoteRef, RemoteError> {
         let unsupported = |reason: &str| RemoteError::Unsupported { url: url.to_string(), reason: reason.to_string() };
         if url.starts_with("http://") {
-            return Err(RemoteError::Refused { url: url.into(), reason: "plain http is not allowed; use https".into() });
+            return Err(RemoteError::Refused {
+                url: url.into(),
+                reason: "plain http is not allowed; use https".into(),
+            });
         }
         let rest = url.strip_prefix("https://").ok_or_else(|| unsupported("only https:// URLs are supported"))?;
         let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -76,7 +84,8 @@ impl RemoteRef {
                         (format!("{owner}/{repo}"), segs.next().unwrap_or_default().to_string())
                     }
                 };
-                let (owner, repo) = repo_part.split_once('/').ok_or_else(|| unsupported("expected OWNER/REPO after the host"))?;
+                let (owner, repo) =
+                    repo_part.split_once('/').ok_or_else(|| unsupported("expected OWNER/REPO after the host"))?;
                 let repo = repo.trim_end_matches(".git");
                 if owner.is_empty() || repo.is_empty() || repo.contains('/') {
                     return Err(unsupported("expected OWNER/REPO after the host"));
@@ -148,12 +157,19 @@ mod tests {
     use super::*;
 
     fn git(host: &str, owner: &str, repo: &str, git_ref: &str, path: &str) -> RemoteRef {
-        RemoteRef::Git { host: host.into(), owner: owner.into(), repo: repo.into(), git_ref: git_ref.into(), path: path.into() }
+        RemoteRef::Git {
+            host: host.into(),
+            owner: owner.into(),
+            repo: repo.into(),
+            git_ref: git_ref.into(),
+            path: path.into(),
+        }
     }
 
     #[test]
     fn parses_git_ref_without_double_slash() {
-        let r = RemoteRef::parse("https://github.com/argoproj/argo-workflows/manifests/base/crds/minimal?ref=v3.7.3").unwrap();
+        let r = RemoteRef::parse("https://github.com/argoproj/argo-workflows/manifests/base/crds/minimal?ref=v3.7.3")
+            .unwrap();
         assert_eq!(r, git("github.com", "argoproj", "argo-workflows", "v3.7.3", "manifests/base/crds/minimal"));
     }
 

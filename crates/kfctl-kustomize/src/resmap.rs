@@ -53,10 +53,16 @@ impl ResMap {
         // object, so it must not build owned ids.
         let (name, kind, api) = (resource.name(), resource.kind(), resource.api_version());
         let clash = self.resources.iter().any(|r| {
-            r.name() == name && r.kind() == kind && r.api_version() == api && r.current_id().same_object(&resource.current_id())
+            r.name() == name
+                && r.kind() == kind
+                && r.api_version() == api
+                && r.current_id().same_object(&resource.current_id())
         });
         if clash {
-            return Err(KustomizeError::DuplicateId { id: Box::new(resource.current_id()), origin: origin.to_string() });
+            return Err(KustomizeError::DuplicateId {
+                id: Box::new(resource.current_id()),
+                origin: origin.to_string(),
+            });
         }
         self.resources.push(resource);
         Ok(())
@@ -104,9 +110,9 @@ fn anchored(pattern: &str, what: &str) -> Result<Option<Regex>> {
     if pattern.is_empty() {
         return Ok(None);
     }
-    Regex::new(&format!("^(?:{pattern})$"))
-        .map(Some)
-        .map_err(|e| KustomizeError::transform(format!("target {what} `{pattern}`"), format!("not a valid regular expression: {e}")))
+    Regex::new(&format!("^(?:{pattern})$")).map(Some).map_err(|e| {
+        KustomizeError::transform(format!("target {what} `{pattern}`"), format!("not a valid regular expression: {e}"))
+    })
 }
 
 impl CompiledSelector {
@@ -124,24 +130,30 @@ impl CompiledSelector {
         let cur = r.current_id();
         let org = r.original_id();
         if let Some(ns) = &self.namespace
-            && !ns.is_match(org.effective_namespace()) && !ns.is_match(cur.effective_namespace()) {
-                return false;
-            }
+            && !ns.is_match(org.effective_namespace())
+            && !ns.is_match(cur.effective_namespace())
+        {
+            return false;
+        }
         if let Some(name) = &self.name
-            && !name.is_match(&org.name) && !name.is_match(&cur.name) {
-                return false;
-            }
+            && !name.is_match(&org.name)
+            && !name.is_match(&cur.name)
+        {
+            return false;
+        }
         if !cur.gvk.is_selected_by(&self.gvk) {
             return false;
         }
         if let Some(sel) = &self.labels
-            && !sel.matches(&r.string_map("labels")) {
-                return false;
-            }
+            && !sel.matches(&r.string_map("labels"))
+        {
+            return false;
+        }
         if let Some(sel) = &self.annotations
-            && !sel.matches(&r.string_map("annotations")) {
-                return false;
-            }
+            && !sel.matches(&r.string_map("annotations"))
+        {
+            return false;
+        }
         true
     }
 }
@@ -173,7 +185,10 @@ impl LabelSelector {
             if clause.is_empty() {
                 return Err(bad("empty requirement"));
             }
-            requirements.push(parse_requirement(clause).ok_or_else(|| bad("expected key=value, key!=value, key in (a,b), key notin (a,b), key or !key"))?);
+            requirements
+                .push(parse_requirement(clause).ok_or_else(|| {
+                    bad("expected key=value, key!=value, key in (a,b), key notin (a,b), key or !key")
+                })?);
         }
         Ok(LabelSelector { requirements })
     }

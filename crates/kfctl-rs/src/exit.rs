@@ -53,7 +53,8 @@ pub fn render_error(err: &anyhow::Error) -> String {
 
 /// A reader that stopped reading (`kfctl-rs template | head`) is not an error.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    err.chain()
+        .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 #[cfg(test)]

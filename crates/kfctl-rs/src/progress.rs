@@ -24,17 +24,10 @@ impl Default for BarProgress {
 impl Progress for BarProgress {
     fn event(&mut self, event: &Event<'_>) {
         match event {
-            Event::WaveStarted {
-                index,
-                total,
-                name,
-                objects,
-            } => {
+            Event::WaveStarted { index, total, name, objects } => {
                 let bar = indicatif::ProgressBar::new(*objects as u64);
-                let style = indicatif::ProgressStyle::with_template(
-                    "{prefix} [{bar:30}] {pos}/{len} {wide_msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+                let style = indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {wide_msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
                 bar.set_style(style.progress_chars("=> "));
                 bar.set_prefix(format!("[{index}/{total}] {name}"));
                 bar.enable_steady_tick(Duration::from_millis(200));
@@ -54,9 +47,7 @@ impl Progress for BarProgress {
             other => {
                 if let Some(line) = plain_line(other) {
                     match &self.bar {
-                        Some(bar) if matches!(other, Event::Waiting { .. }) => {
-                            bar.set_message(line)
-                        }
+                        Some(bar) if matches!(other, Event::Waiting { .. }) => bar.set_message(line),
                         Some(bar) => bar.println(line),
                         None => eprintln!("{line}"),
                     }
@@ -65,4 +56,3 @@ impl Progress for BarProgress {
         }
     }
 }
-

@@ -33,8 +33,16 @@ pub type FieldSet = BTreeSet<FieldPath>;
 
 /// Metadata fields the server owns; they never appear in field sets and applies never write them.
 const SERVER_METADATA: &[&str] = &[
-    "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
-    "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink",
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
 ];
 
 fn untracked(path: &[String]) -> bool {
@@ -191,8 +199,11 @@ impl ManagerEntry {
 
     /// Whether this entry owns the path, an ancestor or a descendant of it.
     fn overlapping(&self, path: &FieldPath) -> Vec<FieldPath> {
-        let mut hits: Vec<FieldPath> = (1..=path.len()).map(|n| path[..n].to_vec()).filter(|p| self.fields.contains(p)).collect();
-        hits.extend(self.fields.range(path.clone()..).take_while(|q| q.starts_with(path)).filter(|q| *q != path).cloned());
+        let mut hits: Vec<FieldPath> =
+            (1..=path.len()).map(|n| path[..n].to_vec()).filter(|p| self.fields.contains(p)).collect();
+        hits.extend(
+            self.fields.range(path.clone()..).take_while(|q| q.starts_with(path)).filter(|q| *q != path).cloned(),
+        );
         hits
     }
 }
@@ -293,7 +304,10 @@ fn find_conflicts(live: &Value, config: &Value, applied: &FieldSet, others: &[&M
             for owned in other.overlapping(path) {
                 let shorter = if owned.len() < path.len() { &owned } else { path };
                 if get_path(live, shorter) != get_path(config, shorter) {
-                    let conflict = Conflict { manager: other.label(), path: dotted(if owned.len() > path.len() { &owned } else { path }) };
+                    let conflict = Conflict {
+                        manager: other.label(),
+                        path: dotted(if owned.len() > path.len() { &owned } else { path }),
+                    };
                     if !conflicts.contains(&conflict) {
                         conflicts.push(conflict);
                     }
@@ -342,7 +356,8 @@ pub fn apply(live: Option<&Value>, config: &Value, writer: &Writer, force: bool)
     let mut result = live.cloned().unwrap_or_else(|| json!({}));
     let previous = mine.map(|i| managers[i].fields.clone()).unwrap_or_default();
     for dropped in previous.difference(&applied) {
-        let still_owned = managers.iter().enumerate().any(|(i, m)| Some(i) != mine && !m.overlapping(dropped).is_empty());
+        let still_owned =
+            managers.iter().enumerate().any(|(i, m)| Some(i) != mine && !m.overlapping(dropped).is_empty());
         if !still_owned {
             remove_path(&mut result, dropped);
         }

@@ -14,8 +14,11 @@ fn deployment(replicas: i64, image: &str) -> Value {
 #[test]
 fn leaf_paths_descend_maps_and_keep_lists_atomic() {
     let paths = leaf_paths(&deployment(1, "a"));
-    let expected: Vec<Vec<&str>> =
-        vec![vec!["metadata", "labels", "app"], vec!["spec", "replicas"], vec!["spec", "template", "spec", "containers"]];
+    let expected: Vec<Vec<&str>> = vec![
+        vec!["metadata", "labels", "app"],
+        vec!["spec", "replicas"],
+        vec!["spec", "template", "spec", "containers"],
+    ];
     let got: Vec<Vec<&str>> = paths.iter().map(|p| p.iter().map(String::as_str).collect()).collect();
     assert_eq!(got, expected);
 }
@@ -99,7 +102,10 @@ fn multiple_conflicts_are_grouped_by_manager() {
         Conflict { manager: "\"a\"".into(), path: ".spec.y".into() },
     ];
     let error = conflict_error(&conflicts, "", "configmaps", "c");
-    assert_eq!(error.message, "Apply failed with 2 conflicts: conflicts with \"a\":\n- .spec.y\nconflicts with \"b\":\n- .spec.x");
+    assert_eq!(
+        error.message,
+        "Apply failed with 2 conflicts: conflicts with \"a\":\n- .spec.y\nconflicts with \"b\":\n- .spec.x"
+    );
 }
 
 #[test]

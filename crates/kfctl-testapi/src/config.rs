@@ -122,7 +122,8 @@ mod tests {
 
     #[test]
     fn denial_matches_wildcards_and_exact_fields() {
-        let deny = AccessDenial { verb: Some("create".into()), resource: Some("clusterroles".into()), ..Default::default() };
+        let deny =
+            AccessDenial { verb: Some("create".into()), resource: Some("clusterroles".into()), ..Default::default() };
         assert!(deny.denies("create", "rbac.authorization.k8s.io", "clusterroles", ""));
         assert!(!deny.denies("get", "rbac.authorization.k8s.io", "clusterroles", ""));
         let star = AccessDenial { verb: Some("*".into()), ..Default::default() };

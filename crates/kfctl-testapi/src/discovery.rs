@@ -92,15 +92,51 @@ const BUILTINS: &[Row] = &[
     ("events.k8s.io", "v1", "events", "Event", true, false, "ev", Verbs::Standard),
     ("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", false, false, "", Verbs::CreateOnly),
     ("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false, false, "", Verbs::CreateOnly),
-    ("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", true, false, "", Verbs::CreateOnly),
-    ("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, false, "", Verbs::CreateOnly),
-    ("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false, false, "", Verbs::CreateOnly),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        true,
+        false,
+        "",
+        Verbs::CreateOnly,
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        false,
+        false,
+        "",
+        Verbs::CreateOnly,
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        false,
+        false,
+        "",
+        Verbs::CreateOnly,
+    ),
     ("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", false, false, "", Verbs::CreateOnly),
     ("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, true, "hpa", Verbs::Standard),
     ("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, true, "hpa", Verbs::Standard),
     ("batch", "v1", "cronjobs", "CronJob", true, true, "cj", Verbs::Standard),
     ("batch", "v1", "jobs", "Job", true, true, "", Verbs::Standard),
-    ("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", false, true, "csr", Verbs::Standard),
+    (
+        "certificates.k8s.io",
+        "v1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        false,
+        true,
+        "csr",
+        Verbs::Standard,
+    ),
     ("networking.k8s.io", "v1", "ingressclasses", "IngressClass", false, false, "", Verbs::Standard),
     ("networking.k8s.io", "v1", "ingresses", "Ingress", true, true, "ing", Verbs::Standard),
     ("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true, false, "netpol", Verbs::Standard),
@@ -111,11 +147,56 @@ const BUILTINS: &[Row] = &[
     ("rbac.authorization.k8s.io", "v1", "roles", "Role", true, false, "", Verbs::Standard),
     ("storage.k8s.io", "v1", "csidrivers", "CSIDriver", false, false, "", Verbs::Standard),
     ("storage.k8s.io", "v1", "storageclasses", "StorageClass", false, false, "sc", Verbs::Standard),
-    ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, false, "", Verbs::Standard),
-    ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, true, "", Verbs::Standard),
-    ("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, false, "", Verbs::Standard),
-    ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, false, "", Verbs::Standard),
-    ("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false, true, "crd,crds", Verbs::Standard),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        false,
+        false,
+        "",
+        Verbs::Standard,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+        false,
+        true,
+        "",
+        Verbs::Standard,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+        false,
+        false,
+        "",
+        Verbs::Standard,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        false,
+        false,
+        "",
+        Verbs::Standard,
+    ),
+    (
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        false,
+        true,
+        "crd,crds",
+        Verbs::Standard,
+    ),
     ("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false, false, "pc", Verbs::Standard),
     ("coordination.k8s.io", "v1", "leases", "Lease", true, false, "", Verbs::Standard),
     ("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, false, "", Verbs::Standard),
@@ -123,14 +204,25 @@ const BUILTINS: &[Row] = &[
 ];
 
 /// Kinds upstream puts in the `all` category (what `kubectl get all` lists).
-const CATEGORY_ALL: &[&str] =
-    &["Pod", "Service", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob", "HorizontalPodAutoscaler"];
+const CATEGORY_ALL: &[&str] = &[
+    "Pod",
+    "Service",
+    "DaemonSet",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "HorizontalPodAutoscaler",
+];
 
 fn builtin_row(row: &Row) -> ResourceType {
     let (group, version, resource, kind, namespaced, status, shorts, verbs) = *row;
     let verbs: Vec<String> = match verbs {
         Verbs::Standard => STANDARD_VERBS.iter().map(|v| v.to_string()).collect(),
-        Verbs::NoCollection => STANDARD_VERBS.iter().filter(|v| **v != "deletecollection").map(|v| v.to_string()).collect(),
+        Verbs::NoCollection => {
+            STANDARD_VERBS.iter().filter(|v| **v != "deletecollection").map(|v| v.to_string()).collect()
+        }
         Verbs::CreateOnly => vec!["create".to_string()],
     };
     let categories = if CATEGORY_ALL.contains(&kind) { vec!["all".to_string()] } else { Vec::new() };
@@ -156,11 +248,13 @@ fn strings(value: &Value) -> Vec<String> {
 pub fn crd_resource_types(crd: &Value) -> Vec<ResourceType> {
     let spec = &crd["spec"];
     let names = &spec["names"];
-    let (Some(group), Some(plural), Some(kind)) = (spec["group"].as_str(), names["plural"].as_str(), names["kind"].as_str())
+    let (Some(group), Some(plural), Some(kind)) =
+        (spec["group"].as_str(), names["plural"].as_str(), names["kind"].as_str())
     else {
         return Vec::new();
     };
-    let singular = names["singular"].as_str().filter(|s| !s.is_empty()).map(String::from).unwrap_or_else(|| kind.to_lowercase());
+    let singular =
+        names["singular"].as_str().filter(|s| !s.is_empty()).map(String::from).unwrap_or_else(|| kind.to_lowercase());
     let Some(versions) = spec["versions"].as_array() else { return Vec::new() };
     versions
         .iter()
@@ -203,7 +297,8 @@ pub fn version_priority(version: &str) -> (u8, i64, u8, i64, String) {
 
 /// The built-in rows as resource types, built once.
 fn builtin_types() -> &'static [ResourceType] {
-    static TYPES: std::sync::LazyLock<Vec<ResourceType>> = std::sync::LazyLock::new(|| BUILTINS.iter().map(builtin_row).collect());
+    static TYPES: std::sync::LazyLock<Vec<ResourceType>> =
+        std::sync::LazyLock::new(|| BUILTINS.iter().map(builtin_row).collect());
     &TYPES
 }
 
@@ -319,7 +414,9 @@ impl Catalog {
             }
         }
         let group_version = types[0].api_version();
-        Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}))
+        Some(
+            json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}),
+        )
     }
 
     fn aggregated_resource(t: &ResourceType) -> Value {
@@ -393,9 +490,15 @@ mod tests {
     #[test]
     fn builtins_cover_the_kinds_kubeflow_installs() {
         let catalog = Catalog::builtin();
-        for (g, r) in [("", "namespaces"), ("apps", "deployments"), ("apiextensions.k8s.io", "customresourcedefinitions"),
-            ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), ("authorization.k8s.io", "selfsubjectaccessreviews"),
-            ("discovery.k8s.io", "endpointslices"), ("policy", "poddisruptionbudgets")] {
+        for (g, r) in [
+            ("", "namespaces"),
+            ("apps", "deployments"),
+            ("apiextensions.k8s.io", "customresourcedefinitions"),
+            ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+            ("authorization.k8s.io", "selfsubjectaccessreviews"),
+            ("discovery.k8s.io", "endpointslices"),
+            ("policy", "poddisruptionbudgets"),
+        ] {
             assert!(catalog.types().any(|t| t.group == g && t.resource == r), "{g}/{r}");
         }
         let ns = catalog.find("", "v1", "namespaces").unwrap();
@@ -423,7 +526,8 @@ mod tests {
     #[test]
     fn resource_list_includes_status_subresource_entries() {
         let list = Catalog::builtin().resource_list("apps", "v1").unwrap();
-        let names: Vec<&str> = list["resources"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> =
+            list["resources"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
         assert!(names.contains(&"deployments") && names.contains(&"deployments/status"));
         assert_eq!(list["groupVersion"], "apps/v1");
         assert!(Catalog::builtin().resource_list("apps", "v9").is_none());
@@ -438,7 +542,9 @@ mod tests {
         let apis = catalog.aggregated(false);
         let first = &apis["items"][0];
         assert_eq!(first["metadata"]["name"], "apiregistration.k8s.io");
-        assert!(wants_aggregated("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"));
+        assert!(wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        ));
         assert!(!wants_aggregated("application/json, */*"));
     }
 }

@@ -45,7 +45,10 @@ impl ApiError {
     /// `configmaps "x" not found` (404).
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
         let message = format!("{} \"{name}\" not found", qualified(group, resource));
-        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(404, "NotFound", message) }
+        ApiError {
+            details: Some(Box::new(object_details(group, resource, name))),
+            ..Self::new(404, "NotFound", message)
+        }
     }
 
     /// A path the server does not serve (unknown group, version or resource).
@@ -56,7 +59,10 @@ impl ApiError {
     /// `configmaps "x" already exists` (409).
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         let message = format!("{} \"{name}\" already exists", qualified(group, resource));
-        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(409, "AlreadyExists", message) }
+        ApiError {
+            details: Some(Box::new(object_details(group, resource, name))),
+            ..Self::new(409, "AlreadyExists", message)
+        }
     }
 
     /// The optimistic-lock failure (409) upstream returns on a stale `resourceVersion`.
@@ -65,7 +71,10 @@ impl ApiError {
             "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
             qualified(group, resource)
         );
-        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(409, "Conflict", message) }
+        ApiError {
+            details: Some(Box::new(object_details(group, resource, name))),
+            ..Self::new(409, "Conflict", message)
+        }
     }
 
     /// A malformed request (400).
@@ -76,7 +85,10 @@ impl ApiError {
     /// An invalid object (422), e.g. a body whose name disagrees with the URL.
     pub fn invalid(group: &str, resource: &str, name: &str, message: impl Into<String>) -> Self {
         let message = format!("{} \"{name}\" is invalid: {}", qualified(group, resource), message.into());
-        ApiError { details: Some(Box::new(object_details(group, resource, name))), ..Self::new(422, "Invalid", message) }
+        ApiError {
+            details: Some(Box::new(object_details(group, resource, name))),
+            ..Self::new(422, "Invalid", message)
+        }
     }
 
     /// A verb the resource does not support (405).
@@ -96,21 +108,35 @@ impl ApiError {
 
     /// A 415 for a patch content type the server does not accept.
     pub fn unsupported_media_type(content_type: &str) -> Self {
-        Self::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"))
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type:?}"
+            ),
+        )
     }
 
     /// 500 from an admission webhook whose service accepts no connections (`url` is what was called).
     pub fn webhook_refused(webhook: &str, url: &str) -> Self {
-        Self::new(500, "InternalError", format!(
-            "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": dial tcp 10.96.0.10:443: connect: connection refused"
-        ))
+        Self::new(
+            500,
+            "InternalError",
+            format!(
+                "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": dial tcp 10.96.0.10:443: connect: connection refused"
+            ),
+        )
     }
 
     /// 500 from an admission webhook whose serving certificate is not trusted (no `caBundle` yet).
     pub fn webhook_untrusted(webhook: &str, url: &str) -> Self {
-        Self::new(500, "InternalError", format!(
-            "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
-        ))
+        Self::new(
+            500,
+            "InternalError",
+            format!(
+                "Internal error occurred: failed calling webhook \"{webhook}\": failed to call webhook: Post \"{url}\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+            ),
+        )
     }
 
     /// The `Status` object sent as the response body.

@@ -233,7 +233,8 @@ mod tests {
 
     #[test]
     fn respond_rule_fires_its_count_then_stops() {
-        let mut rules = vec![FaultRule::new(RequestMatch::any().kind("Deployment"), FaultAction::internal_error("boom")).times(2)];
+        let mut rules =
+            vec![FaultRule::new(RequestMatch::any().kind("Deployment"), FaultAction::internal_error("boom")).times(2)];
         assert!(evaluate(&mut rules, &patch_deploy("a")).action.is_some());
         assert!(evaluate(&mut rules, &patch_deploy("a")).action.is_some());
         assert!(evaluate(&mut rules, &patch_deploy("a")).action.is_none());
@@ -264,7 +265,10 @@ mod tests {
     fn conflict_modified_names_the_addressed_object() {
         let e = FaultAction::ConflictModified.error_for(&patch_deploy("web")).unwrap();
         assert_eq!(e.code, 409);
-        assert!(e.message.starts_with("Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified"));
+        assert!(
+            e.message
+                .starts_with("Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified")
+        );
     }
 
     #[test]

@@ -120,7 +120,9 @@ fn admit_write(state: &State, rt: &ResourceType, req: &ApiRequest, verb: &str) -
         return Ok(());
     }
     let live = req.path.name.as_ref().and_then(|_| state.store.get(&req.key())).map(|e| &e.object);
-    let body = || serde_json::from_slice::<Value>(&req.body).ok().or_else(|| serde_saphyr::from_slice::<Value>(&req.body).ok());
+    let body = || {
+        serde_json::from_slice::<Value>(&req.body).ok().or_else(|| serde_saphyr::from_slice::<Value>(&req.body).ok())
+    };
     let (operation, object) = match verb {
         "create" => ("CREATE", body()),
         "update" | "patch" if live.is_some() => ("UPDATE", live.cloned()),
@@ -147,7 +149,11 @@ fn get(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Repl
 }
 
 /// The objects a list or watch selects: resource, namespace, label and field selectors.
-pub fn selected<'a>(state: &'a State, rt: &ResourceType, req: &ApiRequest) -> Result<Vec<(&'a ObjectKey, &'a super::store::Entry)>, ApiError> {
+pub fn selected<'a>(
+    state: &'a State,
+    rt: &ResourceType,
+    req: &ApiRequest,
+) -> Result<Vec<(&'a ObjectKey, &'a super::store::Entry)>, ApiError> {
     let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or("")).map_err(ApiError::bad_request)?;
     let fields = FieldSelector::parse(req.query.get("fieldSelector").unwrap_or("")).map_err(ApiError::bad_request)?;
     let items = state.store.list(&rt.group, &rt.resource, req.path.namespace.as_deref());
@@ -162,14 +168,18 @@ fn list(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Rep
         return Ok((200, table::table(&rows, now, revision)));
     }
     let items: Vec<Value> = items.iter().map(|(_, e)| present(rt, &e.object)).collect();
-    Ok((200, json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
-        "metadata": {"resourceVersion": revision.to_string()}, "items": items})))
+    Ok((
+        200,
+        json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
+        "metadata": {"resourceVersion": revision.to_string()}, "items": items}),
+    ))
 }
 
 /// `DeleteOptions` from the body or the query.
 fn delete_options(req: &ApiRequest) -> (String, bool) {
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-    let policy = body["propagationPolicy"].as_str().or(req.query.get("propagationPolicy")).unwrap_or("Background").to_string();
+    let policy =
+        body["propagationPolicy"].as_str().or(req.query.get("propagationPolicy")).unwrap_or("Background").to_string();
     let dry_run = req.query.dry_run() || body["dryRun"].as_array().is_some_and(|d| d.iter().any(|v| v == "All"));
     (policy, dry_run)
 }
@@ -182,8 +192,12 @@ fn success_status(rt: &ResourceType, name: &str, uid: &Value) -> Value {
 
 /// Objects whose ownerReferences name `uid`.
 fn dependents(state: &State, uid: &str) -> Vec<ObjectKey> {
-    state.store.iter()
-        .filter(|(_, e)| e.object["metadata"]["ownerReferences"].as_array().is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid)))
+    state
+        .store
+        .iter()
+        .filter(|(_, e)| {
+            e.object["metadata"]["ownerReferences"].as_array().is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid))
+        })
         .map(|(k, _)| k.clone())
         .collect()
 }
@@ -191,7 +205,8 @@ fn dependents(state: &State, uid: &str) -> Vec<ObjectKey> {
 fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
     let key = req.key();
     let (policy, dry_run) = delete_options(req);
-    let live = state.store.get(&key).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?.object.clone();
+    let live =
+        state.store.get(&key).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?.object.clone();
     let ts = timestamp_now();
     let uid = live["metadata"]["uid"].as_str().unwrap_or("").to_string();
     if !dry_run {
@@ -211,7 +226,10 @@ fn delete(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) 
             }
         }
     }
-    let written = state.store.delete(&key, &ts, dry_run).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
+    let written = state
+        .store
+        .delete(&key, &ts, dry_run)
+        .ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     if written.removed {
         Ok((200, success_status(rt, &key.name, &live["metadata"]["uid"])))
     } else {
@@ -229,13 +247,17 @@ fn delete_collection(state: &mut State, rt: &ResourceType, req: &ApiRequest) -> 
             items.push(present(rt, &w.object));
         }
     }
-    Ok((200, json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
-        "metadata": {"resourceVersion": state.store.revision().to_string()}, "items": items})))
+    Ok((
+        200,
+        json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
+        "metadata": {"resourceVersion": state.store.revision().to_string()}, "items": items}),
+    ))
 }
 
 /// Create-only review kinds: access reviews are answered from the deny list; others echo.
 fn review(state: &State, rt: &ResourceType, req: &ApiRequest) -> Reply {
-    let mut body: Value = serde_json::from_slice(&req.body).map_err(|e| ApiError::bad_request(format!("invalid review body: {e}")))?;
+    let mut body: Value =
+        serde_json::from_slice(&req.body).map_err(|e| ApiError::bad_request(format!("invalid review body: {e}")))?;
     body["apiVersion"] = json!(rt.api_version());
     body["kind"] = json!(rt.kind);
     if !body["metadata"].is_object() {
@@ -245,7 +267,11 @@ fn review(state: &State, rt: &ResourceType, req: &ApiRequest) -> Reply {
         "SelfSubjectAccessReview" | "SubjectAccessReview" | "LocalSubjectAccessReview" => {
             let attrs = &body["spec"]["resourceAttributes"];
             let s = |k: &str| attrs[k].as_str().unwrap_or("").to_string();
-            let denied = state.config.denied_access.iter().any(|d| d.denies(&s("verb"), &s("group"), &s("resource"), &s("namespace")));
+            let denied = state
+                .config
+                .denied_access
+                .iter()
+                .any(|d| d.denies(&s("verb"), &s("group"), &s("resource"), &s("namespace")));
             body["status"] = if denied {
                 json!({"allowed": false, "denied": true, "reason": "denied by the test API server's access rules"})
             } else {
@@ -256,7 +282,10 @@ fn review(state: &State, rt: &ResourceType, req: &ApiRequest) -> Reply {
             body["status"] = json!({"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                 "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": false});
         }
-        "SelfSubjectReview" => body["status"] = json!({"userInfo": {"username": "test-admin", "groups": ["system:masters", "system:authenticated"]}}),
+        "SelfSubjectReview" => {
+            body["status"] =
+                json!({"userInfo": {"username": "test-admin", "groups": ["system:masters", "system:authenticated"]}})
+        }
         _ => body["status"] = json!({"authenticated": true, "user": {"username": "test-admin"}}),
     }
     Ok((201, body))

@@ -126,7 +126,8 @@ fn request_info(state: &State, method: &str, path_and_query: &str, route: &Route
         info.resource = Some(p.resource.clone());
         info.namespace = p.namespace.clone();
         info.name = p.name.clone();
-        info.kind = state.catalog(Instant::now(), false).find(&p.group, &p.version, &p.resource).map(|t| t.kind.clone());
+        info.kind =
+            state.catalog(Instant::now(), false).find(&p.group, &p.version, &p.resource).map(|t| t.kind.clone());
     }
     info
 }
@@ -137,14 +138,22 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
     let path = req.uri().path().to_string();
     let path_and_query = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_else(|| path.clone());
     let query = Query::parse(req.uri().query());
-    let (content_type, accept, user_agent) = (header(&req, "content-type"), header(&req, "accept"), header(&req, "user-agent"));
+    let (content_type, accept, user_agent) =
+        (header(&req, "content-type"), header(&req, "accept"), header(&req, "user-agent"));
     let body = req.into_body().collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
     let route = route(&path);
     shared.reconcile_now();
     let (index, outcome, latency) = {
         let mut state = shared.lock();
         let content_type = (!content_type.is_empty()).then(|| content_type.clone());
-        state.requests.push(RecordedRequest { method: method.clone(), path: path_and_query.clone(), content_type, body: body.clone(), status: 0, elapsed: Default::default() });
+        state.requests.push(RecordedRequest {
+            method: method.clone(),
+            path: path_and_query.clone(),
+            content_type,
+            body: body.clone(),
+            status: 0,
+            elapsed: Default::default(),
+        });
         let info = request_info(&state, &method, &path_and_query, &route);
         let outcome = evaluate(&mut state.config.faults, &info);
         (state.requests.len() - 1, (outcome, info), state.config.latency)
@@ -156,7 +165,9 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
     }
     let response = match &outcome.action {
         Some(FaultAction::DropConnection) => return Err(DropConnection),
-        Some(action) => error_response(&action.error_for(&info).unwrap_or_else(|| ApiError::new(500, "InternalError", "injected fault"))),
+        Some(action) => error_response(
+            &action.error_for(&info).unwrap_or_else(|| ApiError::new(500, "InternalError", "injected fault")),
+        ),
         None => {
             let api = ApiRequest { method, path: Default::default(), query, content_type, accept, user_agent, body };
             dispatch(&shared, route, api)
@@ -177,7 +188,9 @@ fn dispatch(shared: &Arc<Shared>, route: Route, mut api: ApiRequest) -> Response
     let aggregated = wants_aggregated(&api.accept);
     let state = shared.lock();
     let discovery = state.catalog(now, true);
-    let found = |doc: Option<Value>| doc.map(|d| json_response(200, &d, "application/json")).unwrap_or_else(|| error_response(&ApiError::no_route()));
+    let found = |doc: Option<Value>| {
+        doc.map(|d| json_response(200, &d, "application/json")).unwrap_or_else(|| error_response(&ApiError::no_route()))
+    };
     match route {
         Route::Version => json_response(200, &version_doc(&state.config.git_version), "application/json"),
         Route::Health => json_response(200, &json!("ok"), "text/plain"),
@@ -188,8 +201,12 @@ fn dispatch(shared: &Arc<Shared>, route: Route, mut api: ApiRequest) -> Response
         Route::Group(group) => found(discovery.api_group(&group)),
         Route::ResourceList { group, version } => found(discovery.resource_list(&group, &version)),
         Route::OpenApiV2 => openapi::v2_response(),
-        Route::OpenApiRoot => json_response(200, &openapi::root(&discovery, &state.config.git_version), "application/json"),
-        Route::OpenApiGroupVersion { group, version } => found(openapi::group_version_doc(&discovery, &group, &version, &state.config.git_version)),
+        Route::OpenApiRoot => {
+            json_response(200, &openapi::root(&discovery, &state.config.git_version), "application/json")
+        }
+        Route::OpenApiGroupVersion { group, version } => {
+            found(openapi::group_version_doc(&discovery, &group, &version, &state.config.git_version))
+        }
         Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(path) => {
             let Some(rt) = state.catalog(now, false).find(&path.group, &path.version, &path.resource).cloned() else {

@@ -133,7 +133,8 @@ impl TestApiServer {
         let (changes, _) = tokio_watch::channel(state.store.revision());
         let shared = Arc::new(http::Shared { state: Mutex::new(state), changes });
         let (stop, stopped) = oneshot::channel();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(TestApiError::Runtime)?;
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(TestApiError::Runtime)?;
         let task_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("test-apiserver".into())
@@ -224,8 +225,14 @@ impl TestApiServer {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let kind = object["kind"].as_str().unwrap_or("");
         let catalog = state.catalog(now, false);
-        let rt = catalog.types().find(|t| t.group == group && t.version == version && t.kind == kind)
-            .ok_or_else(|| TestApiError::Seed(ApiError::new(404, "NotFound", format!("no matches for kind \"{kind}\" in version \"{api_version}\""))))?;
+        let rt =
+            catalog.types().find(|t| t.group == group && t.version == version && t.kind == kind).ok_or_else(|| {
+                TestApiError::Seed(ApiError::new(
+                    404,
+                    "NotFound",
+                    format!("no matches for kind \"{kind}\" in version \"{api_version}\""),
+                ))
+            })?;
         let namespace = rt.namespaced.then(|| object["metadata"]["namespace"].as_str().unwrap_or("default"));
         let key = ObjectKey::new(group, &rt.resource, namespace, object["metadata"]["name"].as_str().unwrap_or(""));
         let written = state.controller_write(&key, object, "test-seed", None, now);

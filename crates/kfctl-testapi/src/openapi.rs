@@ -52,7 +52,9 @@ pub fn group_version_doc(catalog: &Catalog, group: &str, version: &str, git_vers
     if paths.is_empty() {
         return None;
     }
-    Some(json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": git_version}, "paths": paths, "components": {"schemas": {}}}))
+    Some(
+        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": git_version}, "paths": paths, "components": {"schemas": {}}}),
+    )
 }
 
 /// `GET /openapi/v3`: one entry per served group/version, with a content hash in the URL.

@@ -23,17 +23,26 @@ use serde_json::{Value, json};
 
 use super::apply::merge_into;
 use super::state::{State, crd_established, timestamp_now};
-use super::status_rules::{StatusBehavior, StatusRule, Target, readiness_for, readiness_status, serving_pods, with_ca_bundle};
+use super::status_rules::{
+    StatusBehavior, StatusRule, Target, readiness_for, readiness_status, serving_pods, with_ca_bundle,
+};
 use super::store::{EventType, ObjectKey};
 
 /// (group, resource) of the kinds with built-in readiness.
 const READINESS_RESOURCES: &[(&str, &str)] = &[
-    ("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets"), ("batch", "jobs"),
-    ("", "pods"), ("", "persistentvolumeclaims"), ("apiregistration.k8s.io", "apiservices"),
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("apps", "replicasets"),
+    ("batch", "jobs"),
+    ("", "pods"),
+    ("", "persistentvolumeclaims"),
+    ("apiregistration.k8s.io", "apiservices"),
 ];
 
 /// (group, resource) of the workloads whose pods back Services.
-const WORKLOAD_RESOURCES: &[(&str, &str)] = &[("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets")];
+const WORKLOAD_RESOURCES: &[(&str, &str)] =
+    &[("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets")];
 
 /// Run a pass if the store changed or a timed rule is due.
 pub fn reconcile(state: &mut State, now: Instant) {
@@ -91,7 +100,13 @@ fn due(state: &mut State, since: Instant, delay: Duration, now: Instant) -> bool
 
 fn crd_status(object: &Value, established: bool, ts: &str) -> Value {
     let spec = &object["spec"];
-    let storage: Vec<Value> = spec["versions"].as_array().into_iter().flatten().filter(|v| v["storage"] == true).map(|v| v["name"].clone()).collect();
+    let storage: Vec<Value> = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["storage"] == true)
+        .map(|v| v["name"].clone())
+        .collect();
     let mut names = spec["names"].clone();
     let kind = names["kind"].as_str().unwrap_or("").to_string();
     if names["singular"].is_null() {
@@ -100,7 +115,11 @@ fn crd_status(object: &Value, established: bool, ts: &str) -> Value {
     if names["listKind"].is_null() {
         names["listKind"] = json!(format!("{kind}List"));
     }
-    let (reason, message) = if established { ("InitialNamesAccepted", "the initial names have been accepted") } else { ("Installing", "the resource is being installed") };
+    let (reason, message) = if established {
+        ("InitialNamesAccepted", "the initial names have been accepted")
+    } else {
+        ("Installing", "the resource is being installed")
+    };
     json!({
         "conditions": [
             {"type": "NamesAccepted", "status": "True", "lastTransitionTime": ts, "reason": "NoConflicts", "message": "no conflicts found"},
@@ -127,7 +146,9 @@ fn establish_crds(state: &mut State, now: Instant) {
 
 fn readiness_candidates(state: &State, rules: &[StatusRule], now: Instant) -> Vec<ObjectKey> {
     let mut keys: Vec<ObjectKey> = READINESS_RESOURCES.iter().flat_map(|(g, r)| keys_of(state, g, r)).collect();
-    for rule in rules.iter().filter(|r| matches!(r.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady)) {
+    for rule in
+        rules.iter().filter(|r| matches!(r.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady))
+    {
         keys.extend(target_keys(state, &rule.target, now));
     }
     keys.sort();
@@ -224,11 +245,14 @@ fn backing_pods(state: &State, namespace: &str, selector: &serde_json::Map<Strin
 fn sync_endpoints(state: &mut State, now: Instant) {
     for key in keys_of(state, "", "services") {
         let Some(service) = state.store.get(&key).map(|e| e.object.clone()) else { continue };
-        let Some(selector) = service["spec"]["selector"].as_object().filter(|s| !s.is_empty()).cloned() else { continue };
+        let Some(selector) = service["spec"]["selector"].as_object().filter(|s| !s.is_empty()).cloned() else {
+            continue;
+        };
         let namespace = key.namespace.clone().unwrap_or_default();
         let (ready, matched) = backing_pods(state, &namespace, &selector);
         let ports = endpoint_ports(&service);
-        let addresses: Vec<Value> = (0..ready.clamp(1, 5)).map(|i| json!({"ip": format!("10.244.0.{}", 10 + i)})).collect();
+        let addresses: Vec<Value> =
+            (0..ready.clamp(1, 5)).map(|i| json!({"ip": format!("10.244.0.{}", 10 + i)})).collect();
         let field = if ready > 0 { "addresses" } else { "notReadyAddresses" };
         let subsets = matched.then(|| json!([{ field: addresses, "ports": ports }]));
         let ep_key = ObjectKey::new("", "endpoints", Some(&namespace), &key.name);
@@ -248,11 +272,21 @@ fn sync_endpoints(state: &mut State, now: Instant) {
     }
 }
 
-fn sync_slice(state: &mut State, service: &Value, namespace: &str, addresses: &[Value], ready: bool, ports: Vec<Value>, now: Instant) {
+fn sync_slice(
+    state: &mut State,
+    service: &Value,
+    namespace: &str,
+    addresses: &[Value],
+    ready: bool,
+    ports: Vec<Value>,
+    now: Instant,
+) {
     let name = service["metadata"]["name"].as_str().unwrap_or("");
     let endpoints: Vec<Value> = addresses
         .iter()
-        .map(|a| json!({"addresses": [a["ip"]], "conditions": {"ready": ready, "serving": ready, "terminating": false}}))
+        .map(
+            |a| json!({"addresses": [a["ip"]], "conditions": {"ready": ready, "serving": ready, "terminating": false}}),
+        )
         .collect();
     let slice_name = format!("{name}-tst{:02}", name.len() % 100);
     let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
@@ -272,9 +306,14 @@ fn sync_slice(state: &mut State, service: &Value, namespace: &str, addresses: &[
 /// controller does (EndpointSlices go through owner-reference garbage collection instead).
 fn drop_stale_endpoints(state: &mut State) {
     let ts = timestamp_now();
-    let stale: Vec<ObjectKey> = state.store.list("", "endpoints", None).into_iter()
+    let stale: Vec<ObjectKey> = state
+        .store
+        .list("", "endpoints", None)
+        .into_iter()
         .filter(|(k, e)| {
-            let ours = e.object["metadata"]["managedFields"].as_array().is_some_and(|m| m.iter().any(|f| f["manager"] == "endpoint-controller"));
+            let ours = e.object["metadata"]["managedFields"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|f| f["manager"] == "endpoint-controller"));
             ours && state.store.get(&ObjectKey::new("", "services", k.namespace.as_deref(), &k.name)).is_none()
         })
         .map(|(k, _)| k.clone())
@@ -286,7 +325,10 @@ fn drop_stale_endpoints(state: &mut State) {
 
 fn finish_namespaces(state: &mut State) {
     let ts = timestamp_now();
-    let terminating: Vec<ObjectKey> = state.store.list("", "namespaces", None).into_iter()
+    let terminating: Vec<ObjectKey> = state
+        .store
+        .list("", "namespaces", None)
+        .into_iter()
         .filter(|(_, e)| e.object["metadata"].get("deletionTimestamp").is_some())
         .map(|(k, _)| k.clone())
         .collect();
@@ -295,7 +337,10 @@ fn finish_namespaces(state: &mut State) {
         for key in inside(state) {
             state.store.delete(&key, &ts, false);
         }
-        let held = state.store.get(&ns_key).is_some_and(|e| e.object["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
+        let held = state
+            .store
+            .get(&ns_key)
+            .is_some_and(|e| e.object["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
         // the namespace controller's own `spec.finalizers` entry is released once the namespace is empty
         if inside(state).is_empty() && !held {
             state.store.remove(&ns_key);
@@ -306,7 +351,9 @@ fn finish_namespaces(state: &mut State) {
 /// Whether a change can orphan something: a deletion (or deletion mark), or an object with owners.
 fn may_orphan(kind: EventType, object: &Value) -> bool {
     let meta = &object["metadata"];
-    kind == EventType::Deleted || meta.get("deletionTimestamp").is_some() || meta["ownerReferences"].as_array().is_some_and(|r| !r.is_empty())
+    kind == EventType::Deleted
+        || meta.get("deletionTimestamp").is_some()
+        || meta["ownerReferences"].as_array().is_some_and(|r| !r.is_empty())
 }
 
 fn collect_garbage(state: &mut State, now: Instant) {
@@ -315,11 +362,14 @@ fn collect_garbage(state: &mut State, now: Instant) {
         return;
     }
     let ts = timestamp_now();
-    let uids: HashSet<String> = state.store.iter().filter_map(|(_, e)| e.object["metadata"]["uid"].as_str().map(String::from)).collect();
+    let uids: HashSet<String> =
+        state.store.iter().filter_map(|(_, e)| e.object["metadata"]["uid"].as_str().map(String::from)).collect();
     let served = state.catalog(now, false);
     let orphans = all_keys(state, |k, o| {
         let owners = o["metadata"]["ownerReferences"].as_array();
-        let owners_gone = owners.is_some_and(|refs| !refs.is_empty() && refs.iter().all(|r| !r["uid"].as_str().is_some_and(|u| uids.contains(u))));
+        let owners_gone = owners.is_some_and(|refs| {
+            !refs.is_empty() && refs.iter().all(|r| !r["uid"].as_str().is_some_and(|u| uids.contains(u)))
+        });
         let kind_gone = !served.types().any(|t| t.group == k.group && t.resource == k.resource);
         (owners_gone || kind_gone) && o["metadata"].get("deletionTimestamp").is_none()
     });

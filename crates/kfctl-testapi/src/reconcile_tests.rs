@@ -22,7 +22,8 @@ fn deploy_key(name: &str) -> ObjectKey {
 
 #[test]
 fn set_status_rule_merges_after_its_delay_once_per_generation() {
-    let rule = StatusRule::set_status(Target::kind("Deployment"), Duration::from_millis(100), json!({"phase": "Scripted"}));
+    let rule =
+        StatusRule::set_status(Target::kind("Deployment"), Duration::from_millis(100), json!({"phase": "Scripted"}));
     let mut s = state(TestApiConfig::default().status_rule(rule));
     let t0 = Instant::now();
     put(&mut s, &deploy_key("web"), deployment("web"), t0);
@@ -107,9 +108,15 @@ fn orphans_and_kinds_without_crd_are_collected() {
     let mut s = state(TestApiConfig::default());
     let t0 = Instant::now();
     let mut owned = deployment("child");
-    owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "no-such-uid"}]);
+    owned["metadata"]["ownerReferences"] =
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "no-such-uid"}]);
     put(&mut s, &deploy_key("child"), owned, t0);
-    put(&mut s, &ObjectKey::new("example.com", "things", None, "orphan"), json!({"apiVersion": "example.com/v1", "kind": "Thing"}), t0);
+    put(
+        &mut s,
+        &ObjectKey::new("example.com", "things", None, "orphan"),
+        json!({"apiVersion": "example.com/v1", "kind": "Thing"}),
+        t0,
+    );
     reconcile(&mut s, t0);
     assert!(s.store.get(&deploy_key("child")).is_none());
     assert!(s.store.get(&ObjectKey::new("example.com", "things", None, "orphan")).is_none());

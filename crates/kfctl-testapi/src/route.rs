@@ -52,7 +52,9 @@ const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
 
 fn resource_route(group: &str, version: &str, rest: &[&str]) -> Route {
     let (namespace, parts) = match rest {
-        ["namespaces", ns, tail @ ..] if !tail.is_empty() && !NAMESPACE_SUBRESOURCES.contains(&tail[0]) => (Some(*ns), tail),
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() && !NAMESPACE_SUBRESOURCES.contains(&tail[0]) => {
+            (Some(*ns), tail)
+        }
         parts => (None, parts),
     };
     let path = |resource: &str, name: Option<&&str>, sub: Option<&&str>| {
@@ -88,8 +90,12 @@ pub fn route(path: &str) -> Route {
         ["apis", group, version, rest @ ..] => resource_route(group, version, rest),
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiRoot,
-        ["openapi", "v3", "api", version] => Route::OpenApiGroupVersion { group: String::new(), version: version.to_string() },
-        ["openapi", "v3", "apis", group, version] => Route::OpenApiGroupVersion { group: group.to_string(), version: version.to_string() },
+        ["openapi", "v3", "api", version] => {
+            Route::OpenApiGroupVersion { group: String::new(), version: version.to_string() }
+        }
+        ["openapi", "v3", "apis", group, version] => {
+            Route::OpenApiGroupVersion { group: group.to_string(), version: version.to_string() }
+        }
         _ => Route::Unknown,
     }
 }
@@ -138,13 +144,19 @@ mod tests {
         assert_eq!(route("/api"), Route::CoreVersions);
         assert_eq!(route("/apis/apps/v1"), Route::ResourceList { group: "apps".into(), version: "v1".into() });
         assert_eq!(route("/apis/apps"), Route::Group("apps".into()));
-        assert_eq!(route("/openapi/v3/apis/apps/v1"), Route::OpenApiGroupVersion { group: "apps".into(), version: "v1".into() });
+        assert_eq!(
+            route("/openapi/v3/apis/apps/v1"),
+            Route::OpenApiGroupVersion { group: "apps".into(), version: "v1".into() }
+        );
     }
 
     #[test]
     fn namespaced_and_cluster_paths() {
         assert_eq!(route("/api/v1/namespaces/kf/configmaps/c"), res("", Some("kf"), "configmaps", Some("c"), None));
-        assert_eq!(route("/apis/apps/v1/namespaces/kf/deployments/w/status"), res("apps", Some("kf"), "deployments", Some("w"), Some("status")));
+        assert_eq!(
+            route("/apis/apps/v1/namespaces/kf/deployments/w/status"),
+            res("apps", Some("kf"), "deployments", Some("w"), Some("status"))
+        );
         assert_eq!(route("/apis/apps/v1/deployments"), res("apps", None, "deployments", None, None));
     }
 

@@ -99,7 +99,14 @@ impl State {
     }
 
     /// A write by a controller (status, endpoints, CA injection): an Update with managed fields.
-    pub fn controller_write(&mut self, key: &ObjectKey, mut object: Value, manager: &str, subresource: Option<&str>, now: Instant) -> Written {
+    pub fn controller_write(
+        &mut self,
+        key: &ObjectKey,
+        mut object: Value,
+        manager: &str,
+        subresource: Option<&str>,
+        now: Instant,
+    ) -> Written {
         let ts = timestamp_now();
         let old = self.store.get(key).map(|e| e.object.clone());
         let api_version = object["apiVersion"].as_str().unwrap_or("v1").to_string();

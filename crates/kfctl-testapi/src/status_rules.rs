@@ -42,7 +42,12 @@ impl Target {
     }
     /// One object.
     pub fn object(kind: &str, namespace: Option<&str>, name: &str) -> Self {
-        Target { kind: Some(kind.into()), namespace: namespace.map(String::from), name: Some(name.into()), ..Self::default() }
+        Target {
+            kind: Some(kind.into()),
+            namespace: namespace.map(String::from),
+            name: Some(name.into()),
+            ..Self::default()
+        }
     }
     /// Restrict to an API group.
     pub fn in_group(mut self, group: &str) -> Self {
@@ -160,10 +165,26 @@ fn deployment_status(object: &Value, ready: bool, generation: i64, now: &str) ->
     let name = object["metadata"]["name"].as_str().unwrap_or("");
     let mut status = json!({"observedGeneration": generation});
     let (ready_n, unavailable) = if ready { (r, 0) } else { (0, r) };
-    counts(&mut status, &[("replicas", r), ("updatedReplicas", r), ("readyReplicas", ready_n), ("availableReplicas", ready_n), ("unavailableReplicas", unavailable)]);
-    let mut available = condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability.", now);
+    counts(
+        &mut status,
+        &[
+            ("replicas", r),
+            ("updatedReplicas", r),
+            ("readyReplicas", ready_n),
+            ("availableReplicas", ready_n),
+            ("unavailableReplicas", unavailable),
+        ],
+    );
+    let mut available =
+        condition("Available", ready, "MinimumReplicasAvailable", "Deployment has minimum availability.", now);
     if !ready {
-        available = condition("Available", false, "MinimumReplicasUnavailable", "Deployment does not have minimum availability.", now);
+        available = condition(
+            "Available",
+            false,
+            "MinimumReplicasUnavailable",
+            "Deployment does not have minimum availability.",
+            now,
+        );
     }
     let (reason, message) = if ready {
         ("NewReplicaSetAvailable", format!("ReplicaSet \"{name}-5d8f7c9b6\" has successfully progressed."))
@@ -181,7 +202,13 @@ fn job_status(object: &Value, ready: bool, now: &str) -> Value {
         status["succeeded"] = json!(completions);
         status["completionTime"] = json!(now);
         status["conditions"] = json!([
-            condition("SuccessCriteriaMet", true, "CompletionsReached", "Reached expected number of succeeded pods", now),
+            condition(
+                "SuccessCriteriaMet",
+                true,
+                "CompletionsReached",
+                "Reached expected number of succeeded pods",
+                now
+            ),
             condition("Complete", true, "CompletionsReached", "Reached expected number of succeeded pods", now),
         ]);
     } else {
@@ -201,12 +228,24 @@ pub fn readiness_status(object: &Value, ready: bool, now: &str) -> Value {
         "Deployment" => return deployment_status(object, ready, generation, now),
         "Job" => return job_status(object, ready, now),
         "StatefulSet" => {
-            counts(&mut status, &[("replicas", r), ("readyReplicas", ready_n), ("currentReplicas", r), ("updatedReplicas", r), ("availableReplicas", ready_n)]);
+            counts(
+                &mut status,
+                &[
+                    ("replicas", r),
+                    ("readyReplicas", ready_n),
+                    ("currentReplicas", r),
+                    ("updatedReplicas", r),
+                    ("availableReplicas", ready_n),
+                ],
+            );
             status["currentRevision"] = json!(format!("{name}-6c4f8d7b9"));
             status["updateRevision"] = json!(format!("{name}-6c4f8d7b9"));
             status["collisionCount"] = json!(0);
         }
-        "ReplicaSet" => counts(&mut status, &[("replicas", r), ("fullyLabeledReplicas", r), ("readyReplicas", ready_n), ("availableReplicas", ready_n)]),
+        "ReplicaSet" => counts(
+            &mut status,
+            &[("replicas", r), ("fullyLabeledReplicas", r), ("readyReplicas", ready_n), ("availableReplicas", ready_n)],
+        ),
         "DaemonSet" => {
             let n = i64::from(ready);
             status = json!({"observedGeneration": generation, "currentNumberScheduled": 1, "desiredNumberScheduled": 1, "numberMisscheduled": 0, "numberReady": n, "updatedNumberScheduled": 1});
@@ -217,7 +256,11 @@ pub fn readiness_status(object: &Value, ready: bool, now: &str) -> Value {
         }
         "PersistentVolumeClaim" => status = json!({"phase": if ready { "Bound" } else { "Pending" }}),
         "APIService" => {
-            let (reason, message) = if ready { ("Passed", "all checks passed") } else { ("MissingEndpoints", "endpoints for service/x in \"x\" have no addresses") };
+            let (reason, message) = if ready {
+                ("Passed", "all checks passed")
+            } else {
+                ("MissingEndpoints", "endpoints for service/x in \"x\" have no addresses")
+            };
             status = json!({"conditions": [condition("Available", ready, reason, message, now)]});
         }
         _ => {

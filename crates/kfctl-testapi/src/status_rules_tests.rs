@@ -83,7 +83,8 @@ fn serving_pods_reads_status() {
 
 #[test]
 fn ca_bundle_injection_into_webhooks_crd_apiservice() {
-    let hook = json!({"kind": "ValidatingWebhookConfiguration", "webhooks": [{"name": "a", "clientConfig": {"service": {}}}]});
+    let hook =
+        json!({"kind": "ValidatingWebhookConfiguration", "webhooks": [{"name": "a", "clientConfig": {"service": {}}}]});
     let injected = with_ca_bundle(&hook, "Q0E=").unwrap();
     assert_eq!(injected["webhooks"][0]["clientConfig"]["caBundle"], "Q0E=");
     assert!(with_ca_bundle(&injected, "Q0E=").is_none());

@@ -34,7 +34,12 @@ pub struct ObjectKey {
 impl ObjectKey {
     /// A key from parts.
     pub fn new(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> Self {
-        ObjectKey { group: group.into(), resource: resource.into(), namespace: namespace.map(String::from), name: name.into() }
+        ObjectKey {
+            group: group.into(),
+            resource: resource.into(),
+            namespace: namespace.map(String::from),
+            name: name.into(),
+        }
     }
 }
 
@@ -179,7 +184,12 @@ impl Store {
 
     /// Objects of one resource, optionally in one namespace (a range scan of the ordered map).
     pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(&ObjectKey, &Entry)> {
-        let start = ObjectKey { group: group.into(), resource: resource.into(), namespace: namespace.map(String::from), name: String::new() };
+        let start = ObjectKey {
+            group: group.into(),
+            resource: resource.into(),
+            namespace: namespace.map(String::from),
+            name: String::new(),
+        };
         self.objects
             .range(start..)
             .take_while(|(k, _)| k.group == group && k.resource == resource)
@@ -251,7 +261,14 @@ impl Store {
 
     /// Write `candidate` under `key` (create or update). Unchanged objects are not rewritten.
     /// With `dry_run` the store is left as it was and the would-be object is returned.
-    pub fn write(&mut self, key: &ObjectKey, candidate: Value, now: Instant, timestamp: &str, dry_run: bool) -> Written {
+    pub fn write(
+        &mut self,
+        key: &ObjectKey,
+        candidate: Value,
+        now: Instant,
+        timestamp: &str,
+        dry_run: bool,
+    ) -> Written {
         let live = self.objects.get(key).map(|e| e.object.clone());
         let (mut object, generation_bumped) = self.stamp(key, candidate, timestamp);
         if let Some(live) = &live

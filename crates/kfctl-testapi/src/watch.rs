@@ -45,7 +45,13 @@ fn initial_events_end(rt: &ResourceType, revision: u64) -> Bytes {
 }
 
 /// Whether a history event belongs to this watch.
-fn relevant(event: &Event, rt: &ResourceType, req: &ApiRequest, labels: &LabelSelector, fields: &FieldSelector) -> bool {
+fn relevant(
+    event: &Event,
+    rt: &ResourceType,
+    req: &ApiRequest,
+    labels: &LabelSelector,
+    fields: &FieldSelector,
+) -> bool {
     event.key.group == rt.group
         && event.key.resource == rt.resource
         && (req.path.namespace.is_none() || event.key.namespace == req.path.namespace)
@@ -61,7 +67,8 @@ pub fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) ->
         return error_response(&super::errors::ApiError::bad_request("invalid selector"));
     };
     let streaming = req.query.flag("sendInitialEvents");
-    let start = req.query.get("resourceVersion").filter(|v| !v.is_empty() && *v != "0" && !streaming).map(|v| v.parse::<u64>());
+    let start =
+        req.query.get("resourceVersion").filter(|v| !v.is_empty() && *v != "0" && !streaming).map(|v| v.parse::<u64>());
     let timeout = req.query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).unwrap_or(1800);
     let (mut sender, channel) = Channel::<Bytes, std::convert::Infallible>::new(64);
     let mut initial = Vec::new();

@@ -65,7 +65,8 @@ pub fn selector_matches(selector: &Value, labels: &Value) -> bool {
     let expressions = selector["matchExpressions"].as_array().is_none_or(|es| {
         es.iter().all(|e| {
             let key = e["key"].as_str().unwrap_or("");
-            let values: Vec<&str> = e["values"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let values: Vec<&str> =
+                e["values"].as_array().map(|v| v.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
             match e["operator"].as_str().unwrap_or("") {
                 "In" => label(key).is_some_and(|l| values.contains(&l)),
                 "NotIn" => label(key).is_none_or(|l| !values.contains(&l)),
@@ -89,7 +90,9 @@ fn webhook_applies(state: &State, webhook: &Value, rt: &ResourceType, admission:
     let empty = Value::Null;
     let object_labels = admission.object.map(|o| &o["metadata"]["labels"]).unwrap_or(&empty);
     let namespace_labels = match admission.namespace {
-        Some(ns) => state.store.get(&ObjectKey::new("", "namespaces", None, ns)).map(|e| e.object["metadata"]["labels"].clone()),
+        Some(ns) => {
+            state.store.get(&ObjectKey::new("", "namespaces", None, ns)).map(|e| e.object["metadata"]["labels"].clone())
+        }
         None if rt.kind == "Namespace" => Some(object_labels.clone()),
         None => None,
     };
@@ -104,11 +107,17 @@ fn call(state: &State, webhook: &Value) -> Result<(), ApiError> {
     let service = &client["service"];
     let Some(svc) = service["name"].as_str() else { return Ok(()) };
     let ns = service["namespace"].as_str().unwrap_or("default");
-    let url = format!("https://{svc}.{ns}.svc:{}{}?timeout={}s", service["port"].as_i64().unwrap_or(443),
-        service["path"].as_str().unwrap_or(""), webhook["timeoutSeconds"].as_i64().unwrap_or(10));
+    let url = format!(
+        "https://{svc}.{ns}.svc:{}{}?timeout={}s",
+        service["port"].as_i64().unwrap_or(443),
+        service["path"].as_str().unwrap_or(""),
+        webhook["timeoutSeconds"].as_i64().unwrap_or(10)
+    );
     let endpoints = state.store.get(&ObjectKey::new("", "endpoints", Some(ns), svc));
     let ready = endpoints.is_some_and(|e| {
-        e.object["subsets"].as_array().is_some_and(|ss| ss.iter().any(|s| s["addresses"].as_array().is_some_and(|a| !a.is_empty())))
+        e.object["subsets"]
+            .as_array()
+            .is_some_and(|ss| ss.iter().any(|s| s["addresses"].as_array().is_some_and(|a| !a.is_empty())))
     });
     if !ready {
         return Err(ApiError::webhook_refused(name, &url));

@@ -42,14 +42,18 @@ fn unreachable_service_refuses_the_write_like_upstream() {
     put(&mut s, hook_key(), hook("Q0E=", "Fail"));
     let error = admit(&s, &configmaps(), &create_in("default")).unwrap_err();
     assert_eq!(error.code, 500);
-    assert_eq!(error.message, "Internal error occurred: failed calling webhook \"validate.example.com\": failed to call webhook: Post \"https://hook.default.svc:443/validate?timeout=10s\": dial tcp 10.96.0.10:443: connect: connection refused");
+    assert_eq!(
+        error.message,
+        "Internal error occurred: failed calling webhook \"validate.example.com\": failed to call webhook: Post \"https://hook.default.svc:443/validate?timeout=10s\": dial tcp 10.96.0.10:443: connect: connection refused"
+    );
 }
 
 #[test]
 fn ready_endpoints_without_ca_bundle_fail_with_x509_then_pass_once_injected() {
     let mut s = state();
     put(&mut s, hook_key(), hook("", "Fail"));
-    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "subsets": [{"addresses": [{"ip": "10.244.0.10"}]}]});
+    let endpoints =
+        json!({"apiVersion": "v1", "kind": "Endpoints", "subsets": [{"addresses": [{"ip": "10.244.0.10"}]}]});
     put(&mut s, ObjectKey::new("", "endpoints", Some("default"), "hook"), endpoints);
     let error = admit(&s, &configmaps(), &create_in("default")).unwrap_err();
     assert!(error.message.ends_with("x509: certificate signed by unknown authority"), "{}", error.message);
@@ -84,7 +88,13 @@ fn label_selector_expressions() {
     let labels = json!({"app": "web", "tier": "front"});
     assert!(selector_matches(&json!({}), &labels));
     assert!(selector_matches(&json!({"matchLabels": {"app": "web"}}), &labels));
-    assert!(!selector_matches(&json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["front"]}]}), &labels));
-    assert!(selector_matches(&json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["back", "front"]}]}), &labels));
+    assert!(!selector_matches(
+        &json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["front"]}]}),
+        &labels
+    ));
+    assert!(selector_matches(
+        &json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["back", "front"]}]}),
+        &labels
+    ));
     assert!(selector_matches(&json!({"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]}), &labels));
 }

@@ -36,7 +36,8 @@ fn parse_body(req: &ApiRequest) -> Result<Value, ApiError> {
         Ok(v) => Ok(v),
         Err(_) if req.content_type.starts_with(APPLY) => {
             let text = String::from_utf8_lossy(&req.body);
-            serde_saphyr::from_str::<Value>(&text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+            serde_saphyr::from_str::<Value>(&text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
         }
         Err(e) => Err(ApiError::bad_request(format!("the body of the request could not be decoded as JSON: {e}"))),
     }
@@ -57,12 +58,17 @@ fn check_identity(rt: &ResourceType, key: &ObjectKey, body: &Value) -> Result<()
     if let Some(name) = body["metadata"]["name"].as_str()
         && name != key.name
     {
-        return Err(ApiError::bad_request(format!("the name of the object ({name}) does not match the name on the URL ({})", key.name)));
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            key.name
+        )));
     }
     if let (Some(ns), Some(want)) = (body["metadata"]["namespace"].as_str(), key.namespace.as_deref())
         && ns != want
     {
-        return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
     }
     if let Some(kind) = body["kind"].as_str()
         && kind != rt.kind
@@ -120,14 +126,27 @@ fn scope_to_subresource(rt: &ResourceType, req: &ApiRequest, live: Option<&Value
 }
 
 /// Store a candidate (after admission), recording an Update by the request's manager.
-fn commit(state: &mut State, rt: &ResourceType, req: &ApiRequest, key: &ObjectKey, mut candidate: Value, now: Instant, record: bool) -> Reply {
+fn commit(
+    state: &mut State,
+    rt: &ResourceType,
+    req: &ApiRequest,
+    key: &ObjectKey,
+    mut candidate: Value,
+    now: Instant,
+    record: bool,
+) -> Reply {
     let ts = timestamp_now();
     default_fields(rt, &mut candidate);
     let live = state.store.get(key).map(|e| e.object.clone());
     if record {
         let manager = req.manager();
         let api_version = rt.api_version();
-        let writer = Writer { manager: &manager, subresource: req.path.subresource.as_deref(), api_version: &api_version, now: &ts };
+        let writer = Writer {
+            manager: &manager,
+            subresource: req.path.subresource.as_deref(),
+            api_version: &api_version,
+            now: &ts,
+        };
         record_update(live.as_ref(), &mut candidate, &writer);
     }
     let written = state.store.write(key, candidate, now, &ts, req.query.dry_run());
@@ -142,7 +161,12 @@ pub fn create(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
     }
     if body["metadata"]["name"].as_str().is_none_or(str::is_empty) {
         let prefix = body["metadata"]["generateName"].as_str().ok_or_else(|| {
-            ApiError::invalid(&rt.group, &rt.resource, "", "metadata.name: Required value: name or generateName is required")
+            ApiError::invalid(
+                &rt.group,
+                &rt.resource,
+                "",
+                "metadata.name: Required value: name or generateName is required",
+            )
         })?;
         let mut seed = [0u8; 3];
         let _ = getrandom::fill(&mut seed);
@@ -168,7 +192,11 @@ pub fn replace(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Inst
     let body = parse_body(req)?;
     let key = req.key();
     check_identity(rt, &key, &body)?;
-    let live = state.store.get(&key).map(|e| e.object.clone()).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
+    let live = state
+        .store
+        .get(&key)
+        .map(|e| e.object.clone())
+        .ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     check_precondition(rt, &key, &body, Some(&live))?;
     let candidate = scope_to_subresource(rt, req, Some(&live), body);
     commit(state, rt, req, &key, candidate, now, true)
@@ -181,14 +209,20 @@ pub fn patch(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instan
         return server_side_apply(state, rt, req, now);
     }
     let key = req.key();
-    let live = state.store.get(&key).map(|e| e.object.clone()).ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
+    let live = state
+        .store
+        .get(&key)
+        .map(|e| e.object.clone())
+        .ok_or_else(|| ApiError::not_found(&rt.group, &rt.resource, &key.name))?;
     let patch = parse_body(req)?;
     let mut patched = live.clone();
     match content_type.as_str() {
         MERGE | STRATEGIC => json_patch::merge(&mut patched, &patch),
         JSON_PATCH => {
-            let ops: json_patch::Patch = serde_json::from_value(patch).map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-            json_patch::patch(&mut patched, &ops).map_err(|e| ApiError::invalid(&rt.group, &rt.resource, &key.name, e.to_string()))?;
+            let ops: json_patch::Patch =
+                serde_json::from_value(patch).map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(&mut patched, &ops)
+                .map_err(|e| ApiError::invalid(&rt.group, &rt.resource, &key.name, e.to_string()))?;
         }
         other => return Err(ApiError::unsupported_media_type(other)),
     }

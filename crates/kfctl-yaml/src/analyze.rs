@@ -81,12 +81,7 @@ fn analyze_general(b: &[u8]) -> Analysis {
     Analysis {
         empty: false,
         multiline: line_breaks,
-        block_plain_allowed: !(edges
-            || break_space
-            || space_break
-            || special
-            || line_breaks
-            || block_indicators),
+        block_plain_allowed: !(edges || break_space || space_break || special || line_breaks || block_indicators),
         single_quoted_allowed: !(break_space || space_break || special),
         block_allowed: !(trailing_space || space_break || special),
     }
@@ -101,8 +96,7 @@ fn analyze_visible_ascii(b: &[u8]) -> Analysis {
         b'?' | b'-' => b.len() == 1,
         _ => false,
     };
-    let block_indicators =
-        first_forbids || b.ends_with(b":") || b.starts_with(b"---") || b.starts_with(b"...");
+    let block_indicators = first_forbids || b.ends_with(b":") || b.starts_with(b"---") || b.starts_with(b"...");
     Analysis {
         empty: false,
         multiline: false,
@@ -166,21 +160,10 @@ mod tests {
 
     #[test]
     fn indicators_forbid_plain() {
-        for quoted in [
-            "*", "- a", "-", ": a", "a: b", "x #y", "'a", "@x", "`x", "---", "...x", "? x",
-        ] {
+        for quoted in ["*", "- a", "-", ": a", "a: b", "x #y", "'a", "@x", "`x", "---", "...x", "? x"] {
             assert!(!plain_ok(quoted), "{quoted:?}");
         }
-        for plain in [
-            "-a",
-            "a:b",
-            "a#b",
-            "x# y",
-            "1.16.2",
-            "ünï",
-            "http://x:80/y",
-            "?x",
-        ] {
+        for plain in ["-a", "a:b", "a#b", "x# y", "1.16.2", "ünï", "http://x:80/y", "?x"] {
             assert!(plain_ok(plain), "{plain:?}");
         }
     }
@@ -190,22 +173,10 @@ mod tests {
         assert!(!plain_ok(" leading"));
         assert!(!plain_ok("trailing "));
         let tab = analyze("a\tb");
-        assert!(
-            !tab.single_quoted_allowed && !tab.block_allowed,
-            "tab is not printable"
-        );
-        assert!(
-            !analyze("emoji 😀").single_quoted_allowed,
-            "4-byte characters are special"
-        );
-        assert!(
-            !analyze("line \nnext").block_allowed,
-            "space before a break"
-        );
-        assert!(
-            analyze("line\n next").block_allowed,
-            "break before a space is fine in a block"
-        );
+        assert!(!tab.single_quoted_allowed && !tab.block_allowed, "tab is not printable");
+        assert!(!analyze("emoji 😀").single_quoted_allowed, "4-byte characters are special");
+        assert!(!analyze("line \nnext").block_allowed, "space before a break");
+        assert!(analyze("line\n next").block_allowed, "break before a space is fine in a block");
         assert!(!analyze("line\n next").single_quoted_allowed);
         assert!(!analyze("text\n").block_plain_allowed);
         assert!(analyze("").block_plain_allowed && !analyze("").block_allowed);
@@ -224,12 +195,7 @@ mod tests {
                     s.push(alphabet[n % alphabet.len()]);
                     n /= alphabet.len();
                 }
-                assert_eq!(
-                    analyze_visible_ascii(&s),
-                    analyze_general(&s),
-                    "{:?}",
-                    String::from_utf8_lossy(&s)
-                );
+                assert_eq!(analyze_visible_ascii(&s), analyze_general(&s), "{:?}", String::from_utf8_lossy(&s));
                 checked += 1;
             }
         }

@@ -26,7 +26,13 @@ impl fmt::Display for FieldDiff {
                 if s.len() > 120 { format!("{}…", &s[..s.floor_char_boundary(117)]) } else { s }
             }
         };
-        write!(f, "{}: expected {}, got {}", if self.path.is_empty() { "." } else { &self.path }, show(&self.expected), show(&self.actual))
+        write!(
+            f,
+            "{}: expected {}, got {}",
+            if self.path.is_empty() { "." } else { &self.path },
+            show(&self.expected),
+            show(&self.actual)
+        )
     }
 }
 
@@ -84,7 +90,11 @@ fn push_key(path: &mut String, key: &str) {
 pub fn object_label(obj: &Value) -> String {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
     let ns = s("/metadata/namespace");
-    if ns.is_empty() { format!("{} {}", s("/kind"), s("/metadata/name")) } else { format!("{} {}/{}", s("/kind"), ns, s("/metadata/name")) }
+    if ns.is_empty() {
+        format!("{} {}", s("/kind"), s("/metadata/name"))
+    } else {
+        format!("{} {}/{}", s("/kind"), ns, s("/metadata/name"))
+    }
 }
 
 /// Compare two streams in order: `None` when equal, else a readable report of the first
@@ -127,7 +137,9 @@ pub fn identity(obj: &Value) -> (String, String, String, String) {
 /// Compare two streams as sets of objects paired by identity: `None` when equal.
 pub fn unordered_report(expected: &[Value], actual: &[Value], limit: usize) -> Option<String> {
     use std::collections::BTreeMap;
-    let index = |objs: &[Value]| -> BTreeMap<(String, String, String, String), Value> { objs.iter().map(|o| (identity(o), o.clone())).collect() };
+    let index = |objs: &[Value]| -> BTreeMap<(String, String, String, String), Value> {
+        objs.iter().map(|o| (identity(o), o.clone())).collect()
+    };
     let (e, a) = (index(expected), index(actual));
     let mut lines = Vec::new();
     for (id, eo) in &e {
@@ -155,7 +167,8 @@ pub fn unordered_report(expected: &[Value], actual: &[Value], limit: usize) -> O
     Some(lines.join("\n"))
 }
 
-const HELM_LABELS: [&str; 4] = ["helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version"];
+const HELM_LABELS: [&str; 4] =
+    ["helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version"];
 const HELM_ANNOTATIONS: [&str; 2] = ["meta.helm.sh/release-name", "meta.helm.sh/release-namespace"];
 
 /// Drop the labels and annotations Helm's conventions add to objects.

@@ -52,13 +52,7 @@ pub(super) struct Writer<'o> {
 
 /// Write one document as kustomize writes a resource (ending with a line break).
 pub(super) fn write_document(out: &mut String, doc: &Value) {
-    let mut w = Writer {
-        out,
-        column: 0,
-        whitespace: true,
-        indention: true,
-        indent: None,
-    };
+    let mut w = Writer { out, column: 0, whitespace: true, indention: true, indent: None };
     w.node(doc, Context::default());
     w.write_indent();
 }
@@ -67,9 +61,7 @@ impl Writer<'_> {
     fn node(&mut self, value: &Value, ctx: Context) {
         match value {
             Value::Null => self.scalar("null", ScalarStyle::Plain, ctx),
-            Value::Bool(b) => {
-                self.scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain, ctx)
-            }
+            Value::Bool(b) => self.scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain, ctx),
             Value::Number(n) => self.scalar(&number_text(n), ScalarStyle::Plain, ctx),
             Value::String(s) => {
                 let s = json_reread(s);
@@ -86,13 +78,7 @@ impl Writer<'_> {
         self.analyzed_scalar(text, requested, &analyze(text), ctx);
     }
 
-    fn analyzed_scalar(
-        &mut self,
-        text: &str,
-        requested: ScalarStyle,
-        analysis: &Analysis,
-        ctx: Context,
-    ) {
+    fn analyzed_scalar(&mut self, text: &str, requested: ScalarStyle, analysis: &Analysis, ctx: Context) {
         let style = select_style(requested, analysis, ctx);
         let saved = self.increase_indent(true, false);
         let allow_breaks = !ctx.simple_key;
@@ -123,17 +109,13 @@ impl Writer<'_> {
 
     fn block_mapping(&mut self, map: &Map<String, Value>) {
         let saved = self.increase_indent(false, false);
-        let in_order = map.keys().all(|k| !has_nel(k))
-            && map
-                .keys()
-                .is_sorted_by(|a, b| go_yaml_key_cmp(a, b).is_lt());
+        let in_order = map.keys().all(|k| !has_nel(k)) && map.keys().is_sorted_by(|a, b| go_yaml_key_cmp(a, b).is_lt());
         if in_order {
             for (key, value) in map {
                 self.entry(key, value);
             }
         } else {
-            let mut entries: Vec<(Cow<str>, &Value)> =
-                map.iter().map(|(k, v)| (json_reread(k), v)).collect();
+            let mut entries: Vec<(Cow<str>, &Value)> = map.iter().map(|(k, v)| (json_reread(k), v)).collect();
             entries.sort_unstable_by(|a, b| go_yaml_key_cmp(&a.0, &b.0));
             for (key, value) in &entries {
                 self.entry(key, value);
@@ -144,17 +126,11 @@ impl Writer<'_> {
 
     /// One `key: value` of a block mapping (libyaml's block mapping key and value states).
     fn entry(&mut self, key: &str, value: &Value) {
-        let value_ctx = Context {
-            mapping: true,
-            simple_key: false,
-        };
+        let value_ctx = Context { mapping: true, simple_key: false };
         self.write_indent();
         let analysis = analyze(key);
         if key.len() <= MAX_SIMPLE_KEY_BYTES && !analysis.multiline {
-            let key_ctx = Context {
-                mapping: true,
-                simple_key: true,
-            };
+            let key_ctx = Context { mapping: true, simple_key: true };
             self.analyzed_scalar(key, requested_style(key), &analysis, key_ctx);
             self.write_indicator(":", false, false, false);
         } else {
@@ -302,11 +278,7 @@ mod tests {
     fn floats_are_spelled_as_after_a_json_round_trip() {
         assert_eq!(float_text(1.0), "1");
         assert_eq!(float_text(-0.0), "0");
-        assert_eq!(
-            float_text(1e20),
-            "1e+20",
-            "integral but beyond uint64: read back as a float"
-        );
+        assert_eq!(float_text(1e20), "1e+20", "integral but beyond uint64: read back as a float");
         assert_eq!(float_text(1.8e19), "18000000000000000000");
         assert_eq!(float_text(1e21), "1e+21");
         assert_eq!(float_text(1.5), "1.5");

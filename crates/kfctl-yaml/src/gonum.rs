@@ -21,11 +21,7 @@ pub(crate) fn parse_uint(s: &str, base: u32) -> Option<u64> {
     if bytes.is_empty() {
         return None;
     }
-    let (base, digits) = if base == 0 {
-        detect_base(bytes)
-    } else {
-        (base, bytes)
-    };
+    let (base, digits) = if base == 0 { detect_base(bytes) } else { (base, bytes) };
     let mut n: u64 = 0;
     for &c in digits {
         let d = match c {
@@ -64,11 +60,7 @@ pub(crate) fn parse_int(s: &str, base: u32) -> Option<i64> {
     };
     let magnitude = parse_uint(rest, base)?;
     if negative {
-        if magnitude <= 1u64 << 63 {
-            Some(0i64.wrapping_sub_unsigned(magnitude))
-        } else {
-            None
-        }
+        if magnitude <= 1u64 << 63 { Some(0i64.wrapping_sub_unsigned(magnitude)) } else { None }
     } else {
         i64::try_from(magnitude).ok()
     }
@@ -191,10 +183,7 @@ pub(crate) fn is_base60_float(s: &str) -> bool {
     if !b.get(i).is_some_and(u8::is_ascii_digit) {
         return false;
     }
-    i += 1 + b[i + 1..]
-        .iter()
-        .take_while(|c| c.is_ascii_digit() || **c == b'_')
-        .count();
+    i += 1 + b[i + 1..].iter().take_while(|c| c.is_ascii_digit() || **c == b'_').count();
     let mut groups = 0;
     while b.get(i) == Some(&b':') {
         let group = sexagesimal_group(&b[i + 1..]);
@@ -208,10 +197,7 @@ pub(crate) fn is_base60_float(s: &str) -> bool {
         return false;
     }
     if b.get(i) == Some(&b'.') {
-        i += 1 + b[i + 1..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit() || **c == b'_')
-            .count();
+        i += 1 + b[i + 1..].iter().take_while(|c| c.is_ascii_digit() || **c == b'_').count();
     }
     i == b.len()
 }
@@ -316,11 +302,7 @@ mod tests {
         assert_eq!(parse_float_ok("."), None);
         assert_eq!(parse_float_ok(".e1"), None);
         assert_eq!(parse_float_ok(".1e400"), None, "overflow is a range error");
-        assert_eq!(
-            parse_float_ok(".1e-400"),
-            Some(0.0),
-            "underflow is not an error"
-        );
+        assert_eq!(parse_float_ok(".1e-400"), Some(0.0), "underflow is not an error");
         assert_eq!(parse_float_ok(".inf"), None);
     }
 

@@ -28,11 +28,7 @@ pub fn go_yaml_key_cmp(a: &str, b: &str) -> Ordering {
         let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
         key_less(&ar, &br)
     };
-    if less {
-        Ordering::Less
-    } else {
-        Ordering::Greater
-    }
+    if less { Ordering::Less } else { Ordering::Greater }
 }
 
 /// A character as `keyList.Less` inspects it.
@@ -196,15 +192,7 @@ mod tests {
 
     #[test]
     fn non_ascii_letters_use_unicode_categories() {
-        assert_eq!(
-            go_yaml_key_cmp("é", "_"),
-            Ordering::Greater,
-            "é is a letter"
-        );
-        assert_eq!(
-            go_yaml_key_cmp("x٣", "x2"),
-            Ordering::Greater,
-            "Arabic-Indic three is a digit"
-        );
+        assert_eq!(go_yaml_key_cmp("é", "_"), Ordering::Greater, "é is a letter");
+        assert_eq!(go_yaml_key_cmp("x٣", "x2"), Ordering::Greater, "Arabic-Indic three is a digit");
     }
 }

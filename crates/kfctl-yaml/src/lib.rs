@@ -43,12 +43,7 @@ pub enum YamlError {
     /// Malformed YAML, or YAML go-yaml would refuse (duplicate keys, a tag that does not fit its
     /// value, a bad merge), with the line and column (1-based) where it was noticed.
     #[error("{origin}:{line}:{column}: invalid YAML: {message}")]
-    Syntax {
-        origin: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Syntax { origin: String, line: usize, column: usize, message: String },
     /// A resource bound was hit: input size, nesting depth, node count or alias expansion.
     #[error(
         "{origin}: YAML exceeds a safety limit ({limit}); the input is too large or too deeply nested, or its aliases expand too much"
@@ -92,11 +87,8 @@ pub fn parse_objects(text: &str, origin: &str) -> Result<Vec<Value>, YamlError> 
 /// Large streams are written on all cores, a document per task, then joined in order.
 pub fn to_yaml_stream(docs: &[Value]) -> String {
     use rayon::prelude::*;
-    let parts: Vec<String> = if docs.len() >= 64 {
-        docs.par_iter().map(to_yaml).collect()
-    } else {
-        docs.iter().map(to_yaml).collect()
-    };
+    let parts: Vec<String> =
+        if docs.len() >= 64 { docs.par_iter().map(to_yaml).collect() } else { docs.iter().map(to_yaml).collect() };
     let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 4).sum());
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {

@@ -40,12 +40,8 @@ pub(crate) struct Limits {
     pub max_alias_nodes: usize,
 }
 
-pub(crate) const LIMITS: Limits = Limits {
-    max_input_bytes: 64 << 20,
-    max_depth: 128,
-    max_nodes: 4_000_000,
-    max_alias_nodes: 250_000,
-};
+pub(crate) const LIMITS: Limits =
+    Limits { max_input_bytes: 64 << 20, max_depth: 128, max_nodes: 4_000_000, max_alias_nodes: 250_000 };
 
 /// The documents of a chunk, and for each the JSON pointers of its bare nulls (a key written
 /// with nothing after it, `key:`), which kustomize's merge treats differently from `null`.
@@ -78,18 +74,8 @@ struct Anchored {
 }
 
 enum Frame {
-    Seq {
-        items: Vec<Value>,
-        anchor: usize,
-        first_node: usize,
-    },
-    Map {
-        map: Map<String, Value>,
-        slot: KeySlot,
-        merge: Option<Box<Value>>,
-        anchor: usize,
-        first_node: usize,
-    },
+    Seq { items: Vec<Value>, anchor: usize, first_node: usize },
+    Map { map: Map<String, Value>, slot: KeySlot, merge: Option<Box<Value>>, anchor: usize, first_node: usize },
 }
 
 struct Builder<'o> {
@@ -140,11 +126,7 @@ impl<'o> Builder<'o> {
             Event::Scalar(text, style, anchor, tag) => self.scalar(text, style, anchor, tag)?,
             Event::Alias(id) => self.alias(id)?,
             Event::SequenceStart(_, anchor, _) => {
-                self.open(Frame::Seq {
-                    items: Vec::new(),
-                    anchor,
-                    first_node: self.nodes,
-                })?;
+                self.open(Frame::Seq { items: Vec::new(), anchor, first_node: self.nodes })?;
             }
             Event::MappingStart(_, anchor, _) => self.open(Frame::Map {
                 map: Map::new(),
@@ -170,18 +152,8 @@ impl<'o> Builder<'o> {
 
     fn close(&mut self) -> Result<(), YamlError> {
         let (value, anchor, first_node) = match self.stack.pop() {
-            Some(Frame::Seq {
-                items,
-                anchor,
-                first_node,
-            }) => (Value::Array(items), anchor, first_node),
-            Some(Frame::Map {
-                mut map,
-                merge,
-                anchor,
-                first_node,
-                ..
-            }) => {
+            Some(Frame::Seq { items, anchor, first_node }) => (Value::Array(items), anchor, first_node),
+            Some(Frame::Map { mut map, merge, anchor, first_node, .. }) => {
                 if let Some(source) = merge {
                     apply_merge(&mut map, *source);
                 }
@@ -191,13 +163,7 @@ impl<'o> Builder<'o> {
         };
         if anchor != 0 {
             let nodes = self.nodes - first_node;
-            self.anchors.insert(
-                anchor,
-                Anchored {
-                    value: value.clone(),
-                    nodes,
-                },
-            );
+            self.anchors.insert(anchor, Anchored { value: value.clone(), nodes });
         }
         self.attach(value)
     }
@@ -213,8 +179,7 @@ impl<'o> Builder<'o> {
         let full_tag = tag.map(|t| format!("{}{}", t.handle(), t.suffix()));
         if self.expecting_key() {
             if anchor != 0 {
-                let value = scalar_value(text.clone(), style, full_tag.as_deref())
-                    .map_err(|m| self.invalid(m))?;
+                let value = scalar_value(text.clone(), style, full_tag.as_deref()).map_err(|m| self.invalid(m))?;
                 self.anchors.insert(anchor, Anchored { value, nodes: 1 });
             }
             let slot = key_slot(text, style, full_tag.as_deref());
@@ -227,39 +192,24 @@ impl<'o> Builder<'o> {
         }
         let value = scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?;
         if anchor != 0 {
-            self.anchors.insert(
-                anchor,
-                Anchored {
-                    value: value.clone(),
-                    nodes: 1,
-                },
-            );
+            self.anchors.insert(anchor, Anchored { value: value.clone(), nodes: 1 });
         }
         self.attach(value)
     }
 
     fn alias(&mut self, id: usize) -> Result<(), YamlError> {
         let Some(anchored) = self.anchors.get(&id) else {
-            return Err(
-                self.invalid("alias to an anchor that is not complete (recursive alias)".into())
-            );
+            return Err(self.invalid("alias to an anchor that is not complete (recursive alias)".into()));
         };
         let nodes = anchored.nodes;
         // Count before copying: the check is what bounds alias bombs.
         self.alias_nodes = self.alias_nodes.saturating_add(nodes);
         if self.alias_nodes > self.limits.max_alias_nodes {
-            let limit = format!(
-                "aliases expand to more than {} nodes",
-                self.limits.max_alias_nodes
-            );
+            let limit = format!("aliases expand to more than {} nodes", self.limits.max_alias_nodes);
             return Err(self.limit(limit));
         }
         self.count_nodes(nodes)?;
-        let value = self
-            .anchors
-            .get(&id)
-            .map(|a| a.value.clone())
-            .unwrap_or_default();
+        let value = self.anchors.get(&id).map(|a| a.value.clone()).unwrap_or_default();
         if self.expecting_key() {
             let slot = match &value {
                 Value::Null => KeySlot::Dropped,
@@ -289,13 +239,7 @@ impl<'o> Builder<'o> {
     }
 
     fn expecting_key(&self) -> bool {
-        matches!(
-            self.stack.last(),
-            Some(Frame::Map {
-                slot: KeySlot::Expecting,
-                ..
-            })
-        )
+        matches!(self.stack.last(), Some(Frame::Map { slot: KeySlot::Expecting, .. }))
     }
 
     fn set_key(&mut self, new_slot: KeySlot) {
@@ -309,26 +253,19 @@ impl<'o> Builder<'o> {
         match self.stack.last_mut() {
             None => self.root = Some(value),
             Some(Frame::Seq { items, .. }) => items.push(value),
-            Some(Frame::Map {
-                map, slot, merge, ..
-            }) => match std::mem::replace(slot, KeySlot::Expecting) {
+            Some(Frame::Map { map, slot, merge, .. }) => match std::mem::replace(slot, KeySlot::Expecting) {
                 KeySlot::Key(key) => match map.entry(key) {
                     Entry::Vacant(slot) => {
                         slot.insert(value);
                     }
                     Entry::Occupied(slot) => {
-                        let message = format!(
-                            "mapping key {:?} already defined; keep only one",
-                            slot.key()
-                        );
+                        let message = format!("mapping key {:?} already defined; keep only one", slot.key());
                         return Err(self.invalid(message));
                     }
                 },
                 KeySlot::Merge => {
                     if !is_merge_source(&value) {
-                        return Err(self.invalid(
-                            "map merge requires a map or a sequence of maps as the value".into(),
-                        ));
+                        return Err(self.invalid("map merge requires a map or a sequence of maps as the value".into()));
                     }
                     *merge = Some(Box::new(value));
                 }
@@ -342,43 +279,28 @@ impl<'o> Builder<'o> {
     fn count_nodes(&mut self, n: usize) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > self.limits.max_nodes {
-            let limit = format!(
-                "more than {} nodes, aliases expanded",
-                self.limits.max_nodes
-            );
+            let limit = format!("more than {} nodes, aliases expanded", self.limits.max_nodes);
             return Err(self.limit(limit));
         }
         Ok(())
     }
 
     fn location(&self) -> (usize, usize) {
-        self.span.map_or((0, 0), |s| {
-            (s.start.line() + self.line_offset, s.start.col() + 1)
-        })
+        self.span.map_or((0, 0), |s| (s.start.line() + self.line_offset, s.start.col() + 1))
     }
 
     fn invalid(&self, message: String) -> YamlError {
         let (line, column) = self.location();
-        YamlError::Syntax {
-            origin: self.origin.to_string(),
-            line,
-            column,
-            message,
-        }
+        YamlError::Syntax { origin: self.origin.to_string(), line, column, message }
     }
 
     fn complex_key(&self) -> YamlError {
-        self.invalid(
-            "mapping keys must be scalars; sequence and mapping keys are not supported".into(),
-        )
+        self.invalid("mapping keys must be scalars; sequence and mapping keys are not supported".into())
     }
 
     fn limit(&self, limit: String) -> YamlError {
         let (line, _) = self.location();
-        YamlError::Limit {
-            origin: self.origin.to_string(),
-            limit: format!("{limit}, at line {line}"),
-        }
+        YamlError::Limit { origin: self.origin.to_string(), limit: format!("{limit}, at line {line}") }
     }
 
     fn scan_error(&self, error: &ScanError) -> YamlError {

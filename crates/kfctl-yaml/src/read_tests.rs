@@ -25,20 +25,14 @@ fn block_scalar_ending_the_file_without_newline_gets_no_newline() {
 
 #[test]
 fn empty_and_null_documents_are_dropped() {
-    let docs = parse_stream(
-        "# only a comment\n---\n---\na: 1\n---\n~\n---\nb: 2\n...\n",
-        "t",
-    )
-    .unwrap();
+    let docs = parse_stream("# only a comment\n---\n---\na: 1\n---\n~\n---\nb: 2\n...\n", "t").unwrap();
     assert_eq!(docs, vec![json!({"a": 1}), json!({"b": 2})]);
     assert!(parse_stream("", "t").unwrap().is_empty());
 }
 
 #[test]
 fn plain_scalars_are_typed_like_go_yaml_v3() {
-    let doc = one(
-        "a: yes\nb: 0o17\nc: 017\nd: 08\ne: 1_000\nf: 2.0\ng: ~\nh: 2024-01-01\ni: '08'\nj: 1:20",
-    );
+    let doc = one("a: yes\nb: 0o17\nc: 017\nd: 08\ne: 1_000\nf: 2.0\ng: ~\nh: 2024-01-01\ni: '08'\nj: 1:20");
     assert_eq!(
         doc,
         json!({"a": "yes", "b": 15, "c": 15, "d": 8.0, "e": 1000, "f": 2.0, "g": null,
@@ -49,16 +43,9 @@ fn plain_scalars_are_typed_like_go_yaml_v3() {
 #[test]
 fn tags_check_and_convert() {
     let doc = one("a: !!str 12\nb: !!int '12'\nc: !!float 1\nd: !!binary aGk=\ne: !x 5\nf: ! 5\n");
-    assert_eq!(
-        doc,
-        json!({"a": "12", "b": 12, "c": 1.0, "d": "hi", "e": "5", "f": 5})
-    );
+    assert_eq!(doc, json!({"a": "12", "b": 12, "c": 1.0, "d": "hi", "e": "5", "f": 5}));
     let err = parse_stream("a: !!int abc\n", "t.yaml").unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("cannot decode !!str `abc` as a !!int"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("cannot decode !!str `abc` as a !!int"), "{err}");
 }
 
 #[test]
@@ -71,9 +58,7 @@ fn keys_keep_their_text_and_null_keys_are_dropped() {
 
 #[test]
 fn anchors_aliases_and_merges() {
-    let doc = one(
-        "base: &b {a: 1, b: 2}\ncopy: *b\nm:\n  <<: [*b, {c: 3, a: 9}]\n  b: 5\n'<<': literal\n",
-    );
+    let doc = one("base: &b {a: 1, b: 2}\ncopy: *b\nm:\n  <<: [*b, {c: 3, a: 9}]\n  b: 5\n'<<': literal\n");
     assert_eq!(
         doc,
         json!({"base": {"a": 1, "b": 2}, "copy": {"a": 1, "b": 2}, "m": {"a": 1, "b": 5, "c": 3}, "<<": "literal"})
@@ -83,12 +68,7 @@ fn anchors_aliases_and_merges() {
 #[test]
 fn duplicate_keys_are_an_error_with_location() {
     match parse_stream("a: 1\nb:\n  c: 1\n  c: 2\n", "dup.yaml") {
-        Err(YamlError::Syntax {
-            origin,
-            line,
-            message,
-            ..
-        }) => {
+        Err(YamlError::Syntax { origin, line, message, .. }) => {
             assert_eq!((origin.as_str(), line), ("dup.yaml", 4));
             assert!(message.contains("\"c\" already defined"), "{message}");
         }
@@ -101,10 +81,7 @@ fn syntax_errors_name_file_line_and_column() {
     let err = parse_stream("a: 1\nb: [1, 2\n", "bad.yaml").unwrap_err();
     let text = err.to_string();
     assert!(text.starts_with("bad.yaml:"), "{text}");
-    assert!(
-        matches!(err, YamlError::Syntax { line: 2..=3, .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, YamlError::Syntax { line: 2..=3, .. }), "{err:?}");
 }
 
 #[test]
@@ -122,48 +99,24 @@ fn alias_bombs_stop_at_the_node_limit() {
 
 #[test]
 fn node_limit_counts_every_node() {
-    let limits = Limits {
-        max_input_bytes: 1 << 20,
-        max_depth: 8,
-        max_nodes: 10,
-        max_alias_nodes: 10,
-    };
+    let limits = Limits { max_input_bytes: 1 << 20, max_depth: 8, max_nodes: 10, max_alias_nodes: 10 };
     let text = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]";
-    assert!(matches!(
-        parse_documents(text, "n.yaml", 0, limits),
-        Err(YamlError::Limit { .. })
-    ));
+    assert!(matches!(parse_documents(text, "n.yaml", 0, limits), Err(YamlError::Limit { .. })));
     assert!(parse_documents("[1, 2, 3]", "n.yaml", 0, limits).is_ok());
 }
 
 #[test]
 fn deep_nesting_stops_at_the_depth_limit() {
     let deep = format!("{}1{}", "[".repeat(500), "]".repeat(500));
-    assert!(matches!(
-        parse_stream(&deep, "deep.yaml"),
-        Err(YamlError::Limit { .. } | YamlError::Syntax { .. })
-    ));
-    let limits = Limits {
-        max_input_bytes: 1 << 20,
-        max_depth: 3,
-        max_nodes: 100,
-        max_alias_nodes: 10,
-    };
+    assert!(matches!(parse_stream(&deep, "deep.yaml"), Err(YamlError::Limit { .. } | YamlError::Syntax { .. })));
+    let limits = Limits { max_input_bytes: 1 << 20, max_depth: 3, max_nodes: 100, max_alias_nodes: 10 };
     let nested = "a:\n  b:\n    c:\n      d: 1\n";
-    assert!(matches!(
-        parse_documents(nested, "n.yaml", 0, limits),
-        Err(YamlError::Limit { .. })
-    ));
+    assert!(matches!(parse_documents(nested, "n.yaml", 0, limits), Err(YamlError::Limit { .. })));
 }
 
 #[test]
 fn oversized_input_is_refused() {
-    let limits = Limits {
-        max_input_bytes: 10,
-        max_depth: 8,
-        max_nodes: 100,
-        max_alias_nodes: 10,
-    };
+    let limits = Limits { max_input_bytes: 10, max_depth: 8, max_nodes: 100, max_alias_nodes: 10 };
     let err = super::split::parse_stream_with("a: 123456789012\n", "big.yaml", limits).unwrap_err();
     assert!(matches!(err, YamlError::Limit { .. }), "{err:?}");
 }

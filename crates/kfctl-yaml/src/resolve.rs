@@ -53,9 +53,7 @@ fn hint(s: &str) -> Hint {
         None => Hint::Word,
         Some(b'+' | b'-' | b'0'..=b'9') => Hint::Number,
         Some(b'.') => Hint::Dot,
-        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => {
-            Hint::Word
-        }
+        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => Hint::Word,
         Some(_) => Hint::None,
     }
 }
@@ -66,8 +64,8 @@ fn v3_table(s: &str) -> Option<Plain> {
         "true" | "True" | "TRUE" => Plain::Bool(true),
         "false" | "False" | "FALSE" => Plain::Bool(false),
         "" | "~" | "null" | "Null" | "NULL" => Plain::Null,
-        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
-        | "-.inf" | "-.Inf" | "-.INF" => Plain::NonFinite,
+        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf"
+        | "-.INF" => Plain::NonFinite,
         _ => return None,
     })
 }
@@ -76,21 +74,7 @@ fn v3_table(s: &str) -> Option<Plain> {
 fn v2_extra_word(s: &str) -> bool {
     matches!(
         s,
-        "y" | "Y"
-            | "yes"
-            | "Yes"
-            | "YES"
-            | "on"
-            | "On"
-            | "ON"
-            | "n"
-            | "N"
-            | "no"
-            | "No"
-            | "NO"
-            | "off"
-            | "Off"
-            | "OFF"
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF"
     )
 }
 
@@ -105,9 +89,7 @@ pub(crate) fn resolve_plain(s: &str) -> Plain {
     }
     match h {
         Hint::Dot => parse_float_ok(s).map_or(Plain::Str, Plain::Float),
-        Hint::Number => {
-            parse_go_timestamp(s).map_or_else(|| resolve_number(s, true), Plain::Timestamp)
-        }
+        Hint::Number => parse_go_timestamp(s).map_or_else(|| resolve_number(s, true), Plain::Timestamp),
         Hint::None | Hint::Word => Plain::Str,
     }
 }
@@ -115,11 +97,7 @@ pub(crate) fn resolve_plain(s: &str) -> Plain {
 /// The digit/sign branch shared by both versions, after the timestamp check. `octal_prefix` enables v3's explicit
 /// `0o`/`-0o` fallback, which v2 lacks.
 fn resolve_number(s: &str, octal_prefix: bool) -> Plain {
-    let plain: std::borrow::Cow<str> = if s.contains('_') {
-        s.replace('_', "").into()
-    } else {
-        s.into()
-    };
+    let plain: std::borrow::Cow<str> = if s.contains('_') { s.replace('_', "").into() } else { s.into() };
     if let Some(i) = parse_int(&plain, 0) {
         return Plain::Int(i);
     }
@@ -133,9 +111,7 @@ fn resolve_number(s: &str, octal_prefix: bool) -> Plain {
     }
     let explicit = |prefix: &str, base: u32| -> Option<Plain> {
         if let Some(digits) = plain.strip_prefix(prefix) {
-            return parse_int(digits, base)
-                .map(Plain::Int)
-                .or_else(|| parse_uint(digits, base).map(Plain::Uint));
+            return parse_int(digits, base).map(Plain::Int).or_else(|| parse_uint(digits, base).map(Plain::Uint));
         }
         let negative = plain.strip_prefix('-')?.strip_prefix(prefix)?;
         parse_int(&format!("-{negative}"), base).map(Plain::Int)
@@ -161,9 +137,7 @@ pub(crate) fn plain_is_safe(s: &str) -> bool {
     }
     match h {
         Hint::Dot => parse_float_ok(s).is_none(),
-        Hint::Number => {
-            !is_go_timestamp(s) && resolve_number(s, false) == Plain::Str && !is_base60_float(s)
-        }
+        Hint::Number => !is_go_timestamp(s) && resolve_number(s, false) == Plain::Str && !is_base60_float(s),
         Hint::None | Hint::Word => true,
     }
 }
@@ -187,10 +161,7 @@ mod tests {
         assert_eq!(resolve_plain("1_000"), Plain::Int(1000));
         assert_eq!(resolve_plain("08"), Plain::Float(8.0));
         assert_eq!(resolve_plain("1e3"), Plain::Float(1000.0));
-        assert_eq!(
-            resolve_plain("12345678901234567890"),
-            Plain::Uint(12_345_678_901_234_567_890)
-        );
+        assert_eq!(resolve_plain("12345678901234567890"), Plain::Uint(12_345_678_901_234_567_890));
         assert_eq!(resolve_plain(".5"), Plain::Float(0.5));
         assert_eq!(resolve_plain(".inf"), Plain::NonFinite);
         assert!(matches!(resolve_plain("2024-01-01"), Plain::Timestamp(_)));

@@ -105,14 +105,8 @@ fn random_string(rng: &mut Rng) -> String {
     if rng.below(4) == 0 {
         return WORDS[rng.below(WORDS.len())].to_string();
     }
-    let pieces = if rng.below(5) == 0 {
-        10 + rng.below(60)
-    } else {
-        rng.below(12)
-    };
-    (0..pieces)
-        .map(|_| PIECES[rng.below(PIECES.len())])
-        .collect()
+    let pieces = if rng.below(5) == 0 { 10 + rng.below(60) } else { rng.below(12) };
+    (0..pieces).map(|_| PIECES[rng.below(PIECES.len())]).collect()
 }
 
 fn random_scalar(rng: &mut Rng) -> Value {
@@ -137,19 +131,13 @@ fn random_scalar(rng: &mut Rng) -> Value {
 fn random_value(rng: &mut Rng, depth: usize) -> Value {
     match (depth, rng.below(4)) {
         (0, _) | (_, 0 | 1) => random_scalar(rng),
-        (_, 2) => Value::Array(
-            (0..rng.below(4))
-                .map(|_| random_value(rng, depth - 1))
-                .collect(),
-        ),
+        (_, 2) => Value::Array((0..rng.below(4)).map(|_| random_value(rng, depth - 1)).collect()),
         _ => Value::Object(random_map(rng, depth - 1)),
     }
 }
 
 fn random_map(rng: &mut Rng, depth: usize) -> Map<String, Value> {
-    (0..rng.below(5))
-        .map(|_| (random_string(rng), random_value(rng, depth)))
-        .collect()
+    (0..rng.below(5)).map(|_| (random_string(rng), random_value(rng, depth))).collect()
 }
 
 /// Where two values first differ, as a path with both sides.
@@ -163,17 +151,11 @@ fn first_difference(a: &Value, b: &Value, path: String) -> String {
                         return first_difference(value, other, format!("{path}/{key:?}"));
                     }
                     None => {
-                        return format!(
-                            "{path}: key {key:?} missing; keys {:?}",
-                            y.keys().collect::<Vec<_>>()
-                        );
+                        return format!("{path}: key {key:?} missing; keys {:?}", y.keys().collect::<Vec<_>>());
                     }
                 }
             }
-            format!(
-                "{path}: extra keys {:?}",
-                y.keys().filter(|k| !x.contains_key(*k)).collect::<Vec<_>>()
-            )
+            format!("{path}: extra keys {:?}", y.keys().filter(|k| !x.contains_key(*k)).collect::<Vec<_>>())
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             let i = x.iter().zip(y).position(|(p, q)| p != q).unwrap_or(0);
@@ -212,10 +194,6 @@ fn scalar_roots_and_empty_collections_round_trip() {
         serde_json::json!([[], {}, [[1]], {"a": []}]),
     ] {
         let text = to_yaml(&doc);
-        assert_eq!(
-            parse_stream(&text, "root.yaml").unwrap(),
-            vec![doc.clone()],
-            "{text}"
-        );
+        assert_eq!(parse_stream(&text, "root.yaml").unwrap(), vec![doc.clone()], "{text}");
     }
 }

@@ -110,12 +110,7 @@ impl Writer<'_> {
         while i < b.len() {
             if b[i] == b' ' {
                 let inner = !quoted || (i > 0 && i + 1 < b.len());
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && inner
-                    && at(b, i + 1) != b' '
-                {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && inner && at(b, i + 1) != b' ' {
                     self.write_indent();
                     i += 1;
                 } else {
@@ -264,9 +259,7 @@ impl Writer<'_> {
             None => Some("-"),
             Some(i) if !is_break(b, i) => Some("-"),
             Some(0) => Some("+"),
-            Some(i) => last_char_start(b, i)
-                .filter(|&j| is_break(b, j))
-                .map(|_| "+"),
+            Some(i) => last_char_start(b, i).filter(|&j| is_break(b, j)).map(|_| "+"),
         };
         if let Some(chomp) = chomp {
             self.write_indicator(chomp, false, false, false);
@@ -297,34 +290,12 @@ mod tests {
     fn style_requests_follow_go_yaml_v2() {
         assert_eq!(requested_style("a\nb"), ScalarStyle::Literal);
         assert_eq!(requested_style("true"), ScalarStyle::DoubleQuoted);
-        assert_eq!(
-            requested_style("*"),
-            ScalarStyle::Plain,
-            "quoting is the emitter's choice"
-        );
-        let value = Context {
-            mapping: true,
-            simple_key: false,
-        };
-        let key = Context {
-            mapping: true,
-            simple_key: true,
-        };
-        assert_eq!(
-            select_style(ScalarStyle::Plain, &analyze("*"), value),
-            ScalarStyle::SingleQuoted
-        );
-        assert_eq!(
-            select_style(ScalarStyle::Plain, &analyze("a\tb"), value),
-            ScalarStyle::DoubleQuoted
-        );
-        assert_eq!(
-            select_style(ScalarStyle::Literal, &analyze("a \nb"), value),
-            ScalarStyle::DoubleQuoted
-        );
-        assert_eq!(
-            select_style(ScalarStyle::Literal, &analyze("a\nb"), key),
-            ScalarStyle::DoubleQuoted
-        );
+        assert_eq!(requested_style("*"), ScalarStyle::Plain, "quoting is the emitter's choice");
+        let value = Context { mapping: true, simple_key: false };
+        let key = Context { mapping: true, simple_key: true };
+        assert_eq!(select_style(ScalarStyle::Plain, &analyze("*"), value), ScalarStyle::SingleQuoted);
+        assert_eq!(select_style(ScalarStyle::Plain, &analyze("a\tb"), value), ScalarStyle::DoubleQuoted);
+        assert_eq!(select_style(ScalarStyle::Literal, &analyze("a \nb"), value), ScalarStyle::DoubleQuoted);
+        assert_eq!(select_style(ScalarStyle::Literal, &analyze("a\nb"), key), ScalarStyle::DoubleQuoted);
     }
 }

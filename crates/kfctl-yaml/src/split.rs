@@ -20,17 +20,10 @@ const PARALLEL_MIN_BYTES: usize = 512 << 10;
 /// Parts are at least this large, so that splitting pays for itself.
 const MIN_PART_BYTES: usize = 128 << 10;
 
-pub(super) fn parse_stream_with(
-    text: &str,
-    origin: &str,
-    limits: Limits,
-) -> Result<Parsed, YamlError> {
+pub(super) fn parse_stream_with(text: &str, origin: &str, limits: Limits) -> Result<Parsed, YamlError> {
     if text.len() > limits.max_input_bytes {
         let limit = format!("{} bytes, more than {}", text.len(), limits.max_input_bytes);
-        return Err(YamlError::Limit {
-            origin: origin.to_string(),
-            limit,
-        });
+        return Err(YamlError::Limit { origin: origin.to_string(), limit });
     }
     if text.len() < PARALLEL_MIN_BYTES || text.starts_with('%') || text.contains("\n%") {
         return parse_documents(text, origin, 0, limits);
@@ -39,10 +32,8 @@ pub(super) fn parse_stream_with(
     if parts.len() < 2 {
         return parse_documents(text, origin, 0, limits);
     }
-    let results: Vec<Result<Parsed, YamlError>> = parts
-        .par_iter()
-        .map(|&(start, end)| parse_documents(&text[start..end], origin, 0, limits))
-        .collect();
+    let results: Vec<Result<Parsed, YamlError>> =
+        parts.par_iter().map(|&(start, end)| parse_documents(&text[start..end], origin, 0, limits)).collect();
     let (mut docs, mut bare) = (Vec::new(), Vec::new());
     for (result, &(start, end)) in results.into_iter().zip(&parts) {
         match result {
@@ -51,10 +42,7 @@ pub(super) fn parse_stream_with(
                 bare.extend(part_bare);
             }
             Err(_) => {
-                let offset = text.as_bytes()[..start]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count();
+                let offset = text.as_bytes()[..start].iter().filter(|&&b| b == b'\n').count();
                 return parse_documents(&text[start..end], origin, offset, limits);
             }
         }
@@ -106,9 +94,7 @@ mod tests {
     use crate::read::LIMITS;
 
     fn stream(docs: usize) -> String {
-        (0..docs)
-            .map(|i| format!("---\nname: doc{i}\nbody: |\n  line\n  ---x\n"))
-            .collect()
+        (0..docs).map(|i| format!("---\nname: doc{i}\nbody: |\n  line\n  ---x\n")).collect()
     }
 
     #[test]
@@ -117,17 +103,11 @@ mod tests {
         let parts = split_at_documents(&text, 100);
         assert!(parts.len() > 10);
         for &(start, end) in &parts {
-            assert!(
-                text[start..end].starts_with("---\n"),
-                "part starts at a document"
-            );
+            assert!(text[start..end].starts_with("---\n"), "part starts at a document");
         }
         assert_eq!(parts.last().map(|p| p.1), Some(text.len()));
         let dashes_then_text = "a: 1\n---x: 2\n";
-        assert_eq!(
-            split_at_documents(dashes_then_text, 1),
-            vec![(0, dashes_then_text.len())]
-        );
+        assert_eq!(split_at_documents(dashes_then_text, 1), vec![(0, dashes_then_text.len())]);
     }
 
     #[test]

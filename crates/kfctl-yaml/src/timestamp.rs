@@ -48,25 +48,13 @@ pub(crate) fn parse_go_timestamp(s: &str) -> Option<Timestamp> {
     if !day_in_month(year, month, day) {
         return None;
     }
-    let date = Timestamp {
-        year,
-        month,
-        day,
-        hour: 0,
-        minute: 0,
-        second: 0,
-        nanos: 0,
-        offset_minutes: 0,
-    };
+    let date = Timestamp { year, month, day, hour: 0, minute: 0, second: 0, nanos: 0, offset_minutes: 0 };
     match rest.first() {
         None => Some(date),
         Some(b'T' | b't') => {
             let (clock, rest) = parse_clock(&rest[1..])?;
             let offset_minutes = parse_zone(rest)?;
-            Some(Timestamp {
-                offset_minutes,
-                ..clock.on(date)
-            })
+            Some(Timestamp { offset_minutes, ..clock.on(date) })
         }
         Some(b' ') => {
             let after_spaces = &rest[rest.iter().take_while(|c| **c == b' ').count()..];
@@ -121,13 +109,7 @@ struct Clock {
 
 impl Clock {
     fn on(self, date: Timestamp) -> Timestamp {
-        Timestamp {
-            hour: self.hour,
-            minute: self.minute,
-            second: self.second,
-            nanos: self.nanos,
-            ..date
-        }
+        Timestamp { hour: self.hour, minute: self.minute, second: self.second, nanos: self.nanos, ..date }
     }
 }
 
@@ -140,15 +122,7 @@ fn parse_clock(b: &[u8]) -> Option<(Clock, &[u8])> {
         return None;
     }
     let (nanos, rest) = parse_fraction(rest);
-    Some((
-        Clock {
-            hour,
-            minute,
-            second,
-            nanos,
-        },
-        rest,
-    ))
+    Some((Clock { hour, minute, second, nanos }, rest))
 }
 
 /// `.999999999`: a `.` or `,` followed by at least one digit starts a fraction of any length
@@ -234,26 +208,11 @@ mod tests {
     fn timestamps_are_written_as_go_json_writes_time() {
         let rfc = |s: &str| parse_go_timestamp(s).map(|t| t.to_rfc3339_nano());
         assert_eq!(rfc("2024-01-01").as_deref(), Some("2024-01-01T00:00:00Z"));
-        assert_eq!(
-            rfc("2001-12-14t21:59:43.10-05:00").as_deref(),
-            Some("2001-12-14T21:59:43.1-05:00")
-        );
-        assert_eq!(
-            rfc("2001-2-3 4:5:6").as_deref(),
-            Some("2001-02-03T04:05:06Z")
-        );
-        assert_eq!(
-            rfc("2001-12-14T21:59:43.1234567891Z").as_deref(),
-            Some("2001-12-14T21:59:43.123456789Z")
-        );
-        assert_eq!(
-            rfc("2001-12-14T21:59:43.000+00:00").as_deref(),
-            Some("2001-12-14T21:59:43Z")
-        );
-        assert_eq!(
-            rfc("2001-12-14T21:59:43+05:30").as_deref(),
-            Some("2001-12-14T21:59:43+05:30")
-        );
+        assert_eq!(rfc("2001-12-14t21:59:43.10-05:00").as_deref(), Some("2001-12-14T21:59:43.1-05:00"));
+        assert_eq!(rfc("2001-2-3 4:5:6").as_deref(), Some("2001-02-03T04:05:06Z"));
+        assert_eq!(rfc("2001-12-14T21:59:43.1234567891Z").as_deref(), Some("2001-12-14T21:59:43.123456789Z"));
+        assert_eq!(rfc("2001-12-14T21:59:43.000+00:00").as_deref(), Some("2001-12-14T21:59:43Z"));
+        assert_eq!(rfc("2001-12-14T21:59:43+05:30").as_deref(), Some("2001-12-14T21:59:43+05:30"));
     }
 
     #[test]

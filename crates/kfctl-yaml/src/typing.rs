@@ -33,21 +33,16 @@ pub(super) enum KeySlot {
 }
 
 /// The value of a scalar event. `tag` is the full tag (handle and suffix) if any.
-pub(super) fn scalar_value(
-    text: Cow<'_, str>,
-    style: ScalarStyle,
-    tag: Option<&str>,
-) -> Result<Value, String> {
+pub(super) fn scalar_value(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>) -> Result<Value, String> {
     match tag {
         None | Some("!") if style == ScalarStyle::Plain => Ok(plain_to_value(text, resolve_plain)),
         None | Some("!") => Ok(Value::String(text.into_owned())),
         Some(tag) => match tag.strip_prefix(CORE_TAG_PREFIX) {
             Some("str") => Ok(Value::String(text.into_owned())),
-            Some("binary") => decode_binary(&text)
-                .ok_or_else(|| "!!binary value contains invalid base64 data".to_string()),
-            Some(short @ ("null" | "bool" | "int" | "float" | "timestamp")) => {
-                tagged_value(text, short)
+            Some("binary") => {
+                decode_binary(&text).ok_or_else(|| "!!binary value contains invalid base64 data".to_string())
             }
+            Some(short @ ("null" | "bool" | "int" | "float" | "timestamp")) => tagged_value(text, short),
             _ => Ok(Value::String(text.into_owned())),
         },
     }
@@ -68,9 +63,7 @@ fn tagged_value(text: Cow<'_, str>, tag: &str) -> Result<Value, String> {
     match (tag, plain) {
         (_, plain) if resolved_tag == tag => Ok(plain_to_value(text, |_| plain)),
         ("float", Plain::Int(i)) => Ok(plain_to_value(text, |_| Plain::Float(i as f64))),
-        _ => Err(format!(
-            "cannot decode !!{resolved_tag} `{text}` as a !!{tag}"
-        )),
+        _ => Err(format!("cannot decode !!{resolved_tag} `{text}` as a !!{tag}")),
     }
 }
 
@@ -84,11 +77,7 @@ pub(super) fn key_slot(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&str>
         None => style == ScalarStyle::Plain && resolve_plain(&text) == Plain::Null,
         Some(t) => t == "tag:yaml.org,2002:null",
     };
-    if null_key {
-        KeySlot::Dropped
-    } else {
-        KeySlot::Key(text.into_owned())
-    }
+    if null_key { KeySlot::Dropped } else { KeySlot::Key(text.into_owned()) }
 }
 
 /// The value of a scalar typed by `typing`; strings reuse the parser's buffer when it owns one.
@@ -98,9 +87,7 @@ fn plain_to_value(text: Cow<'_, str>, typing: impl FnOnce(&str) -> Plain) -> Val
         Plain::Bool(b) => Value::Bool(b),
         Plain::Int(i) => Value::Number(i.into()),
         Plain::Uint(u) => Value::Number(u.into()),
-        Plain::Float(f) => {
-            Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number)
-        }
+        Plain::Float(f) => Number::from_f64(f).map_or_else(|| Value::String(text.into_owned()), Value::Number),
         Plain::Timestamp(t) => Value::String(t.to_rfc3339_nano()),
         Plain::NonFinite | Plain::Str => Value::String(text.into_owned()),
     }

@@ -47,13 +47,15 @@ mod tests {
         apply(&mut m, &note(), &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["spec"]["template"]["metadata"]["annotations"], json!({"note": "1"}));
         assert_eq!(m.get(1).obj["spec"]["jobTemplate"]["metadata"]["annotations"], json!({"note": "1"}));
-        assert_eq!(m.get(1).obj["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["annotations"], json!({"note": "1"}));
+        assert_eq!(
+            m.get(1).obj["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["annotations"],
+            json!({"note": "1"})
+        );
     }
 
     #[test]
     fn other_kinds_templates_are_left_alone() {
-        let pod_template_like =
-            json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"template": {}}});
+        let pod_template_like = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"template": {}}});
         let mut m = resmap(vec![pod_template_like]);
         apply(&mut m, &note(), &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["spec"]["template"], json!({}));
@@ -71,7 +73,12 @@ mod tests {
     #[test]
     fn configured_specs_are_used() {
         let mut config = TransformConfig::defaults();
-        config.common_annotations.push(FieldSpec { kind: "Thing".into(), path: "spec/notes".into(), create: true, ..FieldSpec::default() });
+        config.common_annotations.push(FieldSpec {
+            kind: "Thing".into(),
+            path: "spec/notes".into(),
+            create: true,
+            ..FieldSpec::default()
+        });
         let mut m = resmap(vec![json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}})]);
         apply(&mut m, &note(), &config).unwrap();
         assert_eq!(m.get(0).obj["spec"]["notes"], json!({"note": "1"}));

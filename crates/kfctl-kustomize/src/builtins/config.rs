@@ -200,7 +200,10 @@ impl From<ConfigFile> for TransformConfig {
             .name_reference
             .unwrap_or_default()
             .into_iter()
-            .map(|e| NameBackReference { gvk: Gvk::new(&e.group, &e.version, &e.kind), referrers: e.field_specs.unwrap_or_default() })
+            .map(|e| NameBackReference {
+                gvk: Gvk::new(&e.group, &e.version, &e.kind),
+                referrers: e.field_specs.unwrap_or_default(),
+            })
             .collect();
         let mut config = TransformConfig {
             name_prefix: file.name_prefix.unwrap_or_default(),
@@ -253,7 +256,11 @@ fn effectively_equal(existing: &FieldSpec, incoming: &FieldSpec) -> bool {
 
 /// kustomize's `FsSlice.MergeAll`: add what is not present; a present spec with another
 /// `create` is a conflict (reported when `strict`, otherwise the existing spec is kept).
-pub fn merge_specs(into: &mut Vec<FieldSpec>, incoming: &[FieldSpec], strict: bool) -> std::result::Result<(), FieldSpec> {
+pub fn merge_specs(
+    into: &mut Vec<FieldSpec>,
+    incoming: &[FieldSpec],
+    strict: bool,
+) -> std::result::Result<(), FieldSpec> {
     for spec in incoming {
         match into.iter().find(|existing| effectively_equal(existing, spec)) {
             Some(existing) if strict && existing.create != spec.create => return Err(spec.clone()),
@@ -314,12 +321,14 @@ mod tests {
         ];
         assert_eq!(sizes, [1, 1, 3, 32, 10, 9, 4, 4, 72, 16]);
         assert!(d.labels.is_empty());
-        let secret = d.name_reference.iter().find(|n| n.gvk == Gvk::new("", "v1", "Secret")).expect("Secret references");
+        let secret =
+            d.name_reference.iter().find(|n| n.gvk == Gvk::new("", "v1", "Secret")).expect("Secret references");
         assert!(
             secret
                 .referrers
                 .iter()
-                .any(|s| s.kind == "Ingress" && s.path == r"metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret")
+                .any(|s| s.kind == "Ingress"
+                    && s.path == r"metadata/annotations/nginx.ingress.kubernetes.io\/auth-secret")
         );
     }
 
@@ -328,7 +337,12 @@ mod tests {
         let d = TransformConfig::defaults();
         assert_eq!(
             paths(&d.replicas),
-            ["Deployment:spec/replicas", "StatefulSet:spec/replicas", "ReplicaSet:spec/replicas", "ReplicationController:spec/replicas"]
+            [
+                "Deployment:spec/replicas",
+                "StatefulSet:spec/replicas",
+                "ReplicaSet:spec/replicas",
+                "ReplicationController:spec/replicas"
+            ]
         );
         let kinds: Vec<&str> = d.name_reference.iter().map(|n| n.gvk.kind.as_str()).collect();
         assert_eq!(&kinds[..3], ["StorageClass", "ServiceAccount", "Role"]);
@@ -357,7 +371,8 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
 
     #[test]
     fn merge_skips_a_spec_already_present() {
-        let mut c = TransformConfig { common_labels: vec![spec("", "", "metadata/labels", true)], ..Default::default() };
+        let mut c =
+            TransformConfig { common_labels: vec![spec("", "", "metadata/labels", true)], ..Default::default() };
         c.merge(&TransformConfig { common_labels: vec![spec("", "", "metadata/labels", true)], ..Default::default() });
         assert_eq!(c.common_labels.len(), 1);
     }
@@ -386,7 +401,10 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
     #[test]
     fn merge_unions_name_references_of_the_same_gvk() {
         let issuer = Gvk::new("cert-manager.io", "", "Issuer");
-        let entry = |path: &str| NameBackReference { gvk: issuer.clone(), referrers: vec![spec("", "Certificate", path, false)] };
+        let entry = |path: &str| NameBackReference {
+            gvk: issuer.clone(),
+            referrers: vec![spec("", "Certificate", path, false)],
+        };
         let mut c = TransformConfig { name_reference: vec![entry("a")], ..Default::default() };
         c.merge(&TransformConfig { name_reference: vec![entry("b"), entry("a")], ..Default::default() });
         assert_eq!(c.name_reference.len(), 1);
@@ -397,7 +415,10 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
     fn merged_lists_are_sorted_by_kind_order() {
         let mut c = TransformConfig { var_reference: vec![spec("", "Pod", "x", false)], ..Default::default() };
         c.merge(&TransformConfig {
-            var_reference: vec![spec("", "Namespace", "y", false), spec("", "ValidatingWebhookConfiguration", "z", false)],
+            var_reference: vec![
+                spec("", "Namespace", "y", false),
+                spec("", "ValidatingWebhookConfiguration", "z", false),
+            ],
             ..Default::default()
         });
         assert_eq!(paths(&c.var_reference), ["Namespace:y", "Pod:x", "ValidatingWebhookConfiguration:z"]);
@@ -431,7 +452,8 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
     #[test]
     fn load_files_reads_through_the_loader_and_checks_against_defaults() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("ok.yaml"), "varReference:\n- {kind: Profile, path: spec/owner/name}\n").unwrap();
+        std::fs::write(dir.path().join("ok.yaml"), "varReference:\n- {kind: Profile, path: spec/owner/name}\n")
+            .unwrap();
         std::fs::write(dir.path().join("bad.yaml"), "commonLabels:\n- path: metadata/labels\n").unwrap();
         let loader = Loader::new(Arc::new(NoRemote), crate::LoadRestriction::RootOnly);
         let ok = TransformConfig::load_files(&["ok.yaml".into()], dir.path(), &loader).unwrap();

@@ -220,14 +220,19 @@ mod tests {
 
     #[test]
     fn a_key_meeting_a_list_visits_every_element() {
-        let got = run(json!({"spec": {"c": [{"image": "a"}, {"image": "b"}, {}]}}), &spec("", "spec/c/image", false), CreateKind::Nothing)
-            .unwrap();
+        let got = run(
+            json!({"spec": {"c": [{"image": "a"}, {"image": "b"}, {}]}}),
+            &spec("", "spec/c/image", false),
+            CreateKind::Nothing,
+        )
+        .unwrap();
         assert_eq!(got, json!({"spec": {"c": [{"image": "x"}, {"image": "x"}, {}]}}));
     }
 
     #[test]
     fn create_makes_maps_on_the_way_and_the_kind_at_the_end() {
-        let got = run(json!({"metadata": {}}), &spec("", "spec/template/metadata/labels", true), CreateKind::Map).unwrap();
+        let got =
+            run(json!({"metadata": {}}), &spec("", "spec/template/metadata/labels", true), CreateKind::Map).unwrap();
         assert_eq!(got, json!({"metadata": {}, "spec": {"template": {"metadata": {"labels": "x"}}}}));
     }
 
@@ -240,16 +245,24 @@ mod tests {
 
     #[test]
     fn create_replaces_a_null_field() {
-        let got = run(json!({"metadata": {"labels": null}}), &spec("", "metadata/labels/k", true), CreateKind::Map).unwrap();
+        let got =
+            run(json!({"metadata": {"labels": null}}), &spec("", "metadata/labels/k", true), CreateKind::Map).unwrap();
         assert_eq!(got, json!({"metadata": {"labels": {"k": "x"}}}));
     }
 
     #[test]
     fn list_fields_are_never_created() {
         let obj = json!({"spec": {}});
-        assert_eq!(run(obj.clone(), &spec("", "spec/volumeClaimTemplates[]/metadata/labels", true), CreateKind::Map).unwrap(), obj);
-        let got =
-            run(json!({"spec": {"v": [{}, {"metadata": {}}]}}), &spec("", "spec/v[]/metadata/labels", true), CreateKind::Map).unwrap();
+        assert_eq!(
+            run(obj.clone(), &spec("", "spec/volumeClaimTemplates[]/metadata/labels", true), CreateKind::Map).unwrap(),
+            obj
+        );
+        let got = run(
+            json!({"spec": {"v": [{}, {"metadata": {}}]}}),
+            &spec("", "spec/v[]/metadata/labels", true),
+            CreateKind::Map,
+        )
+        .unwrap();
         assert_eq!(got, json!({"spec": {"v": [{"metadata": {"labels": "x"}}, {"metadata": {"labels": "x"}}]}}));
     }
 

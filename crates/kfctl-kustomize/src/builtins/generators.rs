@@ -139,7 +139,9 @@ fn metadata(name: &str, namespace: Option<&str>, options: &GeneratorOptions) -> 
     if let Some(ns) = namespace.filter(|ns| !ns.is_empty()) {
         meta.insert("namespace".into(), Value::String(ns.into()));
     }
-    let strings = |m: &BTreeMap<String, String>| Value::Object(m.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect());
+    let strings = |m: &BTreeMap<String, String>| {
+        Value::Object(m.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+    };
     if !options.labels.is_empty() {
         meta.insert("labels".into(), strings(&options.labels));
     }
@@ -292,7 +294,8 @@ pub fn base64(bytes: &[u8]) -> String {
 /// object it names.
 pub fn absorb(resources: &mut ResMap, resource: Resource, origin: &str) -> Result<()> {
     let id = resource.current_id();
-    let (behavior, needs_hash) = resource.generated.as_ref().map_or((Behavior::Create, false), |g| (g.behavior, g.needs_hash));
+    let (behavior, needs_hash) =
+        resource.generated.as_ref().map_or((Behavior::Create, false), |g| (g.behavior, g.needs_hash));
     let matches = resources.find_by_any_id(&id);
     let fail = |what: &str| Err(KustomizeError::transform(format!("merging from generator {id}"), what.to_string()));
     match (matches.as_slice(), behavior) {
@@ -307,7 +310,9 @@ pub fn absorb(resources: &mut ResMap, resource: Resource, origin: &str) -> Resul
             }
             Ok(())
         }
-        (many, _) => fail(&format!("found {} objects that could accept this merge; give the generator a namespace", many.len())),
+        (many, _) => {
+            fail(&format!("found {} objects that could accept this merge; give the generator a namespace", many.len()))
+        }
     }
 }
 
@@ -361,7 +366,6 @@ fn set_string_map(meta: &mut Map<String, Value>, field: &str, map: BTreeMap<Stri
         meta.insert(field.into(), string_map_value(&map));
     }
 }
-
 
 #[cfg(test)]
 #[path = "generators_tests.rs"]

@@ -26,7 +26,8 @@ fn existing(obj: Value) -> ResMap {
 
 #[test]
 fn config_map_keys_come_out_sorted() {
-    let r = generate(GeneratedKind::ConfigMap, &args("name: cm"), None, literal_pairs(&[("z", "1"), ("a", "2")])).unwrap();
+    let r =
+        generate(GeneratedKind::ConfigMap, &args("name: cm"), None, literal_pairs(&[("z", "1"), ("a", "2")])).unwrap();
     assert_eq!(r.obj["data"], json!({"a": "2", "z": "1"}));
     assert_eq!(r.obj["data"].as_object().unwrap().keys().collect::<Vec<_>>(), ["a", "z"]);
     assert_eq!(r.generated, Some(Generated { behavior: Behavior::Create, needs_hash: true }));
@@ -52,7 +53,9 @@ fn secrets_are_base64_with_a_default_type() {
 
 #[test]
 fn namespace_and_immutable_come_from_args_and_options() {
-    let r = generate(GeneratedKind::Secret, &args("{name: a, namespace: ns, options: {immutable: true}}"), None, vec![]).unwrap();
+    let r =
+        generate(GeneratedKind::Secret, &args("{name: a, namespace: ns, options: {immutable: true}}"), None, vec![])
+            .unwrap();
     assert_eq!(r.namespace(), "ns");
     assert_eq!(r.obj["immutable"], true);
 }
@@ -60,8 +63,10 @@ fn namespace_and_immutable_come_from_args_and_options() {
 #[test]
 fn local_options_win_over_global_except_true_booleans() {
     let local = args("{name: a, options: {labels: {l: local, x: local}, disableNameSuffixHash: false}}").options;
-    let global: GeneratorOptions =
-        serde_json::from_value(json!({"labels": {"l": "global", "g": "global"}, "annotations": {"a": "g"}, "disableNameSuffixHash": true})).unwrap();
+    let global: GeneratorOptions = serde_json::from_value(
+        json!({"labels": {"l": "global", "g": "global"}, "annotations": {"a": "g"}, "disableNameSuffixHash": true}),
+    )
+    .unwrap();
     let merged = merged_options(local.as_ref(), Some(&global));
     assert_eq!(merged.labels.get("l").unwrap(), "local");
     assert_eq!(merged.labels.get("g").unwrap(), "global");
@@ -71,7 +76,9 @@ fn local_options_win_over_global_except_true_booleans() {
 
 #[test]
 fn disabled_hash_is_recorded() {
-    let r = generate(GeneratedKind::ConfigMap, &args("{name: a, options: {disableNameSuffixHash: true}}"), None, vec![]).unwrap();
+    let r =
+        generate(GeneratedKind::ConfigMap, &args("{name: a, options: {disableNameSuffixHash: true}}"), None, vec![])
+            .unwrap();
     assert!(!r.generated.unwrap().needs_hash);
 }
 
@@ -82,7 +89,8 @@ fn a_generator_needs_a_name() {
 
 #[test]
 fn repeated_keys_are_refused() {
-    let err = generate(GeneratedKind::ConfigMap, &args("name: a"), None, literal_pairs(&[("x", "1"), ("x", "2")])).unwrap_err();
+    let err = generate(GeneratedKind::ConfigMap, &args("name: a"), None, literal_pairs(&[("x", "1"), ("x", "2")]))
+        .unwrap_err();
     assert!(err.to_string().contains("illegally repeats the key `x`"), "{err}");
 }
 
@@ -125,7 +133,8 @@ fn long_base64_values_are_broken_into_lines_of_70() {
     let expected = "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYW\nFhYWFhYWFh/w==\n";
     assert_eq!(base64_lines(&bytes), expected);
     assert_eq!(base64_lines(&[b'b'; 51]).len(), 68);
-    let cm = generate(GeneratedKind::ConfigMap, &args("name: cm"), None, vec![("long.txt".into(), bytes.clone())]).unwrap();
+    let cm =
+        generate(GeneratedKind::ConfigMap, &args("name: cm"), None, vec![("long.txt".into(), bytes.clone())]).unwrap();
     assert_eq!(cm.obj["binaryData"]["long.txt"], expected);
     let secret = generate(GeneratedKind::Secret, &args("name: s"), None, vec![("long.txt".into(), bytes)]).unwrap();
     assert_eq!(secret.obj["data"]["long.txt"], expected);
@@ -202,8 +211,16 @@ fn merge_keeps_the_old_identity_and_merges_data_and_metadata() {
 
 #[test]
 fn replace_drops_the_old_data() {
-    let mut map = existing(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}, "data": {"old": "1"}}));
-    let r = generate(GeneratedKind::ConfigMap, &args("{name: a, namespace: ns, behavior: replace}"), None, literal_pairs(&[("new", "2")])).unwrap();
+    let mut map = existing(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}, "data": {"old": "1"}}),
+    );
+    let r = generate(
+        GeneratedKind::ConfigMap,
+        &args("{name: a, namespace: ns, behavior: replace}"),
+        None,
+        literal_pairs(&[("new", "2")]),
+    )
+    .unwrap();
     absorb(&mut map, r, "ov").unwrap();
     assert_eq!(map.get(0).obj["data"], json!({"new": "2"}));
     assert_eq!(map.get(0).namespace(), "ns");
@@ -211,8 +228,15 @@ fn replace_drops_the_old_data() {
 
 #[test]
 fn merging_into_a_plain_object_adds_no_hash() {
-    let mut map = existing(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}, "data": {"zz": "1"}}));
-    let r = generate(GeneratedKind::ConfigMap, &args("{name: plain, behavior: merge}"), None, literal_pairs(&[("mm", "3")])).unwrap();
+    let mut map =
+        existing(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}, "data": {"zz": "1"}}));
+    let r = generate(
+        GeneratedKind::ConfigMap,
+        &args("{name: plain, behavior: merge}"),
+        None,
+        literal_pairs(&[("mm", "3")]),
+    )
+    .unwrap();
     absorb(&mut map, r, "ov").unwrap();
     assert!(map.get(0).generated.is_none());
     assert_eq!(map.get(0).obj["data"], json!({"mm": "3", "zz": "1"}));

@@ -235,7 +235,8 @@ mod tests {
     fn suffix_is_added_once_and_the_old_name_remembered() {
         let mut map = ResMap::new();
         map.append(generated(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p-gen"}, "data": {"a": "1", "b": "3", "c": "4"}})), "t").unwrap();
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}})), "t").unwrap();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain"}})), "t")
+            .unwrap();
         add_hash_suffixes(&mut map).unwrap();
         add_hash_suffixes(&mut map).unwrap();
         assert_eq!(map.get(0).name(), "p-gen-fbcmkbc66h");

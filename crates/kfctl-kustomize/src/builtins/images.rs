@@ -53,7 +53,9 @@ impl ImageRule {
         let matcher = Regex::new(&pattern).map_err(|e| {
             KustomizeError::transform(
                 format!("images entry `{}`", image.name),
-                format!("the name is used as a regular expression and is not a valid one: {e}; write the plain image name"),
+                format!(
+                    "the name is used as a regular expression and is not a valid one: {e}; write the plain image name"
+                ),
             )
         })?;
         let text = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -112,7 +114,9 @@ pub fn split(image: &str) -> (&str, String, String) {
     let (at, colon) = (search.find('@').map(|i| i + offset), search.find(':').map(|i| i + offset));
     match (colon, at) {
         (None, None) => (image, String::new(), String::new()),
-        (Some(colon), Some(at)) if colon < at => (&image[..colon], image[colon + 1..at].to_string(), image[at + 1..].to_string()),
+        (Some(colon), Some(at)) if colon < at => {
+            (&image[..colon], image[colon + 1..at].to_string(), image[at + 1..].to_string())
+        }
         (_, Some(at)) => (&image[..at], String::new(), image[at + 1..].to_string()),
         (Some(colon), None) => (&image[..colon], image[colon + 1..].to_string(), String::new()),
     }
@@ -120,7 +124,8 @@ pub fn split(image: &str) -> (&str, String, String) {
 
 /// The first pass: `image` of every element of any `containers`/`initContainers` list.
 fn legacy_pass(resource: &mut Resource, rule: &ImageRule) -> Result<()> {
-    legacy_walk(&mut resource.obj, rule).map_err(|why| KustomizeError::transform(resource.current_id().to_string(), why))
+    legacy_walk(&mut resource.obj, rule)
+        .map_err(|why| KustomizeError::transform(resource.current_id().to_string(), why))
 }
 
 fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), String> {
@@ -132,7 +137,8 @@ fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), St
                     continue;
                 }
                 let Value::Array(items) = value else { continue };
-                for image in items.iter_mut().filter_map(|item| item.as_object_mut()).filter_map(|c| c.get_mut("image")) {
+                for image in items.iter_mut().filter_map(|item| item.as_object_mut()).filter_map(|c| c.get_mut("image"))
+                {
                     rule.update_node(image).map_err(|why| format!("{key}: {why}"))?;
                 }
             }
@@ -148,9 +154,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn entry(name: &str, new_name: Option<&str>, new_tag: Option<&str>, digest: Option<&str>, suffix: Option<&str>) -> k::Image {
+    fn entry(
+        name: &str,
+        new_name: Option<&str>,
+        new_tag: Option<&str>,
+        digest: Option<&str>,
+        suffix: Option<&str>,
+    ) -> k::Image {
         let s = |v: Option<&str>| v.map(str::to_string);
-        k::Image { name: name.into(), new_name: s(new_name), new_tag: s(new_tag), digest: s(digest), tag_suffix: s(suffix) }
+        k::Image {
+            name: name.into(),
+            new_name: s(new_name),
+            new_tag: s(new_tag),
+            digest: s(digest),
+            tag_suffix: s(suffix),
+        }
     }
 
     fn rewrite(e: &k::Image, value: &str) -> Option<String> {
@@ -190,7 +208,10 @@ mod tests {
 
     #[test]
     fn name_is_an_unescaped_pattern() {
-        assert_eq!(rewrite(&entry("quay.io/x", None, Some("2"), None, None), "quayXio/x:1").as_deref(), Some("quayXio/x:2"));
+        assert_eq!(
+            rewrite(&entry("quay.io/x", None, Some("2"), None, None), "quayXio/x:1").as_deref(),
+            Some("quayXio/x:2")
+        );
     }
 
     #[test]
@@ -201,7 +222,10 @@ mod tests {
 
     #[test]
     fn digest_alone_drops_the_tag() {
-        assert_eq!(rewrite(&entry("busybox", None, None, Some("sha256:999"), None), "busybox:1.0").as_deref(), Some("busybox@sha256:999"));
+        assert_eq!(
+            rewrite(&entry("busybox", None, None, Some("sha256:999"), None), "busybox:1.0").as_deref(),
+            Some("busybox@sha256:999")
+        );
     }
 
     #[test]
@@ -218,7 +242,10 @@ mod tests {
 
     #[test]
     fn tag_suffix_is_ignored_with_a_new_tag() {
-        assert_eq!(rewrite(&entry("memcached", None, Some("1.7"), None, Some("-x")), "memcached:1.6").as_deref(), Some("memcached:1.7"));
+        assert_eq!(
+            rewrite(&entry("memcached", None, Some("1.7"), None, Some("-x")), "memcached:1.6").as_deref(),
+            Some("memcached:1.7")
+        );
     }
 
     #[test]
@@ -262,7 +289,10 @@ mod tests {
         let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
             "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"image": "postgres:15"}]}}}}}});
         let got = run(cron, &entry("postgres", None, None, None, Some("-alpine")));
-        assert_eq!(got["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"], "postgres:15-alpine");
+        assert_eq!(
+            got["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"],
+            "postgres:15-alpine"
+        );
     }
 
     #[test]

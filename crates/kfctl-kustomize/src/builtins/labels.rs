@@ -93,7 +93,9 @@ mod tests {
 
     #[test]
     fn common_labels_create_service_selectors() {
-        let mut m = resmap(vec![json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": []}})]);
+        let mut m = resmap(vec![
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": []}}),
+        ]);
         apply_common(&mut m, &pairs(&[("app", "web")]), &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["spec"]["selector"], json!({"app": "web"}));
     }
@@ -155,7 +157,12 @@ mod tests {
     fn labels_custom_fields_are_added() {
         let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {}});
         let mut set = label_set(&[("team", "a")], false, false);
-        set.fields.push(FieldSpec { kind: "Thing".into(), path: "spec/podLabels".into(), create: true, ..FieldSpec::default() });
+        set.fields.push(FieldSpec {
+            kind: "Thing".into(),
+            path: "spec/podLabels".into(),
+            create: true,
+            ..FieldSpec::default()
+        });
         let mut m = resmap(vec![thing]);
         apply_label_set(&mut m, &set, &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["spec"]["podLabels"], json!({"team": "a"}));

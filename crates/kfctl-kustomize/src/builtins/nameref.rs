@@ -50,7 +50,12 @@ pub fn fix_back_references(resources: &mut ResMap, config: &TransformConfig) -> 
         for (spec, target) in fixes {
             let fix = Fix { referrer: &referrer, target, path: &spec.path, visible: &visible };
             fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), false, &mut |value| fix.update(value, &mut found))
-                .map_err(|message| KustomizeError::transform(referrer.id.to_string(), format!("updating the name reference in `{}`: {message}", spec.path)))?;
+                .map_err(|message| {
+                    KustomizeError::transform(
+                        referrer.id.to_string(),
+                        format!("updating the name reference in `{}`: {message}", spec.path),
+                    )
+                })?;
         }
     }
     for (index, referrer) in found {
@@ -123,7 +128,11 @@ impl Referrer {
         let role_ref = r.obj.get("roleRef").and_then(|rr| {
             let group = rr.get("apiGroup").filter(|v| !v.is_null())?;
             let kind = rr.get("kind").filter(|v| !v.is_null())?;
-            Some(Gvk::new(&fieldpath::scalar_text(Some(group)).unwrap_or_default(), "", &fieldpath::scalar_text(Some(kind)).unwrap_or_default()))
+            Some(Gvk::new(
+                &fieldpath::scalar_text(Some(group)).unwrap_or_default(),
+                "",
+                &fieldpath::scalar_text(Some(kind)).unwrap_or_default(),
+            ))
         });
         Referrer { id: r.current_id(), prefixes: r.name_prefixes.clone(), suffixes: r.name_suffixes.clone(), role_ref }
     }
@@ -221,7 +230,10 @@ impl Fix<'_> {
 
     fn update_map(&self, map: &mut Map<String, Value>, found: &mut Found) -> std::result::Result<(), String> {
         let Some(name) = map.get("name") else {
-            return Err("path config error: the field is a map without a `name` field; point the field spec at the name".to_string());
+            return Err(
+                "path config error: the field is a map without a `name` field; point the field spec at the name"
+                    .to_string(),
+            );
         };
         let old = fieldpath::scalar_text(Some(name)).unwrap_or_default();
         let candidates = match map.get("namespace") {
@@ -245,14 +257,20 @@ impl Fix<'_> {
 
     /// Candidates originally in `namespace`; if none were, those in it now.
     fn in_namespace(&self, namespace: &str) -> Vec<&Referral> {
-        let originally: Vec<_> = self.visible.iter().copied().filter(|r| r.original_namespace() == Some(namespace)).collect();
+        let originally: Vec<_> =
+            self.visible.iter().copied().filter(|r| r.original_namespace() == Some(namespace)).collect();
         if !originally.is_empty() {
             return originally;
         }
         self.visible.iter().copied().filter(|r| r.current_namespace() == Some(namespace)).collect()
     }
 
-    fn select<'r>(&self, old: &str, candidates: Vec<&'r Referral>, agreement: Agreement) -> std::result::Result<Option<&'r Referral>, String> {
+    fn select<'r>(
+        &self,
+        old: &str,
+        candidates: Vec<&'r Referral>,
+        agreement: Agreement,
+    ) -> std::result::Result<Option<&'r Referral>, String> {
         select_referral(self.referrer, self.target, self.path, old, candidates, agreement)
     }
 }

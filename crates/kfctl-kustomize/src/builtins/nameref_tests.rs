@@ -30,7 +30,14 @@ fn config() -> TransformConfig {
                     spec("Deployment", &format!("{pod}/containers/env/valueFrom/configMapKeyRef/name")),
                 ],
             ),
-            back("ServiceAccount", vec![spec("Deployment", &format!("{pod}/serviceAccountName")), spec("RoleBinding", "subjects"), spec("ClusterRoleBinding", "subjects")]),
+            back(
+                "ServiceAccount",
+                vec![
+                    spec("Deployment", &format!("{pod}/serviceAccountName")),
+                    spec("RoleBinding", "subjects"),
+                    spec("ClusterRoleBinding", "subjects"),
+                ],
+            ),
             back("Role", vec![spec("RoleBinding", "roleRef/name")]),
             back("ClusterRole", vec![spec("RoleBinding", "roleRef/name"), spec("ClusterRoleBinding", "roleRef/name")]),
             back("Service", vec![spec("ValidatingWebhookConfiguration", "webhooks/clientConfig/service")]),
@@ -166,7 +173,10 @@ fn subject_without_namespace_gets_the_service_accounts_namespace() {
     let base = layer(vec![obj("ServiceAccount", "sa")]).prefix("b-").build(vec![]);
     let crb = binding("ClusterRoleBinding", "ClusterRole", json!([{"kind": "ServiceAccount", "name": "sa"}]));
     let map = fixed(layer(vec![crb]).ns("kf").build(vec![base]));
-    assert_eq!(find(&map, "ClusterRoleBinding")["subjects"][0], json!({"kind": "ServiceAccount", "name": "b-sa", "namespace": "kf"}));
+    assert_eq!(
+        find(&map, "ClusterRoleBinding")["subjects"][0],
+        json!({"kind": "ServiceAccount", "name": "b-sa", "namespace": "kf"})
+    );
 }
 
 #[test]
@@ -195,7 +205,10 @@ fn role_binding_sees_service_accounts_in_its_subjects_namespaces() {
     let sa = layer(vec![obj("ServiceAccount", "sa")]).ns("other").prefix("p-").build(vec![]);
     let subjects = json!([{"kind": "ServiceAccount", "name": "sa", "namespace": "other"}]);
     let map = fixed(layer(vec![in_ns(binding("RoleBinding", "Role", subjects), "kf")]).build(vec![sa]));
-    assert_eq!(find(&map, "RoleBinding")["subjects"][0], json!({"kind": "ServiceAccount", "name": "p-sa", "namespace": "other"}));
+    assert_eq!(
+        find(&map, "RoleBinding")["subjects"][0],
+        json!({"kind": "ServiceAccount", "name": "p-sa", "namespace": "other"})
+    );
 }
 
 #[test]
@@ -220,14 +233,17 @@ fn role_ref_kind_chooses_between_role_and_cluster_role() {
     let mut to_role = binding("RoleBinding", "Role", json!([]));
     to_role["metadata"]["name"] = json!("b2");
     let map = fixed(layer(vec![binding("RoleBinding", "ClusterRole", json!([])), to_role]).build(vec![roles]));
-    let names: Vec<_> = map.iter().filter(|r| r.kind() == "RoleBinding").map(|r| r.obj["roleRef"]["name"].clone()).collect();
+    let names: Vec<_> =
+        map.iter().filter(|r| r.kind() == "RoleBinding").map(|r| r.obj["roleRef"]["name"].clone()).collect();
     assert_eq!(names, [json!("cluster-r-x"), json!("r-x")]);
 }
 
 #[test]
 fn equal_prefixes_and_suffixes_break_ties() {
     let b1 = layer(vec![obj("ClusterRole", "r")]).prefix("a-").build(vec![]);
-    let b2 = layer(vec![obj("ClusterRole", "r"), binding("ClusterRoleBinding", "ClusterRole", json!([]))]).prefix("b-").build(vec![]);
+    let b2 = layer(vec![obj("ClusterRole", "r"), binding("ClusterRoleBinding", "ClusterRole", json!([]))])
+        .prefix("b-")
+        .build(vec![]);
     let map = fixed(layer(vec![]).build(vec![b1, b2]));
     assert_eq!(find(&map, "ClusterRoleBinding")["roleRef"]["name"], "b-r");
 }
@@ -315,7 +331,11 @@ fn fixtures_match_real_kustomize() {
         let built = crate::build(&dir, &options);
         if let Ok(expected_error) = std::fs::read_to_string(dir.join("expected.error")) {
             let err = built.expect_err(case).to_string();
-            assert!(expected_error.contains("found multiple possible referrals") && err.contains("found multiple possible referrals"), "{case}: {err}");
+            assert!(
+                expected_error.contains("found multiple possible referrals")
+                    && err.contains("found multiple possible referrals"),
+                "{case}: {err}"
+            );
             continue;
         }
         let text = std::fs::read_to_string(dir.join("expected.yaml")).unwrap();

@@ -37,7 +37,10 @@ pub fn apply(resources: &mut ResMap, namespace: &str, config: &TransformConfig) 
         if holders.len() != 1 {
             return Err(KustomizeError::transform(
                 id.to_string(),
-                format!("namespace transformation produces ID conflict: {} objects now have this id; give them distinct names", holders.len()),
+                format!(
+                    "namespace transformation produces ID conflict: {} objects now have this id; give them distinct names",
+                    holders.len()
+                ),
             ));
         }
     }
@@ -58,7 +61,8 @@ fn set_in_object(resource: &mut Resource, namespace: &str, specs: &[FieldSpec]) 
     let context = resource.current_id().to_string();
     let api_version = resource.api_version().to_string();
     for spec in specs.iter().filter(|s| spec_applies(s, &gvk, &api_version, role_binding)) {
-        set_at_path(&mut resource.obj, spec, namespace).map_err(|message| KustomizeError::transform(&context, message))?;
+        set_at_path(&mut resource.obj, spec, namespace)
+            .map_err(|message| KustomizeError::transform(&context, message))?;
     }
     Ok(())
 }
@@ -114,7 +118,12 @@ mod tests {
             namespace: vec![
                 spec("Namespace", "", "metadata/name", true),
                 spec("APIService", "apiregistration.k8s.io", "spec/service/namespace", true),
-                spec("CustomResourceDefinition", "apiextensions.k8s.io", "spec/conversion/webhook/clientConfig/service/namespace", false),
+                spec(
+                    "CustomResourceDefinition",
+                    "apiextensions.k8s.io",
+                    "spec/conversion/webhook/clientConfig/service/namespace",
+                    false,
+                ),
             ],
             ..TransformConfig::default()
         }
@@ -150,7 +159,9 @@ mod tests {
 
     #[test]
     fn cluster_scoped_objects_get_no_namespace() {
-        let out = run_ok(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r"}}));
+        let out = run_ok(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "r"}}),
+        );
         assert_eq!(out["metadata"].get("namespace"), None);
     }
 
@@ -178,7 +189,8 @@ mod tests {
                 {"kind": "ServiceAccount", "name": "default", "namespace": "foo"}
             ]
         }));
-        let namespaces: Vec<_> = out["subjects"].as_array().unwrap().iter().map(|s| s.get("namespace").cloned()).collect();
+        let namespaces: Vec<_> =
+            out["subjects"].as_array().unwrap().iter().map(|s| s.get("namespace").cloned()).collect();
         assert_eq!(namespaces, [Some(json!("kf")), Some(json!("other")), None, Some(json!("kf")), Some(json!("kf"))]);
     }
 
@@ -187,8 +199,10 @@ mod tests {
         let mut config = v56_config();
         config.namespace.push(spec("RoleBinding", "", "subjects/namespace", true));
         let out = run(
-            vec![json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb"},
-                "subjects": [{"kind": "ServiceAccount", "name": "sa"}]})],
+            vec![
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb"},
+                "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+            ],
             "kf",
             &config,
         )
@@ -198,34 +212,49 @@ mod tests {
 
     #[test]
     fn api_service_service_namespace_is_created() {
-        let out = run_ok(json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.x"},
-            "spec": {"service": {"name": "s"}}}));
+        let out = run_ok(
+            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.x"},
+            "spec": {"service": {"name": "s"}}}),
+        );
         assert_eq!(out["spec"]["service"], json!({"name": "s", "namespace": "kf"}));
         assert_eq!(out["metadata"].get("namespace"), None);
     }
 
     #[test]
     fn crd_conversion_webhook_namespace_is_replaced_but_not_created() {
-        let with = run_ok(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "f.x"},
-            "spec": {"conversion": {"webhook": {"clientConfig": {"service": {"name": "s", "namespace": "old"}}}}}}));
+        let with = run_ok(
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "f.x"},
+            "spec": {"conversion": {"webhook": {"clientConfig": {"service": {"name": "s", "namespace": "old"}}}}}}),
+        );
         assert_eq!(with["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["namespace"], "kf");
-        let without = run_ok(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "f.x"},
-            "spec": {"conversion": {"webhook": {"clientConfig": {"service": {"name": "s"}}}}}}));
+        let without = run_ok(
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "f.x"},
+            "spec": {"conversion": {"webhook": {"clientConfig": {"service": {"name": "s"}}}}}}),
+        );
         assert_eq!(without["spec"]["conversion"]["webhook"]["clientConfig"]["service"].get("namespace"), None);
     }
 
     #[test]
     fn webhook_configurations_are_left_to_the_name_reference_fix_up() {
-        let out = run_ok(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": "v"}, "webhooks": [{"name": "a", "clientConfig": {"service": {"name": "s", "namespace": "other"}}}]}));
+        let out = run_ok(
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "v"}, "webhooks": [{"name": "a", "clientConfig": {"service": {"name": "s", "namespace": "other"}}}]}),
+        );
         assert_eq!(out["webhooks"][0]["clientConfig"]["service"]["namespace"], "other");
     }
 
     #[test]
     fn every_object_remembers_its_id_even_when_unchanged() {
         let mut map = ResMap::new();
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "kf"}})), "t").unwrap();
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}})), "t").unwrap();
+        map.append(
+            Resource::new(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "kf"}}),
+            ),
+            "t",
+        )
+        .unwrap();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}})), "t")
+            .unwrap();
         apply(&mut map, "kf", &v56_config()).unwrap();
         assert_eq!(map.get(0).previous_ids.len(), 1);
         assert_eq!(map.get(1).original_id().namespace, "");
@@ -248,9 +277,14 @@ mod tests {
 
     #[test]
     fn field_specs_reaching_a_map_are_an_error() {
-        let config = TransformConfig { namespace: vec![spec("ConfigMap", "", "data", false)], ..TransformConfig::default() };
-        let err = run(vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}})], "kf", &config)
-            .unwrap_err();
+        let config =
+            TransformConfig { namespace: vec![spec("ConfigMap", "", "data", false)], ..TransformConfig::default() };
+        let err = run(
+            vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}})],
+            "kf",
+            &config,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("must target scalar nodes"), "{err}");
     }
 }

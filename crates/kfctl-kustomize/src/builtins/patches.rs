@@ -97,11 +97,11 @@ pub fn patches(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &L
 pub fn json6902(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
     for entry in patches {
         let (text, source) = patch_text(entry, dir, loader)?;
-        let target = entry
-            .target
-            .as_ref()
-            .ok_or_else(|| KustomizeError::transform("patchesJson6902", format!("must specify a target for patch {source}")))?;
-        let ops = json_operations(&text).map_err(|m| KustomizeError::transform(format!("patchesJson6902 {source}"), m))?;
+        let target = entry.target.as_ref().ok_or_else(|| {
+            KustomizeError::transform("patchesJson6902", format!("must specify a target for patch {source}"))
+        })?;
+        let ops =
+            json_operations(&text).map_err(|m| KustomizeError::transform(format!("patchesJson6902 {source}"), m))?;
         if ops.as_array().is_none_or(Vec::is_empty) {
             return Err(KustomizeError::transform("patchesJson6902", format!("patch appears to be empty: {source}")));
         }
@@ -124,21 +124,29 @@ fn patch_text(entry: &Patch, dir: &Path, loader: &Loader) -> Result<(String, Str
             let (_, text) = loader.read_text(dir, path)?;
             Ok((text, describe("path", path)))
         }
-        (Some(_), Some(_)) => Err(KustomizeError::transform("patches", "patch and path can't be set at the same time; keep one")),
+        (Some(_), Some(_)) => {
+            Err(KustomizeError::transform("patches", "patch and path can't be set at the same time; keep one"))
+        }
         (None, None) => Err(KustomizeError::transform("patches", "must specify one of patch and path")),
     }
 }
 
 /// Decide whether patch text is a strategic merge patch or a JSON 6902 patch.
 pub fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
-    let strategic = strategic_documents(text, source).and_then(|docs| if docs.is_empty() { Err("no documents".into()) } else { Ok(docs) });
+    let strategic = strategic_documents(text, source)
+        .and_then(|docs| if docs.is_empty() { Err("no documents".into()) } else { Ok(docs) });
     match (strategic, json_operations(text)) {
         (Ok(docs), Err(_)) => Ok(LoadedPatch::Strategic(docs)),
         (Err(_), Ok(ops)) => Ok(LoadedPatch::Json6902(ops)),
-        (Ok(_), Ok(_)) => Err(KustomizeError::transform("patches", format!("illegally qualifies as both an SM and JSON patch: {source}"))),
+        (Ok(_), Ok(_)) => Err(KustomizeError::transform(
+            "patches",
+            format!("illegally qualifies as both an SM and JSON patch: {source}"),
+        )),
         (Err(_), Err(_)) => Err(KustomizeError::transform(
             "patches",
-            format!("unable to parse SM or JSON patch from {source}; a strategic merge patch needs apiVersion, kind and metadata.name, a JSON patch is a list of operations"),
+            format!(
+                "unable to parse SM or JSON patch from {source}; a strategic merge patch needs apiVersion, kind and metadata.name, a JSON patch is a list of operations"
+            ),
         )),
     }
 }
@@ -168,12 +176,22 @@ fn json_operations(text: &str) -> std::result::Result<Value, String> {
     Ok(value)
 }
 
-fn apply_strategic(resources: &mut ResMap, docs: &[Value], target: Option<&Selector>, options: PatchOptions, source: &str) -> Result<()> {
+fn apply_strategic(
+    resources: &mut ResMap,
+    docs: &[Value],
+    target: Option<&Selector>,
+    options: PatchOptions,
+    source: &str,
+) -> Result<()> {
     let Some(selector) = target else {
         for patch in docs {
             let id = object_id(patch);
-            let index = unique_target(resources, &id)
-                .map_err(|m| KustomizeError::transform("patches", format!("no resource matches strategic merge patch \"{}\": {m}", kid(&id))))?;
+            let index = unique_target(resources, &id).map_err(|m| {
+                KustomizeError::transform(
+                    "patches",
+                    format!("no resource matches strategic merge patch \"{}\": {m}", kid(&id)),
+                )
+            })?;
             apply_to_index(resources, index, patch, options, source)?;
         }
         return Ok(());
@@ -181,7 +199,9 @@ fn apply_strategic(resources: &mut ResMap, docs: &[Value], target: Option<&Selec
     let [patch] = docs else {
         return Err(KustomizeError::transform(
             "patches",
-            format!("Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {source}"),
+            format!(
+                "Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field: {source}"
+            ),
         ));
     };
     let selected = resources.select(selector)?;
@@ -197,7 +217,13 @@ fn apply_strategic(resources: &mut ResMap, docs: &[Value], target: Option<&Selec
     Ok(())
 }
 
-fn apply_to_index(resources: &mut ResMap, index: usize, patch: &Value, options: PatchOptions, source: &str) -> Result<()> {
+fn apply_to_index(
+    resources: &mut ResMap,
+    index: usize,
+    patch: &Value,
+    options: PatchOptions,
+    source: &str,
+) -> Result<()> {
     if apply_strategic_merge(resources.get_mut(index), patch, options, source)? {
         resources.remove(index);
     }
@@ -215,13 +241,23 @@ fn unique_target(resources: &ResMap, id: &ResId) -> std::result::Result<usize, S
 
 /// Apply one strategic merge patch to one object, as kustomize's `ApplySmPatch` does.
 /// Returns whether the patch deleted the object.
-pub fn apply_strategic_merge(resource: &mut Resource, patch: &Value, options: PatchOptions, source: &str) -> Result<bool> {
+pub fn apply_strategic_merge(
+    resource: &mut Resource,
+    patch: &Value,
+    options: PatchOptions,
+    source: &str,
+) -> Result<bool> {
     if patch.get("$patch").and_then(Value::as_str) == Some("delete") {
         return Ok(true);
     }
     let before = resource.current_id();
-    let kind = if options.allow_kind_change { str_at(patch, &["kind"]).unwrap_or(&before.gvk.kind) } else { &before.gvk.kind };
-    let name = if options.allow_name_change { str_at(patch, &["metadata", "name"]).unwrap_or(&before.name) } else { &before.name };
+    let kind =
+        if options.allow_kind_change { str_at(patch, &["kind"]).unwrap_or(&before.gvk.kind) } else { &before.gvk.kind };
+    let name = if options.allow_name_change {
+        str_at(patch, &["metadata", "name"]).unwrap_or(&before.name)
+    } else {
+        &before.name
+    };
     let (kind, name) = (kind.to_string(), name.to_string());
     let mut base = resource.obj.clone();
     merge::drop_bare_nulls(&mut base, &resource.bare_nulls, &before.gvk);
@@ -229,8 +265,10 @@ pub fn apply_strategic_merge(resource: &mut Resource, patch: &Value, options: Pa
     for obj in [&mut base, &mut patch] {
         set_identity(obj, resource.api_version(), &kind, &name, &before.namespace);
     }
-    let merged = merge::strategic_merge(&base, &patch, &before.gvk)
-        .map_err(|source_err| KustomizeError::Merge { context: format!("{source} on {}", kid(&before)), source: source_err })?;
+    let merged = merge::strategic_merge(&base, &patch, &before.gvk).map_err(|source_err| KustomizeError::Merge {
+        context: format!("{source} on {}", kid(&before)),
+        source: source_err,
+    })?;
     let mut merged = match merged {
         Value::Object(map) if !map.is_empty() => Value::Object(map),
         _ => return Ok(true),
@@ -276,7 +314,10 @@ fn apply_json_to_selected(resources: &mut ResMap, ops: &Value, target: &Selector
         resource.obj = apply_json6902(&resource.obj, ops)
             .map_err(|m| KustomizeError::transform(format!("JSON patch {source} on {}", kid(&before)), m))?;
         if !resource.obj.is_object() {
-            return Err(KustomizeError::transform(format!("JSON patch {source}"), "the patch must leave a map with apiVersion, kind and metadata"));
+            return Err(KustomizeError::transform(
+                format!("JSON patch {source}"),
+                "the patch must leave a map with apiVersion, kind and metadata",
+            ));
         }
         remember_if_renamed(resource, before);
     }
@@ -304,7 +345,9 @@ fn apply_json6902(obj: &Value, ops: &Value) -> std::result::Result<Value, String
 /// Whether `path` names a key that is missing from a map that exists.
 fn replaces_missing_key(doc: &Value, path: &json_patch::jsonptr::Pointer) -> bool {
     let Some((parent, last)) = path.split_back() else { return false };
-    doc.pointer(parent.as_str()).and_then(Value::as_object).is_some_and(|map| !map.contains_key(last.decoded().as_ref()))
+    doc.pointer(parent.as_str())
+        .and_then(Value::as_object)
+        .is_some_and(|map| !map.contains_key(last.decoded().as_ref()))
 }
 
 /// The id a patch document names.

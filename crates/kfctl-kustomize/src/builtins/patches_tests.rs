@@ -54,7 +54,9 @@ fn untargeted_patch_finds_a_renamed_object_by_its_old_name() {
 #[test]
 fn untargeted_patch_without_a_match_fails_in_kustomize_words() {
     let mut map = resources();
-    let err = run(&mut map, "patch: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: nope}\n  data: {b: '2'}\n").unwrap_err();
+    let err =
+        run(&mut map, "patch: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: nope}\n  data: {b: '2'}\n")
+            .unwrap_err();
     assert!(
         err.to_string().contains(
             "no resource matches strategic merge patch \"ConfigMap.v1.[noGrp]/nope.[noNs]\": no matches for Id ConfigMap.v1.[noGrp]/nope.[noNs]; failed to find unique target for patch ConfigMap.v1.[noGrp]/nope.[noNs]"
@@ -65,7 +67,11 @@ fn untargeted_patch_without_a_match_fails_in_kustomize_words() {
 
 #[test]
 fn kustomize_id_form_names_every_part() {
-    let id = ResId::new(crate::resource::Gvk::new("networking.k8s.io", "v1", "NetworkPolicy"), "default-allow-same-namespace", "kubeflow");
+    let id = ResId::new(
+        crate::resource::Gvk::new("networking.k8s.io", "v1", "NetworkPolicy"),
+        "default-allow-same-namespace",
+        "kubeflow",
+    );
     assert_eq!(kid(&id), "NetworkPolicy.v1.networking.k8s.io/default-allow-same-namespace.kubeflow");
 }
 
@@ -113,7 +119,11 @@ fn options_allow_name_and_kind_changes_but_never_namespace() {
 #[test]
 fn json_patches_in_yaml_or_json_apply_to_targets() {
     let mut map = resources();
-    run(&mut map, "target: {kind: Deployment, name: api}\npatch: |\n  - op: replace\n    path: /spec/replicas\n    value: 4\n").unwrap();
+    run(
+        &mut map,
+        "target: {kind: Deployment, name: api}\npatch: |\n  - op: replace\n    path: /spec/replicas\n    value: 4\n",
+    )
+    .unwrap();
     run(&mut map, "target: {kind: Deployment, name: web}\npatch: '[{\"op\": \"replace\", \"path\": \"/metadata/name\", \"value\": \"web2\"}]'\n").unwrap();
     assert_eq!(find(&map, "api")["spec"]["replicas"], 4);
     let web2 = map.iter().find(|r| r.name() == "web2").unwrap();
@@ -126,9 +136,19 @@ fn json_patches_in_yaml_or_json_apply_to_targets() {
 #[test]
 fn json_replace_of_a_missing_key_in_an_existing_map_adds_it() {
     let mut map = resources();
-    run(&mut map, "target: {kind: ConfigMap}\npatch: '[{\"op\": \"replace\", \"path\": \"/data/new\", \"value\": \"v\"}]'\n").unwrap();
+    run(
+        &mut map,
+        "target: {kind: ConfigMap}\npatch: '[{\"op\": \"replace\", \"path\": \"/data/new\", \"value\": \"v\"}]'\n",
+    )
+    .unwrap();
     assert_eq!(find(&map, "cm")["data"]["new"], "v");
-    assert!(run(&mut map, "target: {kind: ConfigMap}\npatch: '[{\"op\": \"replace\", \"path\": \"/nothere/x\", \"value\": 1}]'\n").is_err());
+    assert!(
+        run(
+            &mut map,
+            "target: {kind: ConfigMap}\npatch: '[{\"op\": \"replace\", \"path\": \"/nothere/x\", \"value\": 1}]'\n"
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -157,13 +177,20 @@ fn an_empty_patch_file_is_refused() {
 #[test]
 fn text_that_is_neither_kind_of_patch_is_refused() {
     let err = run(&mut resources(), "target: {kind: Deployment}\npatch: |\n  spec:\n    replicas: 5\n").unwrap_err();
-    assert!(err.to_string().contains("unable to parse SM or JSON patch from [patch: \"spec:\\n  replicas: 5\"]"), "{err}");
+    assert!(
+        err.to_string().contains("unable to parse SM or JSON patch from [patch: \"spec:\\n  replicas: 5\"]"),
+        "{err}"
+    );
 }
 
 #[test]
 fn patches_strategic_merge_takes_inline_yaml_and_files() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("p.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n$patch: delete\n").unwrap();
+    std::fs::write(
+        dir.path().join("p.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n$patch: delete\n",
+    )
+    .unwrap();
     let inline = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec: {paused: true}\n".to_string();
     let mut map = resources();
     strategic_merge_files(&mut map, &[inline, "p.yaml".into()], dir.path(), &loader()).unwrap();
@@ -176,7 +203,10 @@ fn patches_strategic_merge_without_a_match_fails() {
     let dir = tempfile::tempdir().unwrap();
     let inline = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nope}\n".to_string();
     let err = strategic_merge_files(&mut resources(), &[inline], dir.path(), &loader()).unwrap_err();
-    assert!(err.to_string().contains("no matches for Id ConfigMap.v1.[noGrp]/nope.[noNs]; failed to find unique target"), "{err}");
+    assert!(
+        err.to_string().contains("no matches for Id ConfigMap.v1.[noGrp]/nope.[noNs]; failed to find unique target"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -184,9 +214,11 @@ fn patch_files_are_read_through_the_loader() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ops.yaml"), "- op: add\n  path: /metadata/labels/x\n  value: zz\n").unwrap();
     let mut map = resources();
-    json6902(&mut map, &[entry("{path: ops.yaml, target: {kind: Deployment, name: web}}")], dir.path(), &loader()).unwrap();
+    json6902(&mut map, &[entry("{path: ops.yaml, target: {kind: Deployment, name: web}}")], dir.path(), &loader())
+        .unwrap();
     assert_eq!(find(&map, "web")["metadata"]["labels"]["x"], "zz");
-    let err = json6902(&mut map, &[entry("{path: ../ops.yaml, target: {kind: Deployment}}")], dir.path(), &loader()).unwrap_err();
+    let err = json6902(&mut map, &[entry("{path: ../ops.yaml, target: {kind: Deployment}}")], dir.path(), &loader())
+        .unwrap_err();
     assert!(err.to_string().starts_with("security:") || err.to_string().contains("cannot read"), "{err}");
 }
 

@@ -37,7 +37,8 @@ pub fn apply(resources: &mut ResMap, prefix: &str, suffix: &str, config: &Transf
 }
 
 /// Kinds kustomize's prefix and suffix transformers never touch: (group, kind), empty = any.
-const NEVER_RENAMED: [(&str, &str); 3] = [("", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"), ("", "Namespace")];
+const NEVER_RENAMED: [(&str, &str); 3] =
+    [("", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"), ("", "Namespace")];
 
 fn never_renamed(gvk: &Gvk) -> bool {
     NEVER_RENAMED.iter().any(|(group, kind)| gvk.is_selected_by(&Gvk::new(group, "", kind)))
@@ -54,7 +55,8 @@ fn add_affix(resources: &mut ResMap, end: End, affix: &str, specs: &[FieldSpec])
                 record_affix(resource, end, affix);
             }
             let context = resource.current_id().to_string();
-            affix_at_path(&mut resource.obj, spec, end, affix).map_err(|message| KustomizeError::transform(context, message))?;
+            affix_at_path(&mut resource.obj, spec, end, affix)
+                .map_err(|message| KustomizeError::transform(context, message))?;
         }
     }
     Ok(())
@@ -73,7 +75,10 @@ fn affix_at_path(obj: &mut Value, spec: &FieldSpec, end: End, affix: &str) -> st
         let current = match &*field {
             Value::Null => String::new(),
             Value::Object(_) | Value::Array(_) => {
-                return Err(format!("name prefix and suffix field specs must target scalar nodes: `{}` is not a scalar; fix the field spec's path", spec.path));
+                return Err(format!(
+                    "name prefix and suffix field specs must target scalar nodes: `{}` is not a scalar; fix the field spec's path",
+                    spec.path
+                ));
             }
             scalar => fieldpath::scalar_text(Some(scalar)).unwrap_or_default(),
         };
@@ -96,7 +101,11 @@ mod tests {
     }
 
     fn config() -> TransformConfig {
-        TransformConfig { name_prefix: vec![spec("", "metadata/name", false)], name_suffix: vec![spec("", "metadata/name", false)], ..TransformConfig::default() }
+        TransformConfig {
+            name_prefix: vec![spec("", "metadata/name", false)],
+            name_suffix: vec![spec("", "metadata/name", false)],
+            ..TransformConfig::default()
+        }
     }
 
     fn map_of(objects: Vec<Value>) -> ResMap {
@@ -115,13 +124,17 @@ mod tests {
 
     #[test]
     fn prefix_and_suffix_wrap_the_name() {
-        assert_eq!(renamed(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}), "p-", "-s"), "p-cm-s");
+        assert_eq!(
+            renamed(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}), "p-", "-s"),
+            "p-cm-s"
+        );
     }
 
     #[test]
     fn crds_api_services_and_namespaces_keep_their_names() {
         let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "f.x.io"}});
-        let api = json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.x"}});
+        let api =
+            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.x"}});
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}});
         assert_eq!(renamed(crd, "p-", "-s"), "f.x.io");
         assert_eq!(renamed(api, "p-", "-s"), "v1.x");
@@ -141,7 +154,10 @@ mod tests {
         let r = map.get(0);
         let names: Vec<_> = r.previous_ids.iter().map(|id| id.name.as_str()).collect();
         assert_eq!(names, ["cm", "p-cm"]);
-        assert_eq!((r.name_prefixes.as_slice(), r.name_suffixes.as_slice()), (&["p-".to_string()][..], &["-s".to_string()][..]));
+        assert_eq!(
+            (r.name_prefixes.as_slice(), r.name_suffixes.as_slice()),
+            (&["p-".to_string()][..], &["-s".to_string()][..])
+        );
     }
 
     #[test]
@@ -168,7 +184,10 @@ mod tests {
     #[test]
     fn prefixes_stack_outermost_last() {
         let mut map = map_of(vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}})]);
-        let cfg = TransformConfig { name_prefix: vec![spec("ConfigMap", "metadata/name", false)], ..TransformConfig::default() };
+        let cfg = TransformConfig {
+            name_prefix: vec![spec("ConfigMap", "metadata/name", false)],
+            ..TransformConfig::default()
+        };
         apply(&mut map, "a-", "", &cfg).unwrap();
         apply(&mut map, "b-", "", &cfg).unwrap();
         assert_eq!(map.get(0).name(), "b-a-cm");

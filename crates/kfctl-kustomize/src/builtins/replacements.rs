@@ -107,11 +107,19 @@ pub fn load(entries: &[ReplacementEntry], dir: &Path, loader: &Loader) -> Result
         }
         let (real, text) = loader.read_text(dir, path)?;
         let origin = real.display().to_string();
-        let invalid = |e: serde_json::Error| KustomizeError::transform(origin.clone(), format!("invalid replacement: {e}"));
+        let invalid =
+            |e: serde_json::Error| KustomizeError::transform(origin.clone(), format!("invalid replacement: {e}"));
         match kfctl_yaml::parse_stream(&text, &origin)?.into_iter().next() {
-            Some(list @ Value::Array(_)) => out.extend(serde_json::from_value::<Vec<Replacement>>(list).map_err(invalid)?),
+            Some(list @ Value::Array(_)) => {
+                out.extend(serde_json::from_value::<Vec<Replacement>>(list).map_err(invalid)?)
+            }
             Some(one @ Value::Object(_)) => out.push(serde_json::from_value(one).map_err(invalid)?),
-            _ => return Err(KustomizeError::transform(origin.clone(), "unsupported replacement type: expected a replacement or a list of them")),
+            _ => {
+                return Err(KustomizeError::transform(
+                    origin.clone(),
+                    "unsupported replacement type: expected a replacement or a list of them",
+                ));
+            }
         }
     }
     Ok(out)
@@ -126,7 +134,11 @@ pub fn apply_one(resources: &mut ResMap, replacement: &Replacement) -> Result<()
     for target in targets {
         let select = target.select.as_ref().ok_or_else(|| error("target must specify resources to select"))?;
         let matcher = TargetMatcher::new(select, &target.reject)?;
-        let paths: Vec<&str> = if target.field_paths.is_empty() { vec![DEFAULT_FIELD_PATH] } else { target.field_paths.iter().map(String::as_str).collect() };
+        let paths: Vec<&str> = if target.field_paths.is_empty() {
+            vec![DEFAULT_FIELD_PATH]
+        } else {
+            target.field_paths.iter().map(String::as_str).collect()
+        };
         for resource in resources.iter_mut().filter(|r| matcher.matches(r)) {
             for path in &paths {
                 set_field(&mut resource.obj, path, &value, target.options.as_ref())?;
@@ -150,7 +162,8 @@ fn is_selected_by(id: &ResId, selector: &ResId) -> bool {
 fn source_value(resources: &ResMap, source: &SourceSelector) -> Result<Value> {
     let id = selector_id(&source.group, &source.version, &source.kind, &source.name, &source.namespace);
     let field_path = if source.field_path.is_empty() { DEFAULT_FIELD_PATH } else { &source.field_path };
-    let matches: Vec<&Resource> = resources.iter().filter(|r| r.all_ids().any(|rid| is_selected_by(&rid, &id))).collect();
+    let matches: Vec<&Resource> =
+        resources.iter().filter(|r| r.all_ids().any(|rid| is_selected_by(&rid, &id))).collect();
     let object = match matches.as_slice() {
         [one] => *one,
         [] => return Err(error(format!("nothing selected by {}:{field_path}", kid(&id)))),
@@ -187,7 +200,9 @@ fn is_nil_or_empty(v: &Value) -> bool {
 /// kyaml's `Lookup`: keys, `[key=value]` (exact) and list indexes.
 pub(super) fn lookup<'a>(value: &'a Value, segments: &[String]) -> Option<&'a Value> {
     segments.iter().filter(|s| !s.is_empty()).try_fold(value, |node, segment| match (node, list_match(segment)) {
-        (Value::Array(items), Some((key, want))) => items.iter().find(|i| scalar_text(i.get(key)).as_deref() == Some(want)),
+        (Value::Array(items), Some((key, want))) => {
+            items.iter().find(|i| scalar_text(i.get(key)).as_deref() == Some(want))
+        }
         (Value::Array(items), None) => items.get(segment.parse::<usize>().ok()?),
         (Value::Object(map), None) => map.get(segment.as_str()),
         _ => None,
@@ -273,7 +288,9 @@ fn set_field(obj: &mut Value, path: &str, value: &Value, options: Option<&FieldO
         }
         let node = lookup_create(obj, &segments, value).map_err(|why| unable(&format!(": {why}")))?;
         return match node {
-            Value::Array(items) if !items.is_empty() => items.iter_mut().try_for_each(|item| set_value(item, value, options)),
+            Value::Array(items) if !items.is_empty() => {
+                items.iter_mut().try_for_each(|item| set_value(item, value, options))
+            }
             node => set_value(node, value, options),
         };
     }
@@ -302,7 +319,11 @@ fn wrong_kind(expected: &str, node: &Value) -> String {
 }
 
 /// kyaml's `PathMatcher`: visit every node the path matches.
-fn path_match(node: &mut Value, segments: &[String], visit: &mut dyn FnMut(&mut Value)) -> std::result::Result<(), String> {
+fn path_match(
+    node: &mut Value,
+    segments: &[String],
+    visit: &mut dyn FnMut(&mut Value),
+) -> std::result::Result<(), String> {
     let Some((first, rest)) = segments.split_first() else {
         visit(node);
         return Ok(());
@@ -340,7 +361,11 @@ fn path_match(node: &mut Value, segments: &[String], visit: &mut dyn FnMut(&mut 
 
 /// kyaml's `LookupCreate`: find the field, making missing maps, list elements and the final
 /// field (a placeholder of the value's kind) on the way.
-fn lookup_create<'a>(node: &'a mut Value, segments: &[String], value: &Value) -> std::result::Result<&'a mut Value, String> {
+fn lookup_create<'a>(
+    node: &'a mut Value,
+    segments: &[String],
+    value: &Value,
+) -> std::result::Result<&'a mut Value, String> {
     let Some((first, rest)) = segments.split_first() else { return Ok(node) };
     let fresh = || match rest.first() {
         None => empty_like(value),
@@ -348,7 +373,11 @@ fn lookup_create<'a>(node: &'a mut Value, segments: &[String], value: &Value) ->
         Some(_) => Value::Object(Map::new()),
     };
     if node.is_null() {
-        *node = if list_match(first).is_some() || first.parse::<usize>().is_ok() { Value::Array(Vec::new()) } else { Value::Object(Map::new()) };
+        *node = if list_match(first).is_some() || first.parse::<usize>().is_ok() {
+            Value::Array(Vec::new())
+        } else {
+            Value::Object(Map::new())
+        };
     }
     let child = match (node, list_match(first)) {
         (Value::Array(items), Some((key, want))) => {
@@ -376,7 +405,9 @@ fn lookup_create<'a>(node: &'a mut Value, segments: &[String], value: &Value) ->
             }
             child
         }
-        (other, _) => return Err(wrong_kind(if list_match(first).is_some() { "SequenceNode" } else { "MappingNode" }, other)),
+        (other, _) => {
+            return Err(wrong_kind(if list_match(first).is_some() { "SequenceNode" } else { "MappingNode" }, other));
+        }
     };
     lookup_create(child, rest, value)
 }
@@ -396,7 +427,9 @@ fn set_value(target: &mut Value, value: &Value, options: Option<&FieldOptions>) 
     if let Some(options) = options.filter(|o| !o.delimiter.is_empty()) {
         let current = match &*target {
             Value::Null => String::new(),
-            other => scalar_text(Some(other)).ok_or_else(|| error("delimiter option can only be used with scalar nodes"))?,
+            other => {
+                scalar_text(Some(other)).ok_or_else(|| error("delimiter option can only be used with scalar nodes"))?
+            }
         };
         let mut parts: Vec<String> = current.split(options.delimiter.as_str()).map(str::to_string).collect();
         let text = scalar_text(Some(&value)).unwrap_or_default();
@@ -430,7 +463,8 @@ fn yaml_number(text: &str) -> Option<Value> {
     if let Ok(i) = text.parse::<i64>() {
         return Some(Value::from(i));
     }
-    let looks_numeric = text.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) && text.chars().any(|c| c.is_ascii_digit());
+    let looks_numeric = text.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        && text.chars().any(|c| c.is_ascii_digit());
     looks_numeric.then(|| text.parse::<f64>().ok()).flatten().and_then(serde_json::Number::from_f64).map(Value::Number)
 }
 

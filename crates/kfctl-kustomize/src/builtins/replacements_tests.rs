@@ -35,7 +35,11 @@ fn obj<'a>(map: &'a ResMap, name: &str) -> &'a Value {
 #[test]
 fn a_number_target_stays_a_number_and_a_string_target_a_string() {
     let mut map = resources();
-    run(&mut map, "source: {kind: ConfigMap, fieldPath: data.n}\ntargets: [{select: {name: api}, fieldPaths: [spec.replicas]}]").unwrap();
+    run(
+        &mut map,
+        "source: {kind: ConfigMap, fieldPath: data.n}\ntargets: [{select: {name: api}, fieldPaths: [spec.replicas]}]",
+    )
+    .unwrap();
     run(&mut map, "source: {kind: ConfigMap, fieldPath: spec.num}\ntargets: [{select: {name: web}, fieldPaths: [spec.template.spec.containers.0.image]}]").unwrap();
     assert_eq!(obj(&map, "api")["spec"]["replicas"], 7);
     assert_eq!(obj(&map, "web")["spec"]["template"]["spec"]["containers"][0]["image"], "3");
@@ -43,7 +47,11 @@ fn a_number_target_stays_a_number_and_a_string_target_a_string() {
 
 #[test]
 fn text_that_does_not_fit_a_typed_target_is_an_error() {
-    let err = run(&mut resources(), "source: {kind: ConfigMap, fieldPath: data.s}\ntargets: [{select: {name: api}, fieldPaths: [spec.replicas]}]").unwrap_err();
+    let err = run(
+        &mut resources(),
+        "source: {kind: ConfigMap, fieldPath: data.s}\ntargets: [{select: {name: api}, fieldPaths: [spec.replicas]}]",
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("cannot decode !!str `abc` as a !!int"), "{err}");
 }
 
@@ -58,16 +66,31 @@ fn a_map_source_replaces_collections_and_empties_strings() {
 
 #[test]
 fn the_source_must_match_exactly_one_object() {
-    let err = run(&mut resources(), "source: {kind: ConfigMap, name: nope, fieldPath: data.n}\ntargets: [{select: {kind: Deployment}}]").unwrap_err();
+    let err = run(
+        &mut resources(),
+        "source: {kind: ConfigMap, name: nope, fieldPath: data.n}\ntargets: [{select: {kind: Deployment}}]",
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("nothing selected by ConfigMap.[noVer].[noGrp]/nope.[noNs]:data.n"), "{err}");
     let err = run(&mut resources(), "source: {kind: Deployment}\ntargets: [{select: {kind: ConfigMap}}]").unwrap_err();
-    assert!(err.to_string().contains("multiple matches for selector Deployment.[noVer].[noGrp]/[noName].[noNs]:metadata.name"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("multiple matches for selector Deployment.[noVer].[noGrp]/[noName].[noNs]:metadata.name"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_missing_source_field_is_an_error() {
-    let err = run(&mut resources(), "source: {kind: ConfigMap, fieldPath: data.zz}\ntargets: [{select: {kind: Deployment}}]").unwrap_err();
-    assert!(err.to_string().contains("fieldPath `data.zz` is missing for replacement source ConfigMap.[noVer].[noGrp]/[noName].[noNs]"), "{err}");
+    let err =
+        run(&mut resources(), "source: {kind: ConfigMap, fieldPath: data.zz}\ntargets: [{select: {kind: Deployment}}]")
+            .unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "fieldPath `data.zz` is missing for replacement source ConfigMap.[noVer].[noGrp]/[noName].[noNs]"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -131,14 +154,18 @@ fn selection_uses_any_id_and_rejects_on_any_id_and_labels() {
 #[test]
 fn the_default_field_path_is_the_name() {
     let mut map = resources();
-    run(&mut map, "source: {kind: ConfigMap}\ntargets: [{select: {name: api}, fieldPaths: [metadata.labels.app]}]").unwrap();
+    run(&mut map, "source: {kind: ConfigMap}\ntargets: [{select: {name: api}, fieldPaths: [metadata.labels.app]}]")
+        .unwrap();
     run(&mut map, "source: {kind: ConfigMap, fieldPath: data.s}\ntargets: [{select: {name: api}}]").unwrap();
     assert_eq!(obj(&map, "abc")["metadata"]["labels"]["app"], "cm");
 }
 
 #[test]
 fn bracketed_keys_without_equals_are_plain_keys() {
-    assert_eq!(split_field_path("metadata.annotations.[cert-manager.io/inject-ca-from]"), ["metadata", "annotations", "cert-manager.io/inject-ca-from"]);
+    assert_eq!(
+        split_field_path("metadata.annotations.[cert-manager.io/inject-ca-from]"),
+        ["metadata", "annotations", "cert-manager.io/inject-ca-from"]
+    );
     assert_eq!(split_field_path("spec.containers.[name=a.b].image"), ["spec", "containers", "[name=a.b]", "image"]);
 }
 
@@ -147,7 +174,14 @@ fn created_fields_take_delimited_parts_in_turn() {
     let mut map = resources();
     let targets = "targets: [{select: {name: api}, fieldPaths: ['metadata.annotations.[cert-manager.io/inject-ca-from]'], options: {delimiter: /, create: true}}]";
     run(&mut map, &format!("source: {{kind: ConfigMap, fieldPath: data.s}}\n{targets}")).unwrap();
-    run(&mut map, &format!("source: {{kind: ConfigMap, fieldPath: data.n}}\n{}", targets.replace("create: true", "index: 1, create: true"))).unwrap();
+    run(
+        &mut map,
+        &format!(
+            "source: {{kind: ConfigMap, fieldPath: data.n}}\n{}",
+            targets.replace("create: true", "index: 1, create: true")
+        ),
+    )
+    .unwrap();
     assert_eq!(obj(&map, "api")["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], "abc/7");
 }
 
@@ -163,7 +197,8 @@ fn path_entries_hold_one_replacement_or_a_list() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("list.yaml"), "- source: {kind: ConfigMap, fieldPath: data.n}\n  targets: [{select: {name: api}, fieldPaths: [spec.replicas]}]\n").unwrap();
     std::fs::write(dir.path().join("one.yaml"), "source: {kind: ConfigMap, fieldPath: data.s}\ntargets: [{select: {name: web}, fieldPaths: [metadata.labels.app]}]\n").unwrap();
-    let entries: Vec<ReplacementEntry> = serde_json::from_value(json!([{"path": "list.yaml"}, {"path": "one.yaml"}])).unwrap();
+    let entries: Vec<ReplacementEntry> =
+        serde_json::from_value(json!([{"path": "list.yaml"}, {"path": "one.yaml"}])).unwrap();
     let loader = Loader::new(Arc::new(crate::remote::NoRemote), LoadRestriction::RootOnly);
     let mut map = resources();
     apply(&mut map, &entries, dir.path(), &loader).unwrap();

@@ -19,10 +19,13 @@ pub fn apply(resources: &mut ResMap, replica: &k::Replica, config: &TransformCon
     let mut found = false;
     for spec in &config.replicas {
         let selector = spec_gvk(spec);
-        let matching = resources.positions(|r| r.all_ids().any(|id| id.name == replica.name && id.gvk.is_selected_by(&selector)));
+        let matching =
+            resources.positions(|r| r.all_ids().any(|id| id.name == replica.name && id.gvk.is_selected_by(&selector)));
         found |= !matching.is_empty();
         for index in matching {
-            fieldspec::apply_one(resources.get_mut(index), spec, CreateKind::Scalar, &mut |node| set_count(node, replica.count))?;
+            fieldspec::apply_one(resources.get_mut(index), spec, CreateKind::Scalar, &mut |node| {
+                set_count(node, replica.count)
+            })?;
         }
     }
     if found {
@@ -78,7 +81,11 @@ mod tests {
 
     #[test]
     fn sets_and_creates_replicas_of_default_kinds() {
-        let mut m = resmap(vec![obj("apps/v1", "Deployment", "d"), obj("apps/v1", "StatefulSet", "d"), obj("v1", "Service", "d")]);
+        let mut m = resmap(vec![
+            obj("apps/v1", "Deployment", "d"),
+            obj("apps/v1", "StatefulSet", "d"),
+            obj("v1", "Service", "d"),
+        ]);
         apply(&mut m, &replica("d", 3), &TransformConfig::defaults()).unwrap();
         assert_eq!(m.get(0).obj["spec"]["replicas"], json!(3));
         assert_eq!(m.get(1).obj["spec"]["replicas"], json!(3));
@@ -112,7 +119,12 @@ mod tests {
     #[test]
     fn configured_kinds_are_included() {
         let mut config = TransformConfig::defaults();
-        config.replicas.push(FieldSpec { kind: "Thing".into(), path: "spec/size".into(), create: true, ..FieldSpec::default() });
+        config.replicas.push(FieldSpec {
+            kind: "Thing".into(),
+            path: "spec/size".into(),
+            create: true,
+            ..FieldSpec::default()
+        });
         let mut m = resmap(vec![obj("example.com/v1", "Thing", "t")]);
         apply(&mut m, &replica("t", 4), &config).unwrap();
         assert_eq!(m.get(0).obj["spec"]["size"], json!(4));

@@ -190,8 +190,14 @@ mod tests {
 
     #[test]
     fn unlisted_kinds_sort_by_group_version_kind_string() {
-        let got =
-            order_of(vec![res("v1", "Pod", "p", None), res("apps/v1", "DaemonSet", "d", None), res("batch/v1", "Job", "j", None)], None);
+        let got = order_of(
+            vec![
+                res("v1", "Pod", "p", None),
+                res("apps/v1", "DaemonSet", "d", None),
+                res("batch/v1", "Job", "j", None),
+            ],
+            None,
+        );
         assert_eq!(got, ["DaemonSet/d", "Job/j", "Pod/p"]);
     }
 
@@ -204,7 +210,10 @@ mod tests {
     fn custom_lists_replace_the_defaults() {
         // Real kustomize: Service first, the rest by gvk string only.
         let got = order_of(sample(), Some(&options("legacy", Some((&["Service"], &[])))));
-        assert_eq!(got, ["Service/a", "Service/b", "ValidatingWebhookConfiguration/v", "Widget/w", "ConfigMap/c", "Namespace/z"]);
+        assert_eq!(
+            got,
+            ["Service/a", "Service/b", "ValidatingWebhookConfiguration/v", "Widget/w", "ConfigMap/c", "Namespace/z"]
+        );
     }
 
     #[test]
@@ -217,7 +226,10 @@ mod tests {
     #[test]
     fn fifo_keeps_accumulation_order() {
         let got = order_of(sample(), Some(&options("fifo", None)));
-        assert_eq!(got, ["Service/b", "Namespace/z", "Service/a", "ValidatingWebhookConfiguration/v", "ConfigMap/c", "Widget/w"]);
+        assert_eq!(
+            got,
+            ["Service/b", "Namespace/z", "Service/a", "ValidatingWebhookConfiguration/v", "ConfigMap/c", "Widget/w"]
+        );
     }
 
     #[test]
@@ -241,6 +253,8 @@ mod tests {
         let replica_set = gvk_order_key(&Gvk::new("", "", "ReplicaSet"));
         let webhook = gvk_order_key(&Gvk::new("", "", "MutatingWebhookConfiguration"));
         assert!(deployment < replica_set && replica_set < webhook);
-        assert!(gvk_order_key(&Gvk::new("", "", "ReplicaSet")) < gvk_order_key(&Gvk::new("", "", "ReplicationController")));
+        assert!(
+            gvk_order_key(&Gvk::new("", "", "ReplicaSet")) < gvk_order_key(&Gvk::new("", "", "ReplicationController"))
+        );
     }
 }

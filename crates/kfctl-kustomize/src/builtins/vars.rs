@@ -70,7 +70,8 @@ pub fn bind(resources: &mut ResMap, var: &Var) -> Result<()> {
             Ok(())
         }
         many => {
-            let message = format!("found {} resId matches for var {} (unable to disambiguate)", many.len(), describe(var, &gvk));
+            let message =
+                format!("found {} resId matches for var {} (unable to disambiguate)", many.len(), describe(var, &gvk));
             Err(KustomizeError::transform("vars", message))
         }
     }
@@ -82,7 +83,8 @@ fn matching(resources: &ResMap, var: &Var, gvk: &Gvk) -> Vec<usize> {
     let target = ResId::new(gvk.clone(), &var.obj_ref.name, &var.obj_ref.namespace);
     let with_namespace = !target.namespace.is_empty() || crate::merge::is_cluster_scoped(gvk);
     resources.positions(|r| {
-        r.all_ids().any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
+        r.all_ids()
+            .any(|id| id.gvk == target.gvk && id.name == target.name && (!with_namespace || id.same_object(&target)))
     })
 }
 
@@ -95,7 +97,14 @@ fn applies_to(spec: &FieldSpec, gvk: &Gvk) -> bool {
 /// A var as kustomize prints it in errors: `{NAME Kind.version.group {fieldPath}}`.
 fn describe(var: &Var, gvk: &Gvk) -> String {
     let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
-    format!("{{{} {}.{}.{} {{{}}}}}", var.name, gvk.kind, or(&gvk.version, "[noVer]"), or(&gvk.group, "[noGrp]"), field_path(var))
+    format!(
+        "{{{} {}.{}.{} {{{}}}}}",
+        var.name,
+        gvk.kind,
+        or(&gvk.version, "[noVer]"),
+        or(&gvk.group, "[noGrp]"),
+        field_path(var)
+    )
 }
 
 fn field_path(var: &Var) -> &str {
@@ -118,11 +127,13 @@ pub fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, V
     for var in vars {
         let gvk = target_gvk(var);
         let resource = resources.iter().find(|r| r.var_names.contains(&var.name)).ok_or_else(|| {
-            let message = format!("var '{}' cannot be mapped to a field in the set of known resources", describe(var, &gvk));
+            let message =
+                format!("var '{}' cannot be mapped to a field in the set of known resources", describe(var, &gvk));
             KustomizeError::transform("vars", message)
         })?;
         let value = field_value(&resource.obj, field_path(var)).ok_or_else(|| {
-            let message = format!("field specified in var '{}' not found in corresponding resource", describe(var, &gvk));
+            let message =
+                format!("field specified in var '{}' not found in corresponding resource", describe(var, &gvk));
             KustomizeError::transform("vars", message)
         })?;
         if matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_)) {
@@ -149,7 +160,11 @@ fn field_value<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// kustomize's field-spec walk: lists are walked through, a missing or null field ends the
 /// walk quietly, a scalar where the path goes on is an error.
-fn walk(node: &mut Value, path: &[String], set: &mut dyn FnMut(&mut Value) -> std::result::Result<(), String>) -> std::result::Result<(), String> {
+fn walk(
+    node: &mut Value,
+    path: &[String],
+    set: &mut dyn FnMut(&mut Value) -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
     let Some((first, rest)) = path.split_first() else { return set(node) };
     match node {
         Value::Null => Ok(()),
@@ -244,8 +259,8 @@ fn go_display(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use crate::resource::Resource;
+    use serde_json::json;
 
     fn values(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
@@ -276,8 +291,12 @@ mod tests {
     fn all_vars() -> Vec<Var> {
         vec![
             var("{name: SVC, objRef: {kind: Service, name: svc, apiVersion: v1}}"),
-            var("{name: NS, objRef: {kind: Service, name: svc, apiVersion: v1}, fieldRef: {fieldPath: metadata.namespace}}"),
-            var("{name: PORT, objRef: {kind: Service, name: svc, apiVersion: v1}, fieldRef: {fieldPath: 'spec.ports[0].port'}}"),
+            var(
+                "{name: NS, objRef: {kind: Service, name: svc, apiVersion: v1}, fieldRef: {fieldPath: metadata.namespace}}",
+            ),
+            var(
+                "{name: PORT, objRef: {kind: Service, name: svc, apiVersion: v1}, fieldRef: {fieldPath: 'spec.ports[0].port'}}",
+            ),
             var("{name: FLAG, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.flag}}"),
             var("{name: RATIO, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.ratio}}"),
             var("{name: SEL, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.sel}}"),
@@ -296,9 +315,17 @@ mod tests {
     fn references_expand_with_types_escapes_and_unknowns_as_kustomize_does() {
         let vars = all_vars();
         let mut map = bound(build(), &vars);
-        resolve_with(&mut map, &vars, &specs(&["spec/template/spec/containers/command", "spec/template/spec/containers/env/value"])).unwrap();
+        resolve_with(
+            &mut map,
+            &vars,
+            &specs(&["spec/template/spec/containers/command", "spec/template/spec/containers/env/value"]),
+        )
+        .unwrap();
         let container = &map.get(1).obj["spec"]["template"]["spec"]["containers"][0];
-        assert_eq!(container["command"], json!(["svc", 8080, "x8080", true, 1.5, "$(SEL)", "$(SVC)", "$(UNKNOWN)", "other.svc"]));
+        assert_eq!(
+            container["command"],
+            json!(["svc", 8080, "x8080", true, 1.5, "$(SEL)", "$(SVC)", "$(UNKNOWN)", "other.svc"])
+        );
         assert_eq!(container["env"], json!([{"name": "A", "value": 8080}, {"name": "B", "value": 3}]));
     }
 
@@ -357,15 +384,27 @@ mod tests {
 
     #[test]
     fn a_missing_field_is_an_error() {
-        let missing = [var("{name: X, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.nothing}}")];
+        let missing =
+            [var("{name: X, objRef: {kind: Service, name: svc, version: v1}, fieldRef: {fieldPath: spec.nothing}}")];
         let err = var_values(&bound(build(), &missing), &missing).unwrap_err();
-        assert!(err.to_string().contains("field specified in var '{X Service.v1.[noGrp] {spec.nothing}}' not found in corresponding resource"), "{err}");
+        assert!(
+            err.to_string().contains(
+                "field specified in var '{X Service.v1.[noGrp] {spec.nothing}}' not found in corresponding resource"
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn ambiguous_objects_are_an_error_where_the_var_is_declared() {
         let mut map = build();
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}})), "t").unwrap();
+        map.append(
+            Resource::new(
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "third"}}),
+            ),
+            "t",
+        )
+        .unwrap();
         let err = bind(&mut map, &all_vars()[0]).unwrap_err();
         assert!(err.to_string().contains("found 2 resId matches for var"), "{err}");
     }
@@ -375,7 +414,8 @@ mod tests {
         // A base declares the var while only its own `service` exists.
         let declared = [var("{name: SVC, objRef: {kind: Service, name: service, apiVersion: v1}}")];
         let mut map = ResMap::new();
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "a").unwrap();
+        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service"}})), "a")
+            .unwrap();
         bind(&mut map, &declared[0]).unwrap();
         // Another base brings an object with the same name; parents add prefixes.
         map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "service", "namespace": "kubeflow"}})), "b").unwrap();
@@ -406,7 +446,13 @@ mod tests {
     fn a_list_with_non_strings_is_an_error() {
         let vars = all_vars();
         let mut map = bound(build(), &vars);
-        map.append(Resource::new(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"args": ["a", 1]}})), "t").unwrap();
+        map.append(
+            Resource::new(
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"args": ["a", 1]}}),
+            ),
+            "t",
+        )
+        .unwrap();
         let err = resolve_with(&mut map, &vars, &specs(&["spec/args"])).unwrap_err();
         assert!(err.to_string().contains("invalid value type expect a string"), "{err}");
     }

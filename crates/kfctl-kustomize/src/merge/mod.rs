@@ -193,9 +193,10 @@ fn remove_at(obj: &mut Value, pointer: &str) {
         }
         Some(Value::Array(items)) => {
             if let Ok(i) = key.parse::<usize>()
-                && i < items.len() {
-                    items.remove(i);
-                }
+                && i < items.len()
+            {
+                items.remove(i);
+            }
         }
         _ => {}
     }

@@ -59,10 +59,12 @@ pub fn resource_for_gvk(gvk: &Gvk) -> Option<&'static Resource> {
 
 /// The table's rows grouped by kind, built once.
 fn by_kind(kind: &str) -> Option<&'static Vec<&'static Resource>> {
-    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, Vec<&'static Resource>>> = std::sync::OnceLock::new();
+    static INDEX: std::sync::OnceLock<std::collections::HashMap<&'static str, Vec<&'static Resource>>> =
+        std::sync::OnceLock::new();
     INDEX
         .get_or_init(|| {
-            let mut index: std::collections::HashMap<&'static str, Vec<&'static Resource>> = std::collections::HashMap::new();
+            let mut index: std::collections::HashMap<&'static str, Vec<&'static Resource>> =
+                std::collections::HashMap::new();
             for r in RESOURCES {
                 index.entry(r.kind).or_default().push(r);
             }

@@ -2,8 +2,8 @@
 
 use crate::cli::BuildArgs;
 use crate::exit::Code;
-use kfctl_kustomize::BuildOptions;
 use kfctl::source::{MirrorResolver, NoRemote, RemoteResolver};
+use kfctl_kustomize::BuildOptions;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -25,4 +25,3 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
     out.flush()?;
     Ok(Code::Success)
 }
-

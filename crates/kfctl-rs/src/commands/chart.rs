@@ -2,12 +2,12 @@
 //! per component (and, with `--argocd`, Argo CD Applications over them).
 
 use super::catalog_error;
-use kfctl::catalog::RenderRequest;
-use kfctl::catalog::render::{Prepared, prepare};
-use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
 use crate::cli::RenderFlags;
 use crate::exit::{Code, coded};
 use clap::{Args, Subcommand};
+use kfctl::catalog::RenderRequest;
+use kfctl::catalog::render::{Prepared, prepare};
+use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Subcommand)]
@@ -87,10 +87,8 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
     let files = chart::export(&prepared, &options)?;
     write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force)?;
     let subcharts = prepared.profile.components.len();
-    let templates = files
-        .keys()
-        .filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/"))
-        .count();
+    let templates =
+        files.keys().filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/")).count();
     eprintln!(
         "wrote {}: chart {} {} (appVersion {app_version}), {subcharts} subcharts, {templates} object templates{}",
         args.out.display(),
@@ -114,10 +112,7 @@ fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_
     if let Some(v) = release {
         return Ok(v.to_string());
     }
-    let folder = manifests_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let folder = manifests_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let looks_like_release = folder.strip_prefix('v').is_some_and(|rest| semver::Version::parse(rest).is_ok());
     if looks_like_release {
         return Ok(folder);
@@ -132,11 +127,8 @@ fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_
 }
 
 fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
-    let default_path = args
-        .out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "kubeflow".into());
+    let default_path =
+        args.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kubeflow".into());
     ArgoCdOptions {
         repo_url: args.argocd_repo_url.clone(),
         path: args.argocd_path.clone().unwrap_or(default_path),

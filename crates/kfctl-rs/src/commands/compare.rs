@@ -2,15 +2,17 @@
 //! equal, 1 when they differ, 2 on bad input.
 
 use crate::cli::CompareArgs;
-use kfctl_yaml::compare;
 use crate::exit::{Code, coded};
+use kfctl_yaml::compare;
 use serde_json::Value;
 use std::io::Read;
 
 fn read_stream(arg: &str) -> anyhow::Result<Vec<Value>> {
     let text = if arg == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| coded(Code::Usage, anyhow::anyhow!("stdin: cannot read: {e}")))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| coded(Code::Usage, anyhow::anyhow!("stdin: cannot read: {e}")))?;
         s
     } else {
         std::fs::read_to_string(arg).map_err(|e| coded(Code::Usage, anyhow::anyhow!("{arg}: cannot read: {e}")))?

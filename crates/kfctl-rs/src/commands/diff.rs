@@ -3,10 +3,10 @@
 //! Exit 0 when nothing would change, 1 when something would (as `kubectl diff`).
 
 use super::install::{ClusterArgs, Output, RenderMeta, SourceArgs, cluster_error};
-use kfctl::cluster::diff::{Action, diff, render_text};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
+use kfctl::cluster::diff::{Action, diff, render_text};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Args)]
@@ -27,23 +27,13 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
 }
 
 /// Diff rendered objects against the cluster.
-pub fn run_with_objects(
-    args: DiffArgs,
-    objects: Vec<Value>,
-    _meta: RenderMeta,
-) -> anyhow::Result<Code> {
+pub fn run_with_objects(args: DiffArgs, objects: Vec<Value>, _meta: RenderMeta) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let entries = runtime
-        .block_on(diff(&objects, &args.cluster.target(), 16))
-        .map_err(cluster_error)?;
+    let entries = runtime.block_on(diff(&objects, &args.cluster.target(), 16)).map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&entries)?),
         Output::Text => print!("{}", render_text(&entries)),
     }
     let changed = entries.iter().any(|e| e.action != Action::Unchanged);
-    Ok(if changed {
-        Code::Failure
-    } else {
-        Code::Success
-    })
+    Ok(if changed { Code::Failure } else { Code::Success })
 }

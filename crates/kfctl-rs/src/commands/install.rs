@@ -8,16 +8,16 @@
 //! The renderer calls [`run_with_objects`] with the rendered objects and their [`RenderMeta`];
 //! until it is wired, `--objects FILE` installs a pre-rendered YAML stream.
 
+use crate::exit::{Code, coded};
+use crate::progress::BarProgress;
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
 use kfctl::cluster::api::Target;
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::preflight::PreflightOptions;
-use crate::progress::BarProgress;
 use kfctl::cluster::progress::{LineProgress, Progress};
 use kfctl::cluster::{self, ClusterError, DryRun, InstallMeta, InstallOptions};
-use crate::exit::{Code, coded};
 use kfctl::exit::ExitStatus;
-use anyhow::Context as _;
-use clap::{Args, ValueEnum};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::io::IsTerminal;
@@ -37,10 +37,7 @@ pub struct ClusterArgs {
 
 impl ClusterArgs {
     pub fn target(&self) -> Target {
-        Target {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-        }
+        Target { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() }
     }
 }
 
@@ -140,38 +137,27 @@ pub struct RenderMeta {
 /// `90s`, `20m`, `1h`, `500ms` or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a duration like 90s, 20m or 1h"))?;
+    let value: f64 = number.parse().map_err(|_| format!("{text:?}: expected a duration like 90s, 20m or 1h"))?;
     let seconds = match unit {
         "" | "s" => value,
         "ms" => value / 1000.0,
         "m" => value * 60.0,
         "h" => value * 3600.0,
         _ => {
-            return Err(format!(
-                "{text:?}: unknown unit {unit:?}; use ms, s, m or h"
-            ));
+            return Err(format!("{text:?}: unknown unit {unit:?}; use ms, s, m or h"));
         }
     };
     Ok(Duration::from_secs_f64(seconds))
 }
 
-
 /// Read a pre-rendered stream (`--objects`) and describe it.
-pub fn load_objects(
-    path: &std::path::Path,
-    profile: &str,
-) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
+pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read objects", path.display()))
         .map_err(|e| coded(Code::Usage, e))?;
-    let objects =
-        kfctl_yaml::parse_objects(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
+    let objects = kfctl_yaml::parse_objects(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
     let meta = InstallMeta {
         profile: profile.to_string(),
         upstream_version: "pre-rendered".into(),
@@ -179,14 +165,7 @@ pub fn load_objects(
         values_digest: String::new(),
     };
     let uses_default_credentials = kfctl::cluster::preflight::uses_default_credentials(&objects);
-    Ok((
-        objects,
-        RenderMeta {
-            meta,
-            uses_default_credentials,
-            supported_kubernetes: None,
-        },
-    ))
+    Ok((objects, RenderMeta { meta, uses_default_credentials, supported_kubernetes: None }))
 }
 
 /// `kfctl-rs install`: render the profile (or read `--objects`), then install.
@@ -196,11 +175,7 @@ pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
 }
 
 /// Install rendered objects.
-pub fn run_with_objects(
-    args: InstallArgs,
-    objects: Vec<Value>,
-    meta: RenderMeta,
-) -> anyhow::Result<Code> {
+pub fn run_with_objects(args: InstallArgs, objects: Vec<Value>, meta: RenderMeta) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     if args.plan || args.dry_run == Some(DryRunMode::Client) {
         let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
@@ -253,18 +228,12 @@ pub fn cluster_error(e: ClusterError) -> anyhow::Error {
 fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     let mut options = InstallOptions::new(args.cluster.target(), meta.meta);
     options.preflight = PreflightOptions {
-        supported: meta
-            .supported_kubernetes
-            .unwrap_or_else(|| args.kubernetes_versions.clone()),
+        supported: meta.supported_kubernetes.unwrap_or_else(|| args.kubernetes_versions.clone()),
         uses_default_credentials: meta.uses_default_credentials,
         allow_default_credentials: args.allow_default_credentials,
         check_access: true,
     };
-    options.dry_run = if args.dry_run == Some(DryRunMode::Server) {
-        DryRun::Server
-    } else {
-        DryRun::None
-    };
+    options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
     options.force_conflicts = args.force_conflicts;
     options.timeout = args.timeout;
     options.concurrency = args.concurrency.max(1);
@@ -276,10 +245,7 @@ pub fn progress_sink() -> Box<dyn Progress> {
     if std::io::stderr().is_terminal() {
         Box::new(BarProgress::new())
     } else {
-        Box::new(LineProgress::new(
-            std::io::stderr(),
-            Duration::from_secs(10),
-        ))
+        Box::new(LineProgress::new(std::io::stderr(), Duration::from_secs(10)))
     }
 }
 
@@ -288,38 +254,19 @@ async fn confirm(objects: &[Value], options: &InstallOptions) -> anyhow::Result<
     if !std::io::stdin().is_terminal() {
         return Err(coded(
             Code::Usage,
-            anyhow::anyhow!(
-                "install: no terminal to confirm on; pass --yes to install without asking"
-            ),
+            anyhow::anyhow!("install: no terminal to confirm on; pass --yes to install without asking"),
         ));
     }
-    let checked = cluster::install::check(objects, options)
-        .await
-        .map_err(cluster_error)?;
+    let checked = cluster::install::check(objects, options).await.map_err(cluster_error)?;
     for warning in &checked.preflight.warnings {
         eprintln!("{warning}");
     }
     let question = format!(
         "Install {} objects in {} waves (profile {}) onto {} (Kubernetes {})?",
-        checked.objects,
-        checked.waves,
-        options.meta.profile,
-        checked.server,
-        checked.preflight.server_version
+        checked.objects, checked.waves, options.meta.profile, checked.server, checked.preflight.server_version
     );
-    let yes = dialoguer::Confirm::new()
-        .with_prompt(question)
-        .default(false)
-        .interact()
-        .context("confirmation")?;
-    if yes {
-        Ok(())
-    } else {
-        Err(coded(
-            Code::Failure,
-            anyhow::anyhow!("install: cancelled; nothing was written"),
-        ))
-    }
+    let yes = dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")?;
+    if yes { Ok(()) } else { Err(coded(Code::Failure, anyhow::anyhow!("install: cancelled; nothing was written"))) }
 }
 
 fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
@@ -327,12 +274,7 @@ fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
         Output::Json => println!("{}", serde_json::to_string_pretty(plan)?),
         Output::Text => {
             for wave in &plan.waves {
-                println!(
-                    "wave {}: {} ({} objects)",
-                    wave.index,
-                    wave.name,
-                    wave.objects.len()
-                );
+                println!("wave {}: {} ({} objects)", wave.index, wave.name, wave.objects.len());
                 for before in &wave.before {
                     println!("  before: {before}");
                 }

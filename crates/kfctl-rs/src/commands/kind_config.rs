@@ -2,9 +2,9 @@
 //!
 //! `kind create cluster --name kubeflow --config <(kfctl-rs kind-config)`
 
-use kfctl::cluster::kind::{KIND_NODE_IMAGE, kind_config};
 use crate::exit::Code;
 use clap::Args;
+use kfctl::cluster::kind::{KIND_NODE_IMAGE, kind_config};
 
 #[derive(Debug, Clone, Args)]
 pub struct KindConfigArgs {

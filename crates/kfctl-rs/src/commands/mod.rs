@@ -1,9 +1,9 @@
 //! One module per verb. Commands are the only place that prints to stdout or stderr; the
 //! layers below return data and typed errors, which commands map to exit codes.
 
-use kfctl::catalog::{CatalogError, RenderRequest};
 use crate::cli::{Cli, Command, RenderFlags, SourceFlags};
 use crate::exit::{Code, coded};
+use kfctl::catalog::{CatalogError, RenderRequest};
 use kfctl::source::RemoteResolver;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,15 +11,15 @@ use std::sync::Arc;
 pub mod build;
 pub mod chart;
 pub mod compare;
-pub mod images;
-pub mod profile;
-pub mod secrets;
-pub mod template;
-pub mod source;
 pub mod diff;
+pub mod images;
 pub mod install;
 pub mod kind_config;
+pub mod profile;
+pub mod secrets;
+pub mod source;
 pub mod status;
+pub mod template;
 pub mod uninstall;
 
 /// Print the best-effort notice on stderr: every rendering and installing command does.
@@ -60,7 +60,8 @@ pub struct Upstream {
 /// Open upstream: a folder, archive or bundle given with `--source`, else the cached
 /// release `--version` (fetched if missing, unless `--offline`).
 pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
-    let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let spec =
+        source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
     let (version, digest, supported) = match &opened.release {
         Some(r) => {
@@ -72,16 +73,25 @@ pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
             (r.version.to_string(), format!("commit:{}", r.commit), semver::VersionReq::parse(&range).ok())
         }
         None => {
-            let digest = kfctl::source::digest::tree_digest(&opened.manifests_dir).map(|d| format!("sha256:{d}")).unwrap_or_default();
+            let digest = kfctl::source::digest::tree_digest(&opened.manifests_dir)
+                .map(|d| format!("sha256:{d}"))
+                .unwrap_or_default();
             (opened.origin.clone(), digest, None)
         }
     };
-    Ok(Upstream { manifests_dir: opened.manifests_dir, resolver: opened.resolver, version, digest, supported_kubernetes: supported })
+    Ok(Upstream {
+        manifests_dir: opened.manifests_dir,
+        resolver: opened.resolver,
+        version,
+        digest,
+        supported_kubernetes: supported,
+    })
 }
 
 /// The upstream manifests root and the resolver for its remote bases.
 pub fn open_source(flags: &SourceFlags) -> anyhow::Result<(PathBuf, Arc<dyn RemoteResolver>)> {
-    let spec = source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    let spec =
+        source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
     Ok((opened.manifests_dir, opened.resolver))
 }

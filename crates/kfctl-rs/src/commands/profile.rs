@@ -1,9 +1,9 @@
 //! `kfctl-rs profile list|show|kustomization`.
 
 use super::catalog_error;
-use kfctl::catalog::{Catalog, profile};
 use crate::cli::ProfileCommand;
 use crate::exit::Code;
+use kfctl::catalog::{Catalog, profile};
 
 pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
     let catalog = Catalog::embedded().map_err(catalog_error)?;
@@ -21,7 +21,12 @@ pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
                 let def = catalog.get(component).map_err(catalog_error)?;
                 println!("  {component:<26} variant {variant:<24} {}", def.description);
             }
-            let off: Vec<&str> = catalog.components.keys().filter(|c| !p.components.iter().any(|(n, _)| n == *c)).map(String::as_str).collect();
+            let off: Vec<&str> = catalog
+                .components
+                .keys()
+                .filter(|c| !p.components.iter().any(|(n, _)| n == *c))
+                .map(String::as_str)
+                .collect();
             println!("not enabled (--set <name>.enabled=true): {}", off.join(", "));
         }
         ProfileCommand::Kustomization { name } => {

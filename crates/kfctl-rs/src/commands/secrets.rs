@@ -19,8 +19,14 @@ pub fn random_token(len: usize) -> anyhow::Result<String> {
     let mut out = String::with_capacity(len);
     let mut buf = [0u8; 64];
     while out.len() < len {
-        getrandom::fill(&mut buf).map_err(|e| anyhow::anyhow!("the operating system's random number generator failed: {e}"))?;
-        out.extend(buf.iter().filter(|b| usize::from(**b) < limit).map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).take(len - out.len()));
+        getrandom::fill(&mut buf)
+            .map_err(|e| anyhow::anyhow!("the operating system's random number generator failed: {e}"))?;
+        out.extend(
+            buf.iter()
+                .filter(|b| usize::from(**b) < limit)
+                .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+                .take(len - out.len()),
+        );
     }
     Ok(out)
 }
@@ -35,7 +41,10 @@ pub fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
         "oauth2-proxy": {"cookieSecret": random_token(32)?},
         "pipelines": {"objectStore": {"accessKey": random_token(32)?, "secretKey": random_token(32)?}},
     });
-    let text = format!("# Fresh credentials from `kfctl-rs secrets generate`. Keep this file secret.\n{}", kfctl_yaml::to_yaml(&values));
+    let text = format!(
+        "# Fresh credentials from `kfctl-rs secrets generate`. Keep this file secret.\n{}",
+        kfctl_yaml::to_yaml(&values)
+    );
     write_private(&out, &text)?;
     eprintln!("wrote {} (mode 0600)", out.display());
     show_password_on_terminal(&email, &password);
@@ -48,7 +57,11 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(path).map_err(|e| {
-        let hint = if e.kind() == std::io::ErrorKind::AlreadyExists { "; it exists already and is never overwritten, choose another path" } else { "" };
+        let hint = if e.kind() == std::io::ErrorKind::AlreadyExists {
+            "; it exists already and is never overwritten, choose another path"
+        } else {
+            ""
+        };
         coded(Code::Usage, anyhow::anyhow!("--out {}: cannot create: {e}{hint}", path.display()))
     })?;
     if let Err(e) = file.write_all(text.as_bytes()) {
@@ -59,13 +72,16 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 fn show_password_on_terminal(email: &str, password: &str) {
-    let message = format!("Dex login for {email}: password {password}\n(shown once; only its bcrypt hash is in the file)\n");
+    let message =
+        format!("Dex login for {email}: password {password}\n(shown once; only its bcrypt hash is in the file)\n");
     if std::io::stderr().is_terminal() {
         eprint!("{message}");
     } else if let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
         let _ = tty.write_all(message.as_bytes());
     } else {
-        eprintln!("the Dex password was not shown: no terminal is attached. Run the command in a terminal, or set dex.staticUser.passwordHash to a bcrypt hash of a password you choose.");
+        eprintln!(
+            "the Dex password was not shown: no terminal is attached. Run the command in a terminal, or set dex.staticUser.passwordHash to a bcrypt hash of a password you choose."
+        );
     }
 }
 

@@ -6,11 +6,13 @@
 //! and 3 for everything else.
 
 use crate::exit::{Code, coded};
-use kfctl::source::bundle::{BundleInput, write_bundle};
-use kfctl::source::releases::{self, KNOWN_RELEASES};
-use kfctl::source::{Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, SourceError, SourceSpec, open_source, pull};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use kfctl::source::bundle::{BundleInput, write_bundle};
+use kfctl::source::releases::{self, KNOWN_RELEASES};
+use kfctl::source::{
+    Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, SourceError, SourceSpec, open_source, pull,
+};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -75,7 +77,12 @@ pub struct NetworkFlags {
 
 /// The [`SourceSpec`] of a rendering command's `--source/--version/--remote-mirror/--offline`
 /// flags, with `KFCTL_GITHUB_BASE`, `KFCTL_CA_FILE` and console progress.
-pub fn source_spec(source: Option<&Path>, version: &str, remote_mirror: Option<&Path>, offline: bool) -> anyhow::Result<SourceSpec> {
+pub fn source_spec(
+    source: Option<&Path>,
+    version: &str,
+    remote_mirror: Option<&Path>,
+    offline: bool,
+) -> anyhow::Result<SourceSpec> {
     let network = NetworkFlags { offline, ca_file: None };
     Ok(SourceSpec {
         source: source.map(Path::to_path_buf),
@@ -92,7 +99,8 @@ impl NetworkFlags {
     pub fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
         let mut options = FetchOptions::from_env().map_err(edge)?;
         if let Some(path) = &self.ca_file {
-            let pem = std::fs::read(path).map_err(|e| coded(Code::Usage, anyhow::anyhow!("--ca-file {}: {e}", path.display())))?;
+            let pem = std::fs::read(path)
+                .map_err(|e| coded(Code::Usage, anyhow::anyhow!("--ca-file {}: {e}", path.display())))?;
             options.extra_root_ca_pem = Some(pem);
         }
         options.reporter = Arc::new(ConsoleReporter::default());
@@ -167,7 +175,11 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
     };
     let opened = open_source(&spec).map_err(edge)?;
     let release = opened.release.or(named.copied());
-    let input = BundleInput { manifests_dir: &opened.manifests_dir, resolver: opened.resolver.as_ref(), release: release.as_ref() };
+    let input = BundleInput {
+        manifests_dir: &opened.manifests_dir,
+        resolver: opened.resolver.as_ref(),
+        release: release.as_ref(),
+    };
     let report = write_bundle(&input, &args.out).map_err(edge)?;
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
@@ -185,7 +197,12 @@ fn run_list() -> anyhow::Result<Code> {
     for release in KNOWN_RELEASES.iter().rev() {
         let cached = cache.record(&format!("manifests/{}", release.version)).map_err(edge)?.is_some();
         let state = if cached { "cached" } else { "not cached" };
-        println!("{}  commit {}  Kubernetes {}  ({state})", release.version, release.commit, release.kubernetes_range());
+        println!(
+            "{}  commit {}  Kubernetes {}  ({state})",
+            release.version,
+            release.commit,
+            release.kubernetes_range()
+        );
     }
     Ok(Code::Success)
 }

@@ -4,10 +4,10 @@
 //! and CI can test it), 5 when there is no record or the cluster cannot be reached.
 
 use super::install::{ClusterArgs, Output, cluster_error};
-use kfctl::cluster::status::{render_text, status};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
+use kfctl::cluster::status::{render_text, status};
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
@@ -19,16 +19,10 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let report = runtime
-        .block_on(status(&args.cluster.target(), 16))
-        .map_err(cluster_error)?;
+    let report = runtime.block_on(status(&args.cluster.target(), 16)).map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Output::Text => print!("{}", render_text(&report)),
     }
-    Ok(if report.healthy {
-        Code::Success
-    } else {
-        Code::Failure
-    })
+    Ok(if report.healthy { Code::Success } else { Code::Failure })
 }

@@ -1,9 +1,9 @@
 //! `kfctl-rs template`: render a profile with values.
 
 use super::{catalog_error, render_request};
-use kfctl::catalog::render::{RenderedObject, Rendered};
 use crate::cli::TemplateArgs;
 use crate::exit::{Code, coded};
+use kfctl::catalog::render::{Rendered, RenderedObject};
 use std::io::Write;
 use std::path::Path;
 
@@ -30,7 +30,10 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
 /// Say which upstream default credentials the output still carries (never their values).
 pub fn warn_default_credentials(rendered: &Rendered) {
     for cred in &rendered.default_credentials {
-        eprintln!("warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate -o secrets.yaml` and pass -f secrets.yaml", cred.value, cred.what);
+        eprintln!(
+            "warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate -o secrets.yaml` and pass -f secrets.yaml",
+            cred.value, cred.what
+        );
     }
 }
 
@@ -38,7 +41,13 @@ pub fn warn_default_credentials(rendered: &Rendered) {
 /// when complete.
 fn write_per_component(dir: &Path, objects: &[RenderedObject]) -> anyhow::Result<()> {
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(coded(Code::Usage, anyhow::anyhow!("--output-dir {}: exists and is not empty; choose a new folder or remove it", dir.display())));
+        return Err(coded(
+            Code::Usage,
+            anyhow::anyhow!(
+                "--output-dir {}: exists and is not empty; choose a new folder or remove it",
+                dir.display()
+            ),
+        ));
     }
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let staging = tempfile_dir(parent)?;
@@ -53,12 +62,15 @@ fn write_per_component(dir: &Path, objects: &[RenderedObject]) -> anyhow::Result
     if dir.exists() {
         std::fs::remove_dir(dir)?;
     }
-    std::fs::rename(&staging, dir).map_err(|e| anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {e}", dir.display()))?;
+    std::fs::rename(&staging, dir).map_err(|e| {
+        anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {e}", dir.display())
+    })?;
     Ok(())
 }
 
 fn tempfile_dir(parent: &Path) -> anyhow::Result<std::path::PathBuf> {
     let path = parent.join(format!(".kfctl-rs-output-{}", std::process::id()));
-    std::fs::create_dir_all(&path).map_err(|e| anyhow::anyhow!("{}: cannot create a staging folder: {e}", path.display()))?;
+    std::fs::create_dir_all(&path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create a staging folder: {e}", path.display()))?;
     Ok(path)
 }

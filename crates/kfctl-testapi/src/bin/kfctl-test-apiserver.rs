@@ -38,7 +38,9 @@ fn parse_args() -> Result<Options> {
             "--latency-ms" => config.latency = millis(args.next(), &arg)?,
             "--log" => log = true,
             "-h" | "--help" => {
-                println!("usage: kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N] [--discovery-lag-ms N] [--latency-ms N] [--log]");
+                println!(
+                    "usage: kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N] [--discovery-lag-ms N] [--latency-ms N] [--log]"
+                );
                 std::process::exit(0);
             }
             flag if flag.starts_with('-') => bail!("{flag}: unknown flag; see --help"),

@@ -4,8 +4,8 @@
 
 use super::CatalogError;
 use super::embedded;
-use kfctl_kustomize::kustomization::SortOptions;
 use indexmap::IndexMap;
+use kfctl_kustomize::kustomization::SortOptions;
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -76,10 +76,14 @@ impl Catalog {
         let mut components = IndexMap::new();
         for name in &index.order {
             let path = format!("charts/{name}/component.yaml");
-            let text = embedded::file(&path).ok_or_else(|| CatalogError::Data { path: path.clone(), message: "missing".into() })?;
+            let text = embedded::file(&path)
+                .ok_or_else(|| CatalogError::Data { path: path.clone(), message: "missing".into() })?;
             let def: ComponentDef = parse(&path, text)?;
             if &def.name != name {
-                return Err(CatalogError::Data { path, message: format!("name `{}` does not match its folder", def.name) });
+                return Err(CatalogError::Data {
+                    path,
+                    message: format!("name `{}` does not match its folder", def.name),
+                });
             }
             components.insert(name.clone(), def);
         }

@@ -78,7 +78,8 @@ pub fn collect(objects: &[serde_json::Value]) -> Vec<String> {
         });
         collect_env(obj, &mut out);
         if obj.get("kind").and_then(Value::as_str) == Some("ConfigMap") {
-            for text in obj.get("data").and_then(Value::as_object).into_iter().flatten().filter_map(|(_, v)| v.as_str()) {
+            for text in obj.get("data").and_then(Value::as_object).into_iter().flatten().filter_map(|(_, v)| v.as_str())
+            {
                 collect_config_text(text, &mut out);
             }
         }
@@ -91,9 +92,18 @@ fn collect_env(value: &serde_json::Value, out: &mut std::collections::BTreeSet<S
     match value {
         Value::Object(m) => {
             if let Some(env) = m.get("env").and_then(Value::as_array) {
-                let get = |name: &str| env.iter().find(|e| e.get("name").and_then(Value::as_str) == Some(name)).and_then(|e| e.get("value")).and_then(Value::as_str);
+                let get = |name: &str| {
+                    env.iter()
+                        .find(|e| e.get("name").and_then(Value::as_str) == Some(name))
+                        .and_then(|e| e.get("value"))
+                        .and_then(Value::as_str)
+                };
                 for e in env {
-                    let (Some(name), Some(val)) = (e.get("name").and_then(Value::as_str), e.get("value").and_then(Value::as_str)) else { continue };
+                    let (Some(name), Some(val)) =
+                        (e.get("name").and_then(Value::as_str), e.get("value").and_then(Value::as_str))
+                    else {
+                        continue;
+                    };
                     if let Some(prefix) = name.strip_suffix("_IMAGE") {
                         match get(&format!("{prefix}_TAG")) {
                             Some(tag) if !val.contains(':') => out.insert(format!("{val}:{tag}")),
@@ -126,13 +136,17 @@ fn collect_image_keys(value: &serde_json::Value, out: &mut std::collections::BTr
                 Some(Value::String(img)) => {
                     let version = m.get("defaultImageVersion").and_then(Value::as_str);
                     match version {
-                        Some(v) if !repository(img).contains(':') && !img.contains(':') => out.insert(format!("{img}:{v}")),
+                        Some(v) if !repository(img).contains(':') && !img.contains(':') => {
+                            out.insert(format!("{img}:{v}"))
+                        }
                         _ => out.insert(img.clone()),
                     };
                 }
                 Some(Value::Object(spec)) => {
                     spec.get("value").and_then(Value::as_str).map(|v| out.insert(v.to_string()));
-                    for o in spec.get("options").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                    for o in
+                        spec.get("options").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+                    {
                         out.insert(o.to_string());
                     }
                 }
@@ -162,7 +176,10 @@ mod tests {
 
     #[test]
     fn registry_rewrite_keeps_path_tag_and_digest() {
-        assert_eq!(with_registry("ghcr.io/kubeflow/trainer/x:v2.1.0", "registry.example.com"), "registry.example.com/kubeflow/trainer/x:v2.1.0");
+        assert_eq!(
+            with_registry("ghcr.io/kubeflow/trainer/x:v2.1.0", "registry.example.com"),
+            "registry.example.com/kubeflow/trainer/x:v2.1.0"
+        );
         assert_eq!(with_registry("mysql:8.0", "r.io/"), "r.io/mysql:8.0");
         assert_eq!(with_registry("localhost:5000/a/b@sha256:00", "r.io"), "r.io/a/b@sha256:00");
         assert_eq!(with_registry("kserve/x:v1", ""), "kserve/x:v1");

@@ -25,7 +25,9 @@ pub use render::{RenderRequest, Rendered, render};
 pub enum CatalogError {
     #[error("{path}: {message}")]
     Data { path: String, message: String },
-    #[error("profile `{name}` is not built in and is not a file; built-in profiles: {known} (or pass a path such as ./mine.yaml)")]
+    #[error(
+        "profile `{name}` is not built in and is not a file; built-in profiles: {known} (or pass a path such as ./mine.yaml)"
+    )]
     UnknownProfile { name: String, known: String },
     #[error("component `{name}` is not in the catalog{hint}; `kfctl-rs profile show multi-tenant` lists components")]
     UnknownComponent { name: String, hint: String },
@@ -33,7 +35,9 @@ pub enum CatalogError {
     UnknownVariant { component: String, variant: String, known: String },
     #[error("component `{component}` is not part of profile `{profile}`")]
     NotInProfile { component: String, profile: String },
-    #[error("component `{component}` needs {missing}; enable it (e.g. --set {missing}.enabled=true or add it to the profile) or disable `{component}`")]
+    #[error(
+        "component `{component}` needs {missing}; enable it (e.g. --set {missing}.enabled=true or add it to the profile) or disable `{component}`"
+    )]
     MissingDependency { component: String, missing: String },
     #[error(transparent)]
     Schema(#[from] schema::SchemaError),

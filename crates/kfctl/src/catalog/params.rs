@@ -184,9 +184,10 @@ fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
             }
         }
         if let Some(Value::Array(tol)) = &tolerations
-            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([])) {
-                t.extend(tol.iter().cloned());
-            }
+            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([]))
+        {
+            t.extend(tol.iter().cloned());
+        }
         if let Some(aff) = &affinity {
             spec.insert("affinity".into(), aff.clone());
         }
@@ -209,9 +210,10 @@ fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
     }
     let name = object_name(obj);
     if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number())
-        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.insert("replicas".into(), n.clone());
-        }
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.insert("replicas".into(), n.clone());
+    }
 }
 
 fn apply_resources(obj: &mut Value, ctx: &Ctx) {
@@ -220,7 +222,9 @@ fn apply_resources(obj: &mut Value, ctx: &Ctx) {
     }
     let name = object_name(obj);
     let Some(per_container) = ctx.own(&["resources", &name]).and_then(Value::as_object).cloned() else { return };
-    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else { return };
+    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else {
+        return;
+    };
     for c in containers.iter_mut().filter_map(Value::as_object_mut) {
         let cname = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if let Some(r) = per_container.get(&cname).filter(|r| !is_empty(r)) {
@@ -268,13 +272,69 @@ pub struct Credential {
 
 /// Where upstream's well-known default credentials live.
 pub const CREDENTIALS: &[Credential] = &[
-    Credential { value: "dex.staticUser.email", what: "the Dex demo user's email (user@example.com)", kind: "ConfigMap", namespace: "auth", name: "dex", field: "/data/config.yaml", encoding: Encoding::InText { needle: "- email: user@example.com", prefix: "- email: " } },
-    Credential { value: "dex.staticUser.passwordHash", what: "the Dex demo user's password hash (password 12341234)", kind: "Secret", namespace: "auth", name: "dex-passwords", field: "/stringData/DEX_USER_PASSWORD", encoding: Encoding::Plain },
-    Credential { value: "global.oidcClientSecret", what: "the OIDC client secret shared by Dex and oauth2-proxy", kind: "Secret", namespace: "auth", name: "dex-oidc-client", field: "/data/OIDC_CLIENT_SECRET", encoding: Encoding::Base64 },
-    Credential { value: "global.oidcClientSecret", what: "the OIDC client secret shared by Dex and oauth2-proxy", kind: "Secret", namespace: "oauth2-proxy", name: "oauth2-proxy", field: "/data/client-secret", encoding: Encoding::Base64 },
-    Credential { value: "oauth2-proxy.cookieSecret", what: "oauth2-proxy's cookie secret", kind: "Secret", namespace: "oauth2-proxy", name: "oauth2-proxy", field: "/data/cookie-secret", encoding: Encoding::Base64 },
-    Credential { value: "pipelines.objectStore.accessKey", what: "the Pipelines object store access key (minio)", kind: "Secret", namespace: "kubeflow", name: "mlpipeline-minio-artifact", field: "/stringData/accesskey", encoding: Encoding::Plain },
-    Credential { value: "pipelines.objectStore.secretKey", what: "the Pipelines object store secret key (minio123)", kind: "Secret", namespace: "kubeflow", name: "mlpipeline-minio-artifact", field: "/stringData/secretkey", encoding: Encoding::Plain },
+    Credential {
+        value: "dex.staticUser.email",
+        what: "the Dex demo user's email (user@example.com)",
+        kind: "ConfigMap",
+        namespace: "auth",
+        name: "dex",
+        field: "/data/config.yaml",
+        encoding: Encoding::InText { needle: "- email: user@example.com", prefix: "- email: " },
+    },
+    Credential {
+        value: "dex.staticUser.passwordHash",
+        what: "the Dex demo user's password hash (password 12341234)",
+        kind: "Secret",
+        namespace: "auth",
+        name: "dex-passwords",
+        field: "/stringData/DEX_USER_PASSWORD",
+        encoding: Encoding::Plain,
+    },
+    Credential {
+        value: "global.oidcClientSecret",
+        what: "the OIDC client secret shared by Dex and oauth2-proxy",
+        kind: "Secret",
+        namespace: "auth",
+        name: "dex-oidc-client",
+        field: "/data/OIDC_CLIENT_SECRET",
+        encoding: Encoding::Base64,
+    },
+    Credential {
+        value: "global.oidcClientSecret",
+        what: "the OIDC client secret shared by Dex and oauth2-proxy",
+        kind: "Secret",
+        namespace: "oauth2-proxy",
+        name: "oauth2-proxy",
+        field: "/data/client-secret",
+        encoding: Encoding::Base64,
+    },
+    Credential {
+        value: "oauth2-proxy.cookieSecret",
+        what: "oauth2-proxy's cookie secret",
+        kind: "Secret",
+        namespace: "oauth2-proxy",
+        name: "oauth2-proxy",
+        field: "/data/cookie-secret",
+        encoding: Encoding::Base64,
+    },
+    Credential {
+        value: "pipelines.objectStore.accessKey",
+        what: "the Pipelines object store access key (minio)",
+        kind: "Secret",
+        namespace: "kubeflow",
+        name: "mlpipeline-minio-artifact",
+        field: "/stringData/accesskey",
+        encoding: Encoding::Plain,
+    },
+    Credential {
+        value: "pipelines.objectStore.secretKey",
+        what: "the Pipelines object store secret key (minio123)",
+        kind: "Secret",
+        namespace: "kubeflow",
+        name: "mlpipeline-minio-artifact",
+        field: "/stringData/secretkey",
+        encoding: Encoding::Plain,
+    },
 ];
 
 impl Credential {
@@ -284,7 +344,8 @@ impl Credential {
         let name = s("/metadata/name");
         s("/kind") == self.kind
             && s("/metadata/namespace") == self.namespace
-            && (name == self.name || name.strip_prefix(self.name).is_some_and(|rest| rest.len() == 11 && rest.starts_with('-')))
+            && (name == self.name
+                || name.strip_prefix(self.name).is_some_and(|rest| rest.len() == 11 && rest.starts_with('-')))
             && obj.pointer(self.field).is_some()
     }
 
@@ -296,7 +357,11 @@ impl Credential {
 fn apply_credentials(obj: &mut Value, ctx: &Ctx) {
     let matching: Vec<&Credential> = CREDENTIALS.iter().filter(|c| c.matches(obj)).collect();
     for cred in matching {
-        let Some(secret) = super::values::get(ctx.values, &cred.value_path()).and_then(Value::as_str).filter(|s| !s.is_empty()) else { continue };
+        let Some(secret) =
+            super::values::get(ctx.values, &cred.value_path()).and_then(Value::as_str).filter(|s| !s.is_empty())
+        else {
+            continue;
+        };
         let Some(field) = obj.pointer_mut(cred.field) else { continue };
         let new = match (cred.encoding, field.as_str()) {
             (Encoding::Plain, _) => secret.to_string(),
@@ -336,7 +401,15 @@ fn apply_pod_security(obj: &mut Value, ctx: &Ctx) {
 /// (split at `\n` only, so every other byte stays as it is) that starts with the PSS key.
 pub fn replace_pss_line(text: &str, level: &str) -> String {
     text.split('\n')
-        .map(|line| if line.starts_with(PSS_PROFILE_LINE) { format!("{PSS_PROFILE_LINE}{level}\"") } else { line.to_string() })
+        .map(
+            |line| {
+                if line.starts_with(PSS_PROFILE_LINE) {
+                    format!("{PSS_PROFILE_LINE}{level}\"")
+                } else {
+                    line.to_string()
+                }
+            },
+        )
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -403,7 +476,8 @@ mod tests {
     #[test]
     fn empty_values_change_nothing() {
         let mut d = deployment();
-        let values = json!({"global": {"imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "commonLabels": {}}});
+        let values =
+            json!({"global": {"imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "commonLabels": {}}});
         apply_all(&mut d, &values, &json!({}), "katib");
         assert_eq!(d, deployment());
     }
@@ -412,7 +486,12 @@ mod tests {
     fn credentials_replace_their_fields_with_the_right_encoding() {
         let mut s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "oauth2-proxy-h675gf55ht", "namespace": "oauth2-proxy"},
                            "data": {"client-secret": "b2xk", "cookie-secret": "b2xk"}});
-        apply_all(&mut s, &json!({"global": {"oidcClientSecret": "new"}, "oauth2-proxy": {"cookieSecret": "c"}}), &json!({}), "oauth2-proxy");
+        apply_all(
+            &mut s,
+            &json!({"global": {"oidcClientSecret": "new"}, "oauth2-proxy": {"cookieSecret": "c"}}),
+            &json!({}),
+            "oauth2-proxy",
+        );
         assert_eq!(s.pointer("/data/client-secret").unwrap(), "bmV3");
         assert_eq!(s.pointer("/data/cookie-secret").unwrap(), "Yw==");
     }
@@ -420,15 +499,28 @@ mod tests {
     #[test]
     fn pss_levels_for_static_and_profile_namespaces() {
         let mut ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow", "labels": {PSS_LABEL: "restricted"}}});
-        apply_all(&mut ns, &json!({"global": {"podSecurity": {"namespaces": "off"}}}), &json!({}), "kubeflow-namespace");
+        apply_all(
+            &mut ns,
+            &json!({"global": {"podSecurity": {"namespaces": "off"}}}),
+            &json!({}),
+            "kubeflow-namespace",
+        );
         assert!(ns.pointer("/metadata/labels").unwrap().get(PSS_LABEL).is_none());
-        assert_eq!(replace_pss_line("a: \"x\"\npod-security.kubernetes.io/enforce: \"baseline\"\n", "restricted"), "a: \"x\"\npod-security.kubernetes.io/enforce: \"restricted\"\n");
+        assert_eq!(
+            replace_pss_line("a: \"x\"\npod-security.kubernetes.io/enforce: \"baseline\"\n", "restricted"),
+            "a: \"x\"\npod-security.kubernetes.io/enforce: \"restricted\"\n"
+        );
     }
 
     #[test]
     fn empty_image_override_keeps_the_upstream_image() {
         let mut d = deployment();
-        apply_all(&mut d, &json!({"katib": {"images": {"w": ""}}}), &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}), "katib");
+        apply_all(
+            &mut d,
+            &json!({"katib": {"images": {"w": ""}}}),
+            &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}),
+            "katib",
+        );
         assert_eq!(d, deployment());
     }
 

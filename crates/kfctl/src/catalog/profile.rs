@@ -9,8 +9,8 @@
 use super::CatalogError;
 use super::component::Catalog;
 use super::embedded;
-use kfctl_kustomize::kustomization::Kustomization;
 use indexmap::IndexMap;
+use kfctl_kustomize::kustomization::Kustomization;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
@@ -51,23 +51,20 @@ pub struct Resolved {
 
 /// Names of the built-in profiles.
 pub fn builtin_names() -> Vec<&'static str> {
-    embedded::files_under("profiles/")
-        .filter_map(|(p, _)| p.strip_prefix("profiles/")?.strip_suffix(".yaml"))
-        .collect()
+    embedded::files_under("profiles/").filter_map(|(p, _)| p.strip_prefix("profiles/")?.strip_suffix(".yaml")).collect()
 }
 
 fn load_file(name_or_path: &str) -> Result<ProfileFile, CatalogError> {
     let (origin, text) = if let Some(text) = embedded::file(&format!("profiles/{name_or_path}.yaml")) {
         (format!("profile {name_or_path}"), text.to_string())
     } else if name_or_path.contains('/') || name_or_path.ends_with(".yaml") || Path::new(name_or_path).is_file() {
-        let text = std::fs::read_to_string(name_or_path)
-            .map_err(|e| CatalogError::Data { path: name_or_path.into(), message: format!("cannot read profile file: {e}") })?;
+        let text = std::fs::read_to_string(name_or_path).map_err(|e| CatalogError::Data {
+            path: name_or_path.into(),
+            message: format!("cannot read profile file: {e}"),
+        })?;
         (name_or_path.to_string(), text)
     } else {
-        return Err(CatalogError::UnknownProfile {
-            name: name_or_path.into(),
-            known: builtin_names().join(", "),
-        });
+        return Err(CatalogError::UnknownProfile { name: name_or_path.into(), known: builtin_names().join(", ") });
     };
     let doc = kfctl_yaml::parse_stream(&text, &origin)
         .map_err(|e| CatalogError::Data { path: origin.clone(), message: e.to_string() })?
@@ -105,7 +102,10 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
 
 fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile, CatalogError> {
     if chain.iter().any(|c| c == name_or_path) {
-        return Err(CatalogError::Data { path: name_or_path.into(), message: format!("profiles extend each other in a cycle: {}", chain.join(" -> ")) });
+        return Err(CatalogError::Data {
+            path: name_or_path.into(),
+            message: format!("profiles extend each other in a cycle: {}", chain.join(" -> ")),
+        });
     }
     chain.push(name_or_path.to_string());
     let file = load_file(name_or_path)?;
@@ -146,16 +146,13 @@ impl Resolved {
 
     /// Drop components whose `<name>.enabled` value is false.
     pub fn apply_enabled(&mut self, values: &Value) {
-        self.components.retain(|(c, _)| values.get(c).and_then(|v| v.get("enabled")).and_then(Value::as_bool) != Some(false));
+        self.components
+            .retain(|(c, _)| values.get(c).and_then(|v| v.get("enabled")).and_then(Value::as_bool) != Some(false));
     }
 
     /// Components an enabled variant stands in for (see `provides` in component.yaml).
     pub fn provided(&self, catalog: &Catalog) -> Vec<String> {
-        self.components
-            .iter()
-            .filter_map(|(c, v)| catalog.get(c).ok()?.provides.get(v).cloned())
-            .flatten()
-            .collect()
+        self.components.iter().filter_map(|(c, v)| catalog.get(c).ok()?.provides.get(v).cloned()).flatten().collect()
     }
 
     /// Leave out the components an enabled variant stands in for.
@@ -168,7 +165,8 @@ impl Resolved {
     pub fn check_dependencies(&self, catalog: &Catalog) -> Result<(), CatalogError> {
         let provided = self.provided(catalog);
         for (name, _) in &self.components {
-            let missing: Vec<&str> = catalog.get(name)?
+            let missing: Vec<&str> = catalog
+                .get(name)?
                 .dependencies
                 .iter()
                 .filter(|d| !self.components.iter().any(|(c, _)| c == *d) && !provided.contains(d))
@@ -203,7 +201,13 @@ impl Resolved {
         let path = entry.strip_prefix("../")?;
         self.components
             .iter()
-            .find(|(name, variant)| catalog.get(name).ok().and_then(|d| d.paths(variant).ok()).is_some_and(|ps| ps.iter().any(|p| p == path)))
+            .find(|(name, variant)| {
+                catalog
+                    .get(name)
+                    .ok()
+                    .and_then(|d| d.paths(variant).ok())
+                    .is_some_and(|ps| ps.iter().any(|p| p == path))
+            })
             .map(|(name, _)| name.clone())
     }
 }
@@ -272,7 +276,10 @@ mod tests {
         let catalog = Catalog::embedded().unwrap();
         let k = resolve("multi-tenant", &catalog).unwrap().kustomization(&catalog).unwrap();
         assert_eq!(k.resources.first().map(String::as_str), Some("../common/cert-manager/base"));
-        assert_eq!(k.resources.last().map(String::as_str), Some("../applications/spark/spark-operator/overlays/kubeflow"));
+        assert_eq!(
+            k.resources.last().map(String::as_str),
+            Some("../applications/spark/spark-operator/overlays/kubeflow")
+        );
         assert_eq!(k.components, ["../common/security/PSS/dynamic/baseline"]);
         assert_eq!(k.resources.len(), 29);
     }
@@ -282,7 +289,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kfctl-ambient-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("ambient.yaml");
-        std::fs::write(&path, "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n").unwrap();
+        std::fs::write(
+            &path,
+            "name: ambient\nextends: multi-tenant\ncomponents:\n  istio: {variant: ambient-oauth2-proxy}\n",
+        )
+        .unwrap();
         let catalog = Catalog::embedded().unwrap();
         let p = resolve(path.to_str().unwrap(), &catalog).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
@@ -305,12 +316,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kfctl-profile-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("mine.yaml");
-        std::fs::write(&path, "name: mine\nextends: kind\ncomponents:\n  katib: {enabled: false}\n  ray: {}\n").unwrap();
+        std::fs::write(&path, "name: mine\nextends: kind\ncomponents:\n  katib: {enabled: false}\n  ray: {}\n")
+            .unwrap();
         let catalog = Catalog::embedded().unwrap();
         let p = resolve(path.to_str().unwrap(), &catalog).unwrap();
         let names: Vec<&str> = p.components.iter().map(|(c, _)| c.as_str()).collect();
         assert!(!names.contains(&"katib") && names.contains(&"ray"));
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(resolve("nope", &catalog).unwrap_err().to_string().contains("built-in profiles: kind, minimal, multi-tenant"));
+        assert!(
+            resolve("nope", &catalog)
+                .unwrap_err()
+                .to_string()
+                .contains("built-in profiles: kind, minimal, multi-tenant")
+        );
     }
 }

@@ -13,8 +13,8 @@ use super::params::{self, CREDENTIALS, Credential};
 use super::profile::{self, Resolved};
 use super::schema::Schema;
 use super::{CatalogError, images, values};
-use kfctl_kustomize::BuildOptions;
 use crate::source::RemoteResolver;
+use kfctl_kustomize::BuildOptions;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,14 +102,18 @@ pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, Cat
     let mut user = if profile.values.is_object() { profile.values.clone() } else { json!({}) };
     for path in &req.value_files {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
         let doc = kfctl_yaml::parse_stream(&text, &shown)
             .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?
             .into_iter()
             .next()
             .unwrap_or(json!({}));
         if !doc.is_object() {
-            return Err(CatalogError::ValuesFile { path: shown, message: "expected a map of values at the top".into() });
+            return Err(CatalogError::ValuesFile {
+                path: shown,
+                message: "expected a map of values at the top".into(),
+            });
         }
         values::merge(&mut user, &doc);
     }
@@ -119,7 +123,12 @@ pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, Cat
     Ok(user)
 }
 
-fn choose_components(profile: &mut Resolved, catalog: &Catalog, user: &Value, only: &[String]) -> Result<(), CatalogError> {
+fn choose_components(
+    profile: &mut Resolved,
+    catalog: &Catalog,
+    user: &Value,
+    only: &[String],
+) -> Result<(), CatalogError> {
     for (name, def) in &catalog.components {
         let wanted = user.get(name).and_then(|v| v.get("enabled")).and_then(Value::as_bool) == Some(true);
         if wanted && !profile.components.iter().any(|(c, _)| c == name) {
@@ -137,7 +146,11 @@ fn choose_components(profile: &mut Resolved, catalog: &Catalog, user: &Value, on
 }
 
 /// The profile's kustomization built by the native engine, objects tagged by component.
-fn default_render(profile: &Resolved, catalog: &Catalog, req: &RenderRequest) -> Result<Vec<RenderedObject>, CatalogError> {
+fn default_render(
+    profile: &Resolved,
+    catalog: &Catalog,
+    req: &RenderRequest,
+) -> Result<Vec<RenderedObject>, CatalogError> {
     let k = profile.kustomization(catalog)?;
     let dir = req.manifests_dir.join("kfctl-profile");
     let options = BuildOptions { remote: req.remote.clone(), ..BuildOptions::default() };
@@ -146,7 +159,11 @@ fn default_render(profile: &Resolved, catalog: &Catalog, req: &RenderRequest) ->
         .into_vec()
         .into_iter()
         .map(|r| {
-            let component = r.origin.as_deref().and_then(|e| profile.component_of_entry(e, catalog)).unwrap_or_else(|| "unknown".into());
+            let component = r
+                .origin
+                .as_deref()
+                .and_then(|e| profile.component_of_entry(e, catalog))
+                .unwrap_or_else(|| "unknown".into());
             RenderedObject { component, obj: r.obj }
         })
         .collect())
@@ -183,7 +200,10 @@ fn derive_workload_values<'a>(section: &mut Value, objs: impl Iterator<Item = &'
     let keys = images::keys_for(&all_images);
     section["images"] = Value::Object(keys.into_iter().map(|(img, key)| (key, Value::String(img))).collect());
     let (mut replicas, mut resources) = (Map::new(), Map::new());
-    for obj in objs.filter(|o| o.get("apiVersion") == Some(&json!("apps/v1")) && matches!(o.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))) {
+    for obj in objs.filter(|o| {
+        o.get("apiVersion") == Some(&json!("apps/v1"))
+            && matches!(o.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))
+    }) {
         let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
         if let Some(n) = obj.pointer("/spec/replicas").filter(|v| v.is_number()) {
             replicas.insert(name.clone(), n.clone());
@@ -193,7 +213,12 @@ fn derive_workload_values<'a>(section: &mut Value, objs: impl Iterator<Item = &'
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .map(|c| (c.get("name").and_then(Value::as_str).unwrap_or_default().to_string(), c.get("resources").cloned().unwrap_or(json!({}))))
+            .map(|c| {
+                (
+                    c.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    c.get("resources").cloned().unwrap_or(json!({})),
+                )
+            })
             .collect();
         resources.insert(name, Value::Object(per_container));
     }

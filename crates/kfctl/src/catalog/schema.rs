@@ -27,7 +27,10 @@ pub enum Schema {
     Enum(Vec<&'static str>),
     List(Box<Schema>),
     /// A map with known keys; `extra` types the keys it does not list (None: none allowed).
-    Map { known: Vec<(String, Schema)>, extra: Option<Box<Schema>> },
+    Map {
+        known: Vec<(String, Schema)>,
+        extra: Option<Box<Schema>>,
+    },
 }
 
 impl Schema {
@@ -46,7 +49,9 @@ impl Schema {
             Value::Number(n) if n.is_i64() || n.is_u64() => Schema::Int,
             Value::String(_) => Schema::String,
             Value::Array(items) => Schema::List(Box::new(items.first().map(Schema::of_default).unwrap_or(Schema::Any))),
-            Value::Object(m) => Schema::Map { known: m.iter().map(|(k, v)| (k.clone(), Schema::of_default(v))).collect(), extra: None },
+            Value::Object(m) => {
+                Schema::Map { known: m.iter().map(|(k, v)| (k.clone(), Schema::of_default(v))).collect(), extra: None }
+            }
             _ => Schema::Any,
         }
     }
@@ -75,7 +80,11 @@ impl Schema {
     }
 
     fn check_at(&self, value: &Value, path: &str) -> Result<(), SchemaError> {
-        let wrong = |expected: &str| SchemaError::WrongType { path: path.to_string(), expected: expected.into(), got: describe(value) };
+        let wrong = |expected: &str| SchemaError::WrongType {
+            path: path.to_string(),
+            expected: expected.into(),
+            got: describe(value),
+        };
         match (self, value) {
             (Schema::Any, _) => Ok(()),
             (Schema::Bool, Value::Bool(_)) | (Schema::String, Value::String(_)) => Ok(()),
@@ -117,7 +126,12 @@ impl Schema {
     }
 }
 
-fn check_map(known: &[(String, Schema)], extra: Option<&Schema>, map: &Map<String, Value>, path: &str) -> Result<(), SchemaError> {
+fn check_map(
+    known: &[(String, Schema)],
+    extra: Option<&Schema>,
+    map: &Map<String, Value>,
+    path: &str,
+) -> Result<(), SchemaError> {
     for (key, value) in map {
         let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
         match (known.iter().find(|(k, _)| k == key), extra) {
@@ -173,7 +187,9 @@ mod tests {
     use super::*;
 
     fn schema() -> Schema {
-        let mut s = Schema::of_default(&json!({"katib": {"enabled": true, "replicas": {"katib-ui": 1}}, "global": {"imageRegistry": ""}}));
+        let mut s = Schema::of_default(
+            &json!({"katib": {"enabled": true, "replicas": {"katib-ui": 1}}, "global": {"imageRegistry": ""}}),
+        );
         s.set(&["global", "nodeSelector"], Schema::string_map());
         s
     }

@@ -37,7 +37,9 @@ pub fn merge(base: &mut Value, over: &Value) {
 
 fn strip_nulls(value: &Value) -> Value {
     match value {
-        Value::Object(m) => Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), strip_nulls(v))).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), strip_nulls(v))).collect())
+        }
         other => other.clone(),
     }
 }
@@ -51,7 +53,13 @@ pub fn parse_set(expression: &str) -> Result<Value, SetError> {
         let (key, raw) = split_once_unescaped(&assignment, '=').ok_or_else(|| err("no `=` in the assignment"))?;
         let path = parse_key_path(&key).map_err(|p| err(&p))?;
         let value = if raw.starts_with('{') && raw.ends_with('}') {
-            Value::Array(split_unescaped(&raw[1..raw.len() - 1], ',', false).iter().filter(|s| !s.is_empty()).map(|s| typed(s)).collect())
+            Value::Array(
+                split_unescaped(&raw[1..raw.len() - 1], ',', false)
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .map(|s| typed(s))
+                    .collect(),
+            )
         } else {
             typed(&unescape(&raw))
         };
@@ -84,7 +92,8 @@ fn parse_key_path(key: &str) -> Result<Vec<Step>, String> {
         steps.push(Step::Key(name));
         while let Some(inner) = rest.strip_prefix('[') {
             let close = inner.find(']').ok_or_else(|| format!("unclosed `[` in `{key}`"))?;
-            let index: usize = inner[..close].parse().map_err(|_| format!("list index `{}` is not a number", &inner[..close]))?;
+            let index: usize =
+                inner[..close].parse().map_err(|_| format!("list index `{}` is not a number", &inner[..close]))?;
             if index > 10_000 {
                 return Err(format!("list index {index} is too large"));
             }

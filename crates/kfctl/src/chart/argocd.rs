@@ -50,19 +50,12 @@ pub fn applications(
     let argocd = json!({"repo_url": options.repo_url, "path": options.path, "revision": options.revision, "namespace": options.namespace, "project": options.project});
     let base = options.path.trim_end_matches('/');
     let join = |rest: &str| {
-        if base.is_empty() || base == "." {
-            rest.to_string()
-        } else {
-            format!("{base}/{rest}")
-        }
+        if base.is_empty() || base == "." { rest.to_string() } else { format!("{base}/{rest}") }
     };
     let mut files = Vec::new();
     for (wave, component) in install_order(components, catalog).into_iter().enumerate() {
-        let namespace = catalog
-            .components
-            .get(component)
-            .and_then(|d| d.namespaces.first())
-            .map_or("kubeflow", String::as_str);
+        let namespace =
+            catalog.components.get(component).and_then(|d| d.namespaces.first()).map_or("kubeflow", String::as_str);
         let context = json!({
             "kfctl_version": env!("CARGO_PKG_VERSION"), "component": component, "name": format!("{chart_name}-{component}"),
             "wave": wave.to_string(), "path": join(&format!("charts/{component}")), "namespace": namespace, "argocd": argocd,
@@ -98,7 +91,8 @@ mod tests {
             namespace: "argocd".into(),
             project: "default".into(),
         };
-        let files = applications("kubeflow", &["cert-manager", "katib", "kubeflow-namespace"], &catalog, &options).unwrap();
+        let files =
+            applications("kubeflow", &["cert-manager", "katib", "kubeflow-namespace"], &catalog, &options).unwrap();
         let (name, text) = files.iter().find(|(n, _)| n.ends_with("katib.yaml")).unwrap();
         assert_eq!(name, "argocd/apps/katib.yaml");
         let app = &kfctl_yaml::parse_stream(text, name).unwrap()[0];

@@ -38,11 +38,7 @@ pub fn go_quote(text: &str) -> String {
 /// A Go string literal whose value is `text`: raw (backquoted) when that keeps every byte,
 /// else interpreted ([`go_quote`]).
 pub fn go_literal(text: &str) -> String {
-    if text.contains('`') || text.contains('\r') {
-        go_quote(text)
-    } else {
-        format!("`{text}`")
-    }
+    if text.contains('`') || text.contains('\r') { go_quote(text) } else { format!("`{text}`") }
 }
 
 #[cfg(test)]

@@ -50,7 +50,9 @@ pub enum ChartError {
     },
     #[error("{object}: belongs to no component of the profile, so no chart can hold it")]
     NoComponent { object: String },
-    #[error("chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)")]
+    #[error(
+        "chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)"
+    )]
     BadName { name: String },
     #[error("chart scaffolding {name}: {message}")]
     Scaffold { name: String, message: String },
@@ -102,11 +104,7 @@ fn check_name(name: &str) -> Result<(), ChartError> {
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(ChartError::BadName { name: name.into() })
-    }
+    if ok { Ok(()) } else { Err(ChartError::BadName { name: name.into() }) }
 }
 
 /// The profile's components in catalog order, each with its objects.
@@ -117,12 +115,7 @@ fn group(prepared: &Prepared) -> Result<Vec<Component<'_>>, ChartError> {
         .iter()
         .map(|(name, _)| Component {
             name: name.as_str(),
-            description: prepared
-                .catalog
-                .components
-                .get(name)
-                .map(|d| d.description.clone())
-                .unwrap_or_default(),
+            description: prepared.catalog.components.get(name).map(|d| d.description.clone()).unwrap_or_default(),
             objects: Vec::new(),
         })
         .collect();
@@ -130,9 +123,7 @@ fn group(prepared: &Prepared) -> Result<Vec<Component<'_>>, ChartError> {
         match components.iter_mut().find(|c| c.name == o.component) {
             Some(c) => c.objects.push(o),
             None => {
-                return Err(ChartError::NoComponent {
-                    object: kfctl_yaml::compare::object_label(&o.obj),
-                });
+                return Err(ChartError::NoComponent { object: kfctl_yaml::compare::object_label(&o.obj) });
             }
         }
     }
@@ -151,10 +142,7 @@ fn component_chart(
     options: &ExportOptions,
 ) -> Result<ChartFiles, ChartError> {
     let mut files = ChartFiles::new();
-    let scope = params::Scope {
-        component: component.name,
-        defaults: &prepared.defaults,
-    };
+    let scope = params::Scope { component: component.name, defaults: &prepared.defaults };
     let mut used = std::collections::BTreeSet::new();
     for o in &component.objects {
         let label = kfctl_yaml::compare::object_label(&o.obj);
@@ -172,11 +160,8 @@ fn component_chart(
     let mut values = section(&prepared.effective, component.name);
     values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
     let values = Value::Object(values);
-    let crd_count = component
-        .objects
-        .iter()
-        .filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition")))
-        .count();
+    let crd_count =
+        component.objects.iter().filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition"))).count();
     let namespace = prepared
         .catalog
         .components
@@ -193,10 +178,7 @@ fn component_chart(
     });
     files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
     files.insert("values.yaml".into(), scaffold::render("chart/values.yaml.tera", &context)?);
-    files.insert(
-        "values.schema.json".into(),
-        pretty(&scaffold::component_schema(full_schema, component.name)),
-    );
+    files.insert("values.schema.json".into(), pretty(&scaffold::component_schema(full_schema, component.name)));
     files.insert("README.md".into(), scaffold::render("chart/README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
     files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
@@ -205,7 +187,12 @@ fn component_chart(
 }
 
 /// The umbrella chart's own files.
-fn umbrella(prepared: &Prepared, components: &[Component], full_schema: &Value, options: &ExportOptions) -> Result<ChartFiles, ChartError> {
+fn umbrella(
+    prepared: &Prepared,
+    components: &[Component],
+    full_schema: &Value,
+    options: &ExportOptions,
+) -> Result<ChartFiles, ChartError> {
     let names: Vec<&str> = components.iter().map(|c| c.name).collect();
     let mut values = serde_json::Map::new();
     values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
@@ -240,10 +227,7 @@ fn umbrella(prepared: &Prepared, components: &[Component], full_schema: &Value, 
     files.insert("values.schema.json".into(), pretty(&scaffold::umbrella_schema(full_schema, &names)));
     files.insert("README.md".into(), scaffold::render("chart/umbrella-README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
-    files.insert(
-        "templates/checks.yaml".into(),
-        scaffold::render("chart/checks.yaml.tera", &context)?,
-    );
+    files.insert("templates/checks.yaml".into(), scaffold::render("chart/checks.yaml.tera", &context)?);
     files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
     files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
     Ok(files)
@@ -258,21 +242,13 @@ fn pretty(value: &Value) -> String {
 /// objects would share a name (e.g. two `Gateway` kinds of different groups).
 pub fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    let parts: Vec<&str> = [s("/kind"), s("/metadata/namespace"), s("/metadata/name")]
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<&str> =
+        [s("/kind"), s("/metadata/namespace"), s("/metadata/name")].into_iter().filter(|p| !p.is_empty()).collect();
     let mut base: String = parts
         .join("-")
         .to_lowercase()
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
         .collect();
     base.truncate(180);
     let mut name = format!("{base}.yaml");

@@ -100,10 +100,7 @@ fn write_point(out: &mut String, line: &str, at: usize, index: usize, point: &Po
         out.push_str(&format!("{}{}\n", &lead[..indent], dashes.trim_end()));
     }
     let column = " ".repeat(lead.len());
-    out.push_str(&format!(
-        "{{{{- with {expr} }}}}\n{column}{}: {{{{ . }}}}\n{{{{- end }}}}\n",
-        point.key
-    ));
+    out.push_str(&format!("{{{{- with {expr} }}}}\n{column}{}: {{{{ . }}}}\n{{{{- end }}}}\n", point.key));
     Ok(())
 }
 
@@ -114,15 +111,7 @@ mod tests {
 
     fn render(obj: &Value) -> String {
         let defaults = json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}});
-        template(
-            obj,
-            &Scope {
-                component: "katib",
-                defaults: &defaults,
-            },
-            "test",
-        )
-        .unwrap()
+        template(obj, &Scope { component: "katib", defaults: &defaults }, "test").unwrap()
     }
 
     #[test]
@@ -134,10 +123,7 @@ mod tests {
             t.contains("  labels: {{ include \"kfctl.commonMetadata\" (list $ \"commonLabels\" `{\"a\":\"b\"}`) }}\n"),
             "{t}"
         );
-        assert!(
-            t.contains("image: {{ include \"kfctl.image\" (list $ \"w\" `ghcr.io/k/w:v1`) }}"),
-            "{t}"
-        );
+        assert!(t.contains("image: {{ include \"kfctl.image\" (list $ \"w\" `ghcr.io/k/w:v1`) }}"), "{t}");
     }
 
     #[test]
@@ -147,14 +133,8 @@ mod tests {
             raw: Some(json!("a: 1\nb: `x`\n")),
             steps: vec![super::super::params::Step::PssProfiles],
         };
-        assert_eq!(
-            expression(&point),
-            "include \"kfctl.pssProfiles\" (list $ (toJson \"a: 1\\nb: `x`\\n\"))"
-        );
-        let point = Point {
-            raw: Some(json!("a: 1\nb: 2\n")),
-            ..point
-        };
+        assert_eq!(expression(&point), "include \"kfctl.pssProfiles\" (list $ (toJson \"a: 1\\nb: `x`\\n\"))");
+        let point = Point { raw: Some(json!("a: 1\nb: 2\n")), ..point };
         assert_eq!(expression(&point), "include \"kfctl.pssProfiles\" (list $ (toJson `a: 1\nb: 2\n`))");
     }
 
@@ -166,7 +146,9 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"),
+            t.contains(
+                "{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"
+            ),
             "{t}"
         );
     }
@@ -174,11 +156,8 @@ mod tests {
     #[test]
     fn a_conditional_first_key_of_a_list_item_gets_its_dash_on_its_own_line() {
         let mut out = String::new();
-        let point = Point {
-            key: "nodeSelector".into(),
-            raw: None,
-            steps: vec![super::super::params::Step::NodeSelector],
-        };
+        let point =
+            Point { key: "nodeSelector".into(), raw: None, steps: vec![super::super::params::Step::NodeSelector] };
         write_point(&mut out, &format!("  - {}: null", token(3)), 4, 3, &point).unwrap();
         assert_eq!(
             out,

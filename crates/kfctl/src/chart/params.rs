@@ -100,7 +100,9 @@ pub struct Point {
 /// Why an object cannot become a template.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PointError {
-    #[error("two parameters act on overlapping fields (`{key}` holds another parameter's field); the chart cannot express both")]
+    #[error(
+        "two parameters act on overlapping fields (`{key}` holds another parameter's field); the chart cannot express both"
+    )]
     Overlap { key: String },
     #[error("credential `{value}` lives in an object of component `{component}`, whose chart cannot read that value")]
     ForeignCredential { value: String, component: String },
@@ -139,11 +141,7 @@ impl Marks {
     }
 
     fn new_point(&mut self, key: &str, raw: Option<Value>, step: Step) -> String {
-        self.points.push(Point {
-            key: key.to_string(),
-            raw,
-            steps: vec![step],
-        });
+        self.points.push(Point { key: key.to_string(), raw, steps: vec![step] });
         token(self.points.len() - 1)
     }
 
@@ -229,15 +227,9 @@ pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError
 fn mark_images(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
     let defaults = scope.default_of(&["images"]).and_then(Value::as_object);
     params::for_each_image(obj, &mut |image| {
-        let key = defaults
-            .and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image.as_str())))
-            .map(|(k, _)| k.clone());
-        marks.mark_string(
-            image,
-            Step::Image {
-                key: key.unwrap_or_default(),
-            },
-        );
+        let key =
+            defaults.and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))).map(|(k, _)| k.clone());
+        marks.mark_string(image, Step::Image { key: key.unwrap_or_default() });
     });
 }
 
@@ -286,14 +278,7 @@ fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
     for c in containers.iter_mut().filter_map(Value::as_object_mut) {
         let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if known.contains_key(&container) {
-            marks.mark(
-                c,
-                "resources",
-                Step::Resources {
-                    workload: workload.clone(),
-                    container,
-                },
-            );
+            marks.mark(c, "resources", Step::Resources { workload: workload.clone(), container });
         }
     }
 }
@@ -304,13 +289,7 @@ fn mark_common_metadata(obj: &mut Value, _: &Scope, marks: &mut Marks) {
         return;
     };
     marks.mark(meta, "labels", Step::CommonMetadata { value: "commonLabels" });
-    marks.mark(
-        meta,
-        "annotations",
-        Step::CommonMetadata {
-            value: "commonAnnotations",
-        },
-    );
+    marks.mark(meta, "annotations", Step::CommonMetadata { value: "commonAnnotations" });
 }
 
 /// The path of a credential's value inside the chart of `component`: `global.…` stays, the
@@ -319,10 +298,7 @@ pub fn chart_value_path(value: &str, component: &str) -> Option<String> {
     if value.starts_with("global.") {
         return Some(value.to_string());
     }
-    value
-        .strip_prefix(component)
-        .and_then(|rest| rest.strip_prefix('.'))
-        .map(str::to_string)
+    value.strip_prefix(component).and_then(|rest| rest.strip_prefix('.')).map(str::to_string)
 }
 
 /// `apply_credentials`: the field of every credential that lives in the object.
@@ -330,10 +306,7 @@ fn mark_credentials(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
     let matching: Vec<&Credential> = CREDENTIALS.iter().filter(|c| c.matches(obj)).collect();
     for cred in matching {
         let Some(path) = chart_value_path(cred.value, scope.component) else {
-            marks.fail(PointError::ForeignCredential {
-                value: cred.value.into(),
-                component: scope.component.into(),
-            });
+            marks.fail(PointError::ForeignCredential { value: cred.value.into(), component: scope.component.into() });
             continue;
         };
         let Some((parent, key)) = cred.field.rsplit_once('/') else {
@@ -341,14 +314,7 @@ fn mark_credentials(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
         };
         let key = key.replace("~1", "/").replace("~0", "~");
         if let Some(map) = obj.pointer_mut(parent).and_then(Value::as_object_mut) {
-            marks.mark(
-                map,
-                &key,
-                Step::Credential {
-                    path,
-                    encoding: cred.encoding,
-                },
-            );
+            marks.mark(map, &key, Step::Credential { path, encoding: cred.encoding });
         }
     }
 }

@@ -10,14 +10,7 @@ fn scope_defaults() -> Value {
 
 fn marked(mut obj: Value, component: &str) -> (Value, Vec<Point>) {
     let defaults = scope_defaults();
-    let points = mark_all(
-        &mut obj,
-        &Scope {
-            component,
-            defaults: &defaults,
-        },
-    )
-    .unwrap();
+    let points = mark_all(&mut obj, &Scope { component, defaults: &defaults }).unwrap();
     (obj, points)
 }
 
@@ -39,11 +32,7 @@ fn images_are_marked_with_their_default_key() {
     assert_eq!(copy.pointer("/spec/template/spec/containers/0/image").unwrap(), &json!(token(0)));
     assert_eq!(
         points[0],
-        Point {
-            key: "image".into(),
-            raw: Some(json!("ghcr.io/k/w:v1")),
-            steps: vec![Step::Image { key: "w".into() }]
-        }
+        Point { key: "image".into(), raw: Some(json!("ghcr.io/k/w:v1")), steps: vec![Step::Image { key: "w".into() }] }
     );
 }
 
@@ -59,11 +48,7 @@ fn absent_pod_spec_fields_become_marker_keys() {
 #[test]
 fn replicas_and_resources_only_where_the_defaults_know_the_workload() {
     let (_, points) = marked(deployment(), "katib");
-    assert!(
-        points
-            .iter()
-            .any(|p| p.steps == [Step::Replicas { workload: "w".into() }] && p.raw == Some(json!(1)))
-    );
+    assert!(points.iter().any(|p| p.steps == [Step::Replicas { workload: "w".into() }] && p.raw == Some(json!(1))));
     assert!(points.iter().any(|p| p.key == "resources" && p.raw.is_none()));
     let (_, other) = marked(deployment(), "trainer");
     assert!(!other.iter().any(|p| p.key == "replicas" || p.key == "resources"));
@@ -80,42 +65,21 @@ fn namespace_labels_chain_common_labels_then_pod_security() {
 #[test]
 fn credentials_use_chart_relative_paths_and_refuse_foreign_ones() {
     assert_eq!(chart_value_path("dex.staticUser.email", "dex").as_deref(), Some("staticUser.email"));
-    assert_eq!(
-        chart_value_path("global.oidcClientSecret", "dex").as_deref(),
-        Some("global.oidcClientSecret")
-    );
+    assert_eq!(chart_value_path("global.oidcClientSecret", "dex").as_deref(), Some("global.oidcClientSecret"));
     assert_eq!(chart_value_path("dex.staticUser.email", "dex-extra"), None);
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"}, "stringData": {"DEX_USER_PASSWORD": "x"}});
     let (_, points) = marked(secret.clone(), "dex");
-    assert!(
-        points
-            .iter()
-            .any(|p| p.key == "DEX_USER_PASSWORD"
-                && matches!(&p.steps[0], Step::Credential { path, .. } if path == "staticUser.passwordHash"))
-    );
+    assert!(points.iter().any(|p| p.key == "DEX_USER_PASSWORD"
+        && matches!(&p.steps[0], Step::Credential { path, .. } if path == "staticUser.passwordHash")));
     let mut copy = secret;
-    let err = mark_all(
-        &mut copy,
-        &Scope {
-            component: "istio",
-            defaults: &json!({}),
-        },
-    )
-    .unwrap_err();
+    let err = mark_all(&mut copy, &Scope { component: "istio", defaults: &json!({}) }).unwrap_err();
     assert!(matches!(err, PointError::ForeignCredential { .. }), "{err}");
 }
 
 #[test]
 fn a_parameter_inside_another_parameters_field_is_an_overlap() {
     let mut obj = json!({"kind": "X", "metadata": {"name": "x", "labels": {"image": "a/b:c"}}});
-    let err = mark_all(
-        &mut obj,
-        &Scope {
-            component: "katib",
-            defaults: &json!({}),
-        },
-    )
-    .unwrap_err();
+    let err = mark_all(&mut obj, &Scope { component: "katib", defaults: &json!({}) }).unwrap_err();
     assert_eq!(err, PointError::Overlap { key: "labels".into() });
 }
 
@@ -123,14 +87,7 @@ fn a_parameter_inside_another_parameters_field_is_an_overlap() {
 fn marker_text_in_upstream_data_is_refused() {
     let mut obj = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "KFCTLPOINT00001Z"}});
     assert_eq!(
-        mark_all(
-            &mut obj,
-            &Scope {
-                component: "katib",
-                defaults: &json!({})
-            }
-        )
-        .unwrap_err(),
+        mark_all(&mut obj, &Scope { component: "katib", defaults: &json!({}) }).unwrap_err(),
         PointError::MarkerInData
     );
 }

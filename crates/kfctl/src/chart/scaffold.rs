@@ -10,10 +10,8 @@ use serde_json::{Map, Value, json};
 /// Render one embedded tera template with `context`.
 pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
-    let source = embedded::file(&path).ok_or_else(|| ChartError::Scaffold {
-        name: path.clone(),
-        message: "not compiled into the binary".into(),
-    })?;
+    let source = embedded::file(&path)
+        .ok_or_else(|| ChartError::Scaffold { name: path.clone(), message: "not compiled into the binary".into() })?;
     let mut tera = tera::Tera::default();
     tera.autoescape_on(Vec::new());
     let failed = |e: tera::Error| {
@@ -23,10 +21,7 @@ pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
             message.push_str(&format!(": {inner}"));
             source = inner.source();
         }
-        ChartError::Scaffold {
-            name: path.clone(),
-            message,
-        }
+        ChartError::Scaffold { name: path.clone(), message }
     };
     tera.add_raw_template(name, source).map_err(failed)?;
     let context = tera::Context::from_value(context.clone()).map_err(failed)?;
@@ -36,10 +31,9 @@ pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
 /// An embedded file copied as it is (the helpers, `.helmignore`).
 pub fn verbatim(name: &str) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
-    embedded::file(&path).map(str::to_string).ok_or(ChartError::Scaffold {
-        name: path,
-        message: "not compiled into the binary".into(),
-    })
+    embedded::file(&path)
+        .map(str::to_string)
+        .ok_or(ChartError::Scaffold { name: path, message: "not compiled into the binary".into() })
 }
 
 /// One line of a README's values table.
@@ -87,16 +81,13 @@ fn walk(value: &Value, prefix: &str, path: &mut Vec<String>, component: Option<&
 /// Places whose keys are the user's own (labels, selectors, resources): listed whole.
 fn free_form(path: &[String]) -> bool {
     let last = path.last().map(String::as_str);
-    matches!(last, Some("nodeSelector" | "affinity" | "commonLabels" | "commonAnnotations")) || (path.len() == 3 && path[0] == "resources")
+    matches!(last, Some("nodeSelector" | "affinity" | "commonLabels" | "commonAnnotations"))
+        || (path.len() == 3 && path[0] == "resources")
 }
 
 fn cell(text: &str) -> String {
     let text = text.replace('|', "\\|").replace('\n', " ");
-    if text.chars().count() > 120 {
-        format!("{}…", text.chars().take(117).collect::<String>())
-    } else {
-        text
-    }
+    if text.chars().count() > 120 { format!("{}…", text.chars().take(117).collect::<String>()) } else { text }
 }
 
 /// What a value does, by its path inside a chart (a component's keys, or `global.…`).
@@ -114,22 +105,30 @@ pub fn describe(path: &[String], component: Option<&str>) -> String {
             })
     };
     match p.as_slice() {
-        ["global", "imageRegistry"] => "Pull every image from this registry instead (path, tag and digest kept).".into(),
+        ["global", "imageRegistry"] => {
+            "Pull every image from this registry instead (path, tag and digest kept).".into()
+        }
         ["global", "imagePullSecrets"] => "Names of pull secrets added to every pod.".into(),
         ["global", "nodeSelector"] => "Node selector merged into every pod (a component's own wins).".into(),
         ["global", "tolerations"] => "Tolerations added to every pod (a component's own win).".into(),
         ["global", "affinity"] => "Affinity set on every pod (a component's own wins).".into(),
         ["global", "commonLabels"] => "Labels added to every object.".into(),
         ["global", "commonAnnotations"] => "Annotations added to every object.".into(),
-        ["global", "crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).".into(),
-        ["global", "podSecurity", "namespaces"] => "PSS `enforce` level of the static namespaces that have one (`off` removes it).".into(),
+        ["global", "crds"] => {
+            "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).".into()
+        }
+        ["global", "podSecurity", "namespaces"] => {
+            "PSS `enforce` level of the static namespaces that have one (`off` removes it).".into()
+        }
         ["global", "podSecurity", "profiles"] => {
             "PSS `enforce` level the Profiles controller gives profile namespaces (`off` none).".into()
         }
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),
         ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
-        ["resources", workload, container] => format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's."),
+        ["resources", workload, container] => {
+            format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's.")
+        }
         ["nodeSelector"] => "Node selector merged into this component's pods (wins over global).".into(),
         ["tolerations"] => "Tolerations added to this component's pods (instead of global's).".into(),
         ["affinity"] => "Affinity set on this component's pods (instead of global's).".into(),

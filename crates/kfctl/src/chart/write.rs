@@ -26,20 +26,18 @@ pub enum WriteError {
 }
 
 /// Write `files` (relative path → contents) as the folder `out`.
-pub fn write_folder<'a>(out: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>, force: bool) -> Result<(), WriteError> {
+pub fn write_folder<'a>(
+    out: &Path,
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    force: bool,
+) -> Result<(), WriteError> {
     let shown = out.display().to_string();
-    let io = |e: std::io::Error| WriteError::Io {
-        path: shown.clone(),
-        message: e.to_string(),
-    };
+    let io = |e: std::io::Error| WriteError::Io { path: shown.clone(), message: e.to_string() };
     let replace = check_target(out, force)?;
     let name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| WriteError::Io {
-            path: shown.clone(),
-            message: "names no folder".into(),
-        })?;
+        .ok_or_else(|| WriteError::Io { path: shown.clone(), message: "names no folder".into() })?;
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(io)?;
     let staging = parent.join(format!(".{name}.kfctl-rs-staging-{}", std::process::id()));
@@ -61,10 +59,7 @@ fn check_target(out: &Path, force: bool) -> Result<bool, WriteError> {
         return Err(WriteError::NotAFolder { path });
     }
     let empty = std::fs::read_dir(out)
-        .map_err(|e| WriteError::Io {
-            path: path.clone(),
-            message: e.to_string(),
-        })?
+        .map_err(|e| WriteError::Io { path: path.clone(), message: e.to_string() })?
         .next()
         .is_none();
     if empty {
@@ -121,17 +116,11 @@ mod tests {
     fn writes_nested_files_and_leaves_no_staging_folder() {
         let dir = scratch("nested");
         let out = dir.join("chart");
-        write_folder(
-            &out,
-            [("Chart.yaml", "# Written by kfctl-rs\n"), ("charts/a/values.yaml", "x: 1\n")],
-            false,
-        )
-        .unwrap();
+        write_folder(&out, [("Chart.yaml", "# Written by kfctl-rs\n"), ("charts/a/values.yaml", "x: 1\n")], false)
+            .unwrap();
         assert_eq!(std::fs::read_to_string(out.join("charts/a/values.yaml")).unwrap(), "x: 1\n");
-        let names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let names: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["chart"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -142,20 +131,14 @@ mod tests {
         let out = dir.join("chart");
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join("mine.txt"), "keep").unwrap();
-        assert!(matches!(
-            write_folder(&out, [("Chart.yaml", "x")], false),
-            Err(WriteError::NotEmpty { .. })
-        ));
+        assert!(matches!(write_folder(&out, [("Chart.yaml", "x")], false), Err(WriteError::NotEmpty { .. })));
         let refused = write_folder(&out, [("Chart.yaml", "x")], true).unwrap_err();
         assert!(refused.to_string().starts_with("security:"), "{refused}");
         assert_eq!(std::fs::read_to_string(out.join("mine.txt")).unwrap(), "keep");
         std::fs::remove_file(out.join("mine.txt")).unwrap();
         std::fs::write(out.join("Chart.yaml"), "# Written by kfctl-rs 0.1.0\nold").unwrap();
         write_folder(&out, [("Chart.yaml", "# Written by kfctl-rs\nnew")], true).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(out.join("Chart.yaml")).unwrap(),
-            "# Written by kfctl-rs\nnew"
-        );
+        assert_eq!(std::fs::read_to_string(out.join("Chart.yaml")).unwrap(), "# Written by kfctl-rs\nnew");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -164,10 +147,7 @@ mod tests {
         let dir = scratch("file");
         let out = dir.join("chart");
         std::fs::write(&out, "x").unwrap();
-        assert!(matches!(
-            write_folder(&out, [("a", "b")], false),
-            Err(WriteError::NotAFolder { .. })
-        ));
+        assert!(matches!(write_folder(&out, [("a", "b")], false), Err(WriteError::NotAFolder { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

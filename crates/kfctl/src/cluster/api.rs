@@ -74,28 +74,15 @@ impl ApiClient {
     /// Load the kubeconfig (`--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`) and connect.
     pub async fn connect(target: &Target) -> Result<Self, ConnectError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let options = kube::config::KubeConfigOptions {
-            context: target.context.clone(),
-            ..Default::default()
-        };
-        let origin = target
-            .kubeconfig
-            .as_ref()
-            .map_or("kubeconfig".to_string(), |p| p.display().to_string());
-        let fail = |e: &dyn std::fmt::Display| ConnectError {
-            origin: origin.clone(),
-            message: e.to_string(),
-        };
+        let options = kube::config::KubeConfigOptions { context: target.context.clone(), ..Default::default() };
+        let origin = target.kubeconfig.as_ref().map_or("kubeconfig".to_string(), |p| p.display().to_string());
+        let fail = |e: &dyn std::fmt::Display| ConnectError { origin: origin.clone(), message: e.to_string() };
         let mut config = match &target.kubeconfig {
             Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
-                kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                    .await
-                    .map_err(|e| fail(&e))?
+                kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| fail(&e))?
             }
-            None => kube::Config::from_kubeconfig(&options)
-                .await
-                .map_err(|e| fail(&e))?,
+            None => kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?,
         };
         config.default_retry = false;
         config.connect_timeout = Some(Duration::from_secs(5));
@@ -108,11 +95,7 @@ impl ApiClient {
 
     /// Send one request; a 4xx/5xx or a transport error becomes an [`ApiFailure`].
     pub async fn call(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Value), ApiFailure> {
-        let response = self
-            .client
-            .send(request.map(kube::client::Body::from))
-            .await
-            .map_err(transport_failure)?;
+        let response = self.client.send(request.map(kube::client::Body::from)).await.map_err(transport_failure)?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -120,11 +103,7 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let bytes = response
-            .into_body()
-            .collect_bytes()
-            .await
-            .map_err(transport_failure)?;
+        let bytes = response.into_body().collect_bytes().await.map_err(transport_failure)?;
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if status >= 400 {
             let text = String::from_utf8_lossy(&bytes);
@@ -135,9 +114,7 @@ impl ApiClient {
 
     /// GET a path outside resources (`/version`, discovery documents).
     pub async fn get_path(&self, path: &str) -> Result<Value, ApiFailure> {
-        let request = http::Request::get(path)
-            .body(Vec::new())
-            .map_err(|e| build_failure(&e))?;
+        let request = http::Request::get(path).body(Vec::new()).map_err(|e| build_failure(&e))?;
         Ok(self.call(request).await?.1)
     }
 
@@ -158,10 +135,7 @@ impl ApiClient {
             .patch(name, &params, &Patch::Apply(body))
             .map_err(|e| build_failure(&e))?;
         let (status, live) = self.call(request).await?;
-        Ok(Applied {
-            live,
-            created: status == 201,
-        })
+        Ok(Applied { live, created: status == 201 })
     }
 
     /// GET an object; `None` when it does not exist.
@@ -171,9 +145,8 @@ impl ApiClient {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, ApiFailure> {
-        let request = Request::new(path.collection(namespace))
-            .get(name, &GetParams::default())
-            .map_err(|e| build_failure(&e))?;
+        let request =
+            Request::new(path.collection(namespace)).get(name, &GetParams::default()).map_err(|e| build_failure(&e))?;
         match self.call(request).await {
             Ok((_, live)) => Ok(Some(live)),
             Err(f) if f.status == Some(404) && f.reason == "NotFound" => Ok(None),
@@ -192,28 +165,20 @@ impl ApiClient {
         if let Some(selector) = labels {
             params = params.labels(selector);
         }
-        let request = Request::new(path.collection(namespace))
-            .list(&params)
-            .map_err(|e| build_failure(&e))?;
+        let request = Request::new(path.collection(namespace)).list(&params).map_err(|e| build_failure(&e))?;
         Ok(self.call(request).await?.1)
     }
 
     /// POST a new object (used for SelfSubjectAccessReviews).
     pub async fn create(&self, path: &ResourcePath, body: &Value) -> Result<Value, ApiFailure> {
         let bytes = serde_json::to_vec(body).unwrap_or_default();
-        let request = Request::new(path.collection(None))
-            .create(&PostParams::default(), bytes)
-            .map_err(|e| build_failure(&e))?;
+        let request =
+            Request::new(path.collection(None)).create(&PostParams::default(), bytes).map_err(|e| build_failure(&e))?;
         Ok(self.call(request).await?.1)
     }
 
     /// DELETE an object in the background; `false` when it was already gone.
-    pub async fn delete(
-        &self,
-        path: &ResourcePath,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Result<bool, ApiFailure> {
+    pub async fn delete(&self, path: &ResourcePath, namespace: Option<&str>, name: &str) -> Result<bool, ApiFailure> {
         let request = Request::new(path.collection(namespace))
             .delete(name, &DeleteParams::background())
             .map_err(|e| build_failure(&e))?;
@@ -246,36 +211,14 @@ fn transport_failure(e: kube::Error) -> ApiFailure {
         }
         source = cause.source();
     }
-    ApiFailure {
-        status: None,
-        reason: "Transport".into(),
-        message,
-        ..Default::default()
-    }
+    ApiFailure { status: None, reason: "Transport".into(), message, ..Default::default() }
 }
 
 /// A failure response: the `Status` body when there is one, the raw text otherwise.
-pub fn status_failure(
-    status: u16,
-    body: &Value,
-    text: &str,
-    retry_after: Option<Duration>,
-) -> ApiFailure {
-    let field = |key: &str| {
-        body.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let message = if body.get("message").is_some() {
-        field("message")
-    } else {
-        text.trim().to_string()
-    };
-    let details_wait = body
-        .pointer("/details/retryAfterSeconds")
-        .and_then(Value::as_u64)
-        .filter(|s| *s > 0);
+pub fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option<Duration>) -> ApiFailure {
+    let field = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let message = if body.get("message").is_some() { field("message") } else { text.trim().to_string() };
+    let details_wait = body.pointer("/details/retryAfterSeconds").and_then(Value::as_u64).filter(|s| *s > 0);
     let conflicts = body
         .pointer("/details/causes")
         .and_then(Value::as_array)
@@ -283,19 +226,11 @@ pub fn status_failure(
         .flatten()
         .filter(|c| c.get("type").and_then(Value::as_str) == Some("FieldManagerConflict"))
         .map(|c| FieldConflict {
-            field: c
-                .get("field")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
+            field: c.get("field").and_then(Value::as_str).unwrap_or("").to_string(),
             manager: conflict_manager(c.get("message").and_then(Value::as_str).unwrap_or("")),
         })
         .collect::<Vec<_>>();
-    let conflicts = if conflicts.is_empty() && status == 409 {
-        conflicts_in_message(&message)
-    } else {
-        conflicts
-    };
+    let conflicts = if conflicts.is_empty() && status == 409 { conflicts_in_message(&message) } else { conflicts };
     ApiFailure {
         status: Some(status),
         reason: field("reason"),
@@ -313,16 +248,8 @@ fn conflicts_in_message(message: &str) -> Vec<FieldConflict> {
         .skip(1)
         .filter_map(|part| {
             let (manager, rest) = part.split_once('"')?;
-            let field = rest
-                .rsplit(": ")
-                .next()?
-                .trim()
-                .trim_end_matches(',')
-                .to_string();
-            field.starts_with('.').then(|| FieldConflict {
-                field,
-                manager: manager.to_string(),
-            })
+            let field = rest.rsplit(": ").next()?.trim().trim_end_matches(',').to_string();
+            field.starts_with('.').then(|| FieldConflict { field, manager: manager.to_string() })
         })
         .collect()
 }
@@ -339,26 +266,15 @@ mod tests {
 
     #[test]
     fn collection_paths_for_core_grouped_and_cluster_scoped() {
-        let cm = ResourcePath {
-            group: "".into(),
-            version: "v1".into(),
-            plural: "configmaps".into(),
-            namespaced: true,
-        };
-        assert_eq!(
-            cm.collection(Some("kf")),
-            "/api/v1/namespaces/kf/configmaps"
-        );
+        let cm = ResourcePath { group: "".into(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
+        assert_eq!(cm.collection(Some("kf")), "/api/v1/namespaces/kf/configmaps");
         let crb = ResourcePath {
             group: "rbac.authorization.k8s.io".into(),
             version: "v1".into(),
             plural: "clusterrolebindings".into(),
             namespaced: false,
         };
-        assert_eq!(
-            crb.collection(Some("ignored")),
-            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-        );
+        assert_eq!(crb.collection(Some("ignored")), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
     }
 
     #[test]
@@ -366,32 +282,12 @@ mod tests {
         let body = json!({"kind": "Status", "reason": "Conflict", "message": "Apply failed with 1 conflict: conflict with \"helm\" using apps/v1: .spec.replicas",
             "details": {"retryAfterSeconds": 2, "causes": [{"type": "FieldManagerConflict", "message": "conflict with \"helm\" using apps/v1", "field": ".spec.replicas"}]}});
         let f = status_failure(409, &body, "", None);
-        assert_eq!(
-            f.conflicts,
-            vec![FieldConflict {
-                field: ".spec.replicas".into(),
-                manager: "helm".into()
-            }]
-        );
+        assert_eq!(f.conflicts, vec![FieldConflict { field: ".spec.replicas".into(), manager: "helm".into() }]);
         assert_eq!(f.retry_after, Some(Duration::from_secs(2)));
         let text = json!({"reason": "Conflict", "message": "Apply failed with 1 conflict: conflict with \"cainjector\" using admissionregistration.k8s.io/v1 at 2026-01-01T00:00:00Z: .webhooks"});
         let f = status_failure(409, &text, "", None);
-        assert_eq!(
-            f.conflicts,
-            vec![FieldConflict {
-                field: ".webhooks".into(),
-                manager: "cainjector".into()
-            }]
-        );
-        let plain = status_failure(
-            502,
-            &Value::Null,
-            " bad gateway \n",
-            Some(Duration::from_secs(1)),
-        );
-        assert_eq!(
-            (plain.message.as_str(), plain.retry_after),
-            ("bad gateway", Some(Duration::from_secs(1)))
-        );
+        assert_eq!(f.conflicts, vec![FieldConflict { field: ".webhooks".into(), manager: "cainjector".into() }]);
+        let plain = status_failure(502, &Value::Null, " bad gateway \n", Some(Duration::from_secs(1)));
+        assert_eq!((plain.message.as_str(), plain.retry_after), ("bad gateway", Some(Duration::from_secs(1))));
     }
 }

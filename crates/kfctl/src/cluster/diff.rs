@@ -18,14 +18,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Metadata the server changes on every write; never part of a diff.
-const VOLATILE_METADATA: &[&str] = &[
-    "managedFields",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "uid",
-    "selfLink",
-];
+const VOLATILE_METADATA: &[&str] =
+    &["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
 
 /// What install would do to one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,11 +53,7 @@ pub struct FieldChange {
 }
 
 /// Diff every object of the plan against the cluster.
-pub async fn diff(
-    objects: &[Value],
-    target: &Target,
-    concurrency: usize,
-) -> Result<Vec<DiffEntry>, ClusterError> {
+pub async fn diff(objects: &[Value], target: &Target, concurrency: usize) -> Result<Vec<DiffEntry>, ClusterError> {
     let plan = Plan::build(objects)?;
     let api = ApiClient::connect(target).await?;
     let resolver = Resolver::new(api.clone());
@@ -84,28 +74,16 @@ async fn diff_one(
     redactor: &Redactor,
 ) -> Result<DiffEntry, ClusterError> {
     let r = &object.reference;
-    let entry = |action, changes, note: Option<String>| DiffEntry {
-        object: r.clone(),
-        action,
-        changes,
-        note,
-    };
+    let entry = |action, changes, note: Option<String>| DiffEntry { object: r.clone(), action, changes, note };
     let fail = |failure: super::retry::ApiFailure| {
         let mut failure = failure;
         failure.message = redactor.scrub(&failure.message);
-        ClusterError::Refused {
-            object: r.clone(),
-            failure: Box::new(failure),
-        }
+        ClusterError::Refused { object: r.clone(), failure: Box::new(failure) }
     };
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
         Err(f) if f.reason == "NoKindMatch" && plan.has_crd_for(&r.group_kind()) => {
-            return Ok(entry(
-                Action::Create,
-                Vec::new(),
-                Some("its CRD is not installed yet".into()),
-            ));
+            return Ok(entry(Action::Create, Vec::new(), Some("its CRD is not installed yet".into())));
         }
         Err(f) if f.reason == "NoKindMatch" => {
             return Ok(entry(Action::Unknown, Vec::new(), Some(f.message)));
@@ -114,29 +92,16 @@ async fn diff_one(
     };
     let namespace = scoped(&path, r);
     let live = api.get(&path, namespace, &r.name).await.map_err(fail)?;
-    let merged = api
-        .apply(&path, namespace, &r.name, &object.body, false, true)
-        .await
-        .map_err(fail)?
-        .live;
+    let merged = api.apply(&path, namespace, &r.name, &object.body, false, true).await.map_err(fail)?.live;
     let Some(live) = live else {
         return Ok(entry(Action::Create, Vec::new(), None));
     };
     let mut changes = Vec::new();
-    compare(
-        &normalize(&live),
-        &normalize(&merged),
-        String::new(),
-        &mut changes,
-    );
+    compare(&normalize(&live), &normalize(&merged), String::new(), &mut changes);
     if is_secret(&object.body) {
         redact_secret_changes(&mut changes);
     }
-    let action = if changes.is_empty() {
-        Action::Unchanged
-    } else {
-        Action::Change
-    };
+    let action = if changes.is_empty() { Action::Unchanged } else { Action::Change };
     Ok(entry(action, changes, None))
 }
 
@@ -163,11 +128,7 @@ pub fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldC
                 let sub = format!("{path}/{}", escape(key));
                 match b.get(key) {
                     Some(vb) => compare(va, vb, sub, out),
-                    None => out.push(FieldChange {
-                        path: sub,
-                        before: Some(va.clone()),
-                        after: None,
-                    }),
+                    None => out.push(FieldChange { path: sub, before: Some(va.clone()), after: None }),
                 }
             }
             for (key, vb) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
@@ -178,11 +139,9 @@ pub fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldC
                 });
             }
         }
-        _ if before != after => out.push(FieldChange {
-            path,
-            before: Some(before.clone()),
-            after: Some(after.clone()),
-        }),
+        _ if before != after => {
+            out.push(FieldChange { path, before: Some(before.clone()), after: Some(after.clone()) })
+        }
         _ => {}
     }
 }
@@ -193,10 +152,7 @@ fn redact_secret_changes(changes: &mut [FieldChange]) {
             *value = Value::String(REDACTED.into());
         }
     };
-    for change in changes
-        .iter_mut()
-        .filter(|c| c.path.starts_with("/data") || c.path.starts_with("/stringData"))
-    {
+    for change in changes.iter_mut().filter(|c| c.path.starts_with("/data") || c.path.starts_with("/stringData")) {
         hidden(&mut change.before);
         hidden(&mut change.after);
     }
@@ -206,11 +162,7 @@ fn redact_secret_changes(changes: &mut [FieldChange]) {
 pub fn render_text(entries: &[DiffEntry]) -> String {
     let mut out = String::new();
     for e in entries {
-        let note = e
-            .note
-            .as_ref()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default();
+        let note = e.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
         match e.action {
             Action::Unchanged => {}
             Action::Create => out.push_str(&format!("+ {}{note}\n", e.object)),
@@ -218,27 +170,14 @@ pub fn render_text(entries: &[DiffEntry]) -> String {
             Action::Change => {
                 out.push_str(&format!("~ {}{note}\n", e.object));
                 for c in &e.changes {
-                    let show = |v: &Option<Value>| {
-                        v.as_ref().map_or("(none)".to_string(), Value::to_string)
-                    };
-                    out.push_str(&format!(
-                        "    {}: {} -> {}\n",
-                        c.path,
-                        show(&c.before),
-                        show(&c.after)
-                    ));
+                    let show = |v: &Option<Value>| v.as_ref().map_or("(none)".to_string(), Value::to_string);
+                    out.push_str(&format!("    {}: {} -> {}\n", c.path, show(&c.before), show(&c.after)));
                 }
             }
         }
     }
-    let changed = entries
-        .iter()
-        .filter(|e| e.action != Action::Unchanged)
-        .count();
-    out.push_str(&format!(
-        "{changed} of {} objects would change\n",
-        entries.len()
-    ));
+    let changed = entries.iter().filter(|e| e.action != Action::Unchanged).count();
+    out.push_str(&format!("{changed} of {} objects would change\n", entries.len()));
     out
 }
 
@@ -249,10 +188,8 @@ mod tests {
 
     #[test]
     fn compare_lists_leaf_changes_as_pointers() {
-        let before =
-            json!({"metadata": {"labels": {"a/b": "1"}}, "spec": {"replicas": 1, "old": true}});
-        let after =
-            json!({"metadata": {"labels": {"a/b": "2"}}, "spec": {"replicas": 1, "new": 3}});
+        let before = json!({"metadata": {"labels": {"a/b": "1"}}, "spec": {"replicas": 1, "old": true}});
+        let after = json!({"metadata": {"labels": {"a/b": "2"}}, "spec": {"replicas": 1, "new": 3}});
         let mut out = Vec::new();
         compare(&before, &after, String::new(), &mut out);
         let paths: Vec<&str> = out.iter().map(|c| c.path.as_str()).collect();
@@ -261,40 +198,23 @@ mod tests {
 
     #[test]
     fn volatile_metadata_is_ignored_and_secret_values_redacted() {
-        let live = json!({"metadata": {"name": "s", "resourceVersion": "1", "managedFields": []}, "data": {"p": "b2xk"}});
-        let merged =
-            json!({"metadata": {"name": "s", "resourceVersion": "2"}, "data": {"p": "bmV3"}});
+        let live =
+            json!({"metadata": {"name": "s", "resourceVersion": "1", "managedFields": []}, "data": {"p": "b2xk"}});
+        let merged = json!({"metadata": {"name": "s", "resourceVersion": "2"}, "data": {"p": "bmV3"}});
         let mut out = Vec::new();
-        compare(
-            &normalize(&live),
-            &normalize(&merged),
-            String::new(),
-            &mut out,
-        );
+        compare(&normalize(&live), &normalize(&merged), String::new(), &mut out);
         redact_secret_changes(&mut out);
         assert_eq!(
             out,
-            vec![FieldChange {
-                path: "/data/p".into(),
-                before: Some(json!(REDACTED)),
-                after: Some(json!(REDACTED))
-            }]
+            vec![FieldChange { path: "/data/p".into(), before: Some(json!(REDACTED)), after: Some(json!(REDACTED)) }]
         );
         let entry = DiffEntry {
-            object: ObjectRef {
-                api_version: "v1".into(),
-                kind: "Secret".into(),
-                namespace: None,
-                name: "s".into(),
-            },
+            object: ObjectRef { api_version: "v1".into(), kind: "Secret".into(), namespace: None, name: "s".into() },
             action: Action::Change,
             changes: out,
             note: None,
         };
         let text = render_text(&[entry]);
-        assert!(
-            !text.contains("b2xk") && !text.contains("bmV3") && text.contains("/data/p"),
-            "{text}"
-        );
+        assert!(!text.contains("b2xk") && !text.contains("bmV3") && text.contains("/data/p"), "{text}");
     }
 }

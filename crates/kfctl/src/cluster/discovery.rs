@@ -34,10 +34,7 @@ pub struct Resolver {
 
 impl Resolver {
     pub fn new(api: ApiClient) -> Self {
-        Resolver {
-            api,
-            cache: Arc::default(),
-        }
+        Resolver { api, cache: Arc::default() }
     }
 
     /// The path serving `kind` at `api_version`.
@@ -67,10 +64,7 @@ impl Resolver {
     }
 
     fn slot(&self, api_version: &str) -> Slot {
-        let mut cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         cache.entry(api_version.to_string()).or_default().clone()
     }
 
@@ -80,11 +74,8 @@ impl Resolver {
         if let Some(doc) = cached.as_ref() {
             return Ok(doc.clone());
         }
-        let path = if api_version.contains('/') {
-            format!("/apis/{api_version}")
-        } else {
-            format!("/api/{api_version}")
-        };
+        let path =
+            if api_version.contains('/') { format!("/apis/{api_version}") } else { format!("/api/{api_version}") };
         let served = match self.api.get_path(&path).await {
             Ok(doc) => Arc::new(parse_resource_list(&doc)),
             Err(f) if f.status == Some(404) => Arc::new(Vec::new()),
@@ -121,10 +112,7 @@ fn parse_resource_list(doc: &Value) -> Vec<Served> {
             Some(Served {
                 kind: r.get("kind")?.as_str()?.to_string(),
                 plural: plural.to_string(),
-                namespaced: r
-                    .get("namespaced")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
+                namespaced: r.get("namespaced").and_then(Value::as_bool).unwrap_or(false),
             })
         })
         .collect()
@@ -142,19 +130,13 @@ mod tests {
             {"name": "deployments/status", "kind": "Deployment", "namespaced": true}]});
         let served = parse_resource_list(&doc);
         assert_eq!(served.len(), 1);
-        assert_eq!(
-            (served[0].plural.as_str(), served[0].namespaced),
-            ("deployments", true)
-        );
+        assert_eq!((served[0].plural.as_str(), served[0].namespaced), ("deployments", true));
     }
 
     #[test]
     fn missing_kind_reads_like_kubectl() {
         let f = no_kind_match("cert-manager.io/v1", "Certificate");
-        assert_eq!(
-            f.message,
-            "no matches for kind \"Certificate\" in version \"cert-manager.io/v1\""
-        );
+        assert_eq!(f.message, "no matches for kind \"Certificate\" in version \"cert-manager.io/v1\"");
         assert_eq!(f.reason, "NoKindMatch");
     }
 }

@@ -74,22 +74,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(
-        api: ApiClient,
-        settings: Settings,
-        redactor: Redactor,
-        crd_kinds: HashSet<String>,
-    ) -> Self {
+    pub fn new(api: ApiClient, settings: Settings, redactor: Redactor, crd_kinds: HashSet<String>) -> Self {
         let resolver = Resolver::new(api.clone());
-        Engine {
-            api,
-            resolver,
-            settings,
-            redactor,
-            crd_kinds,
-            interrupt: None,
-            crds_done_at: Mutex::new(None),
-        }
+        Engine { api, resolver, settings, redactor, crd_kinds, interrupt: None, crds_done_at: Mutex::new(None) }
     }
 
     /// Mark the end of the CRD wave: the discovery grace period starts now.
@@ -131,9 +118,7 @@ impl Engine {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<T, ApiFailure>>,
     {
-        let ctx = Context {
-            crd_in_plan: self.crd_kinds.contains(&object.group_kind()),
-        };
+        let ctx = Context { crd_in_plan: self.crd_kinds.contains(&object.group_kind()) };
         let mut attempt = 0;
         loop {
             if self.interrupted() {
@@ -149,9 +134,7 @@ impl Engine {
                 return Err(ObjectError::NotCheckable("its CRD is not installed yet"));
             }
             if self.settings.dry_run && is_missing_namespace(&failure) {
-                return Err(ObjectError::NotCheckable(
-                    "its namespace is not created yet",
-                ));
+                return Err(ObjectError::NotCheckable("its namespace is not created yet"));
             }
             let give_up = match decision {
                 Decision::FailFast => true,
@@ -165,12 +148,7 @@ impl Engine {
             if Instant::now() + delay >= self.settings.deadline {
                 return Err(ObjectError::Deadline(failure));
             }
-            let _ = notes.send(RetryNote {
-                object: object.clone(),
-                attempt,
-                delay,
-                reason: failure.to_string(),
-            });
+            let _ = notes.send(RetryNote { object: object.clone(), attempt, delay, reason: failure.to_string() });
             self.pause(delay).await;
             attempt += 1;
         }
@@ -246,39 +224,23 @@ impl Engine {
             report_retry(progress, &note);
         }
         if self.interrupted() {
-            return Err(ClusterError::Interrupted {
-                wave: wave.name.clone(),
-            });
+            return Err(ClusterError::Interrupted { wave: wave.name.clone() });
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    fn object_error(
-        &self,
-        wave: &Wave,
-        object: &ObjectRef,
-        error: ObjectError,
-    ) -> Option<ClusterError> {
+    fn object_error(&self, wave: &Wave, object: &ObjectRef, error: ObjectError) -> Option<ClusterError> {
         let object = object.clone();
         match error {
             ObjectError::Skipped | ObjectError::NotCheckable(_) => None,
             ObjectError::Failed(FailureClass::FieldConflict, failure) => {
-                Some(ClusterError::Conflict {
-                    object,
-                    failure: Box::new(failure),
-                })
+                Some(ClusterError::Conflict { object, failure: Box::new(failure) })
             }
-            ObjectError::Failed(_, failure) => Some(ClusterError::Refused {
-                object,
-                failure: Box::new(failure),
-            }),
+            ObjectError::Failed(_, failure) => Some(ClusterError::Refused { object, failure: Box::new(failure) }),
             ObjectError::Deadline(failure) => Some(ClusterError::Timeout {
                 wave: wave.name.clone(),
                 seconds: self.settings.timeout.as_secs_f64(),
-                pending: vec![Pending {
-                    object,
-                    message: format!("not applied: {failure}"),
-                }],
+                pending: vec![Pending { object, message: format!("not applied: {failure}") }],
             }),
         }
     }
@@ -296,10 +258,7 @@ impl Engine {
         Fut: Future<Output = Option<String>>,
     {
         let total = items.len();
-        let mut pending: Vec<(ObjectRef, T, String)> = items
-            .into_iter()
-            .map(|(r, t)| (r, t, String::new()))
-            .collect();
+        let mut pending: Vec<(ObjectRef, T, String)> = items.into_iter().map(|(r, t)| (r, t, String::new())).collect();
         while !pending.is_empty() {
             let verdicts: Vec<Option<String>> = futures::stream::iter(pending.iter())
                 .map(|(r, t, _)| check(r.clone(), t.clone()))
@@ -316,35 +275,18 @@ impl Engine {
             }
             let listed: Vec<Pending> = pending
                 .iter()
-                .map(|(r, _, m)| Pending {
-                    object: r.clone(),
-                    message: self.redactor.scrub(m),
-                })
+                .map(|(r, _, m)| Pending { object: r.clone(), message: self.redactor.scrub(m) })
                 .collect();
-            progress.event(&Event::Waiting {
-                pending: &listed,
-                total,
-            });
+            progress.event(&Event::Waiting { pending: &listed, total });
             if self.interrupted() {
-                return Err(ClusterError::Interrupted {
-                    wave: wave.to_string(),
-                });
+                return Err(ClusterError::Interrupted { wave: wave.to_string() });
             }
             let now = Instant::now();
             if now >= self.settings.deadline {
                 let seconds = self.settings.timeout.as_secs_f64();
-                return Err(ClusterError::Timeout {
-                    wave: wave.to_string(),
-                    seconds,
-                    pending: listed,
-                });
+                return Err(ClusterError::Timeout { wave: wave.to_string(), seconds, pending: listed });
             }
-            self.pause(
-                self.settings
-                    .poll_interval
-                    .min(self.settings.deadline - now),
-            )
-            .await;
+            self.pause(self.settings.poll_interval.min(self.settings.deadline - now)).await;
         }
         Ok(())
     }
@@ -373,23 +315,14 @@ impl Engine {
     async fn crd_served(&self, crd: &Value) -> Option<String> {
         let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
         let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str)?;
-        let versions = crd
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for version in versions
-            .iter()
-            .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
-        {
+        let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+        for version in versions.iter().filter(|v| v.get("served").and_then(Value::as_bool) != Some(false)) {
             let Some(name) = version.get("name").and_then(Value::as_str) else {
                 continue;
             };
             let api_version = format!("{group}/{name}");
             if self.resolver.resolve(&api_version, kind).await.is_err() {
-                return Some(format!(
-                    "Established, {kind} not yet served by discovery at {api_version}"
-                ));
+                return Some(format!("Established, {kind} not yet served by discovery at {api_version}"));
             }
         }
         None
@@ -398,23 +331,15 @@ impl Engine {
     /// `None` when the Service has a ready endpoint.
     pub async fn endpoint_ready(&self, namespace: &str, name: &str) -> Option<String> {
         let selector = format!("kubernetes.io/service-name={name}");
-        if let Ok(path) = self
-            .resolver
-            .resolve("discovery.k8s.io/v1", "EndpointSlice")
-            .await
-        {
+        if let Ok(path) = self.resolver.resolve("discovery.k8s.io/v1", "EndpointSlice").await {
             return match self.api.list(&path, Some(namespace), Some(&selector)).await {
                 Ok(list) if has_ready_slice_endpoint(&list) => None,
                 Ok(_) => Some("no ready endpoint".into()),
                 Err(f) => Some(format!("cannot list endpoints: {f}")),
             };
         }
-        let path = ResourcePath {
-            group: String::new(),
-            version: "v1".into(),
-            plural: "endpoints".into(),
-            namespaced: true,
-        };
+        let path =
+            ResourcePath { group: String::new(), version: "v1".into(), plural: "endpoints".into(), namespaced: true };
         match self.api.get(&path, Some(namespace), name).await {
             Ok(Some(ep)) if has_ready_address(&ep) => None,
             Ok(_) => Some("no ready endpoint".into()),
@@ -432,15 +357,7 @@ fn is_missing_namespace(failure: &ApiFailure) -> bool {
 
 /// The namespace to use in a URL for `r` on `path`.
 pub fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
-    if path.namespaced {
-        Some(
-            r.namespace
-                .as_deref()
-                .unwrap_or(super::object::DEFAULT_NAMESPACE),
-        )
-    } else {
-        None
-    }
+    if path.namespaced { Some(r.namespace.as_deref().unwrap_or(super::object::DEFAULT_NAMESPACE)) } else { None }
 }
 
 fn report_retry(progress: &mut dyn Progress, note: &RetryNote) {
@@ -454,34 +371,17 @@ fn report_retry(progress: &mut dyn Progress, note: &RetryNote) {
 
 /// An EndpointSlice list with an endpoint not marked unready (unset means ready).
 pub fn has_ready_slice_endpoint(list: &Value) -> bool {
-    let slices = list
-        .get("items")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let slices = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     slices
         .iter()
-        .flat_map(|s| {
-            s.get("endpoints")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-        })
+        .flat_map(|s| s.get("endpoints").and_then(Value::as_array).into_iter().flatten())
         .any(|e| e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false))
 }
 
 /// Core Endpoints with at least one ready address.
 pub fn has_ready_address(endpoints: &Value) -> bool {
-    let subsets = endpoints
-        .get("subsets")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    subsets.iter().any(|s| {
-        s.get("addresses")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty())
-    })
+    let subsets = endpoints.get("subsets").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    subsets.iter().any(|s| s.get("addresses").and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
 }
 
 #[cfg(test)]
@@ -491,17 +391,11 @@ mod tests {
 
     #[test]
     fn endpoint_slices_ready_unless_marked_unready() {
-        assert!(has_ready_slice_endpoint(
-            &json!({"items": [{"endpoints": [{"addresses": ["10.0.0.1"]}]}]})
-        ));
+        assert!(has_ready_slice_endpoint(&json!({"items": [{"endpoints": [{"addresses": ["10.0.0.1"]}]}]})));
         let unready = json!({"items": [{"endpoints": [{"conditions": {"ready": false}}]}]});
         assert!(!has_ready_slice_endpoint(&unready));
         assert!(!has_ready_slice_endpoint(&json!({"items": []})));
-        assert!(has_ready_address(
-            &json!({"subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]})
-        ));
-        assert!(!has_ready_address(
-            &json!({"subsets": [{"notReadyAddresses": [{"ip": "10.0.0.1"}]}]})
-        ));
+        assert!(has_ready_address(&json!({"subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]})));
+        assert!(!has_ready_address(&json!({"subsets": [{"notReadyAddresses": [{"ip": "10.0.0.1"}]}]})));
     }
 }

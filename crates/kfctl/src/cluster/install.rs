@@ -108,12 +108,8 @@ pub async fn install(
         deadline: started + options.timeout,
         timeout: options.timeout,
     };
-    let mut engine = Engine::new(
-        api.clone(),
-        settings,
-        Redactor::from_docs(&objects),
-        plan.crd_kinds.keys().cloned().collect(),
-    );
+    let mut engine =
+        Engine::new(api.clone(), settings, Redactor::from_docs(&objects), plan.crd_kinds.keys().cloned().collect());
     engine.interrupt = options.interrupt.clone();
     let checks = preflight::run(&api, &engine.resolver, &plan, &options.preflight).await?;
     for warning in &checks.warnings {
@@ -153,49 +149,24 @@ pub async fn check(objects: &[Value], options: &InstallOptions) -> Result<Checke
     let api = ApiClient::connect(&options.target).await?;
     let resolver = super::discovery::Resolver::new(api.clone());
     let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
-    Ok(Checked {
-        objects: objects.len(),
-        waves: plan.waves.len(),
-        server: api.server.clone(),
-        preflight: report,
-    })
+    Ok(Checked { objects: objects.len(), waves: plan.waves.len(), server: api.server.clone(), preflight: report })
 }
 
 fn configmaps() -> ResourcePath {
-    ResourcePath {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    }
+    ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true }
 }
 
 fn namespaces() -> ResourcePath {
-    ResourcePath {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "namespaces".into(),
-        namespaced: false,
-    }
+    ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false }
 }
 
 /// Read the install record, if there is one.
 pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
     let found = api
-        .get(
-            &configmaps(),
-            Some(record::RECORD_NAMESPACE),
-            record::RECORD_NAME,
-        )
+        .get(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME)
         .await
-        .map_err(|failure| ClusterError::Api {
-            what: "read install record".into(),
-            failure: Box::new(failure),
-        })?;
-    found
-        .map(|cm| InstallRecord::from_configmap(&cm))
-        .transpose()
-        .map_err(Into::into)
+        .map_err(|failure| ClusterError::Api { what: "read install record".into(), failure: Box::new(failure) })?;
+    found.map(|cm| InstallRecord::from_configmap(&cm)).transpose().map_err(Into::into)
 }
 
 /// One install's running state.
@@ -209,51 +180,26 @@ struct Run {
 
 impl Run {
     async fn start(engine: &Engine, plan: &Plan, meta: InstallMeta) -> Result<Run, ClusterError> {
-        let mut run = Run {
-            record: None,
-            written: None,
-            waves_done: 0,
-            applied: 0,
-            created: 0,
-        };
+        let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0 };
         if engine.settings.dry_run {
             return Ok(run);
         }
         let previous = read_record(&engine.api).await?;
         if previous.is_none() {
             let ns = record::record_namespace();
-            engine
-                .api
-                .apply(
-                    &namespaces(),
-                    None,
-                    record::RECORD_NAMESPACE,
-                    &ns,
-                    true,
-                    false,
-                )
-                .await
-                .map_err(|failure| ClusterError::Api {
+            engine.api.apply(&namespaces(), None, record::RECORD_NAMESPACE, &ns, true, false).await.map_err(
+                |failure| ClusterError::Api {
                     what: format!("namespace {}", record::RECORD_NAMESPACE),
                     failure: Box::new(failure),
-                })?;
+                },
+            )?;
         }
         run.written = previous.as_ref().map(InstallRecord::to_configmap);
-        run.record = Some(InstallRecord::resume(
-            previous,
-            meta,
-            &plan.digest,
-            plan.waves.len(),
-        ));
+        run.record = Some(InstallRecord::resume(previous, meta, &plan.digest, plan.waves.len()));
         Ok(run)
     }
 
-    async fn waves(
-        &mut self,
-        engine: &Engine,
-        plan: &Plan,
-        progress: &mut dyn Progress,
-    ) -> Result<(), ClusterError> {
+    async fn waves(&mut self, engine: &Engine, plan: &Plan, progress: &mut dyn Progress) -> Result<(), ClusterError> {
         let total = plan.waves.len();
         for wave in &plan.waves {
             let wave_started = Instant::now();
@@ -263,16 +209,10 @@ impl Run {
                 name: &wave.name,
                 objects: wave.objects.len(),
             });
-            if !engine.settings.dry_run
-                && matches!(
-                    wave.class,
-                    Class::MutatingWebhook | Class::ValidatingWebhook
-                )
-            {
+            if !engine.settings.dry_run && matches!(wave.class, Class::MutatingWebhook | Class::ValidatingWebhook) {
                 wait_for_endpoints(engine, wave, progress).await?;
             }
-            let mut note =
-                |object: &PlannedObject, applied: &Applied| self.note(object, wave.index, applied);
+            let mut note = |object: &PlannedObject, applied: &Applied| self.note(object, wave.index, applied);
             let applied = engine.apply_wave(wave, progress, &mut note).await;
             applied?;
             if !engine.settings.dry_run {
@@ -286,11 +226,7 @@ impl Run {
                 record.reach(wave.index, &wave.name);
             }
             self.save(engine).await;
-            progress.event(&Event::WaveDone {
-                index: wave.index,
-                name: &wave.name,
-                elapsed: wave_started.elapsed(),
-            });
+            progress.event(&Event::WaveDone { index: wave.index, name: &wave.name, elapsed: wave_started.elapsed() });
         }
         Ok(())
     }
@@ -312,14 +248,7 @@ impl Run {
         }
         let saved = engine
             .api
-            .apply(
-                &configmaps(),
-                Some(record::RECORD_NAMESPACE),
-                record::RECORD_NAME,
-                &configmap,
-                true,
-                false,
-            )
+            .apply(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME, &configmap, true, false)
             .await;
         if saved.is_ok() {
             self.written = Some(configmap);
@@ -327,11 +256,7 @@ impl Run {
     }
 }
 
-async fn wait_for_endpoints(
-    engine: &Engine,
-    wave: &Wave,
-    progress: &mut dyn Progress,
-) -> Result<(), ClusterError> {
+async fn wait_for_endpoints(engine: &Engine, wave: &Wave, progress: &mut dyn Progress) -> Result<(), ClusterError> {
     let mut services: Vec<(ObjectRef, ())> = Vec::new();
     for (namespace, name) in wave.objects.iter().flat_map(|o| o.calls.iter()) {
         let service = ObjectRef {
@@ -346,27 +271,14 @@ async fn wait_for_endpoints(
     }
     engine
         .wait_until(&wave.name, services, progress, |service, _| async move {
-            engine
-                .endpoint_ready(
-                    service.namespace.as_deref().unwrap_or("default"),
-                    &service.name,
-                )
-                .await
+            engine.endpoint_ready(service.namespace.as_deref().unwrap_or("default"), &service.name).await
         })
         .await
 }
 
-async fn wait_for_wave(
-    engine: &Engine,
-    wave: &Wave,
-    progress: &mut dyn Progress,
-) -> Result<(), ClusterError> {
-    let items: Vec<(ObjectRef, &PlannedObject)> = wave
-        .objects
-        .iter()
-        .filter(|o| o.rule.is_some())
-        .map(|o| (o.reference.clone(), o))
-        .collect();
+async fn wait_for_wave(engine: &Engine, wave: &Wave, progress: &mut dyn Progress) -> Result<(), ClusterError> {
+    let items: Vec<(ObjectRef, &PlannedObject)> =
+        wave.objects.iter().filter(|o| o.rule.is_some()).map(|o| (o.reference.clone(), o)).collect();
     if items.is_empty() {
         return Ok(());
     }

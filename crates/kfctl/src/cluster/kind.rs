@@ -38,23 +38,16 @@ mod tests {
     #[test]
     fn kind_config_parses_and_carries_the_token_flow_flags() {
         let text = kind_config(KIND_NODE_IMAGE);
-        let doc: Value = kfctl_yaml::parse_stream(&text, "kind-config")
-            .unwrap()
-            .remove(0);
+        let doc: Value = kfctl_yaml::parse_stream(&text, "kind-config").unwrap().remove(0);
         assert_eq!(doc["kind"], "Cluster");
         assert_eq!(doc["nodes"][0]["image"], KIND_NODE_IMAGE);
-        let patch: Value = kfctl_yaml::parse_stream(
-            doc["nodes"][0]["kubeadmConfigPatches"][0].as_str().unwrap(),
-            "patch",
-        )
-        .unwrap()
-        .remove(0);
+        let patch: Value =
+            kfctl_yaml::parse_stream(doc["nodes"][0]["kubeadmConfigPatches"][0].as_str().unwrap(), "patch")
+                .unwrap()
+                .remove(0);
         let args = &patch["apiServer"]["extraArgs"];
         assert_eq!(args["service-account-issuer"], SERVICE_ACCOUNT_ISSUER);
-        assert_eq!(
-            args["service-account-signing-key-file"],
-            SERVICE_ACCOUNT_SIGNING_KEY_FILE
-        );
+        assert_eq!(args["service-account-signing-key-file"], SERVICE_ACCOUNT_SIGNING_KEY_FILE);
         assert!(KIND_NODE_IMAGE.contains("@sha256:"));
     }
 }

@@ -57,10 +57,7 @@ pub enum ClusterError {
     #[error(
         "{server}: API server unreachable: {failure}; check the kubeconfig's server address and that the cluster is running"
     )]
-    Unreachable {
-        server: String,
-        failure: Box<ApiFailure>,
-    },
+    Unreachable { server: String, failure: Box<ApiFailure> },
     #[error("rendered objects: {0}")]
     Plan(#[from] plan::PlanError),
     #[error("preflight: {0}")]
@@ -71,24 +68,11 @@ pub enum ClusterError {
     )]
     DefaultCredentials { profile: String },
     #[error("{object}: the API server refused it: {failure}")]
-    Refused {
-        object: ObjectRef,
-        failure: Box<ApiFailure>,
-    },
+    Refused { object: ObjectRef, failure: Box<ApiFailure> },
     #[error("{object}: {}; another field manager owns {}; re-run with --force-conflicts to take them over", failure.message, describe_conflicts(failure))]
-    Conflict {
-        object: ObjectRef,
-        failure: Box<ApiFailure>,
-    },
-    #[error(
-        "timed out after {seconds:.0}s in wave {wave}; still pending:\n{}",
-        list_pending(pending)
-    )]
-    Timeout {
-        wave: String,
-        seconds: f64,
-        pending: Vec<Pending>,
-    },
+    Conflict { object: ObjectRef, failure: Box<ApiFailure> },
+    #[error("timed out after {seconds:.0}s in wave {wave}; still pending:\n{}", list_pending(pending))]
+    Timeout { wave: String, seconds: f64, pending: Vec<Pending> },
     #[error(
         "interrupted in wave {wave}; progress recorded in {}/{}, re-run install to resume",
         record::RECORD_NAMESPACE,
@@ -104,30 +88,20 @@ pub enum ClusterError {
     #[error(transparent)]
     Record(#[from] record::RecordError),
     #[error("{what}: {failure}")]
-    Api {
-        what: String,
-        failure: Box<ApiFailure>,
-    },
+    Api { what: String, failure: Box<ApiFailure> },
 }
-
 
 fn describe_conflicts(failure: &ApiFailure) -> String {
     if failure.conflicts.is_empty() {
         return "a field of it".into();
     }
-    let parts: Vec<String> = failure
-        .conflicts
-        .iter()
-        .map(|c| format!("{} (manager \"{}\")", c.field, c.manager))
-        .collect();
+    let parts: Vec<String> =
+        failure.conflicts.iter().map(|c| format!("{} (manager \"{}\")", c.field, c.manager)).collect();
     parts.join(", ")
 }
 
 fn list_pending(pending: &[Pending]) -> String {
-    let lines: Vec<String> = pending
-        .iter()
-        .map(|p| format!("  {} ({})", p.object, p.message))
-        .collect();
+    let lines: Vec<String> = pending.iter().map(|p| format!("  {} ({})", p.object, p.message)).collect();
     lines.join("\n")
 }
 
@@ -151,22 +125,11 @@ mod tests {
         let failure = ApiFailure {
             status: Some(409),
             message: "Apply failed with 1 conflict".into(),
-            conflicts: vec![FieldConflict {
-                field: ".spec.replicas".into(),
-                manager: "helm".into(),
-            }],
+            conflicts: vec![FieldConflict { field: ".spec.replicas".into(), manager: "helm".into() }],
             ..Default::default()
         };
-        let text = ClusterError::Conflict {
-            object: object(),
-            failure: Box::new(failure),
-        }
-        .to_string();
-        assert!(
-            text.contains(".spec.replicas (manager \"helm\")")
-                && text.contains("--force-conflicts"),
-            "{text}"
-        );
+        let text = ClusterError::Conflict { object: object(), failure: Box::new(failure) }.to_string();
+        assert!(text.contains(".spec.replicas (manager \"helm\")") && text.contains("--force-conflicts"), "{text}");
     }
 
     #[test]
@@ -174,23 +137,11 @@ mod tests {
         let err = ClusterError::Timeout {
             wave: "platform".into(),
             seconds: 3.0,
-            pending: vec![Pending {
-                object: object(),
-                message: "0/1 ready".into(),
-            }],
+            pending: vec![Pending { object: object(), message: "0/1 ready".into() }],
         };
         assert!(err.to_string().contains("Deployment kf/d (0/1 ready)"));
         assert_eq!(err.exit_code(), Code::Timeout);
-        assert_eq!(
-            ClusterError::Interrupted { wave: "x".into() }.exit_code(),
-            Code::Interrupted
-        );
-        assert_eq!(
-            ClusterError::DefaultCredentials {
-                profile: "p".into()
-            }
-            .exit_code(),
-            Code::Security
-        );
+        assert_eq!(ClusterError::Interrupted { wave: "x".into() }.exit_code(), Code::Interrupted);
+        assert_eq!(ClusterError::DefaultCredentials { profile: "p".into() }.exit_code(), Code::Security);
     }
 }

@@ -31,41 +31,25 @@ pub struct ObjectRef {
 impl ObjectRef {
     /// Read the reference of a rendered document; `index` names it in the error.
     pub fn from_value(doc: &Value, index: usize) -> Result<Self, String> {
-        let field = |path: &[&str]| {
-            path.iter()
-                .try_fold(doc, |v, key| v.get(*key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let api_version =
-            field(&["apiVersion"]).ok_or_else(|| format!("object #{index}: no apiVersion"))?;
+        let field =
+            |path: &[&str]| path.iter().try_fold(doc, |v, key| v.get(*key)).and_then(Value::as_str).map(str::to_string);
+        let api_version = field(&["apiVersion"]).ok_or_else(|| format!("object #{index}: no apiVersion"))?;
         let kind = field(&["kind"]).ok_or_else(|| format!("object #{index}: no kind"))?;
         let name = field(&["metadata", "name"])
             .filter(|n| !n.is_empty())
             .ok_or_else(|| format!("object #{index} ({kind}): no metadata.name"))?;
         let namespace = field(&["metadata", "namespace"]).filter(|n| !n.is_empty());
-        Ok(ObjectRef {
-            api_version,
-            kind,
-            namespace,
-            name,
-        })
+        Ok(ObjectRef { api_version, kind, namespace, name })
     }
 
     /// The API group: empty for the core group.
     pub fn group(&self) -> &str {
-        self.api_version
-            .rsplit_once('/')
-            .map(|(g, _)| g)
-            .unwrap_or("")
+        self.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
     }
 
     /// The API version without its group.
     pub fn version(&self) -> &str {
-        self.api_version
-            .rsplit_once('/')
-            .map(|(_, v)| v)
-            .unwrap_or(&self.api_version)
+        self.api_version.rsplit_once('/').map(|(_, v)| v).unwrap_or(&self.api_version)
     }
 
     /// `group/Kind` (or `Kind` for the core group): what a CRD serves, independent of version.
@@ -89,11 +73,7 @@ impl fmt::Display for ObjectRef {
 
 /// `group/Kind`, or bare `Kind` for the core group.
 pub fn group_kind(group: &str, kind: &str) -> String {
-    if group.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{group}/{kind}")
-    }
+    if group.is_empty() { kind.to_string() } else { format!("{group}/{kind}") }
 }
 
 /// Built-in kinds that are cluster-scoped (group/Kind). Everything else built in is namespaced.
@@ -138,11 +118,7 @@ impl Scopes {
         for crd in docs.iter().filter(|d| is_crd(d)) {
             if let Some((group, kind)) = crd_group_kind(crd) {
                 let cluster = crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
-                let set = if cluster {
-                    &mut scopes.cluster_custom
-                } else {
-                    &mut scopes.namespaced_custom
-                };
+                let set = if cluster { &mut scopes.cluster_custom } else { &mut scopes.namespaced_custom };
                 set.insert(group_kind(&group, &kind));
             }
         }
@@ -156,12 +132,9 @@ impl Scopes {
     /// Whether a kind is known to be namespaced: built in and not cluster-scoped, or a
     /// namespaced CRD of the plan. Kinds of unknown groups are neither known nor assumed.
     pub fn is_known_namespaced(&self, group_kind: &str) -> bool {
-        let builtin = !group_kind.contains('/')
-            || BUILTIN_GROUPS
-                .iter()
-                .any(|g| group_kind.starts_with(&format!("{g}/")));
-        (builtin && !BUILTIN_CLUSTER_SCOPED.contains(&group_kind))
-            || self.namespaced_custom.contains(group_kind)
+        let builtin =
+            !group_kind.contains('/') || BUILTIN_GROUPS.iter().any(|g| group_kind.starts_with(&format!("{g}/")));
+        (builtin && !BUILTIN_CLUSTER_SCOPED.contains(&group_kind)) || self.namespaced_custom.contains(group_kind)
     }
 
     /// The reference the server will use: no namespace on cluster-scoped kinds, `default` on
@@ -179,10 +152,7 @@ impl Scopes {
 
 pub fn is_crd(doc: &Value) -> bool {
     doc.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-        && doc
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
+        && doc.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
 }
 
 /// The (group, kind) a CRD document defines.
@@ -206,9 +176,7 @@ pub fn crd_kinds(docs: &[Value]) -> HashMap<String, String> {
 
 /// A string annotation of a document.
 pub fn annotation<'a>(doc: &'a Value, key: &str) -> Option<&'a str> {
-    doc.pointer("/metadata/annotations")
-        .and_then(|a| a.get(key))
-        .and_then(Value::as_str)
+    doc.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
 }
 
 #[cfg(test)]
@@ -223,19 +191,13 @@ mod tests {
         assert_eq!((r.group(), r.version()), ("apps", "v1"));
         assert_eq!(r.to_string(), "Deployment kf/a");
         let core = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}});
-        assert_eq!(
-            ObjectRef::from_value(&core, 1).unwrap().group_kind(),
-            "Namespace"
-        );
+        assert_eq!(ObjectRef::from_value(&core, 1).unwrap().group_kind(), "Namespace");
     }
 
     #[test]
     fn reference_without_name_is_an_error_naming_the_object() {
         let doc = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
-        assert_eq!(
-            ObjectRef::from_value(&doc, 7).unwrap_err(),
-            "object #7 (ConfigMap): no metadata.name"
-        );
+        assert_eq!(ObjectRef::from_value(&doc, 7).unwrap_err(), "object #7 (ConfigMap): no metadata.name");
     }
 
     #[test]
@@ -258,19 +220,10 @@ mod tests {
             name: "a".into(),
         };
         assert_eq!(scopes.normalize(cm).namespace.as_deref(), Some("x"));
-        let bare = ObjectRef {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            namespace: None,
-            name: "a".into(),
-        };
+        let bare = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(), namespace: None, name: "a".into() };
         assert_eq!(scopes.normalize(bare).namespace.as_deref(), Some("default"));
-        let unknown = ObjectRef {
-            api_version: "other.io/v1".into(),
-            kind: "Thing".into(),
-            namespace: None,
-            name: "a".into(),
-        };
+        let unknown =
+            ObjectRef { api_version: "other.io/v1".into(), kind: "Thing".into(), namespace: None, name: "a".into() };
         assert_eq!(scopes.normalize(unknown).namespace, None);
     }
 }

@@ -59,12 +59,7 @@ pub const COMPONENTS: &[ComponentRule] = &[
         name_prefixes: &["istio"],
         api_groups: &["istio.io"],
     },
-    ComponentRule {
-        name: "jobset",
-        namespaces: &[],
-        name_prefixes: &["jobset"],
-        api_groups: &["jobset.x-k8s.io"],
-    },
+    ComponentRule { name: "jobset", namespaces: &[], name_prefixes: &["jobset"], api_groups: &["jobset.x-k8s.io"] },
 ];
 
 /// The component of everything no foundation rule matches.
@@ -85,22 +80,10 @@ pub const KIND_CLASSES: &[(&str, Class)] = &[
     ("batch/CronJob", Class::Workload),
     ("autoscaling/HorizontalPodAutoscaler", Class::Workload),
     ("apiregistration.k8s.io/APIService", Class::Workload),
-    (
-        "admissionregistration.k8s.io/MutatingWebhookConfiguration",
-        Class::MutatingWebhook,
-    ),
-    (
-        "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
-        Class::ValidatingWebhook,
-    ),
-    (
-        "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
-        Class::ValidatingWebhook,
-    ),
-    (
-        "admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
-        Class::ValidatingWebhook,
-    ),
+    ("admissionregistration.k8s.io/MutatingWebhookConfiguration", Class::MutatingWebhook),
+    ("admissionregistration.k8s.io/ValidatingWebhookConfiguration", Class::ValidatingWebhook),
+    ("admissionregistration.k8s.io/ValidatingAdmissionPolicy", Class::ValidatingWebhook),
+    ("admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding", Class::ValidatingWebhook),
 ];
 
 /// API groups served by Kubernetes itself; kinds of other groups are custom resources.
@@ -134,43 +117,28 @@ pub fn class_of(r: &ObjectRef) -> Class {
     if let Some((_, class)) = KIND_CLASSES.iter().find(|(k, _)| *k == gk) {
         return *class;
     }
-    if BUILTIN_GROUPS.contains(&r.group()) {
-        Class::Config
-    } else {
-        Class::CustomResource
-    }
+    if BUILTIN_GROUPS.contains(&r.group()) { Class::Config } else { Class::CustomResource }
 }
 
 fn group_matches(group: &str, served: &str) -> bool {
-    group == served
-        || group
-            .strip_suffix(served)
-            .is_some_and(|rest| rest.ends_with('.'))
+    group == served || group.strip_suffix(served).is_some_and(|rest| rest.ends_with('.'))
 }
 
 fn rule_matches(rule: &ComponentRule, namespace: Option<&str>, name: &str) -> bool {
-    namespace.is_some_and(|ns| rule.namespaces.contains(&ns))
-        || rule.name_prefixes.iter().any(|p| name.starts_with(p))
+    namespace.is_some_and(|ns| rule.namespaces.contains(&ns)) || rule.name_prefixes.iter().any(|p| name.starts_with(p))
 }
 
 /// The component serving an API group, if a foundation does.
 pub fn component_of_group(group: &str) -> &'static str {
     COMPONENTS
         .iter()
-        .find(|rule| {
-            rule.api_groups
-                .iter()
-                .any(|served| group_matches(group, served))
-        })
+        .find(|rule| rule.api_groups.iter().any(|served| group_matches(group, served)))
         .map_or(PLATFORM, |rule| rule.name)
 }
 
 /// The component of a namespaced or named object (not a custom resource).
 pub fn component_of_name(namespace: Option<&str>, name: &str) -> &'static str {
-    COMPONENTS
-        .iter()
-        .find(|rule| rule_matches(rule, namespace, name))
-        .map_or(PLATFORM, |rule| rule.name)
+    COMPONENTS.iter().find(|rule| rule_matches(rule, namespace, name)).map_or(PLATFORM, |rule| rule.name)
 }
 
 /// The component of an object: custom resources by API group, CRDs by the group they define,
@@ -178,15 +146,9 @@ pub fn component_of_name(namespace: Option<&str>, name: &str) -> &'static str {
 pub fn component_of(r: &ObjectRef, doc: &serde_json::Value) -> &'static str {
     match class_of(r) {
         Class::CustomResource => component_of_group(r.group()),
-        Class::Crd => doc
-            .pointer("/spec/group")
-            .and_then(|g| g.as_str())
-            .map_or(PLATFORM, component_of_group),
+        Class::Crd => doc.pointer("/spec/group").and_then(|g| g.as_str()).map_or(PLATFORM, component_of_group),
         Class::MutatingWebhook | Class::ValidatingWebhook => first_webhook_service(doc)
-            .map_or_else(
-                || component_of_name(None, &r.name),
-                |(ns, name)| component_of_name(Some(&ns), &name),
-            ),
+            .map_or_else(|| component_of_name(None, &r.name), |(ns, name)| component_of_name(Some(&ns), &name)),
         _ => component_of_name(r.namespace.as_deref(), &r.name),
     }
 }
@@ -217,16 +179,9 @@ pub fn first_webhook_service(doc: &serde_json::Value) -> Option<(String, String)
 /// Every distinct (namespace, name) Service a webhook configuration calls, in order.
 pub fn webhook_services(doc: &serde_json::Value) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    for hook in doc
-        .get("webhooks")
-        .and_then(|w| w.as_array())
-        .into_iter()
-        .flatten()
-    {
+    for hook in doc.get("webhooks").and_then(|w| w.as_array()).into_iter().flatten() {
         let service = hook.pointer("/clientConfig/service");
-        let ns = service
-            .and_then(|s| s.get("namespace"))
-            .and_then(|v| v.as_str());
+        let ns = service.and_then(|s| s.get("namespace")).and_then(|v| v.as_str());
         let name = service.and_then(|s| s.get("name")).and_then(|v| v.as_str());
         if let (Some(ns), Some(name)) = (ns, name) {
             let pair = (ns.to_string(), name.to_string());
@@ -248,26 +203,11 @@ pub struct WaveKey {
 
 /// Where an object of `class` in `component` goes.
 pub fn wave_key(class: Class, component: &str) -> WaveKey {
-    let component_rank = COMPONENTS
-        .iter()
-        .position(|c| c.name == component)
-        .unwrap_or(COMPONENTS.len()) as u8;
+    let component_rank = COMPONENTS.iter().position(|c| c.name == component).unwrap_or(COMPONENTS.len()) as u8;
     match class {
-        Class::Namespace | Class::Crd | Class::Config => WaveKey {
-            phase: 0,
-            component: 0,
-            class,
-        },
-        Class::ValidatingWebhook => WaveKey {
-            phase: 2,
-            component: 0,
-            class,
-        },
-        _ => WaveKey {
-            phase: 1,
-            component: component_rank,
-            class,
-        },
+        Class::Namespace | Class::Crd | Class::Config => WaveKey { phase: 0, component: 0, class },
+        Class::ValidatingWebhook => WaveKey { phase: 2, component: 0, class },
+        _ => WaveKey { phase: 1, component: component_rank, class },
     }
 }
 
@@ -277,44 +217,25 @@ mod tests {
     use serde_json::json;
 
     fn r(api: &str, kind: &str, ns: Option<&str>, name: &str) -> ObjectRef {
-        ObjectRef {
-            api_version: api.into(),
-            kind: kind.into(),
-            namespace: ns.map(Into::into),
-            name: name.into(),
-        }
+        ObjectRef { api_version: api.into(), kind: kind.into(), namespace: ns.map(Into::into), name: name.into() }
     }
 
     #[test]
     fn kind_classes_table_rule_namespaces_come_first() {
-        assert_eq!(
-            class_of(&r("v1", "Namespace", None, "kf")),
-            Class::Namespace
-        );
+        assert_eq!(class_of(&r("v1", "Namespace", None, "kf")), Class::Namespace);
         assert!(wave_key(Class::Namespace, PLATFORM) < wave_key(Class::Crd, PLATFORM));
     }
 
     #[test]
     fn kind_classes_table_rule_crds_before_configuration() {
-        assert_eq!(
-            class_of(&r(
-                "apiextensions.k8s.io/v1",
-                "CustomResourceDefinition",
-                None,
-                "a.b"
-            )),
-            Class::Crd
-        );
+        assert_eq!(class_of(&r("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, "a.b")), Class::Crd);
         assert!(wave_key(Class::Crd, PLATFORM) < wave_key(Class::Config, PLATFORM));
     }
 
     #[test]
     fn kind_classes_table_rule_unlisted_builtins_are_configuration() {
-        for (api, kind) in [
-            ("rbac.authorization.k8s.io/v1", "ClusterRole"),
-            ("v1", "ServiceAccount"),
-            ("v1", "Secret"),
-        ] {
+        for (api, kind) in [("rbac.authorization.k8s.io/v1", "ClusterRole"), ("v1", "ServiceAccount"), ("v1", "Secret")]
+        {
             assert_eq!(class_of(&r(api, kind, None, "x")), Class::Config, "{kind}");
         }
         assert!(wave_key(Class::Config, PLATFORM) < wave_key(Class::Workload, "cert-manager"));
@@ -322,32 +243,19 @@ mod tests {
 
     #[test]
     fn kind_classes_table_rule_services_and_workloads_together() {
-        assert_eq!(
-            class_of(&r("v1", "Service", Some("a"), "x")),
-            Class::Workload
-        );
-        assert_eq!(
-            class_of(&r("apps/v1", "Deployment", Some("a"), "x")),
-            Class::Workload
-        );
+        assert_eq!(class_of(&r("v1", "Service", Some("a"), "x")), Class::Workload);
+        assert_eq!(class_of(&r("apps/v1", "Deployment", Some("a"), "x")), Class::Workload);
     }
 
     #[test]
     fn kind_classes_table_rule_unknown_groups_are_custom_resources() {
-        assert_eq!(
-            class_of(&r("example.org/v1", "Widget", Some("a"), "x")),
-            Class::CustomResource
-        );
+        assert_eq!(class_of(&r("example.org/v1", "Widget", Some("a"), "x")), Class::CustomResource);
     }
 
     #[test]
     fn kind_classes_table_rule_validating_webhooks_last() {
         let last = wave_key(Class::ValidatingWebhook, "cert-manager");
-        for class in [
-            Class::Workload,
-            Class::MutatingWebhook,
-            Class::CustomResource,
-        ] {
+        for class in [Class::Workload, Class::MutatingWebhook, Class::CustomResource] {
             assert!(wave_key(class, PLATFORM) < last, "{class:?}");
         }
     }
@@ -362,56 +270,29 @@ mod tests {
 
     #[test]
     fn components_table_rule_cert_manager_before_its_certificates_and_everything_else() {
-        let cert = r(
-            "cert-manager.io/v1",
-            "Certificate",
-            Some("kubeflow"),
-            "serving-cert",
-        );
+        let cert = r("cert-manager.io/v1", "Certificate", Some("kubeflow"), "serving-cert");
         assert_eq!(component_of(&cert, &json!({})), "cert-manager");
         let cm_workload = wave_key(Class::Workload, "cert-manager");
         assert!(cm_workload < wave_key(Class::CustomResource, "cert-manager"));
-        assert!(
-            wave_key(Class::CustomResource, "cert-manager") < wave_key(Class::Workload, "istio")
-        );
+        assert!(wave_key(Class::CustomResource, "cert-manager") < wave_key(Class::Workload, "istio"));
         assert_eq!(component_of_group("acme.cert-manager.io"), "cert-manager");
         assert_eq!(component_of_group("evilcert-manager.io"), PLATFORM);
     }
 
     #[test]
     fn components_table_rule_istio_before_its_resources_and_platform_workloads() {
-        let vs = r(
-            "networking.istio.io/v1",
-            "VirtualService",
-            Some("kubeflow"),
-            "ui",
-        );
+        let vs = r("networking.istio.io/v1", "VirtualService", Some("kubeflow"), "ui");
         assert_eq!(component_of(&vs, &json!({})), "istio");
-        let cni = r(
-            "apps/v1",
-            "DaemonSet",
-            Some("kube-system"),
-            "istio-cni-node",
-        );
+        let cni = r("apps/v1", "DaemonSet", Some("kube-system"), "istio-cni-node");
         assert_eq!(component_of(&cni, &json!({})), "istio");
         assert!(wave_key(Class::CustomResource, "istio") < wave_key(Class::Workload, PLATFORM));
     }
 
     #[test]
     fn components_table_rule_jobset_before_trainer_runtimes() {
-        let jobset = r(
-            "apps/v1",
-            "Deployment",
-            Some("kubeflow-system"),
-            "jobset-controller-manager",
-        );
+        let jobset = r("apps/v1", "Deployment", Some("kubeflow-system"), "jobset-controller-manager");
         assert_eq!(component_of(&jobset, &json!({})), "jobset");
-        let runtime = r(
-            "trainer.kubeflow.org/v1alpha1",
-            "ClusterTrainingRuntime",
-            None,
-            "torch-distributed",
-        );
+        let runtime = r("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", None, "torch-distributed");
         assert_eq!(component_of(&runtime, &json!({})), PLATFORM);
         assert!(wave_key(Class::Workload, "jobset") < wave_key(Class::CustomResource, PLATFORM));
     }
@@ -419,25 +300,18 @@ mod tests {
     #[test]
     fn apps_come_from_foundations_then_labels_then_namespace() {
         let d = r("apps/v1", "Deployment", Some("kubeflow"), "ml-pipeline");
-        let labelled = json!({"metadata": {"labels": {"app": "ml-pipeline", "app.kubernetes.io/part-of": "kubeflow-pipelines"}}});
+        let labelled =
+            json!({"metadata": {"labels": {"app": "ml-pipeline", "app.kubernetes.io/part-of": "kubeflow-pipelines"}}});
         assert_eq!(app_of(PLATFORM, &d, &labelled), "kubeflow-pipelines");
         assert_eq!(app_of(PLATFORM, &d, &json!({})), "kubeflow");
         assert_eq!(app_of("istio", &d, &labelled), "istio");
-        assert_eq!(
-            app_of(PLATFORM, &r("v1", "Namespace", None, "x"), &json!({})),
-            PLATFORM
-        );
+        assert_eq!(app_of(PLATFORM, &r("v1", "Namespace", None, "x"), &json!({})), PLATFORM);
     }
 
     #[test]
     fn components_table_rule_webhooks_follow_the_service_they_call() {
         let doc = json!({"webhooks": [{"clientConfig": {"service": {"namespace": "istio-system", "name": "istiod"}}}]});
-        let hook = r(
-            "admissionregistration.k8s.io/v1",
-            "MutatingWebhookConfiguration",
-            None,
-            "sidecar-injector",
-        );
+        let hook = r("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", None, "sidecar-injector");
         assert_eq!(component_of(&hook, &doc), "istio");
     }
 }

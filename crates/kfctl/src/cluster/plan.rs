@@ -79,8 +79,7 @@ impl Plan {
         let mut seen = HashSet::new();
         let mut grouped: BTreeMap<(WaveKey, &'static str), Vec<PlannedObject>> = BTreeMap::new();
         for (index, doc) in docs.iter().enumerate() {
-            let reference =
-                scopes.normalize(ObjectRef::from_value(doc, index).map_err(PlanError::Incomplete)?);
+            let reference = scopes.normalize(ObjectRef::from_value(doc, index).map_err(PlanError::Incomplete)?);
             if !seen.insert(reference.clone()) {
                 return Err(PlanError::Duplicate(reference));
             }
@@ -112,11 +111,7 @@ impl Plan {
             .map(|(i, ((key, component), objects))| make_wave(i + 1, key.class, component, objects))
             .collect();
         let digest = digest_of(&waves);
-        Ok(Plan {
-            waves,
-            digest,
-            crd_kinds: crd_kinds(docs),
-        })
+        Ok(Plan { waves, digest, crd_kinds: crd_kinds(docs) })
     }
 
     /// Every planned object, in apply order.
@@ -126,10 +121,7 @@ impl Plan {
 
     /// The wave index (1-based) an object is applied in.
     pub fn wave_of(&self, r: &ObjectRef) -> Option<usize> {
-        self.waves
-            .iter()
-            .find(|w| w.objects.iter().any(|o| &o.reference == r))
-            .map(|w| w.index)
+        self.waves.iter().find(|w| w.objects.iter().any(|o| &o.reference == r)).map(|w| w.index)
     }
 
     /// Whether the plan installs the CRD serving `group/Kind`.
@@ -213,12 +205,7 @@ mod tests {
     #[test]
     fn plan_orders_namespaces_crds_config_workloads_resources_validating() {
         let docs = vec![
-            obj(
-                "admissionregistration.k8s.io/v1",
-                "ValidatingWebhookConfiguration",
-                None,
-                "v",
-            ),
+            obj("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, "v"),
             obj("example.org/v1", "Widget", Some("kf"), "w"),
             obj("apps/v1", "Deployment", Some("kf"), "d"),
             obj("v1", "ConfigMap", Some("kf"), "c"),
@@ -238,25 +225,16 @@ mod tests {
                 "ValidatingWebhookConfiguration"
             ]
         );
-        assert_eq!(
-            plan.waves.iter().map(|w| w.index).collect::<Vec<_>>(),
-            [1, 2, 3, 4, 5, 6]
-        );
+        assert_eq!(plan.waves.iter().map(|w| w.index).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
         assert!(plan.has_crd_for("example.org/Widget"));
     }
 
     #[test]
     fn plan_rejects_duplicates_and_incomplete_objects() {
         let cm = obj("v1", "ConfigMap", Some("kf"), "c");
-        assert!(matches!(
-            Plan::build(&[cm.clone(), cm]),
-            Err(PlanError::Duplicate(_))
-        ));
+        assert!(matches!(Plan::build(&[cm.clone(), cm]), Err(PlanError::Duplicate(_))));
         let nameless = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
-        assert!(matches!(
-            Plan::build(&[nameless]),
-            Err(PlanError::Incomplete(_))
-        ));
+        assert!(matches!(Plan::build(&[nameless]), Err(PlanError::Incomplete(_))));
     }
 
     #[test]
@@ -271,8 +249,14 @@ mod tests {
 
     #[test]
     fn plan_digest_depends_on_content() {
-        let a = Plan::build(&[json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}})]).unwrap();
-        let b = Plan::build(&[json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "2"}})]).unwrap();
+        let a = Plan::build(&[
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}}),
+        ])
+        .unwrap();
+        let b = Plan::build(&[
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "2"}}),
+        ])
+        .unwrap();
         assert_ne!(a.digest, b.digest);
         assert_eq!(a.digest.len(), 64);
     }

@@ -60,9 +60,7 @@ pub const INOTIFY_MIN_WATCHES: u64 = 1_255_360;
 /// Refuse default credentials on any profile but `kind`, unless allowed.
 pub fn check_credentials(profile: &str, opts: &PreflightOptions) -> Result<(), ClusterError> {
     if opts.uses_default_credentials && !opts.allow_default_credentials && profile != "kind" {
-        return Err(ClusterError::DefaultCredentials {
-            profile: profile.to_string(),
-        });
+        return Err(ClusterError::DefaultCredentials { profile: profile.to_string() });
     }
     Ok(())
 }
@@ -93,9 +91,8 @@ pub fn parse_server_version(git_version: &str) -> Option<semver::Version> {
 
 /// Whether the server version is supported.
 pub fn check_version(git_version: &str, supported: &semver::VersionReq) -> Result<(), String> {
-    let version = parse_server_version(git_version).ok_or_else(|| {
-        format!("server version {git_version:?} is not a version kfctl-rs can read")
-    })?;
+    let version = parse_server_version(git_version)
+        .ok_or_else(|| format!("server version {git_version:?} is not a version kfctl-rs can read"))?;
     if supported.matches(&version) {
         Ok(())
     } else {
@@ -122,9 +119,7 @@ pub fn inotify_hint(instances: Option<u64>, watches: Option<u64>) -> Option<Stri
 
 /// A node Kind created (provider id `kind://...`).
 pub fn is_kind_node(node: &Value) -> bool {
-    node.pointer("/spec/providerID")
-        .and_then(Value::as_str)
-        .is_some_and(|p| p.starts_with("kind://"))
+    node.pointer("/spec/providerID").and_then(Value::as_str).is_some_and(|p| p.starts_with("kind://"))
 }
 
 /// The name of the default StorageClass in a list, if one is marked default.
@@ -134,27 +129,15 @@ pub fn default_storage_class(list: &Value) -> Option<String> {
         .iter()
         .find(|sc| {
             let annotations = sc.pointer("/metadata/annotations");
-            [
-                "storageclass.kubernetes.io/is-default-class",
-                "storageclass.beta.kubernetes.io/is-default-class",
-            ]
-            .iter()
-            .any(|k| annotations.and_then(|a| a.get(*k)).and_then(Value::as_str) == Some("true"))
+            ["storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"]
+                .iter()
+                .any(|k| annotations.and_then(|a| a.get(*k)).and_then(Value::as_str) == Some("true"))
         })
-        .and_then(|sc| {
-            sc.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
+        .and_then(|sc| sc.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string))
 }
 
 fn path(group: &str, version: &str, plural: &str, namespaced: bool) -> ResourcePath {
-    ResourcePath {
-        group: group.into(),
-        version: version.into(),
-        plural: plural.into(),
-        namespaced,
-    }
+    ResourcePath { group: group.into(), version: version.into(), plural: plural.into(), namespaced }
 }
 
 /// Run every check; `Err` means nothing may be written.
@@ -170,10 +153,7 @@ pub async fn run(
     if opts.check_access {
         check_access(api, &resources).await?;
     }
-    let mut report = PreflightReport {
-        server_version: version,
-        ..Default::default()
-    };
+    let mut report = PreflightReport { server_version: version, ..Default::default() };
     match api.list(&path("storage.k8s.io", "v1", "storageclasses", false), None, None).await {
         Ok(list) if default_storage_class(&list).is_some() => {}
         Ok(_) => report.warnings.push(
@@ -183,16 +163,10 @@ pub async fn run(
         Err(f) => report.warnings.push(format!("warning: cannot list StorageClasses: {f}")),
     }
     if let Ok(nodes) = api.list(&path("", "v1", "nodes", false), None, None).await {
-        report.kind_cluster = nodes
-            .get("items")
-            .and_then(Value::as_array)
-            .is_some_and(|n| n.iter().any(is_kind_node));
+        report.kind_cluster = nodes.get("items").and_then(Value::as_array).is_some_and(|n| n.iter().any(is_kind_node));
     }
     if report.kind_cluster
-        && let Some(hint) = inotify_hint(
-            read_sysctl("max_user_instances"),
-            read_sysctl("max_user_watches"),
-        )
+        && let Some(hint) = inotify_hint(read_sysctl("max_user_instances"), read_sysctl("max_user_watches"))
     {
         report.warnings.push(hint);
     }
@@ -200,55 +174,33 @@ pub async fn run(
 }
 
 fn read_sysctl(name: &str) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/sys/fs/inotify/{name}"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    std::fs::read_to_string(format!("/proc/sys/fs/inotify/{name}")).ok()?.trim().parse().ok()
 }
 
 /// `GET /version`, retried briefly: a server that stays unreachable fails the install here.
 async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
-    let backoff = Backoff {
-        initial: Duration::from_millis(300),
-        max: Duration::from_secs(2),
-    };
+    let backoff = Backoff { initial: Duration::from_millis(300), max: Duration::from_secs(2) };
     let mut last = ApiFailure::default();
     for attempt in 0..4 {
         match api.get_path("/version").await {
             Ok(info) => {
-                return Ok(info
-                    .get("gitVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string());
+                return Ok(info.get("gitVersion").and_then(Value::as_str).unwrap_or("").to_string());
             }
             Err(f) if f.status.is_none() || f.status.is_some_and(|s| s >= 500) => last = f,
             Err(f) => {
-                return Err(ClusterError::Unreachable {
-                    server: api.server.clone(),
-                    failure: Box::new(f),
-                });
+                return Err(ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) });
             }
         }
         tokio::time::sleep(backoff.delay(attempt, 0.5)).await;
     }
-    Err(ClusterError::Unreachable {
-        server: api.server.clone(),
-        failure: Box::new(last),
-    })
+    Err(ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(last) })
 }
 
 /// The (group, plural) of everything the plan writes; a kind nobody serves and no planned CRD
 /// defines is refused here, before any write. Discovery is asked concurrently.
-async fn resources_of(
-    resolver: &Resolver,
-    plan: &Plan,
-) -> Result<BTreeSet<(String, String)>, ClusterError> {
-    let kinds: BTreeSet<(String, String)> = plan
-        .objects()
-        .map(|o| (o.reference.api_version.clone(), o.reference.kind.clone()))
-        .collect();
+async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(String, String)>, ClusterError> {
+    let kinds: BTreeSet<(String, String)> =
+        plan.objects().map(|o| (o.reference.api_version.clone(), o.reference.kind.clone())).collect();
     let crd_plurals = crd_plurals(plan);
     let resolved: Vec<Result<(String, String), ClusterError>> = futures::stream::iter(kinds)
         .map(|(api_version, kind)| {
@@ -291,20 +243,10 @@ fn crd_plurals(plan: &Plan) -> Vec<(String, String)> {
 }
 
 /// SelfSubjectAccessReviews: may we create and patch each resource (cluster-wide)?
-async fn check_access(
-    api: &ApiClient,
-    resources: &BTreeSet<(String, String)>,
-) -> Result<(), ClusterError> {
-    let reviews = path(
-        "authorization.k8s.io",
-        "v1",
-        "selfsubjectaccessreviews",
-        false,
-    );
-    let asks: Vec<(&String, &String, &str)> = resources
-        .iter()
-        .flat_map(|(g, p)| ["create", "patch"].map(move |verb| (g, p, verb)))
-        .collect();
+async fn check_access(api: &ApiClient, resources: &BTreeSet<(String, String)>) -> Result<(), ClusterError> {
+    let reviews = path("authorization.k8s.io", "v1", "selfsubjectaccessreviews", false);
+    let asks: Vec<(&String, &String, &str)> =
+        resources.iter().flat_map(|(g, p)| ["create", "patch"].map(move |verb| (g, p, verb))).collect();
     let answers: Vec<(String, Result<Value, ApiFailure>)> = futures::stream::iter(asks)
         .map(|(group, plural, verb)| {
             let reviews = &reviews;
@@ -320,15 +262,11 @@ async fn check_access(
     let mut denied = Vec::new();
     for (what, answer) in answers {
         match answer {
-            Ok(review)
-                if review.pointer("/status/allowed").and_then(Value::as_bool) == Some(true) => {}
+            Ok(review) if review.pointer("/status/allowed").and_then(Value::as_bool) == Some(true) => {}
             Ok(_) => denied.push(what),
             Err(f) if f.status == Some(404) => return Ok(()),
             Err(f) => {
-                return Err(ClusterError::Api {
-                    what: "SelfSubjectAccessReview".into(),
-                    failure: Box::new(f),
-                });
+                return Err(ClusterError::Api { what: "SelfSubjectAccessReview".into(), failure: Box::new(f) });
             }
         }
     }
@@ -343,11 +281,7 @@ async fn check_access(
 }
 
 fn qualified(group: &str, plural: &str) -> String {
-    if group.is_empty() {
-        plural.to_string()
-    } else {
-        format!("{plural}.{group}")
-    }
+    if group.is_empty() { plural.to_string() } else { format!("{plural}.{group}") }
 }
 
 #[cfg(test)]
@@ -356,14 +290,8 @@ mod tests {
 
     #[test]
     fn server_versions_with_vendor_suffixes_parse() {
-        assert_eq!(
-            parse_server_version("v1.33.1+k3s1"),
-            Some(semver::Version::new(1, 33, 1))
-        );
-        assert_eq!(
-            parse_server_version("v1.34.0-gke.100"),
-            Some(semver::Version::new(1, 34, 0))
-        );
+        assert_eq!(parse_server_version("v1.33.1+k3s1"), Some(semver::Version::new(1, 33, 1)));
+        assert_eq!(parse_server_version("v1.34.0-gke.100"), Some(semver::Version::new(1, 34, 0)));
         assert_eq!(parse_server_version("garbage"), None);
     }
 
@@ -378,10 +306,7 @@ mod tests {
 
     #[test]
     fn default_credentials_refused_off_kind_unless_allowed() {
-        let mut opts = PreflightOptions {
-            uses_default_credentials: true,
-            ..Default::default()
-        };
+        let mut opts = PreflightOptions { uses_default_credentials: true, ..Default::default() };
         assert!(check_credentials("kind", &opts).is_ok());
         let err = check_credentials("multi-tenant", &opts).unwrap_err();
         assert!(err.to_string().starts_with("security:"));
@@ -393,11 +318,10 @@ mod tests {
 
     #[test]
     fn default_user_is_detected_in_pre_rendered_objects() {
-        let dex = json!({"kind": "ConfigMap", "data": {"config.yaml": "staticPasswords:\n- email: user@example.com\n"}});
+        let dex =
+            json!({"kind": "ConfigMap", "data": {"config.yaml": "staticPasswords:\n- email: user@example.com\n"}});
         assert!(uses_default_credentials(&[dex]));
-        assert!(!uses_default_credentials(&[
-            json!({"kind": "ConfigMap", "data": {"a": "b"}})
-        ]));
+        assert!(!uses_default_credentials(&[json!({"kind": "ConfigMap", "data": {"a": "b"}})]));
     }
 
     #[test]
@@ -410,12 +334,8 @@ mod tests {
 
     #[test]
     fn kind_nodes_and_default_storage_classes_are_recognised() {
-        assert!(is_kind_node(
-            &json!({"spec": {"providerID": "kind://docker/kubeflow/kubeflow-control-plane"}})
-        ));
-        assert!(!is_kind_node(
-            &json!({"spec": {"providerID": "aws:///eu-west-1a/i-0"}})
-        ));
+        assert!(is_kind_node(&json!({"spec": {"providerID": "kind://docker/kubeflow/kubeflow-control-plane"}})));
+        assert!(!is_kind_node(&json!({"spec": {"providerID": "aws:///eu-west-1a/i-0"}})));
         let list = json!({"items": [{"metadata": {"name": "slow"}},
             {"metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}}]});
         assert_eq!(default_storage_class(&list).as_deref(), Some("standard"));

@@ -17,15 +17,8 @@ use super::readiness::is_ca_injected;
 use serde_json::Value;
 
 /// Server-set metadata fields never sent.
-pub const SERVER_METADATA: &[&str] = &[
-    "creationTimestamp",
-    "resourceVersion",
-    "uid",
-    "generation",
-    "managedFields",
-    "selfLink",
-    "deletionTimestamp",
-];
+pub const SERVER_METADATA: &[&str] =
+    &["creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink", "deletionTimestamp"];
 
 /// The body to apply for `doc`.
 pub fn apply_body(doc: &Value, cluster_scoped: bool) -> Value {
@@ -56,10 +49,7 @@ fn strip_injected_ca_bundles(body: &mut Value) {
             }
         }
     }
-    if let Some(config) = body
-        .pointer_mut("/spec/conversion/webhook/clientConfig")
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(config) = body.pointer_mut("/spec/conversion/webhook/clientConfig").and_then(Value::as_object_mut) {
         config.remove("caBundle");
     }
 }
@@ -84,21 +74,12 @@ mod tests {
 
     #[test]
     fn injected_ca_bundles_are_left_out_and_others_kept() {
-        let hooks =
-            json!([{"name": "w", "clientConfig": {"caBundle": "Cg==", "service": {"name": "s"}}}]);
+        let hooks = json!([{"name": "w", "clientConfig": {"caBundle": "Cg==", "service": {"name": "s"}}}]);
         let injected = json!({"kind": "MutatingWebhookConfiguration", "metadata": {"name": "w",
             "annotations": {"cert-manager.io/inject-ca-from": "kubeflow/cert"}}, "webhooks": hooks.clone()});
-        assert!(
-            apply_body(&injected, true)
-                .pointer("/webhooks/0/clientConfig/caBundle")
-                .is_none()
-        );
+        assert!(apply_body(&injected, true).pointer("/webhooks/0/clientConfig/caBundle").is_none());
         let own = json!({"kind": "MutatingWebhookConfiguration", "metadata": {"name": "w"}, "webhooks": hooks});
-        assert!(
-            apply_body(&own, true)
-                .pointer("/webhooks/0/clientConfig/caBundle")
-                .is_some()
-        );
+        assert!(apply_body(&own, true).pointer("/webhooks/0/clientConfig/caBundle").is_some());
         let crd = json!({"kind": "CustomResourceDefinition", "metadata": {"name": "c",
             "annotations": {"cert-manager.io/inject-ca-from": "kubeflow/cert"}},
             "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": "Cg==", "service": {}}}}}});

@@ -58,53 +58,26 @@ const NAMED_PENDING: usize = 5;
 
 /// `waiting for 3 of 12: Deployment kubeflow/ml-pipeline (0/1 ready), ...`
 pub fn waiting_line(pending: &[Pending], total: usize) -> String {
-    let named: Vec<String> = pending
-        .iter()
-        .take(NAMED_PENDING)
-        .map(|p| format!("{} ({})", p.object, p.message))
-        .collect();
+    let named: Vec<String> =
+        pending.iter().take(NAMED_PENDING).map(|p| format!("{} ({})", p.object, p.message)).collect();
     let more = pending.len().saturating_sub(NAMED_PENDING);
-    let tail = if more > 0 {
-        format!(", and {more} more")
-    } else {
-        String::new()
-    };
-    format!(
-        "waiting for {} of {total}: {}{tail}",
-        pending.len(),
-        named.join(", ")
-    )
+    let tail = if more > 0 { format!(", and {more} more") } else { String::new() };
+    format!("waiting for {} of {total}: {}{tail}", pending.len(), named.join(", "))
 }
 
 /// One plain line for an event (`None`: the event prints nothing).
 pub fn plain_line(event: &Event<'_>) -> Option<String> {
     Some(match event {
         Event::Notice(text) => (*text).to_string(),
-        Event::WaveStarted {
-            index,
-            total,
-            name,
-            objects,
-        } => format!("[{index}/{total}] {name}: applying {objects} objects"),
+        Event::WaveStarted { index, total, name, objects } => {
+            format!("[{index}/{total}] {name}: applying {objects} objects")
+        }
         Event::Applied { .. } => return None,
-        Event::Retrying {
-            object,
-            attempt,
-            delay,
-            reason,
-        } => {
-            format!(
-                "retrying {object} in {:.1}s (attempt {}): {reason}",
-                delay.as_secs_f64(),
-                attempt + 1
-            )
+        Event::Retrying { object, attempt, delay, reason } => {
+            format!("retrying {object} in {:.1}s (attempt {}): {reason}", delay.as_secs_f64(), attempt + 1)
         }
         Event::Waiting { pending, total } => waiting_line(pending, *total),
-        Event::WaveDone {
-            index,
-            name,
-            elapsed,
-        } => format!("[{index}] {name}: done in {:.1}s", elapsed.as_secs_f64()),
+        Event::WaveDone { index, name, elapsed } => format!("[{index}] {name}: done in {:.1}s", elapsed.as_secs_f64()),
     })
 }
 
@@ -117,11 +90,7 @@ pub struct LineProgress<W: Write> {
 
 impl<W: Write> LineProgress<W> {
     pub fn new(out: W, every: Duration) -> Self {
-        LineProgress {
-            out,
-            every,
-            last_wait: None,
-        }
+        LineProgress { out, every, last_wait: None }
     }
 }
 
@@ -129,9 +98,7 @@ impl<W: Write> Progress for LineProgress<W> {
     fn event(&mut self, event: &Event<'_>) {
         if let Event::Waiting { pending, .. } = event {
             let now = Instant::now();
-            let due = self
-                .last_wait
-                .is_none_or(|(at, count)| count != pending.len() || now - at >= self.every);
+            let due = self.last_wait.is_none_or(|(at, count)| count != pending.len() || now - at >= self.every);
             if !due {
                 return;
             }
@@ -175,22 +142,14 @@ mod tests {
             namespace: Some("kubeflow".into()),
             name: name.into(),
         };
-        Pending {
-            object,
-            message: message.into(),
-        }
+        Pending { object, message: message.into() }
     }
 
     #[test]
     fn waiting_line_names_what_is_pending() {
         let line = waiting_line(&[pending("ml-pipeline", "0/1 ready")], 12);
-        assert_eq!(
-            line,
-            "waiting for 1 of 12: Deployment kubeflow/ml-pipeline (0/1 ready)"
-        );
-        let many: Vec<Pending> = (0..7)
-            .map(|i| pending(&format!("d{i}"), "0/1 ready"))
-            .collect();
+        assert_eq!(line, "waiting for 1 of 12: Deployment kubeflow/ml-pipeline (0/1 ready)");
+        let many: Vec<Pending> = (0..7).map(|i| pending(&format!("d{i}"), "0/1 ready")).collect();
         assert!(waiting_line(&many, 9).ends_with(", and 2 more"));
     }
 
@@ -201,10 +160,7 @@ mod tests {
             let mut p = LineProgress::new(&mut out, Duration::from_secs(60));
             let list = [pending("a", "0/1 ready")];
             for _ in 0..3 {
-                p.event(&Event::Waiting {
-                    pending: &list,
-                    total: 2,
-                });
+                p.event(&Event::Waiting { pending: &list, total: 2 });
             }
         }
         assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);

@@ -27,34 +27,24 @@ pub enum Rule {
 /// Readiness rules by group/kind.
 pub const READINESS: &[(&str, Rule)] = &[
     ("Namespace", Rule::NamespaceActive),
-    (
-        "apiextensions.k8s.io/CustomResourceDefinition",
-        Rule::CrdEstablished,
-    ),
+    ("apiextensions.k8s.io/CustomResourceDefinition", Rule::CrdEstablished),
     ("apps/Deployment", Rule::DeploymentAvailable),
     ("apps/StatefulSet", Rule::StatefulSetReady),
     ("apps/DaemonSet", Rule::DaemonSetReady),
     ("batch/Job", Rule::JobComplete),
-    (
-        "apiregistration.k8s.io/APIService",
-        Rule::ApiServiceAvailable,
-    ),
+    ("apiregistration.k8s.io/APIService", Rule::ApiServiceAvailable),
     ("cert-manager.io/Certificate", Rule::ReadyCondition),
     ("cert-manager.io/Issuer", Rule::ReadyCondition),
     ("cert-manager.io/ClusterIssuer", Rule::ReadyCondition),
 ];
 
 /// The annotations by which cert-manager's cainjector fills in a caBundle.
-pub const CA_INJECTION_ANNOTATIONS: &[&str] = &[
-    "cert-manager.io/inject-ca-from",
-    "cert-manager.io/inject-ca-from-secret",
-];
+pub const CA_INJECTION_ANNOTATIONS: &[&str] =
+    &["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"];
 
 /// Whether cert-manager injects this object's caBundle.
 pub fn is_ca_injected(doc: &Value) -> bool {
-    CA_INJECTION_ANNOTATIONS
-        .iter()
-        .any(|key| annotation(doc, key).is_some())
+    CA_INJECTION_ANNOTATIONS.iter().any(|key| annotation(doc, key).is_some())
 }
 
 /// The rule for an object, if it has one.
@@ -63,8 +53,7 @@ pub fn rule_for(r: &ObjectRef, doc: &Value) -> Option<Rule> {
     if let Some((_, rule)) = READINESS.iter().find(|(k, _)| *k == gk) {
         return Some(*rule);
     }
-    let is_webhook_config =
-        r.group() == "admissionregistration.k8s.io" && r.kind.ends_with("WebhookConfiguration");
+    let is_webhook_config = r.group() == "admissionregistration.k8s.io" && r.kind.ends_with("WebhookConfiguration");
     (is_webhook_config && is_ca_injected(doc)).then_some(Rule::CaBundleInjected)
 }
 
@@ -112,32 +101,19 @@ fn int(v: &Value, pointer: &str) -> Option<i64> {
 }
 
 fn condition<'a>(live: &'a Value, kind: &str) -> Option<&'a Value> {
-    live.pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+    live.pointer("/status/conditions")?.as_array()?.iter().find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
 }
 
 fn condition_status(live: &Value, kind: &str) -> Option<String> {
-    condition(live, kind)
-        .and_then(|c| c.get("status"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    condition(live, kind).and_then(|c| c.get("status")).and_then(Value::as_str).map(str::to_string)
 }
 
 fn condition_true(live: &Value, kind: &str) -> Readiness {
     match condition_status(live, kind).as_deref() {
         Some("True") => Readiness::Ready,
         _ => {
-            let why = condition(live, kind)
-                .and_then(|c| c.get("message"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let suffix = if why.is_empty() {
-                String::new()
-            } else {
-                format!(": {why}")
-            };
+            let why = condition(live, kind).and_then(|c| c.get("message")).and_then(Value::as_str).unwrap_or("");
+            let suffix = if why.is_empty() { String::new() } else { format!(": {why}") };
             Readiness::Pending(format!("not {kind}{suffix}"))
         }
     }
@@ -161,11 +137,7 @@ fn replica_check(live: &Value, want: i64, have: i64, noun: &str) -> Readiness {
     if let Some(stale) = stale_generation(live) {
         return Readiness::Pending(stale);
     }
-    if have < want {
-        Readiness::Pending(format!("{have}/{want} {noun}"))
-    } else {
-        Readiness::Ready
-    }
+    if have < want { Readiness::Pending(format!("{have}/{want} {noun}")) } else { Readiness::Ready }
 }
 
 fn deployment_available(live: &Value) -> Readiness {
@@ -173,9 +145,7 @@ fn deployment_available(live: &Value) -> Readiness {
     let available = int(live, "/status/availableReplicas").unwrap_or(0);
     let updated = int(live, "/status/updatedReplicas").unwrap_or(0);
     match replica_check(live, want, available.min(updated), "ready") {
-        Readiness::Ready
-            if want > 0 && condition_status(live, "Available").as_deref() != Some("True") =>
-        {
+        Readiness::Ready if want > 0 && condition_status(live, "Available").as_deref() != Some("True") => {
             Readiness::Pending("not Available".into())
         }
         verdict => verdict,
@@ -207,28 +177,17 @@ fn job_complete(live: &Value) -> Readiness {
 }
 
 fn ready_condition(live: &Value) -> Readiness {
-    if let Some(stale) = live
-        .pointer("/status/observedGeneration")
-        .and(stale_generation(live))
-    {
+    if let Some(stale) = live.pointer("/status/observedGeneration").and(stale_generation(live)) {
         return Readiness::Pending(stale);
     }
     condition_true(live, "Ready")
 }
 
 fn ca_bundle_injected(live: &Value) -> Readiness {
-    let hooks = live
-        .get("webhooks")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let hooks = live.get("webhooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     let missing = hooks
         .iter()
-        .filter(|h| {
-            h.pointer("/clientConfig/caBundle")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-        })
+        .filter(|h| h.pointer("/clientConfig/caBundle").and_then(Value::as_str).is_none_or(str::is_empty))
         .count();
     if missing == 0 {
         Readiness::Ready
@@ -250,35 +209,23 @@ mod tests {
     fn readiness_rule_deployment_available_at_current_generation() {
         let mut d = json!({"metadata": {"generation": 2}, "spec": {"replicas": 1},
             "status": {"observedGeneration": 1, "availableReplicas": 1, "updatedReplicas": 1, "conditions": [cond("Available", "True")]}});
-        assert_eq!(
-            Rule::DeploymentAvailable.evaluate(&d),
-            Readiness::Pending("generation 2 not yet observed".into())
-        );
+        assert_eq!(Rule::DeploymentAvailable.evaluate(&d), Readiness::Pending("generation 2 not yet observed".into()));
         d["status"]["observedGeneration"] = json!(2);
         assert_eq!(Rule::DeploymentAvailable.evaluate(&d), Readiness::Ready);
         d["status"]["availableReplicas"] = json!(0);
-        assert_eq!(
-            Rule::DeploymentAvailable.evaluate(&d),
-            Readiness::Pending("0/1 ready".into())
-        );
+        assert_eq!(Rule::DeploymentAvailable.evaluate(&d), Readiness::Pending("0/1 ready".into()));
     }
 
     #[test]
     fn readiness_rule_statefulset_ready() {
         let s = json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"observedGeneration": 1, "readyReplicas": 1}});
-        assert_eq!(
-            Rule::StatefulSetReady.evaluate(&s),
-            Readiness::Pending("1/2 ready".into())
-        );
+        assert_eq!(Rule::StatefulSetReady.evaluate(&s), Readiness::Pending("1/2 ready".into()));
     }
 
     #[test]
     fn readiness_rule_daemonset_ready() {
         let unscheduled = json!({"metadata": {"generation": 1}, "status": {}});
-        assert!(matches!(
-            Rule::DaemonSetReady.evaluate(&unscheduled),
-            Readiness::Pending(_)
-        ));
+        assert!(matches!(Rule::DaemonSetReady.evaluate(&unscheduled), Readiness::Pending(_)));
         let ok = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "desiredNumberScheduled": 3, "numberReady": 3, "updatedNumberScheduled": 3}});
         assert_eq!(Rule::DaemonSetReady.evaluate(&ok), Readiness::Ready);
     }
@@ -286,58 +233,41 @@ mod tests {
     #[test]
     fn readiness_rule_job_complete() {
         assert_eq!(
-            Rule::JobComplete
-                .evaluate(&json!({"status": {"conditions": [cond("Complete", "True")]}})),
+            Rule::JobComplete.evaluate(&json!({"status": {"conditions": [cond("Complete", "True")]}})),
             Readiness::Ready
         );
         let failed = json!({"status": {"conditions": [cond("Failed", "True")]}});
-        assert_eq!(
-            Rule::JobComplete.evaluate(&failed),
-            Readiness::Pending("Failed".into())
-        );
+        assert_eq!(Rule::JobComplete.evaluate(&failed), Readiness::Pending("Failed".into()));
     }
 
     #[test]
     fn readiness_rule_crd_established() {
         assert_eq!(
-            Rule::CrdEstablished
-                .evaluate(&json!({"status": {"conditions": [cond("Established", "True")]}})),
+            Rule::CrdEstablished.evaluate(&json!({"status": {"conditions": [cond("Established", "True")]}})),
             Readiness::Ready
         );
-        assert_eq!(
-            Rule::CrdEstablished.evaluate(&json!({})),
-            Readiness::Pending("not Established".into())
-        );
+        assert_eq!(Rule::CrdEstablished.evaluate(&json!({})), Readiness::Pending("not Established".into()));
     }
 
     #[test]
     fn readiness_rule_apiservice_available() {
-        let down = json!({"status": {"conditions": [{"type": "Available", "status": "False", "message": "no endpoints"}]}});
-        assert_eq!(
-            Rule::ApiServiceAvailable.evaluate(&down),
-            Readiness::Pending("not Available: no endpoints".into())
-        );
+        let down =
+            json!({"status": {"conditions": [{"type": "Available", "status": "False", "message": "no endpoints"}]}});
+        assert_eq!(Rule::ApiServiceAvailable.evaluate(&down), Readiness::Pending("not Available: no endpoints".into()));
     }
 
     #[test]
     fn readiness_rule_generic_ready_condition() {
         assert_eq!(
-            Rule::ReadyCondition
-                .evaluate(&json!({"status": {"conditions": [cond("Ready", "True")]}})),
+            Rule::ReadyCondition.evaluate(&json!({"status": {"conditions": [cond("Ready", "True")]}})),
             Readiness::Ready
         );
-        assert!(matches!(
-            Rule::ReadyCondition.evaluate(&json!({"status": {}})),
-            Readiness::Pending(_)
-        ));
+        assert!(matches!(Rule::ReadyCondition.evaluate(&json!({"status": {}})), Readiness::Pending(_)));
     }
 
     #[test]
     fn readiness_rule_namespace_active() {
-        assert_eq!(
-            Rule::NamespaceActive.evaluate(&json!({"status": {"phase": "Active"}})),
-            Readiness::Ready
-        );
+        assert_eq!(Rule::NamespaceActive.evaluate(&json!({"status": {"phase": "Active"}})), Readiness::Ready);
         assert!(matches!(
             Rule::NamespaceActive.evaluate(&json!({"status": {"phase": "Terminating"}})),
             Readiness::Pending(_)
@@ -350,8 +280,7 @@ mod tests {
         let r = ObjectRef::from_value(&json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration", "metadata": {"name": "w"}}), 0).unwrap();
         assert_eq!(rule_for(&r, &doc), Some(Rule::CaBundleInjected));
         assert_eq!(rule_for(&r, &json!({})), None);
-        let live =
-            json!({"webhooks": [{"clientConfig": {"caBundle": "Zm9v"}}, {"clientConfig": {}}]});
+        let live = json!({"webhooks": [{"clientConfig": {"caBundle": "Zm9v"}}, {"clientConfig": {}}]});
         assert_eq!(
             Rule::CaBundleInjected.evaluate(&live),
             Readiness::Pending("caBundle not injected in 1 webhook(s)".into())

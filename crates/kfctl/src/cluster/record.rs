@@ -18,10 +18,8 @@ pub const RECORD_NAMESPACE: &str = "kfctl-system";
 pub const RECORD_NAME: &str = "kfctl-rs-install";
 pub const RECORD_KEY: &str = "record.json";
 /// Labels on the record (and its namespace), for `kubectl get -l`.
-pub const RECORD_LABELS: &[(&str, &str)] = &[
-    ("app.kubernetes.io/managed-by", "kfctl-rs"),
-    ("kfctl-rs.io/record", "install"),
-];
+pub const RECORD_LABELS: &[(&str, &str)] =
+    &[("app.kubernetes.io/managed-by", "kfctl-rs"), ("kfctl-rs.io/record", "install")];
 
 /// What was rendered: carried from the renderer into the record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,24 +59,15 @@ pub struct InventoryEntry {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; delete it or re-run install"
-)]
+#[error("configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; delete it or re-run install")]
 pub struct RecordError(String);
 
 impl InstallRecord {
     /// The record this run starts from: the previous one when it describes the same plan
     /// (waves reached stay reached), a fresh one otherwise; the inventory always carries over,
     /// so uninstall still finds objects an earlier plan applied.
-    pub fn resume(
-        previous: Option<InstallRecord>,
-        meta: InstallMeta,
-        plan_digest: &str,
-        waves_total: usize,
-    ) -> Self {
-        let same_plan = previous
-            .as_ref()
-            .is_some_and(|p| p.plan_digest == plan_digest);
+    pub fn resume(previous: Option<InstallRecord>, meta: InstallMeta, plan_digest: &str, waves_total: usize) -> Self {
+        let same_plan = previous.as_ref().is_some_and(|p| p.plan_digest == plan_digest);
         let (waves_done, last_wave) = match (&previous, same_plan) {
             (Some(p), true) => (p.waves_done, p.last_wave.clone()),
             _ => (0, String::new()),
@@ -94,18 +83,8 @@ impl InstallRecord {
     }
 
     /// Note an applied object; once created by kfctl-rs, always created by kfctl-rs.
-    pub fn note_applied(
-        &mut self,
-        reference: &ObjectRef,
-        component: &str,
-        wave: usize,
-        created: bool,
-    ) {
-        match self
-            .inventory
-            .iter_mut()
-            .find(|e| &e.reference == reference)
-        {
+    pub fn note_applied(&mut self, reference: &ObjectRef, component: &str, wave: usize, created: bool) {
+        match self.inventory.iter_mut().find(|e| &e.reference == reference) {
             Some(entry) => {
                 entry.created |= created;
                 entry.wave = wave;
@@ -134,8 +113,7 @@ impl InstallRecord {
 
     /// The inventory in deletion order: latest wave first, reverse apply order within a wave.
     pub fn deletion_order(&self) -> Vec<&InventoryEntry> {
-        let mut entries: Vec<(usize, &InventoryEntry)> =
-            self.inventory.iter().enumerate().collect();
+        let mut entries: Vec<(usize, &InventoryEntry)> = self.inventory.iter().enumerate().collect();
         entries.sort_by(|(ia, a), (ib, b)| b.wave.cmp(&a.wave).then(ib.cmp(ia)));
         entries.into_iter().map(|(_, e)| e).collect()
     }
@@ -163,12 +141,7 @@ impl InstallRecord {
 
 /// The record labels as a JSON object.
 pub fn labels() -> Value {
-    Value::Object(
-        RECORD_LABELS
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), json!(v)))
-            .collect(),
-    )
+    Value::Object(RECORD_LABELS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect())
 }
 
 /// The namespace that holds the record.
@@ -181,12 +154,7 @@ mod tests {
     use super::*;
 
     fn r(kind: &str, name: &str) -> ObjectRef {
-        ObjectRef {
-            api_version: "v1".into(),
-            kind: kind.into(),
-            namespace: None,
-            name: name.into(),
-        }
+        ObjectRef { api_version: "v1".into(), kind: kind.into(), namespace: None, name: name.into() }
     }
 
     fn meta() -> InstallMeta {
@@ -204,10 +172,7 @@ mod tests {
         rec.note_applied(&r("Namespace", "kf"), "platform", 1, true);
         rec.reach(1, "namespaces");
         let cm = rec.to_configmap();
-        assert_eq!(
-            cm.pointer("/metadata/labels/app.kubernetes.io~1managed-by"),
-            Some(&json!("kfctl-rs"))
-        );
+        assert_eq!(cm.pointer("/metadata/labels/app.kubernetes.io~1managed-by"), Some(&json!("kfctl-rs")));
         assert_eq!(InstallRecord::from_configmap(&cm).unwrap(), rec);
         assert!(InstallRecord::from_configmap(&json!({"data": {}})).is_err());
     }
@@ -231,11 +196,7 @@ mod tests {
         rec.note_applied(&r("ConfigMap", "c"), "platform", 2, true);
         rec.note_applied(&r("Namespace", "a"), "platform", 1, false);
         assert!(rec.inventory[0].created);
-        let order: Vec<&str> = rec
-            .deletion_order()
-            .iter()
-            .map(|e| e.reference.name.as_str())
-            .collect();
+        let order: Vec<&str> = rec.deletion_order().iter().map(|e| e.reference.name.as_str()).collect();
         assert_eq!(order, ["c", "b", "a"]);
     }
 }

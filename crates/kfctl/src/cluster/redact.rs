@@ -29,10 +29,7 @@ pub fn redact_object(doc: &Value) -> Value {
                 }
             }
         }
-        if let Some(annotations) = out
-            .pointer_mut("/metadata/annotations")
-            .and_then(Value::as_object_mut)
-        {
+        if let Some(annotations) = out.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
             annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
         }
     }
@@ -58,11 +55,7 @@ impl Redactor {
     /// Learn the values of one Secret.
     pub fn learn(&mut self, secret: &Value) {
         for (field, encoded) in [("data", true), ("stringData", false)] {
-            let values = secret
-                .get(field)
-                .and_then(Value::as_object)
-                .into_iter()
-                .flat_map(|m| m.values());
+            let values = secret.get(field).and_then(Value::as_object).into_iter().flat_map(|m| m.values());
             for value in values.filter_map(Value::as_str) {
                 self.add(value);
                 if encoded && let Some(plain) = decode_base64(value) {
@@ -139,8 +132,7 @@ mod tests {
     #[test]
     fn text_is_scrubbed_of_encoded_and_decoded_values() {
         let r = Redactor::from_docs(&[secret()]);
-        let message =
-            "Secret \"s\" is invalid: data[password]: hunter2 (aHVudGVyMg==), token s3cr3t-token";
+        let message = "Secret \"s\" is invalid: data[password]: hunter2 (aHVudGVyMg==), token s3cr3t-token";
         let scrubbed = r.scrub(message);
         for leaked in ["hunter2", "aHVudGVyMg==", "s3cr3t-token"] {
             assert!(!scrubbed.contains(leaked), "{scrubbed}");

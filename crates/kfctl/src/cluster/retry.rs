@@ -101,31 +101,22 @@ fn is_no_kind_match(f: &ApiFailure) -> bool {
 pub const RETRY_RULES: &[RetryRule] = &[
     RetryRule {
         class: FailureClass::FieldConflict,
-        matches: |f, _| {
-            f.status == Some(409)
-                && (!f.conflicts.is_empty() || message_has(f, "apply failed with"))
-        },
+        matches: |f, _| f.status == Some(409) && (!f.conflicts.is_empty() || message_has(f, "apply failed with")),
         decision: Decision::FailFast,
     },
     RetryRule {
         class: FailureClass::WebhookUnavailable,
-        matches: |f, _| {
-            message_has(f, "failed calling webhook") || message_has(f, "failed to call webhook")
-        },
+        matches: |f, _| message_has(f, "failed calling webhook") || message_has(f, "failed to call webhook"),
         decision: Decision::Retry,
     },
     RetryRule {
         class: FailureClass::CaNotYetTrusted,
-        matches: |f, _| {
-            message_has(f, "x509:") || message_has(f, "certificate signed by unknown authority")
-        },
+        matches: |f, _| message_has(f, "x509:") || message_has(f, "certificate signed by unknown authority"),
         decision: Decision::Retry,
     },
     RetryRule {
         class: FailureClass::EtcdLeaderChange,
-        matches: |f, _| {
-            message_has(f, "leader changed") || message_has(f, "etcdserver: request timed out")
-        },
+        matches: |f, _| message_has(f, "leader changed") || message_has(f, "etcdserver: request timed out"),
         decision: Decision::Retry,
     },
     RetryRule {
@@ -133,51 +124,23 @@ pub const RETRY_RULES: &[RetryRule] = &[
         matches: |f, ctx| is_no_kind_match(f) && ctx.crd_in_plan,
         decision: Decision::RetryWithinGrace,
     },
-    RetryRule {
-        class: FailureClass::UnknownKind,
-        matches: |f, _| is_no_kind_match(f),
-        decision: Decision::FailFast,
-    },
-    RetryRule {
-        class: FailureClass::Throttled,
-        matches: |f, _| f.status == Some(429),
-        decision: Decision::RetryAfter,
-    },
+    RetryRule { class: FailureClass::UnknownKind, matches: |f, _| is_no_kind_match(f), decision: Decision::FailFast },
+    RetryRule { class: FailureClass::Throttled, matches: |f, _| f.status == Some(429), decision: Decision::RetryAfter },
     RetryRule {
         class: FailureClass::ServerError,
         matches: |f, _| f.status.is_some_and(|s| (500..600).contains(&s)),
         decision: Decision::Retry,
     },
-    RetryRule {
-        class: FailureClass::OptimisticLock,
-        matches: |f, _| f.status == Some(409),
-        decision: Decision::Retry,
-    },
+    RetryRule { class: FailureClass::OptimisticLock, matches: |f, _| f.status == Some(409), decision: Decision::Retry },
     RetryRule {
         class: FailureClass::ConnectionRefused,
         matches: |f, _| f.status.is_none() && message_has(f, "connection refused"),
         decision: Decision::Retry,
     },
-    RetryRule {
-        class: FailureClass::ConnectionDropped,
-        matches: |f, _| f.status.is_none(),
-        decision: Decision::Retry,
-    },
-    RetryRule {
-        class: FailureClass::Invalid,
-        matches: |f, _| f.status == Some(422),
-        decision: Decision::FailFast,
-    },
-    RetryRule {
-        class: FailureClass::Forbidden,
-        matches: |f, _| f.status == Some(403),
-        decision: Decision::FailFast,
-    },
-    RetryRule {
-        class: FailureClass::BadRequest,
-        matches: |f, _| f.status == Some(400),
-        decision: Decision::FailFast,
-    },
+    RetryRule { class: FailureClass::ConnectionDropped, matches: |f, _| f.status.is_none(), decision: Decision::Retry },
+    RetryRule { class: FailureClass::Invalid, matches: |f, _| f.status == Some(422), decision: Decision::FailFast },
+    RetryRule { class: FailureClass::Forbidden, matches: |f, _| f.status == Some(403), decision: Decision::FailFast },
+    RetryRule { class: FailureClass::BadRequest, matches: |f, _| f.status == Some(400), decision: Decision::FailFast },
 ];
 
 /// Classify a failure: its class and what to do.
@@ -185,9 +148,7 @@ pub fn classify(f: &ApiFailure, ctx: Context) -> (FailureClass, Decision) {
     RETRY_RULES
         .iter()
         .find(|rule| (rule.matches)(f, ctx))
-        .map_or((FailureClass::Other, Decision::FailFast), |rule| {
-            (rule.class, rule.decision)
-        })
+        .map_or((FailureClass::Other, Decision::FailFast), |rule| (rule.class, rule.decision))
 }
 
 /// Exponential backoff with jitter.
@@ -199,10 +160,7 @@ pub struct Backoff {
 
 impl Default for Backoff {
     fn default() -> Self {
-        Backoff {
-            initial: Duration::from_millis(250),
-            max: Duration::from_secs(10),
-        }
+        Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(10) }
     }
 }
 
@@ -238,12 +196,7 @@ mod tests {
     use super::*;
 
     fn failure(status: Option<u16>, reason: &str, message: &str) -> ApiFailure {
-        ApiFailure {
-            status,
-            reason: reason.into(),
-            message: message.into(),
-            ..Default::default()
-        }
+        ApiFailure { status, reason: reason.into(), message: message.into(), ..Default::default() }
     }
 
     fn decide(f: &ApiFailure) -> (FailureClass, Decision) {
@@ -257,36 +210,19 @@ mod tests {
             "InternalError",
             "Internal error occurred: failed calling webhook \"webhook.cert-manager.io\": connect: connection refused",
         );
-        assert_eq!(
-            decide(&f),
-            (FailureClass::WebhookUnavailable, Decision::Retry)
-        );
+        assert_eq!(decide(&f), (FailureClass::WebhookUnavailable, Decision::Retry));
     }
 
     #[test]
     fn retry_rule_connection_refused_is_retried() {
-        let f = failure(
-            None,
-            "transport",
-            "tcp connect error: Connection refused (os error 111)",
-        );
-        assert_eq!(
-            decide(&f),
-            (FailureClass::ConnectionRefused, Decision::Retry)
-        );
+        let f = failure(None, "transport", "tcp connect error: Connection refused (os error 111)");
+        assert_eq!(decide(&f), (FailureClass::ConnectionRefused, Decision::Retry));
     }
 
     #[test]
     fn retry_rule_dropped_connection_is_retried() {
-        let f = failure(
-            None,
-            "transport",
-            "connection closed before message completed",
-        );
-        assert_eq!(
-            decide(&f),
-            (FailureClass::ConnectionDropped, Decision::Retry)
-        );
+        let f = failure(None, "transport", "connection closed before message completed");
+        assert_eq!(decide(&f), (FailureClass::ConnectionDropped, Decision::Retry));
     }
 
     #[test]
@@ -297,27 +233,18 @@ mod tests {
             "tls: failed to verify certificate: x509: certificate signed by unknown authority",
         );
         assert_eq!(decide(&f).1, Decision::Retry);
-        assert_eq!(
-            decide(&failure(Some(400), "", "x509: certificate has expired")).0,
-            FailureClass::CaNotYetTrusted
-        );
+        assert_eq!(decide(&failure(Some(400), "", "x509: certificate has expired")).0, FailureClass::CaNotYetTrusted);
     }
 
     #[test]
     fn retry_rule_no_kind_match_waits_only_for_planned_crds() {
-        let f = failure(
-            Some(404),
-            "NoKindMatch",
-            "no matches for kind \"Certificate\" in version \"cert-manager.io/v1\"",
-        );
+        let f =
+            failure(Some(404), "NoKindMatch", "no matches for kind \"Certificate\" in version \"cert-manager.io/v1\"");
         assert_eq!(
             classify(&f, Context { crd_in_plan: true }),
             (FailureClass::KindNotYetServed, Decision::RetryWithinGrace)
         );
-        assert_eq!(
-            classify(&f, Context { crd_in_plan: false }),
-            (FailureClass::UnknownKind, Decision::FailFast)
-        );
+        assert_eq!(classify(&f, Context { crd_in_plan: false }), (FailureClass::UnknownKind, Decision::FailFast));
     }
 
     #[test]
@@ -326,10 +253,7 @@ mod tests {
         f.retry_after = Some(Duration::from_secs(3));
         let (_, decision) = decide(&f);
         assert_eq!(decision, Decision::RetryAfter);
-        assert_eq!(
-            Backoff::default().delay_for(decision, &f, 0),
-            Duration::from_secs(3)
-        );
+        assert_eq!(Backoff::default().delay_for(decision, &f, 0), Duration::from_secs(3));
     }
 
     #[test]
@@ -343,10 +267,7 @@ mod tests {
     #[test]
     fn retry_rule_etcd_leader_change_is_retried() {
         let f = failure(Some(500), "InternalError", "etcdserver: leader changed");
-        assert_eq!(
-            decide(&f),
-            (FailureClass::EtcdLeaderChange, Decision::Retry)
-        );
+        assert_eq!(decide(&f), (FailureClass::EtcdLeaderChange, Decision::Retry));
     }
 
     #[test]
@@ -356,19 +277,10 @@ mod tests {
             "Conflict",
             "the object has been modified; please apply your changes to the latest version",
         );
-        assert_eq!(
-            decide(&lock),
-            (FailureClass::OptimisticLock, Decision::Retry)
-        );
+        assert_eq!(decide(&lock), (FailureClass::OptimisticLock, Decision::Retry));
         let mut apply = failure(Some(409), "Conflict", "Apply failed with 1 conflict");
-        apply.conflicts.push(FieldConflict {
-            field: ".spec.replicas".into(),
-            manager: "helm".into(),
-        });
-        assert_eq!(
-            decide(&apply),
-            (FailureClass::FieldConflict, Decision::FailFast)
-        );
+        apply.conflicts.push(FieldConflict { field: ".spec.replicas".into(), manager: "helm".into() });
+        assert_eq!(decide(&apply), (FailureClass::FieldConflict, Decision::FailFast));
     }
 
     #[test]
@@ -377,26 +289,14 @@ mod tests {
             decide(&failure(Some(422), "Invalid", "spec.x: Invalid value")),
             (FailureClass::Invalid, Decision::FailFast)
         );
-        assert_eq!(
-            decide(&failure(Some(403), "Forbidden", "no")),
-            (FailureClass::Forbidden, Decision::FailFast)
-        );
-        assert_eq!(
-            decide(&failure(Some(400), "BadRequest", "bad")),
-            (FailureClass::BadRequest, Decision::FailFast)
-        );
-        assert_eq!(
-            decide(&failure(Some(404), "NotFound", "gone")),
-            (FailureClass::Other, Decision::FailFast)
-        );
+        assert_eq!(decide(&failure(Some(403), "Forbidden", "no")), (FailureClass::Forbidden, Decision::FailFast));
+        assert_eq!(decide(&failure(Some(400), "BadRequest", "bad")), (FailureClass::BadRequest, Decision::FailFast));
+        assert_eq!(decide(&failure(Some(404), "NotFound", "gone")), (FailureClass::Other, Decision::FailFast));
     }
 
     #[test]
     fn backoff_grows_is_capped_and_jittered() {
-        let b = Backoff {
-            initial: Duration::from_millis(100),
-            max: Duration::from_secs(1),
-        };
+        let b = Backoff { initial: Duration::from_millis(100), max: Duration::from_secs(1) };
         assert_eq!(b.delay(0, 0.5), Duration::from_millis(100));
         assert_eq!(b.delay(2, 0.5), Duration::from_millis(400));
         assert_eq!(b.delay(10, 0.5), Duration::from_secs(1));

@@ -44,10 +44,7 @@ pub struct PendingObject {
 
 impl From<Pending> for PendingObject {
     fn from(p: Pending) -> Self {
-        PendingObject {
-            object: p.object.to_string(),
-            message: p.message,
-        }
+        PendingObject { object: p.object.to_string(), message: p.message }
     }
 }
 
@@ -67,12 +64,7 @@ pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport,
             Some(i) => i,
             None => {
                 let name = entry.component.clone();
-                components.push(ComponentStatus {
-                    name,
-                    objects: 0,
-                    ready: 0,
-                    pending: Vec::new(),
-                });
+                components.push(ComponentStatus { name, objects: 0, ready: 0, pending: Vec::new() });
                 components.len() - 1
             }
         };
@@ -84,30 +76,18 @@ pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport,
         }
     }
     let healthy = record.is_complete() && components.iter().all(|c| c.pending.is_empty());
-    Ok(StatusReport {
-        server: api.server.clone(),
-        record,
-        components,
-        healthy,
-    })
+    Ok(StatusReport { server: api.server.clone(), record, components, healthy })
 }
 
 /// `None` when ready (or when the kind has no rule).
 async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Option<Pending> {
     let r = &entry.reference;
-    let checked = crate::cluster::readiness::READINESS
-        .iter()
-        .any(|(gk, _)| *gk == r.group_kind())
+    let checked = crate::cluster::readiness::READINESS.iter().any(|(gk, _)| *gk == r.group_kind())
         || r.kind.ends_with("WebhookConfiguration");
     if !checked {
         return None;
     }
-    let pending = |message: String| {
-        Some(Pending {
-            object: r.clone(),
-            message,
-        })
-    };
+    let pending = |message: String| Some(Pending { object: r.clone(), message });
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
         Err(f) => return pending(f.message),
@@ -135,11 +115,7 @@ pub fn render_text(report: &StatusReport) -> String {
         r.meta.values_digest,
         r.waves_done,
         r.waves_total,
-        if r.last_wave.is_empty() {
-            String::new()
-        } else {
-            format!(" (last: {})", r.last_wave)
-        },
+        if r.last_wave.is_empty() { String::new() } else { format!(" (last: {})", r.last_wave) },
     );
     for c in &report.components {
         out.push_str(&format!("{:<14} {}/{} ready\n", c.name, c.ready, c.objects));
@@ -147,10 +123,6 @@ pub fn render_text(report: &StatusReport) -> String {
             out.push_str(&format!("  pending: {} ({})\n", p.object, p.message));
         }
     }
-    out.push_str(if report.healthy {
-        "healthy\n"
-    } else {
-        "not healthy\n"
-    });
+    out.push_str(if report.healthy { "healthy\n" } else { "not healthy\n" });
     out
 }

@@ -51,18 +51,12 @@ pub async fn uninstall(
     let mut waves: Vec<usize> = order.iter().map(|e| e.wave).collect();
     waves.dedup();
     for wave in waves {
-        let batch: Vec<&InventoryEntry> =
-            order.iter().copied().filter(|e| e.wave == wave).collect();
+        let batch: Vec<&InventoryEntry> = order.iter().copied().filter(|e| e.wave == wave).collect();
         let (kept, doomed): (Vec<&InventoryEntry>, Vec<&InventoryEntry>) =
             batch.into_iter().partition(|e| keeps(e, purge));
         report.kept.extend(kept.iter().map(|e| e.reference.clone()));
         let results: Vec<(ObjectRef, Result<bool, ApiFailure>)> = futures::stream::iter(doomed)
-            .map(|e| async {
-                (
-                    e.reference.clone(),
-                    delete_one(&api, &resolver, &e.reference).await,
-                )
-            })
+            .map(|e| async { (e.reference.clone(), delete_one(&api, &resolver, &e.reference).await) })
             .buffer_unordered(concurrency.max(1))
             .collect()
             .await;
@@ -71,10 +65,7 @@ pub async fn uninstall(
                 Ok(true) => report.deleted.push(object),
                 Ok(false) => report.already_gone.push(object),
                 Err(failure) => {
-                    return Err(ClusterError::Refused {
-                        object,
-                        failure: Box::new(failure),
-                    });
+                    return Err(ClusterError::Refused { object, failure: Box::new(failure) });
                 }
             }
         }
@@ -86,15 +77,8 @@ pub async fn uninstall(
 }
 
 /// Delete one object, retrying transient failures a few times; `false` when already gone.
-async fn delete_one(
-    api: &ApiClient,
-    resolver: &Resolver,
-    r: &ObjectRef,
-) -> Result<bool, ApiFailure> {
-    let backoff = Backoff {
-        initial: std::time::Duration::from_millis(200),
-        max: std::time::Duration::from_secs(2),
-    };
+async fn delete_one(api: &ApiClient, resolver: &Resolver, r: &ObjectRef) -> Result<bool, ApiFailure> {
+    let backoff = Backoff { initial: std::time::Duration::from_millis(200), max: std::time::Duration::from_secs(2) };
     let mut attempt = 0;
     loop {
         let result = match resolver.resolve(&r.api_version, &r.kind).await {
@@ -113,32 +97,13 @@ async fn delete_one(
 }
 
 async fn delete_record(api: &ApiClient) -> Result<(), ClusterError> {
-    let configmaps = ResourcePath {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    let namespaces = ResourcePath {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "namespaces".into(),
-        namespaced: false,
-    };
-    let wrap = |failure| ClusterError::Api {
-        what: "delete install record".into(),
-        failure: Box::new(failure),
-    };
-    api.delete(
-        &configmaps,
-        Some(record::RECORD_NAMESPACE),
-        record::RECORD_NAME,
-    )
-    .await
-    .map_err(wrap)?;
-    api.delete(&namespaces, None, record::RECORD_NAMESPACE)
-        .await
-        .map_err(wrap)?;
+    let configmaps =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
+    let namespaces =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false };
+    let wrap = |failure| ClusterError::Api { what: "delete install record".into(), failure: Box::new(failure) };
+    api.delete(&configmaps, Some(record::RECORD_NAMESPACE), record::RECORD_NAME).await.map_err(wrap)?;
+    api.delete(&namespaces, None, record::RECORD_NAMESPACE).await.map_err(wrap)?;
     Ok(())
 }
 
@@ -147,18 +112,8 @@ mod tests {
     use super::*;
 
     fn entry(api: &str, kind: &str, created: bool) -> InventoryEntry {
-        let reference = ObjectRef {
-            api_version: api.into(),
-            kind: kind.into(),
-            namespace: None,
-            name: "x".into(),
-        };
-        InventoryEntry {
-            reference,
-            component: "platform".into(),
-            wave: 1,
-            created,
-        }
+        let reference = ObjectRef { api_version: api.into(), kind: kind.into(), namespace: None, name: "x".into() };
+        InventoryEntry { reference, component: "platform".into(), wave: 1, created }
     }
 
     #[test]

@@ -22,10 +22,10 @@ use super::digest::{EntryKind, TreeEntry, collect_tree, digest_entries, sha256_f
 use super::fsutil::{Staging, checked_key};
 use super::pull::Installed;
 use super::releases::Release;
-use kfctl_kustomize::remote::RemoteResolver;
 use super::walk::{RemoteUnit, remote_closure};
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use kfctl_kustomize::remote::RemoteResolver;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -250,7 +250,11 @@ mod tests {
 
     fn fixture(tmp: &Path) -> (PathBuf, PathBuf) {
         let (tree, mirror) = (tmp.join("tree"), tmp.join("mirror"));
-        write(&tree, "app/kustomization.yaml", "resources:\n- https://github.com/o/a//deploy/base?ref=v1\n- https://h.io/f.yaml\n");
+        write(
+            &tree,
+            "app/kustomization.yaml",
+            "resources:\n- https://github.com/o/a//deploy/base?ref=v1\n- https://h.io/f.yaml\n",
+        );
         write(&mirror, "git/github.com/o/a@v1/deploy/base/kustomization.yaml", "resources:\n- x.yaml\n");
         write(&mirror, "git/github.com/o/a@v1/deploy/base/x.yaml", "kind: X\n");
         write(&mirror, "git/github.com/o/a@v1/LICENSE", "Apache\n");

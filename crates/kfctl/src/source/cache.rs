@@ -131,7 +131,13 @@ impl Cache {
     }
 
     /// Record `staged` (a folder or file) under `key`, then move it into place.
-    pub(crate) fn install(&self, key: &str, staged: &Path, kind: Kind, origin: &str) -> Result<(PathBuf, String), SourceError> {
+    pub(crate) fn install(
+        &self,
+        key: &str,
+        staged: &Path,
+        kind: Kind,
+        origin: &str,
+    ) -> Result<(PathBuf, String), SourceError> {
         let dest = self.path_of(key)?;
         let sha256 = match kind {
             Kind::Tree => tree_digest(staged)?,
@@ -175,7 +181,10 @@ impl Cache {
         let path = self.digest_path();
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                SourceError::invalid(path.display(), format!("unreadable digest file ({e}); remove the cache folder to start over"))
+                SourceError::invalid(
+                    path.display(),
+                    format!("unreadable digest file ({e}); remove the cache folder to start over"),
+                )
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DigestFile { format: 1, ..DigestFile::default() }),
             Err(e) => Err(SourceError::io(&path, e)),
@@ -217,7 +226,10 @@ fn root_from_env(env: impl Fn(&str) -> Option<PathBuf>) -> Result<PathBuf, Sourc
         return Ok(dir.join("kfctl-rs"));
     }
     let home = env("HOME").ok_or_else(|| {
-        SourceError::invalid("cache folder", "neither KFCTL_CACHE_DIR, XDG_CACHE_HOME nor HOME is set; set KFCTL_CACHE_DIR")
+        SourceError::invalid(
+            "cache folder",
+            "neither KFCTL_CACHE_DIR, XDG_CACHE_HOME nor HOME is set; set KFCTL_CACHE_DIR",
+        )
     })?;
     if cfg!(target_os = "macos") {
         return Ok(home.join("Library/Caches/kfctl-rs"));
@@ -256,7 +268,10 @@ mod tests {
         let (path, digest) = cache.install("manifests/v1", &staged, Kind::Tree, "test").unwrap();
         std::fs::write(path.join("sub/a.yaml"), "tampered").unwrap();
         let err = Cache::open(tmp.path()).unwrap().lookup("manifests/v1").unwrap_err().to_string();
-        assert!(err.starts_with("security:") && err.contains(&digest) && err.contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.starts_with("security:") && err.contains(&digest) && err.contains(&path.display().to_string()),
+            "{err}"
+        );
     }
 
     #[test]
@@ -275,7 +290,10 @@ mod tests {
         cache.check_download("https://h/a.tar.gz", "aaa").unwrap();
         cache.check_download("https://h/a.tar.gz", "aaa").unwrap();
         let err = cache.check_download("https://h/a.tar.gz", "bbb").unwrap_err().to_string();
-        assert!(err.starts_with("security: download https://h/a.tar.gz") && err.contains("recorded aaa, found bbb"), "{err}");
+        assert!(
+            err.starts_with("security: download https://h/a.tar.gz") && err.contains("recorded aaa, found bbb"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -63,7 +63,10 @@ pub fn digest_entries(entries: &[TreeEntry]) -> Result<String, SourceError> {
                 hasher.update(size.to_le_bytes());
                 let copied = copy_into(&mut file, &mut hasher).map_err(|e| SourceError::io(&entry.abs, e))?;
                 if copied != size {
-                    return Err(SourceError::invalid(entry.abs.display(), "the file changed while it was being hashed"));
+                    return Err(SourceError::invalid(
+                        entry.abs.display(),
+                        "the file changed while it was being hashed",
+                    ));
                 }
             }
             EntryKind::Symlink(target) => {

@@ -182,7 +182,8 @@ impl Fetcher {
     fn backoff(&self, attempt: u32) -> Duration {
         let ceiling = self.options.backoff.saturating_mul(1 << (attempt - 1).min(16)).min(self.options.max_backoff);
         let mut byte = [0u8; 2];
-        let unit = if getrandom::fill(&mut byte).is_ok() { u16::from_le_bytes(byte) as f64 / u16::MAX as f64 } else { 0.5 };
+        let unit =
+            if getrandom::fill(&mut byte).is_ok() { u16::from_le_bytes(byte) as f64 / u16::MAX as f64 } else { 0.5 };
         ceiling.mul_f64(unit)
     }
 
@@ -259,7 +260,11 @@ fn build_client(options: &FetchOptions) -> Result<reqwest::blocking::Client, Sou
             .map_err(|e| SourceError::invalid("extra CA certificates", format!("not valid PEM: {e}")))?;
         builder = builder.tls_certs_merge(certs);
     }
-    let what = if options.extra_root_ca_pem.is_some() { "HTTPS client with the extra CA certificates" } else { "HTTPS client" };
+    let what = if options.extra_root_ca_pem.is_some() {
+        "HTTPS client with the extra CA certificates"
+    } else {
+        "HTTPS client"
+    };
     builder.build().map_err(|e| SourceError::invalid(what, error_chain(&e)))
 }
 
@@ -342,14 +347,19 @@ mod tests {
     #[test]
     fn github_urls_are_rewritten_onto_the_base() {
         let f = fetcher("https://127.0.0.1:8443/");
-        assert_eq!(f.effective_url("https://github.com/o/r/archive/v1.tar.gz"), "https://127.0.0.1:8443/o/r/archive/v1.tar.gz");
+        assert_eq!(
+            f.effective_url("https://github.com/o/r/archive/v1.tar.gz"),
+            "https://127.0.0.1:8443/o/r/archive/v1.tar.gz"
+        );
         assert_eq!(f.effective_url("https://example.com/x.yaml"), "https://example.com/x.yaml");
         assert_eq!(f.effective_url("https://github.company.com/x"), "https://github.company.com/x");
     }
 
     #[test]
     fn plain_http_base_is_refused() {
-        let err = Fetcher::new(FetchOptions { github_base: "http://127.0.0.1".into(), ..FetchOptions::default() }).err().unwrap();
+        let err = Fetcher::new(FetchOptions { github_base: "http://127.0.0.1".into(), ..FetchOptions::default() })
+            .err()
+            .unwrap();
         assert!(err.to_string().starts_with("security:"));
     }
 
@@ -378,7 +388,10 @@ mod tests {
 
     #[test]
     fn invalid_extra_ca_is_an_error_naming_it() {
-        let options = FetchOptions { extra_root_ca_pem: Some(b"-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n".to_vec()), ..FetchOptions::default() };
+        let options = FetchOptions {
+            extra_root_ca_pem: Some(b"-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n".to_vec()),
+            ..FetchOptions::default()
+        };
         let err = build_client(&options).err().unwrap().to_string();
         assert!(err.contains("extra CA certificates"), "{err}");
     }

@@ -162,7 +162,8 @@ pub(crate) fn checked_key(key: &str) -> Result<&str, SourceError> {
 pub(crate) fn random_hex(n: usize) -> String {
     let mut buf = vec![0u8; n];
     if getrandom::fill(&mut buf).is_err() {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         return format!("{:x}{:x}", std::process::id(), nanos);
     }
     hex::encode(buf)

@@ -47,11 +47,7 @@ pub struct MirrorResolver {
 impl RemoteResolver for MirrorResolver {
     fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError> {
         let path = reference.mirror_path(&self.root);
-        if path.exists() {
-            Ok(path)
-        } else {
-            Err(RemoteError::NotInMirror { url: reference.url(), path })
-        }
+        if path.exists() { Ok(path) } else { Err(RemoteError::NotInMirror { url: reference.url(), path }) }
     }
 }
 
@@ -61,14 +57,19 @@ mod tests {
 
     #[test]
     fn git_refs_and_files_have_their_places() {
-        let r = RemoteRef::parse("https://github.com/argoproj/argo-workflows/manifests/base/crds/minimal?ref=v3.7.3").unwrap();
+        let r = RemoteRef::parse("https://github.com/argoproj/argo-workflows/manifests/base/crds/minimal?ref=v3.7.3")
+            .unwrap();
         assert_eq!(
             r.mirror_path(Path::new("/m")),
             PathBuf::from("/m/git/github.com/argoproj/argo-workflows@v3.7.3/manifests/base/crds/minimal")
         );
         let r = RemoteRef::parse("https://github.com/kubernetes-sigs/lws//config/default?ref=v0.7.0").unwrap();
-        assert_eq!(r.mirror_path(Path::new("/m")), PathBuf::from("/m/git/github.com/kubernetes-sigs/lws@v0.7.0/config/default"));
-        let r = RemoteRef::parse("https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml").unwrap();
+        assert_eq!(
+            r.mirror_path(Path::new("/m")),
+            PathBuf::from("/m/git/github.com/kubernetes-sigs/lws@v0.7.0/config/default")
+        );
+        let r = RemoteRef::parse("https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml")
+            .unwrap();
         assert_eq!(
             r.mirror_path(Path::new("/m")),
             PathBuf::from("/m/http/github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml")
@@ -89,6 +90,9 @@ mod tests {
     fn mirror_miss_names_url_and_path() {
         let m = MirrorResolver { root: PathBuf::from("/nonexistent-mirror") };
         let err = m.resolve(&RemoteRef::parse("https://h.io/a/b.yaml").unwrap()).unwrap_err().to_string();
-        assert!(err.contains("https://h.io/a/b.yaml") && err.contains("/nonexistent-mirror/http/h.io/a/b.yaml"), "{err}");
+        assert!(
+            err.contains("https://h.io/a/b.yaml") && err.contains("/nonexistent-mirror/http/h.io/a/b.yaml"),
+            "{err}"
+        );
     }
 }

@@ -31,10 +31,10 @@ pub mod digest;
 pub mod extract;
 pub mod fetch;
 mod fsutil;
+pub mod mirror;
 pub mod open;
 pub mod pull;
 pub mod releases;
-pub mod mirror;
 pub mod resolver;
 pub mod walk;
 
@@ -44,11 +44,11 @@ use std::sync::Arc;
 pub use bundle::{BundleInput, BundleReport, write_bundle};
 pub use cache::Cache;
 pub use fetch::{FetchOptions, FetchReporter, Fetcher};
+pub use kfctl_kustomize::remote::{NoRemote, RemoteError, RemoteRef, RemoteResolver};
+pub use mirror::{MirrorLayout, MirrorResolver};
 pub use open::{OpenedSource, SourceSpec, open_source};
 pub use pull::{PullReport, PullRequest, pull};
 pub use releases::{KNOWN_RELEASES, Release};
-pub use kfctl_kustomize::remote::{NoRemote, RemoteError, RemoteRef, RemoteResolver};
-pub use mirror::{MirrorLayout, MirrorResolver};
 pub use resolver::CacheResolver;
 
 /// Everything that can go wrong while getting upstream.

@@ -13,17 +13,17 @@
 //! touches the network: the cache resolver only serves what is cached, and a missing piece is
 //! an error naming it and the command that fetches it.
 
+use super::SourceError;
 use super::bundle::{MANIFEST_FILE, verify_bundle_dir};
 use super::cache::{Cache, Kind};
 use super::digest::sha256_file;
 use super::extract::{ExtractLimits, extract_staged, single_top_folder};
 use super::fetch::{FetchOptions, Fetcher};
+use super::mirror::MirrorResolver;
 use super::pull::ensure_release;
 use super::releases::{self, Release};
-use super::mirror::MirrorResolver;
-use kfctl_kustomize::remote::RemoteResolver;
 use super::resolver::CacheResolver;
-use super::SourceError;
+use kfctl_kustomize::remote::RemoteResolver;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -118,7 +118,11 @@ impl Context<'_> {
     fn open_dir(&self, dir: &Path) -> Result<OpenedSource, SourceError> {
         if dir.join(MANIFEST_FILE).is_file() {
             let manifest = verify_bundle_dir(dir)?;
-            return self.opened_bundle(dir, manifest.release.map(|r| r.version), format!("bundle folder {}", dir.display()));
+            return self.opened_bundle(
+                dir,
+                manifest.release.map(|r| r.version),
+                format!("bundle folder {}", dir.display()),
+            );
         }
         Ok(OpenedSource {
             manifests_dir: dir.to_path_buf(),
@@ -204,12 +208,16 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let spec = SourceSpec { offline: true, cache_dir: Some(tmp.path().to_path_buf()), ..SourceSpec::default() };
         let err = open_source(&spec).unwrap_err().to_string();
-        assert!(err.contains("kubeflow/manifests v1.11.0") && err.contains("kfctl-rs source pull --version v1.11.0"), "{err}");
+        assert!(
+            err.contains("kubeflow/manifests v1.11.0") && err.contains("kfctl-rs source pull --version v1.11.0"),
+            "{err}"
+        );
     }
 
     #[test]
     fn missing_source_path_is_an_error_naming_it() {
-        let spec = SourceSpec { source: Some(PathBuf::from("/no/such/source")), offline: true, ..SourceSpec::default() };
+        let spec =
+            SourceSpec { source: Some(PathBuf::from("/no/such/source")), offline: true, ..SourceSpec::default() };
         assert!(open_source(&spec).unwrap_err().to_string().contains("/no/such/source"));
     }
 }

@@ -8,6 +8,7 @@
 //! resolved through the cache, recursively, fetching only what is missing; a second pull of a
 //! complete cache sends no request at all.
 
+use super::SourceError;
 use super::bundle::{self, BundleManifest};
 use super::cache::{Cache, Kind};
 use super::digest::{sha256_file, tree_digest};
@@ -17,7 +18,6 @@ use super::fsutil::Staging;
 use super::releases::{self, Release};
 use super::resolver::{CacheResolver, Ensured, download_checked};
 use super::walk::remote_closure;
-use super::SourceError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -64,7 +64,11 @@ struct Imported {
 
 /// Pull into `cache`. `fetcher: None` means offline: only local `--from` inputs and what is
 /// already cached can be used.
-pub fn pull(request: &PullRequest, cache: &Arc<Cache>, fetcher: Option<Arc<Fetcher>>) -> Result<PullReport, SourceError> {
+pub fn pull(
+    request: &PullRequest,
+    cache: &Arc<Cache>,
+    fetcher: Option<Arc<Fetcher>>,
+) -> Result<PullReport, SourceError> {
     let limits = ExtractLimits::default();
     let named = request.version.as_deref().map(|v| releases::select(Some(v))).transpose()?;
     let imported = match request.from.as_deref() {
@@ -94,7 +98,12 @@ pub fn pull(request: &PullRequest, cache: &Arc<Cache>, fetcher: Option<Arc<Fetch
 }
 
 /// The release's tree in the cache: verified if present, else fetched (unless offline).
-pub(crate) fn ensure_release(cache: &Cache, fetcher: Option<&Fetcher>, release: &Release, limits: &ExtractLimits) -> Result<Installed, SourceError> {
+pub(crate) fn ensure_release(
+    cache: &Cache,
+    fetcher: Option<&Fetcher>,
+    release: &Release,
+    limits: &ExtractLimits,
+) -> Result<Installed, SourceError> {
     let key = format!("manifests/{}", release.version);
     let url = release.archive_url(GITHUB);
     if let Some(path) = cache.lookup(&key)? {

@@ -99,7 +99,12 @@ mod tests {
     use super::*;
 
     fn release(version: &'static str) -> Release {
-        Release { version, commit: "0000000000000000000000000000000000000000", min_kubernetes: (1, 30), max_kubernetes: Some((1, 32)) }
+        Release {
+            version,
+            commit: "0000000000000000000000000000000000000000",
+            min_kubernetes: (1, 30),
+            max_kubernetes: Some((1, 32)),
+        }
     }
 
     const CATALOG: [&str; 4] = ["v1.9.1", "v1.10.0", "v1.10.2", "v1.11.0"];

@@ -10,13 +10,13 @@
 //! Downloads are serialized: the engine may resolve in parallel, but each unit is fetched
 //! once.
 
+use super::SourceError;
 use super::cache::{Cache, Kind};
 use super::extract::{ExtractLimits, extract_staged, single_top_folder};
 use super::fetch::Fetcher;
 use super::fsutil::Staging;
 use super::mirror::MirrorLayout;
 use kfctl_kustomize::remote::{RemoteError, RemoteRef, RemoteResolver};
-use super::SourceError;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -44,7 +44,13 @@ pub struct CacheResolver {
 impl CacheResolver {
     /// `fetcher: None` means offline: only what is already cached resolves.
     pub fn new(cache: Arc<Cache>, fetcher: Option<Arc<Fetcher>>) -> CacheResolver {
-        CacheResolver { cache, fetcher, limits: ExtractLimits::default(), fetching: Mutex::new(()), fetched: Mutex::new(Vec::new()) }
+        CacheResolver {
+            cache,
+            fetcher,
+            limits: ExtractLimits::default(),
+            fetching: Mutex::new(()),
+            fetched: Mutex::new(Vec::new()),
+        }
     }
 
     pub fn with_limits(mut self, limits: ExtractLimits) -> CacheResolver {
@@ -79,7 +85,8 @@ impl CacheResolver {
                 if host != "github.com" {
                     return Err(SourceError::Remote(RemoteError::Unsupported {
                         url: reference.url(),
-                        reason: "only github.com repositories can be fetched; use --remote-mirror for other hosts".into(),
+                        reason: "only github.com repositories can be fetched; use --remote-mirror for other hosts"
+                            .into(),
                     }));
                 }
                 let url = format!("https://github.com/{owner}/{repo}/archive/{git_ref}.tar.gz");
@@ -128,11 +135,7 @@ impl RemoteResolver for CacheResolver {
         let url = reference.url();
         self.ensure(reference).map_err(|e| e.into_remote(&url))?;
         let path = reference.mirror_path(&self.cache.mirror_root());
-        if std::fs::symlink_metadata(&path).is_ok() {
-            Ok(path)
-        } else {
-            Err(RemoteError::NotInMirror { url, path })
-        }
+        if std::fs::symlink_metadata(&path).is_ok() { Ok(path) } else { Err(RemoteError::NotInMirror { url, path }) }
     }
 }
 

@@ -14,8 +14,8 @@
 
 use super::SourceError;
 use super::mirror::MirrorLayout;
-use kfctl_kustomize::remote::{RemoteRef, RemoteResolver, is_remote};
 use kfctl_kustomize::kustomization::FILE_NAMES;
+use kfctl_kustomize::remote::{RemoteRef, RemoteResolver, is_remote};
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
@@ -203,7 +203,10 @@ mod tests {
         write(tmp.path(), ".git/kustomization.yaml", "resources:\n- https://h.io/ignored.yaml\n");
         let scan = scan_tree(tmp.path()).unwrap();
         let urls: BTreeSet<_> = scan.found.iter().map(|f| f.reference.url()).collect();
-        assert_eq!(urls, BTreeSet::from(["https://h.io/x.yaml".to_string(), "https://github.com/o/r//c?ref=v1".to_string()]));
+        assert_eq!(
+            urls,
+            BTreeSet::from(["https://h.io/x.yaml".to_string(), "https://github.com/o/r//c?ref=v1".to_string()])
+        );
         assert_eq!(scan.warnings.len(), 1, "{:?}", scan.warnings);
         assert!(scan.warnings[0].contains("needs ?ref="));
     }
@@ -227,7 +230,11 @@ mod tests {
         let (tree, mirror) = (tmp.path().join("tree"), tmp.path().join("mirror"));
         write(&tree, "app/kustomization.yaml", "resources:\n- https://github.com/o/a//deploy/base?ref=v1\n");
         write(&mirror, "git/github.com/o/a@v1/deploy/base/kustomization.yaml", "resources:\n- ../common\n");
-        write(&mirror, "git/github.com/o/a@v1/deploy/common/kustomization.yaml", "resources:\n- https://github.com/o/b//x?ref=v2\n");
+        write(
+            &mirror,
+            "git/github.com/o/a@v1/deploy/common/kustomization.yaml",
+            "resources:\n- https://github.com/o/b//x?ref=v2\n",
+        );
         write(&mirror, "git/github.com/o/b@v2/x/kustomization.yaml", "resources:\n- https://h.io/f.yaml\n");
         write(&mirror, "http/h.io/f.yaml", "kind: A\n");
         let closure = remote_closure(&tree, &MirrorResolver { root: mirror.clone() }).unwrap();

@@ -75,10 +75,9 @@ impl<R: Read> Read for RatioGuard<R> {
         let n = self.inner.read(buf)?;
         self.decompressed += n as u64;
         if self.decompressed > self.max_stream {
-            return Err(self.tripwire.trip(format!(
-                "decompresses to more than {} bytes; refusing to extract",
-                self.max_stream
-            )));
+            return Err(self
+                .tripwire
+                .trip(format!("decompresses to more than {} bytes; refusing to extract", self.max_stream)));
         }
         let compressed = self.compressed.get().max(1);
         if self.decompressed > self.ratio_floor && self.decompressed / compressed > self.max_ratio {
@@ -112,7 +111,8 @@ mod tests {
     #[test]
     fn ratio_guard_lets_ordinary_ratios_through() {
         let counter = Rc::new(Cell::new(1_000));
-        let mut guard = RatioGuard::new(std::io::repeat(0).take(10_000), counter, Tripwire::default(), &limits(100, 100));
+        let mut guard =
+            RatioGuard::new(std::io::repeat(0).take(10_000), counter, Tripwire::default(), &limits(100, 100));
         assert_eq!(std::io::copy(&mut guard, &mut std::io::sink()).unwrap(), 10_000);
     }
 

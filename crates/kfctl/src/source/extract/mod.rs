@@ -70,7 +70,11 @@ pub struct Extracted {
 
 /// Extract `archive` into a new staging folder inside `parent`. The caller inspects it and
 /// places it (or part of it); dropping the [`Staging`] removes everything.
-pub(crate) fn extract_staged(archive: &Path, parent: &Path, limits: &ExtractLimits) -> Result<(Staging, Extracted), SourceError> {
+pub(crate) fn extract_staged(
+    archive: &Path,
+    parent: &Path,
+    limits: &ExtractLimits,
+) -> Result<(Staging, Extracted), SourceError> {
     let staging = Staging::dir(parent, "extract")?;
     let extracted = unpack_into(archive, staging.path(), limits)?;
     Ok((staging, extracted))
@@ -78,7 +82,12 @@ pub(crate) fn extract_staged(archive: &Path, parent: &Path, limits: &ExtractLimi
 
 /// Extract `archive` to `dest` (replacing it), all or nothing. With `strip_top_folder`, the
 /// archive must hold exactly one top folder (a GitHub archive) and its contents become `dest`.
-pub fn extract_archive(archive: &Path, dest: &Path, strip_top_folder: bool, limits: &ExtractLimits) -> Result<Extracted, SourceError> {
+pub fn extract_archive(
+    archive: &Path,
+    dest: &Path,
+    strip_top_folder: bool,
+    limits: &ExtractLimits,
+) -> Result<Extracted, SourceError> {
     let parent = dest.parent().ok_or_else(|| SourceError::invalid(dest.display(), "has no parent folder"))?;
     let (staging, extracted) = extract_staged(archive, parent, limits)?;
     if strip_top_folder {
@@ -97,7 +106,10 @@ pub(crate) fn single_top_folder(dir: &Path, archive: &Path) -> Result<PathBuf, S
         [only] if only.file_type().is_ok_and(|t| t.is_dir()) => Ok(only.path()),
         _ => Err(SourceError::invalid(
             archive.display(),
-            format!("expected exactly one top folder (the layout of a GitHub archive), found {} entries", entries.len()),
+            format!(
+                "expected exactly one top folder (the layout of a GitHub archive), found {} entries",
+                entries.len()
+            ),
         )),
     }
 }
@@ -191,10 +203,16 @@ impl Unpacker<'_> {
     fn file<R: Read>(&mut self, shown: &str, rel: &Path, entry: &mut tar::Entry<'_, R>) -> Result<(), SourceError> {
         let size = entry.size();
         if size > self.limits.max_file_bytes {
-            return Err(self.refuse(shown, format!("{size} bytes exceeds the per-file cap of {} bytes", self.limits.max_file_bytes)));
+            return Err(self.refuse(
+                shown,
+                format!("{size} bytes exceeds the per-file cap of {} bytes", self.limits.max_file_bytes),
+            ));
         }
         if self.done.bytes + size > self.limits.max_total_bytes {
-            return Err(self.refuse(shown, format!("the archive exceeds the total size cap of {} bytes", self.limits.max_total_bytes)));
+            return Err(self.refuse(
+                shown,
+                format!("the archive exceeds the total size cap of {} bytes", self.limits.max_total_bytes),
+            ));
         }
         self.ensure_parents(shown, rel)?;
         let path = self.root.join(rel);
@@ -255,8 +273,17 @@ impl Unpacker<'_> {
             let shown = link.strip_prefix(self.root).unwrap_or(link).display().to_string();
             match link.canonicalize() {
                 Ok(resolved) if resolved.starts_with(&root) => {}
-                Ok(_) => return Err(self.refuse(&shown, format!("symlink to `{}` resolves outside the archive", target.display()))),
-                Err(_) => return Err(self.refuse(&shown, format!("symlink to `{}` does not resolve inside the archive", target.display()))),
+                Ok(_) => {
+                    return Err(
+                        self.refuse(&shown, format!("symlink to `{}` resolves outside the archive", target.display()))
+                    );
+                }
+                Err(_) => {
+                    return Err(self.refuse(
+                        &shown,
+                        format!("symlink to `{}` does not resolve inside the archive", target.display()),
+                    ));
+                }
             }
         }
         Ok(())
