@@ -104,6 +104,10 @@ fn kind_config_prints_the_pinned_image_and_token_flags() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn plan_as_json_needs_no_cluster_and_holds_every_object() {
     let example = example();
     let out = kfctl(&["install", "--profile", "kind", "--objects", example.to_str().unwrap(), "--plan", "-o", "json"]);
@@ -180,6 +184,10 @@ fn install_without_terminal_or_yes_says_so_and_stops() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn install_with_default_credentials_off_kind_is_a_security_refusal() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());

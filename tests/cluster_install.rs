@@ -173,6 +173,10 @@ fn small_platform() -> Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn plan_of_example_yaml_holds_exactly_its_objects_and_orders_resources_after_crds() {
     let docs = example();
     assert_eq!(docs.len(), 653);
@@ -207,6 +211,10 @@ fn plan_of_example_yaml_holds_exactly_its_objects_and_orders_resources_after_crd
 }
 
 #[tokio::test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothing() {
     let cluster = Cluster::start(cert_manager_rules(TestApiConfig::default()));
     let docs = without_ca_injection(example());
@@ -573,7 +581,7 @@ async fn bench_install(latency: Duration, docs: Vec<Value>) -> (Duration, Durati
 /// by its work; the client's time is its own CPU time (every thread but the server's), and the
 /// wall time beyond the server's CPU time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
+#[ignore = "benchmark: run with --ignored --nocapture benchmark (figures in the README)"]
 async fn benchmark_example_yaml_with_5ms_latency() {
     let docs = example();
     let (wall, client_cpu, server_cpu, requests) = bench_install(Duration::from_millis(5), docs).await;
@@ -624,6 +632,10 @@ async fn server_dry_run_persists_nothing_and_skips_resources_of_uninstalled_crds
 /// until their caBundle is set), the whole platform installs in one pass: the waves put each
 /// webhook after its Service's workload, and its configuration before what it admits.
 #[tokio::test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 async fn whole_platform_installs_in_one_pass_with_webhooks_simulated() {
     let mut config = cert_manager_rules(TestApiConfig::default().simulate_webhooks(true));
     for kind in ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"] {

@@ -244,6 +244,10 @@ fn golden_export() -> &'static PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn golden_backed_chart_equals_the_native_table_with_default_values() {
     let started = Instant::now();
     let helm = helm_template(golden_export(), &[]);
@@ -254,6 +258,10 @@ fn golden_backed_chart_equals_the_native_table_with_default_values() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn golden_backed_chart_equals_the_native_table_for_every_value_set() {
     let mut failures = Vec::new();
     for set in matrix() {
@@ -335,6 +343,10 @@ fn defaults_only() -> ValueSet {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn every_builtin_profile_exports_to_a_chart_helm_renders_as_kfctl_rs_templates() {
     for profile in profile::builtin_names() {
         let chart = exported(profile);
@@ -348,6 +360,10 @@ fn every_builtin_profile_exports_to_a_chart_helm_renders_as_kfctl_rs_templates()
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn a_subchart_installed_on_its_own_renders_its_components_objects() {
     let chart = exported("multi-tenant");
     let request = RenderRequest {
@@ -375,6 +391,10 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn multi_tenant_chart_equals_template_for_every_value_set() {
     let chart = exported("multi-tenant");
     let defaults = template("multi-tenant", &defaults_only());
@@ -401,6 +421,10 @@ fn multi_tenant_chart_equals_template_for_every_value_set() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn values_given_at_export_become_the_charts_defaults() {
     for (name, sets) in [
         ("registry", vec!["global.imageRegistry=registry.example.com"]),
@@ -425,6 +449,10 @@ fn values_given_at_export_become_the_charts_defaults() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn helm_lint_strict_passes_on_the_umbrella_and_every_subchart() {
     for profile in profile::builtin_names() {
         let chart = exported(profile);
@@ -463,6 +491,10 @@ fn folder_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn exporting_twice_gives_byte_identical_folders() {
     let first = exported("multi-tenant");
     let again = scratch("export-again").join("kubeflow");
@@ -486,6 +518,10 @@ fn exporting_twice_gives_byte_identical_folders() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn exported_charts_carry_versions_notice_schema_and_readme() {
     let chart = exported("multi-tenant");
     let doc =
@@ -512,6 +548,10 @@ fn exported_charts_carry_versions_notice_schema_and_readme() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
     let chart = exported("multi-tenant");
     let catalog = Catalog::embedded().unwrap();
@@ -551,6 +591,10 @@ fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn helm_refuses_what_kfctl_rs_refuses() {
     let chart = exported("multi-tenant");
     for (set, expect) in [
@@ -577,6 +621,10 @@ fn helm_refuses_what_kfctl_rs_refuses() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     let dir = scratch("bad-input");
     let listing = |d: &Path| -> Vec<String> {
@@ -670,6 +718,10 @@ fn edge_prepared() -> Prepared {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn edge_cases_render_identically_in_helm_and_kfctl_rs() {
     let prepared = edge_prepared();
     let options = ExportOptions {
@@ -743,6 +795,10 @@ fn estimated_release_size(chart: &Path, args: &[String]) -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn the_documented_two_step_install_fits_helm_release_limits() {
     const SECRET_LIMIT: usize = 1 << 20;
     let skip = ["--set".to_string(), "global.crds=skip".to_string()];

@@ -60,6 +60,10 @@ fn first_line_diff(expected: &str, actual: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn every_snapshot_folder_matches_real_kustomize() {
     let index_path = common::golden_dir().join("index.json");
     let index: Vec<Value> =

@@ -38,6 +38,10 @@ fn default_render(profile: &str) -> &'static Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn multi_tenant_equals_upstream_example_golden() {
     let golden_path = common::golden_dir().join("example.yaml");
     let golden = kfctl_yaml::parse_stream(&std::fs::read_to_string(&golden_path).unwrap(), "example.yaml").unwrap();
@@ -76,6 +80,10 @@ fn real_kustomize_of_profile(name: &str) -> Vec<Value> {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn every_builtin_profile_equals_real_kustomize_of_its_printed_kustomization() {
     for name in profile::builtin_names() {
         let expected = real_kustomize_of_profile(name);
@@ -90,6 +98,10 @@ fn every_builtin_profile_equals_real_kustomize_of_its_printed_kustomization() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn minimal_has_trainer_and_jobset_and_no_istio_object() {
     let objs = default_render("minimal");
     let has = |kind: &str, name: &str| objs.iter().any(|o| o["kind"] == kind && o["metadata"]["name"] == name);
@@ -120,6 +132,10 @@ fn image_fields(objs: &[Value]) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn image_registry_moves_every_image_field_and_changes_nothing_else() {
     let before = default_render("multi-tenant");
     let after = render("multi-tenant", &["global.imageRegistry=registry.example.com"]);
@@ -135,6 +151,10 @@ fn image_registry_moves_every_image_field_and_changes_nothing_else() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn disabling_a_component_removes_exactly_its_objects() {
     let before = default_render("multi-tenant");
     let rendered = catalog::render(&request("multi-tenant", &[])).unwrap();
@@ -154,6 +174,10 @@ fn disabling_a_component_removes_exactly_its_objects() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn replicas_resources_and_pss_change_exactly_one_field_each() {
     let before = default_render("multi-tenant");
     let cases: [(&str, &str); 3] = [
@@ -172,6 +196,10 @@ fn replicas_resources_and_pss_change_exactly_one_field_each() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
     let before = default_render("multi-tenant");
     let dir = std::env::temp_dir().join(format!("kfctl-creds-{}", std::process::id()));
@@ -214,6 +242,10 @@ fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn images_lists_every_image_field_and_known_configuration() {
     let objs = default_render("multi-tenant");
     let listed = catalog::images::collect(objs);
@@ -231,6 +263,10 @@ fn images_lists_every_image_field_and_known_configuration() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn bad_values_are_usage_errors_that_name_the_key() {
     let cases = [
         (vec!["katib.enabeld=false"], "unknown key `katib.enabeld`; did you mean `katib.enabled`?"),
@@ -250,6 +286,10 @@ fn bad_values_are_usage_errors_that_name_the_key() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn cli_template_prints_the_notice_on_stderr_and_exits_2_on_bad_values() {
     let bin = env!("CARGO_BIN_EXE_kfctl-rs");
     let base = ["template", "--profile", "minimal", "--source"];
@@ -284,6 +324,10 @@ fn repo_file(path: &str) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn values_private_registry_moves_images_and_adds_pull_secrets() {
     let r = render_with_files("multi-tenant", &[repo_file("values/private-registry.yaml")]);
     let objs: Vec<Value> = r.objects.into_iter().map(|o| o.obj).collect();
@@ -293,6 +337,10 @@ fn values_private_registry_moves_images_and_adds_pull_secrets() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_them() {
     let file = repo_file("values/production-secrets.yaml");
     let empty = render_with_files("multi-tenant", std::slice::from_ref(&file));
@@ -323,6 +371,10 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn values_pss_restricted_restricts_profile_namespaces() {
     let r = render_with_files("multi-tenant", &[repo_file("values/pss-restricted.yaml")]);
     let cm = r
@@ -350,6 +402,10 @@ fn values_pss_restricted_restricts_profile_namespaces() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn values_trainer_gpu_nodes_schedules_only_trainer_pods() {
     let r = render_with_files("multi-tenant", &[repo_file("values/trainer-gpu-nodes.yaml")]);
     let mut trainer_pods = 0;
@@ -367,6 +423,10 @@ fn values_trainer_gpu_nodes_schedules_only_trainer_pods() {
 }
 
 #[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
 fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
     let dir = std::env::temp_dir().join(format!("kfctl-ambient-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -65,6 +65,10 @@ fn make_bundle(tmp: &Path) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn bundle_from_snapshot_and_mirror_opens_to_a_resolving_source() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = make_bundle(tmp.path());
@@ -91,6 +95,10 @@ fn bundle_from_snapshot_and_mirror_opens_to_a_resolving_source() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn unpacked_bundle_folder_is_verified_and_used_as_a_mirror() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = make_bundle(tmp.path());
@@ -107,6 +115,10 @@ fn unpacked_bundle_folder_is_verified_and_used_as_a_mirror() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn pull_from_a_bundle_fills_the_cache_for_offline_use() {
     let tmp = tempfile::tempdir().unwrap();
     let bundle = make_bundle(tmp.path());
@@ -139,6 +151,10 @@ fn pull_from_a_bundle_fills_the_cache_for_offline_use() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn open_source_with_a_github_archive_extracts_it_once() {
     let tmp = tempfile::tempdir().unwrap();
     let archive = tmp.path().join("manifests.tar.gz");
@@ -154,6 +170,10 @@ fn open_source_with_a_github_archive_extracts_it_once() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn offline_folder_source_names_the_missing_remote_and_the_fetch_command() {
     let tmp = tempfile::tempdir().unwrap();
     let opened = open_source(&offline(&snapshot(), tmp.path())).unwrap();

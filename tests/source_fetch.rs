@@ -275,6 +275,10 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
 // ---------------------------------------------------------------- tests
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
     let server = Server::start();
     let cache_dir = tempfile::tempdir().unwrap();
@@ -324,6 +328,10 @@ fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn tampered_cache_entries_are_refused() {
     let server = Server::start();
     let cache_dir = tempfile::tempdir().unwrap();
@@ -345,6 +353,10 @@ fn tampered_cache_entries_are_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_wrong_recorded_digest_is_refused() {
     let server = Server::start();
     let cache_dir = tempfile::tempdir().unwrap();
@@ -375,6 +387,10 @@ fn a_wrong_recorded_digest_is_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_body_cut_short_is_retried_then_succeeds() {
     let server = Server::start();
     let body = upstream()[JOBSET_NEW].clone();
@@ -390,6 +406,10 @@ fn a_body_cut_short_is_retried_then_succeeds() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_body_always_cut_short_fails_cleanly() {
     let server = Server::start();
     let body = upstream()[JOBSET_OLD].clone();
@@ -406,6 +426,10 @@ fn a_body_always_cut_short_fails_cleanly() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_redirect_to_plain_http_is_refused_and_https_redirects_are_followed() {
     let server = Server::start();
     let port = server.base.rsplit(':').next().unwrap().to_string();
@@ -427,6 +451,10 @@ fn a_redirect_to_plain_http_is_refused_and_https_redirects_are_followed() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn an_untrusted_certificate_is_refused_without_retries() {
     let server = Server::start();
     let options = FetchOptions { extra_root_ca_pem: None, ..server.options() };
@@ -438,6 +466,10 @@ fn an_untrusted_certificate_is_refused_without_retries() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn cli_pull_over_tls_then_offline() {
     let server = Server::start();
     let tmp = tempfile::tempdir().unwrap();
@@ -471,6 +503,10 @@ fn cli_pull_over_tls_then_offline() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn pull_from_an_https_url_imports_the_archive_and_refuses_plain_http() {
     let server = Server::start();
     server.route("/mirror/kubeflow.tar.gz", Route::Body(upstream()[&manifests_path()].clone()));
@@ -494,6 +530,10 @@ fn pull_from_an_https_url_imports_the_archive_and_refuses_plain_http() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_stalled_body_times_out_and_fails_cleanly() {
     let server = Server::start();
     server.route("/stall.yaml", Route::Stall(Duration::from_secs(5)));
@@ -508,6 +548,10 @@ fn a_stalled_body_times_out_and_fails_cleanly() {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_download_over_the_size_cap_is_refused() {
     let server = Server::start();
     let options = FetchOptions { max_download_bytes: 1000, ..server.options() };

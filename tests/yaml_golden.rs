@@ -61,6 +61,10 @@ fn check_golden(file: &Path, golden: &Path) -> Result<usize, String> {
 }
 
 #[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn every_golden_round_trips_byte_for_byte() {
     let golden = common::golden_dir();
     let mut files = Vec::new();

@@ -2,7 +2,7 @@
 //! is reported as ignored with its reason instead of passing without doing its job.
 //!
 //! - the upstream snapshot: `$KFCTL_TEST_UPSTREAM`, else `../shared/kubeflow` beside the
-//!   repository; without `manifests/v1.11.0` in it, `cfg(kfctl_no_upstream)` is set;
+//!   repository; without `manifests/v1.11.0/example/kustomization.yaml` in it, `cfg(kfctl_no_upstream)` is set;
 //! - the oracles (real kustomize and Helm): `$KFCTL_TEST_TOOLS`, else `tools/` beside the
 //!   snapshot; without `kustomize-build` in it, `cfg(kfctl_no_oracles)` is set;
 //! - real kubectl 1.33 (`kubectl.1.33` on `PATH` or beside `gcloud`, as google-cloud-cli
@@ -25,7 +25,7 @@ fn main() {
     let upstream =
         std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
     let tools = std::env::var_os("KFCTL_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| upstream.join("../tools"));
-    probe(&upstream.join("manifests/v1.11.0"), "kfctl_no_upstream");
+    probe(&upstream.join("manifests/v1.11.0/example/kustomization.yaml"), "kfctl_no_upstream");
     probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
     println!("cargo::rustc-env=KFCTL_TEST_UPSTREAM_DIR={}", upstream.display());
     println!("cargo::rustc-env=KFCTL_TEST_TOOLS_DIR={}", tools.display());
@@ -49,16 +49,11 @@ fn find_kubectl() -> Option<PathBuf> {
     dirs.iter().cloned().chain(beside_gcloud).map(|d| d.join("kubectl.1.33")).find(|k| k.is_file())
 }
 
-/// Set `cfg` when `path` is missing; watch it either way, so adding or removing the data
-/// re-runs this probe.
+/// Set `cfg` when the file `path` is missing. Either way cargo watches that one file (a missing
+/// one makes cargo re-run this cheap probe on every build, so adding the data is noticed).
 fn probe(path: &Path, cfg: &str) {
-    match path.exists() {
-        true => println!("cargo::rerun-if-changed={}", path.display()),
-        false => {
-            // Watch the nearest existing ancestor: creating the data changes it.
-            let parent = path.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
-            println!("cargo::rerun-if-changed={}", parent.display());
-            println!("cargo::rustc-cfg={cfg}");
-        }
+    println!("cargo::rerun-if-changed={}", path.display());
+    if !path.is_file() {
+        println!("cargo::rustc-cfg={cfg}");
     }
 }
