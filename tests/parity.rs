@@ -1,5 +1,5 @@
 //! Differential test of the native engine against real kustomize: for every folder of the
-//! v1.11.0 snapshot, `kustomize::build` with the remote mirror must equal the golden that real
+//! v1.11.0 and v1.10.2 snapshots, `kustomize::build` with the remote mirror must equal the golden that real
 //! kustomize produced — the same documents in the same order, equal as data — and, as the
 //! stronger target, byte for byte. Folders real kustomize refuses must fail here too.
 
@@ -20,13 +20,13 @@ enum Outcome {
     Unexpected(String),
 }
 
-fn check(entry: &Value, options: &BuildOptions) -> (String, Outcome) {
+fn check(version: &str, entry: &Value, options: &BuildOptions) -> (String, Outcome) {
     let path = entry["path"].as_str().expect("index entries have a path").to_string();
-    let dir = common::manifests_dir().join(&path);
+    let dir = common::manifests_dir_of(version).join(&path);
     let built = kfctl_kustomize::build(&dir, options);
     let outcome = match (entry["result"].as_str(), built) {
         (Some("ok"), Ok(resources)) => {
-            let golden_path = common::golden_dir().join(format!("{path}.yaml"));
+            let golden_path = common::golden_dir_of(version).join(format!("{path}.yaml"));
             let golden_text = std::fs::read_to_string(&golden_path).expect("golden readable");
             let golden =
                 kfctl_yaml::parse_stream(&golden_text, &golden_path.display().to_string()).expect("golden parses");
@@ -64,13 +64,27 @@ fn first_line_diff(expected: &str, actual: &str) -> String {
     kfctl_no_upstream,
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
-fn every_snapshot_folder_matches_real_kustomize() {
-    let index_path = common::golden_dir().join("index.json");
+fn every_v1_11_0_folder_matches_real_kustomize() {
+    parity("v1.11.0");
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn every_v1_10_2_folder_matches_real_kustomize() {
+    parity("v1.10.2");
+}
+
+/// Build every folder of one release's index and compare with its golden.
+fn parity(version: &str) {
+    let index_path = common::golden_dir_of(version).join("index.json");
     let index: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&index_path).expect("index.json readable")).expect("index.json");
     let options =
         BuildOptions { remote: Arc::new(MirrorResolver { root: common::mirror_dir() }), ..BuildOptions::default() };
-    let results: Vec<(String, Outcome)> = index.par_iter().map(|e| check(e, &options)).collect();
+    let results: Vec<(String, Outcome)> = index.par_iter().map(|e| check(version, e, &options)).collect();
 
     let (mut bytes, mut data, mut refused) = (0, 0, 0);
     let mut failures = Vec::new();
@@ -88,7 +102,7 @@ fn every_snapshot_folder_matches_real_kustomize() {
     }
     let ok_total = index.iter().filter(|e| e["result"] == "ok").count();
     println!(
-        "parity: {} of {ok_total} folders equal as data ({bytes} byte for byte); {refused} of {} refused folders fail as real kustomize does",
+        "parity {version}: {} of {ok_total} folders equal as data ({bytes} byte for byte); {refused} of {} refused folders fail as real kustomize does",
         bytes + data,
         index.len() - ok_total
     );
@@ -97,11 +111,12 @@ fn every_snapshot_folder_matches_real_kustomize() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} folders differ from real kustomize (first ones above)",
+        "{version}: {} of {} folders differ from real kustomize (first ones above)",
         failures.len(),
         index.len()
     );
-    assert_eq!(data, 0, "all folders equal as data, but {data} differ byte for byte");
+    assert_eq!(data, 0, "{version}: all folders equal as data, but {data} differ byte for byte");
+    assert!(ok_total >= 200, "{version}: only {ok_total} folders in {}", index_path.display());
 }
 
 /// Small fixtures written for the engine, each with the output real kustomize v5.6 gave for

@@ -41,8 +41,21 @@ pub fn tool(name: &str) -> PathBuf {
     tools().join(name)
 }
 
+/// The upstream releases the snapshot holds, newest first.
+pub const RELEASES: &[&str] = &["v1.11.0", "v1.10.2"];
+
 pub fn manifests_dir() -> PathBuf {
-    upstream().join("manifests/v1.11.0")
+    manifests_dir_of("v1.11.0")
+}
+
+/// One release's kubeflow/manifests tree in the snapshot.
+pub fn manifests_dir_of(version: &str) -> PathBuf {
+    upstream().join("manifests").join(version)
+}
+
+/// Real kustomize's output for every kustomization of one release (`<dir>.yaml`, `index.json`).
+pub fn golden_dir_of(version: &str) -> PathBuf {
+    upstream().join("golden").join(version)
 }
 
 pub fn mirror_dir() -> PathBuf {
@@ -50,7 +63,7 @@ pub fn mirror_dir() -> PathBuf {
 }
 
 pub fn golden_dir() -> PathBuf {
-    upstream().join("golden/v1.11.0")
+    golden_dir_of("v1.11.0")
 }
 
 /// The whole-platform golden (real kustomize's `example`, 653 objects).
