@@ -98,3 +98,25 @@ fn build_prints_the_stream_and_uses_documented_exit_codes() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent-kfctl-dir"));
 }
+
+/// A remote URL that would climb out of `--remote-mirror` is refused as it is without one.
+#[test]
+fn build_refuses_remote_urls_that_escape_the_mirror() {
+    let d = tempfile::tempdir().unwrap();
+    let mirror = tempfile::tempdir().unwrap();
+    for url in [
+        "https://github.com/x/y//../../../../etc?ref=v1",
+        "https://github.com/x/y///etc?ref=v1",
+        "https://github.com//etc/passwd.yaml",
+    ] {
+        write(&d, "kustomization.yaml", &format!("resources:\n- {url}\n"));
+        for mirror_args in [vec!["--remote-mirror", mirror.path().to_str().unwrap()], vec!["--offline"]] {
+            let mut args = vec!["build", d.path().to_str().unwrap()];
+            args.extend(&mirror_args);
+            let out = run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(4), "{url} {mirror_args:?}: {stderr}");
+            assert!(stderr.contains("security:") && stderr.contains(url), "{stderr}");
+        }
+    }
+}

@@ -68,6 +68,12 @@ impl RemoteRef {
                 reason: "the URL has an empty host, a `..` segment, a backslash or a NUL".into(),
             });
         }
+        if path.starts_with('/') {
+            return Err(RemoteError::Refused {
+                url: url.into(),
+                reason: "the path after the host is absolute (`//` right after the host)".into(),
+            });
+        }
         let looks_like_file = path.ends_with(".yaml") || path.ends_with(".yml") || path.ends_with(".json");
         match git_ref {
             None if looks_like_file => {
@@ -89,6 +95,12 @@ impl RemoteRef {
                 let repo = repo.trim_end_matches(".git");
                 if owner.is_empty() || repo.is_empty() || repo.contains('/') {
                     return Err(unsupported("expected OWNER/REPO after the host"));
+                }
+                if inner.starts_with('/') {
+                    return Err(RemoteError::Refused {
+                        url: url.into(),
+                        reason: "the path inside the repository is absolute (`///`)".into(),
+                    });
                 }
                 if [host, owner, repo, git_ref.as_str()].into_iter().any(is_unsafe_component) {
                     return Err(RemoteError::Refused {
@@ -201,6 +213,9 @@ mod tests {
             "https://github.com/o/r//config?ref=../../../etc",
             "https://github.com/../r/config?ref=v1",
             "https://github.com/o/r//config?ref=a\\b",
+            "https://github.com/x/y//../../../../etc?ref=v1",
+            "https://github.com/x/y///etc?ref=v1",
+            "https://github.com//etc/passwd.yaml",
         ] {
             assert!(matches!(RemoteRef::parse(url), Err(RemoteError::Refused { .. })), "{url}");
         }

@@ -47,8 +47,20 @@ pub struct MirrorResolver {
 impl RemoteResolver for MirrorResolver {
     fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError> {
         let path = reference.mirror_path(&self.root);
+        if !stays_inside(&path, &self.root) {
+            let reason = format!("it would resolve to {}, outside the mirror {}", path.display(), self.root.display());
+            return Err(RemoteError::Refused { url: reference.url(), reason });
+        }
         if path.exists() { Ok(path) } else { Err(RemoteError::NotInMirror { url: reference.url(), path }) }
     }
+}
+
+/// Whether `path` (a join onto `root`) stays lexically inside `root`: no root, prefix or `..`
+/// component after it. [`RemoteRef::parse`] refuses such URLs already; this is the second lock.
+pub fn stays_inside(path: &Path, root: &Path) -> bool {
+    use std::path::Component;
+    path.strip_prefix(root)
+        .is_ok_and(|rest| rest.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)))
 }
 
 #[cfg(test)]
@@ -84,6 +96,16 @@ mod tests {
         assert_eq!(r.mirror_key(), "git/github.com/kubernetes-sigs/lws@v0.7.0");
         let f = RemoteRef::parse("https://h.io/a/b.yaml").unwrap();
         assert_eq!((f.mirror_key(), f.repo_root()), ("http/h.io/a/b.yaml".to_string(), None));
+    }
+
+    #[test]
+    fn a_reference_outside_the_mirror_is_refused() {
+        assert!(stays_inside(Path::new("/m/http/h/a.yaml"), Path::new("/m")));
+        assert!(!stays_inside(Path::new("/etc/passwd.yaml"), Path::new("/m")));
+        assert!(!stays_inside(Path::new("/m/git/../../etc"), Path::new("/m")));
+        let sneaky = RemoteRef::Http { host: "h".into(), path: "/etc/passwd.yaml".into(), url: "u".into() };
+        let err = MirrorResolver { root: PathBuf::from("/m") }.resolve(&sneaky).unwrap_err();
+        assert!(matches!(err, RemoteError::Refused { .. }) && err.to_string().starts_with("security:"), "{err}");
     }
 
     #[test]
