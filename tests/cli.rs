@@ -120,3 +120,38 @@ fn build_refuses_remote_urls_that_escape_the_mirror() {
         }
     }
 }
+
+/// Without a terminal, `secrets generate` never makes a password nobody has seen.
+#[test]
+fn secrets_generate_without_a_terminal_needs_a_place_for_the_password() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let values = d.path().join("secrets.yaml");
+    let refused = Command::new(common::binary())
+        .args(["secrets", "generate", "-o"])
+        .arg(&values)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--password-file"));
+    assert!(!values.exists(), "nothing written when refused");
+
+    let password = d.path().join("password");
+    let ok =
+        run(&["secrets", "generate", "-o", values.to_str().unwrap(), "--password-file", password.to_str().unwrap()]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    for file in [&values, &password] {
+        assert_eq!(std::fs::metadata(file).unwrap().permissions().mode() & 0o777, 0o600, "{}", file.display());
+    }
+    let clear = std::fs::read_to_string(&password).unwrap();
+    let text = std::fs::read_to_string(&values).unwrap();
+    assert_eq!(clear.trim().len(), 32);
+    assert!(!text.contains(clear.trim()) && text.contains("passwordHash: $2"), "only the hash in the values");
+    assert!(!String::from_utf8_lossy(&ok.stderr).contains(clear.trim()), "the password is not echoed");
+
+    let to_stdout = run(&["secrets", "generate", "-o", "-", "--print-password"]);
+    assert_eq!(to_stdout.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&to_stdout.stdout).contains("oidcClientSecret:"));
+    assert!(String::from_utf8_lossy(&to_stdout.stderr).contains("Dex login for user@example.com: password "));
+}

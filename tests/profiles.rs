@@ -207,7 +207,7 @@ fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
     let file = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&file);
     let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
-        .args(["secrets", "generate", "--email", "admin@example.org", "-o"])
+        .args(["secrets", "generate", "--print-password", "--email", "admin@example.org", "-o"])
         .arg(&file)
         .stderr(std::process::Stdio::null())
         .status()
@@ -358,7 +358,7 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
     let _ = std::fs::remove_file(&secrets);
     assert!(
         Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
-            .args(["secrets", "generate", "-o"])
+            .args(["secrets", "generate", "--print-password", "-o"])
             .arg(&secrets)
             .stderr(std::process::Stdio::null())
             .status()

@@ -134,9 +134,16 @@ pub enum SecretsCommand {
     /// Write a values file with fresh random credentials (Dex password, OIDC client secret,
     /// oauth2-proxy cookie secret, Pipelines object store keys).
     Generate {
-        /// The values file to write (created with mode 0600; refuses to overwrite).
+        /// The values file to write (created with mode 0600; refuses to overwrite), or - for stdout.
         #[arg(long, short = 'o')]
         out: PathBuf,
+        /// Print the Dex password on stderr even when no terminal is attached (CI, scripts).
+        #[arg(long, conflicts_with = "password_file")]
+        print_password: bool,
+        /// Write the clear Dex password to this file (mode 0600, never overwritten) instead of
+        /// showing it on the terminal.
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
         /// The Dex user's email.
         #[arg(long, default_value = "user@example.com")]
         email: String,

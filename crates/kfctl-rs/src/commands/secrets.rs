@@ -3,7 +3,10 @@
 //! Every secret is 32 random bytes from the operating system's RNG, written as 32
 //! characters from [A-Za-z0-9] (rejection sampling, so no character is more likely than
 //! another). The Dex password is stored only as its bcrypt hash; the clear password is shown
-//! once, and only on the terminal that asked — never in a file, a pipe or a log.
+//! once, on the terminal that asked — or, when asked explicitly, on stderr
+//! (`--print-password`) or in a file of its own (`--password-file`, mode 0600). Without a
+//! terminal and without either flag the command refuses before writing anything: a password
+//! nobody has seen would lock the user out.
 
 use crate::cli::SecretsCommand;
 use crate::exit::{Code, coded};
@@ -31,8 +34,16 @@ pub fn random_token(len: usize) -> anyhow::Result<String> {
     Ok(out)
 }
 
+/// Where the clear Dex password goes.
+enum PasswordSink {
+    Terminal(Box<dyn Write>),
+    Stderr,
+    File(std::path::PathBuf),
+}
+
 pub fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
-    let SecretsCommand::Generate { out, email } = cmd;
+    let SecretsCommand::Generate { out, email, print_password, password_file } = cmd;
+    let sink = password_sink(print_password, password_file)?;
     let password = random_token(32)?;
     let hash = bcrypt::hash(&password, 12).map_err(|e| anyhow::anyhow!("bcrypt hashing failed: {e}"))?;
     let values = json!({
@@ -45,13 +56,60 @@ pub fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
         "# Fresh credentials from `kfctl-rs secrets generate`. Keep this file secret.\n{}",
         kfctl_yaml::to_yaml(&values)
     );
-    write_private(&out, &text)?;
-    eprintln!("wrote {} (mode 0600)", out.display());
-    show_password_on_terminal(&email, &password);
+    if let PasswordSink::File(path) = &sink {
+        write_private(path, &format!("{password}\n"), "--password-file")?;
+    }
+    if out.as_os_str() == "-" {
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+    } else if let Err(err) = write_private(&out, &text, "--out") {
+        if let PasswordSink::File(path) = &sink {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(err);
+    } else {
+        eprintln!("wrote {} (mode 0600)", out.display());
+    }
+    show_password(sink, &email, &password)?;
     Ok(Code::Success)
 }
 
-fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+/// Decide, before anything is generated or written, where the password will be shown.
+fn password_sink(print: bool, file: Option<std::path::PathBuf>) -> anyhow::Result<PasswordSink> {
+    if let Some(path) = file {
+        return Ok(PasswordSink::File(path));
+    }
+    if print {
+        return Ok(PasswordSink::Stderr);
+    }
+    if std::io::stderr().is_terminal() {
+        return Ok(PasswordSink::Terminal(Box::new(std::io::stderr())));
+    }
+    match std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+        Ok(tty) => Ok(PasswordSink::Terminal(Box::new(tty))),
+        Err(_) => Err(coded(
+            Code::Usage,
+            anyhow::anyhow!(
+                "secrets generate: no terminal to show the new Dex password on, and only its hash goes into the \
+                 values file; pass --print-password (stderr) or --password-file FILE (mode 0600)"
+            ),
+        )),
+    }
+}
+
+fn show_password(sink: PasswordSink, email: &str, password: &str) -> anyhow::Result<()> {
+    let message = format!(
+        "Dex login for {email}: password {password}\n(shown once; only its bcrypt hash is in the values file)\n"
+    );
+    match sink {
+        PasswordSink::Terminal(mut tty) => tty.write_all(message.as_bytes())?,
+        PasswordSink::Stderr => eprint!("{message}"),
+        PasswordSink::File(path) => eprintln!("wrote the Dex password for {email} to {} (mode 0600)", path.display()),
+    }
+    Ok(())
+}
+
+/// Create `path` with mode 0600 (never overwriting) and write `text`; `flag` names it in errors.
+fn write_private(path: &Path, text: &str, flag: &str) -> anyhow::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -62,27 +120,13 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
         } else {
             ""
         };
-        coded(Code::Usage, anyhow::anyhow!("--out {}: cannot create: {e}{hint}", path.display()))
+        coded(Code::Usage, anyhow::anyhow!("{flag} {}: cannot create: {e}{hint}", path.display()))
     })?;
     if let Err(e) = file.write_all(text.as_bytes()) {
         let _ = std::fs::remove_file(path);
-        return Err(anyhow::anyhow!("--out {}: write failed: {e}", path.display()));
+        return Err(anyhow::anyhow!("{flag} {}: write failed: {e}", path.display()));
     }
     Ok(())
-}
-
-fn show_password_on_terminal(email: &str, password: &str) {
-    let message =
-        format!("Dex login for {email}: password {password}\n(shown once; only its bcrypt hash is in the file)\n");
-    if std::io::stderr().is_terminal() {
-        eprint!("{message}");
-    } else if let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
-        let _ = tty.write_all(message.as_bytes());
-    } else {
-        eprintln!(
-            "the Dex password was not shown: no terminal is attached. Run the command in a terminal, or set dex.staticUser.passwordHash to a bcrypt hash of a password you choose."
-        );
-    }
 }
 
 #[cfg(test)]
