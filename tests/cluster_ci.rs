@@ -79,16 +79,35 @@ fn kind_smoke_workflow_passes_actionlint_and_a_broken_one_does_not() {
 fn kind_smoke_workflow_pins_kind_uses_kind_config_and_uploads_status_on_failure() {
     let text = std::fs::read_to_string(repo().join(".github/workflows/kind-smoke.yaml")).unwrap();
     for needle in [
-        "KIND_VERSION: v0.27.0",
+        "KIND_VERSION: v0.30.0",
+        "go install \"sigs.k8s.io/kind@${KIND_VERSION}\"",
         "kfctl-rs kind-config",
+        "Free disk space",
         "install --profile kind --yes",
         "torch-distributed",
+        "namespace: ${USER_NAMESPACE}",
+        "USER_NAMESPACE: kubeflow-user-example-com",
         "status -o json",
+        "kubectl describe pod",
+        "--all-containers",
+        "events -A",
         "actions/upload-artifact",
         "if: failure()",
+        "- \"charts/**\"",
+        "- \"profiles/**\"",
+        "- \"values/**\"",
+        "- \"crates/**\"",
     ] {
         assert!(text.contains(needle), "workflow lacks {needle:?}");
     }
+    // Every action is pinned by a full commit SHA.
+    for line in text.lines().filter(|l| l.trim_start().starts_with("uses:")) {
+        let reference = line.split_once('@').map(|(_, r)| r.split_whitespace().next().unwrap_or_default());
+        let pinned = reference.is_some_and(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(pinned, "not pinned by commit SHA: {line}");
+    }
+    // The node image kind-config prints is the one kind v0.30.0 publishes for Kubernetes v1.34.0.
+    assert!(kfctl::cluster::kind::KIND_NODE_IMAGE.starts_with("kindest/node:v1.34.0@sha256:7416a61b"));
 }
 
 #[test]
@@ -97,7 +116,7 @@ fn kind_config_prints_the_pinned_image_and_token_flags() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f")
+        text.contains("kindest/node:v1.34.0@sha256:7416a61b42b1662ca6ca89f02028ac133a309a2a30ba309614e8ec94d976dc5a")
     );
     assert!(text.contains("\"service-account-issuer\": \"https://kubernetes.default.svc\""));
     assert!(text.contains("\"service-account-signing-key-file\": \"/etc/kubernetes/pki/sa.key\""));

@@ -6,9 +6,10 @@
 //! `service-account-signing-key-file: /etc/kubernetes/pki/sa.key`). The output is plain YAML
 //! for `kind create cluster --config`.
 
-/// The pinned Kind node image (Kubernetes v1.33.1, within v1.11.0's supported range).
+/// The pinned Kind node image: Kubernetes v1.34.0 as kind v0.30.0 publishes it (the pair
+/// upstream kubeflow/manifests v1.11.0 tests with; within its supported range, 1.33 and later).
 pub const KIND_NODE_IMAGE: &str =
-    "kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f";
+    "kindest/node:v1.34.0@sha256:7416a61b42b1662ca6ca89f02028ac133a309a2a30ba309614e8ec94d976dc5a";
 pub const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc";
 pub const SERVICE_ACCOUNT_SIGNING_KEY_FILE: &str = "/etc/kubernetes/pki/sa.key";
 
