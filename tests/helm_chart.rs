@@ -16,6 +16,7 @@
 mod common;
 
 use kfctl::catalog::render::{self, Prepared, RenderedObject};
+use kfctl::catalog::strvals::{self, SetFlag, SetKind};
 use kfctl::catalog::{Catalog, RenderRequest, params, profile, values};
 use kfctl::chart::{self, ExportOptions};
 use kfctl::source::MirrorResolver;
@@ -210,9 +211,11 @@ fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
         let doc = kfctl_yaml::parse_stream(&std::fs::read_to_string(f).unwrap(), "values").unwrap().remove(0);
         values::merge(&mut effective, &doc);
     }
+    let mut user = json!({});
     for s in &set.sets {
-        values::merge(&mut effective, &values::parse_set(s).unwrap());
+        strvals::parse_into(&SetFlag::new(SetKind::Set, s.clone()), &mut user).unwrap();
     }
+    values::merge(&mut effective, &user);
     prepared
         .objects
         .iter()
@@ -330,7 +333,7 @@ fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
         profile: profile.into(),
         components: Vec::new(),
         value_files: set.file.iter().cloned().collect(),
-        sets: set.sets.clone(),
+        sets: set.sets.iter().map(|s| SetFlag::new(SetKind::Set, s.clone())).collect(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
     };
@@ -371,7 +374,7 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
         profile: "multi-tenant".into(),
         components: Vec::new(),
         value_files: Vec::new(),
-        sets: vec!["global.imageRegistry=registry.example.com".into()],
+        sets: vec![SetFlag::new(SetKind::Set, "global.imageRegistry=registry.example.com")],
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
     };

@@ -3,6 +3,7 @@
 
 mod common;
 
+use kfctl::catalog::strvals::{SetFlag, SetKind};
 use kfctl::catalog::{self, Catalog, RenderRequest, profile};
 use kfctl::source::MirrorResolver;
 use kfctl_yaml::compare;
@@ -16,7 +17,7 @@ fn request(profile: &str, sets: &[&str]) -> RenderRequest {
         profile: profile.into(),
         components: Vec::new(),
         value_files: Vec::new(),
-        sets: sets.iter().map(|s| s.to_string()).collect(),
+        sets: sets.iter().map(|s| SetFlag::new(SetKind::Set, *s)).collect(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
     }

@@ -1,6 +1,7 @@
 //! The command line, as clap types. Parsing only: behaviour lives in [`crate::commands`].
 
 use clap::{Args, Parser, Subcommand};
+use kfctl::catalog::strvals::{SetFlag, SetKind};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -90,11 +91,38 @@ pub struct RenderFlags {
     /// A values file (repeatable; later files win).
     #[arg(short = 'f', long = "values")]
     pub values: Vec<PathBuf>,
-    /// A value, Helm style: key.path=value (repeatable; applied after files).
-    #[arg(long = "set")]
+    /// A value, Helm style: key.path=value (repeatable; applied after files; `true`, `false`,
+    /// `null` and whole numbers are typed, as Helm types them).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// A value kept as a string (repeatable).
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+    /// A value as JSON (repeatable), e.g. --set-json 'global.tolerations=[{"key":"gpu"}]'.
+    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    pub set_json: Vec<String>,
+    /// A value read from a file (repeatable), e.g. --set-file dex.connectors=connectors.yaml.
+    #[arg(long = "set-file", value_name = "KEY=PATH")]
+    pub set_file: Vec<String>,
+    /// A value taken literally: everything after the first `=`, commas and backslashes included.
+    #[arg(long = "set-literal", value_name = "KEY=VALUE")]
+    pub set_literal: Vec<String>,
     #[command(flatten)]
     pub source: SourceFlags,
+}
+
+impl RenderFlags {
+    /// Every `--set`-family flag, tagged with its kind (the render applies them in Helm's order).
+    pub fn set_flags(&self) -> Vec<SetFlag> {
+        let kinds = [
+            (SetKind::Set, &self.sets),
+            (SetKind::String, &self.set_string),
+            (SetKind::Json, &self.set_json),
+            (SetKind::File, &self.set_file),
+            (SetKind::Literal, &self.set_literal),
+        ];
+        kinds.into_iter().flat_map(|(kind, list)| list.iter().map(move |e| SetFlag::new(kind, e.clone()))).collect()
+    }
 }
 
 #[derive(Debug, Args)]

@@ -65,6 +65,13 @@ pub fn parse_stream_with_bare_nulls(text: &str, origin: &str) -> Result<Vec<(Val
     Ok(docs.into_iter().zip(bare).collect())
 }
 
+/// Read a Helm values file as `helm` reads `-f` files: its first document, with YAML 1.1's
+/// booleans (`yes`, `on`, `off`, …) typed as booleans. An empty file is an empty map.
+pub fn parse_helm_values(text: &str, origin: &str) -> Result<Value, YamlError> {
+    let (docs, _) = read::parse_documents_as(text, origin, 0, read::LIMITS, read::Dialect::HelmValues)?;
+    Ok(docs.into_iter().next().unwrap_or_else(|| Value::Object(serde_json::Map::new())))
+}
+
 /// Parse a stream of whole objects document by document (at top-level `---` lines), so the
 /// reader's per-stream safety budgets apply to each object rather than to a whole platform
 /// (`install --objects`, `compare` of two platform renders).

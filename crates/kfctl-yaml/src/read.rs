@@ -43,6 +43,15 @@ pub(crate) struct Limits {
 pub(crate) const LIMITS: Limits =
     Limits { max_input_bytes: 64 << 20, max_depth: 128, max_nodes: 4_000_000, max_alias_nodes: 250_000 };
 
+/// How plain scalars are typed: as go-yaml v3 (kustomize's reader), or as Helm reads values
+/// files (sigs.k8s.io/yaml over go-yaml v2, YAML 1.1: `yes`, `no`, `on`, `off`, `y`, `n` in any
+/// of their spellings are booleans too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    GoYamlV3,
+    HelmValues,
+}
+
 /// The documents of a chunk, and for each the JSON pointers of its bare nulls (a key written
 /// with nothing after it, `key:`), which kustomize's merge treats differently from `null`.
 pub(crate) type Parsed = (Vec<Value>, Vec<Vec<String>>);
@@ -54,6 +63,17 @@ pub(crate) fn parse_documents(
     line_offset: usize,
     limits: Limits,
 ) -> Result<Parsed, YamlError> {
+    parse_documents_as(text, origin, line_offset, limits, Dialect::GoYamlV3)
+}
+
+/// [`parse_documents`] in a given [`Dialect`].
+pub(crate) fn parse_documents_as(
+    text: &str,
+    origin: &str,
+    line_offset: usize,
+    limits: Limits,
+    dialect: Dialect,
+) -> Result<Parsed, YamlError> {
     let options = granit_parser::options! {
         block_scalar_eof_without_line_feed: true,
         bom_inside_document_as_content: true,
@@ -61,11 +81,30 @@ pub(crate) fn parse_documents(
         flow_nesting_limit: limits.max_depth + 1,
     };
     let mut builder = Builder::new(origin, line_offset, limits);
+    builder.dialect = dialect;
     for event in Parser::new_from_str_with_options(text, options) {
         let (event, span) = event.map_err(|e| builder.scan_error(&e))?;
         builder.event(event, span)?;
     }
     Ok((builder.docs, builder.bare_by_doc))
+}
+
+/// The YAML 1.1 booleans go-yaml v2 knows beyond `true` and `false`.
+fn yaml11_bool(text: &str) -> Option<bool> {
+    match text {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    }
+}
+
+/// The YAML booleans both versions know.
+fn core_bool(text: &str) -> Option<bool> {
+    match text {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
 }
 
 struct Anchored {
@@ -92,6 +131,7 @@ struct Builder<'o> {
     bare: Vec<String>,
     bare_by_doc: Vec<Vec<String>>,
     span: Option<Span>,
+    dialect: Dialect,
 }
 
 impl<'o> Builder<'o> {
@@ -109,6 +149,7 @@ impl<'o> Builder<'o> {
             bare: Vec::new(),
             bare_by_doc: Vec::new(),
             span: None,
+            dialect: Dialect::GoYamlV3,
         }
     }
 
@@ -182,7 +223,16 @@ impl<'o> Builder<'o> {
                 let value = scalar_value(text.clone(), style, full_tag.as_deref()).map_err(|m| self.invalid(m))?;
                 self.anchors.insert(anchor, Anchored { value, nodes: 1 });
             }
-            let slot = key_slot(text, style, full_tag.as_deref());
+            let slot = match self.dialect {
+                // sigs.k8s.io/yaml writes a boolean key (`y:`, `on:`, `true:`) as "true"/"false".
+                Dialect::HelmValues if style == ScalarStyle::Plain && full_tag.is_none() => {
+                    match yaml11_bool(&text).or_else(|| core_bool(&text)) {
+                        Some(b) => KeySlot::Key(b.to_string()),
+                        None => key_slot(text, style, full_tag.as_deref()),
+                    }
+                }
+                _ => key_slot(text, style, full_tag.as_deref()),
+            };
             self.set_key(slot);
             return Ok(());
         }
@@ -190,7 +240,14 @@ impl<'o> Builder<'o> {
         if style == ScalarStyle::Plain && full_tag.is_none() && text == "~" && self.span.is_some_and(|s| s.is_empty()) {
             self.bare.push(self.pointer());
         }
-        let value = scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?;
+        let yaml11_bool = match self.dialect {
+            Dialect::HelmValues if style == ScalarStyle::Plain && full_tag.is_none() => yaml11_bool(&text),
+            _ => None,
+        };
+        let value = match yaml11_bool {
+            Some(b) => Value::Bool(b),
+            None => scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?,
+        };
         if anchor != 0 {
             self.anchors.insert(anchor, Anchored { value: value.clone(), nodes: 1 });
         }

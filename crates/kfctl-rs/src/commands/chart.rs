@@ -71,7 +71,7 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         profile: args.render.profile.clone(),
         components: args.render.components.clone(),
         value_files: args.render.values.clone(),
-        sets: args.render.sets.clone(),
+        sets: args.render.set_flags(),
         manifests_dir: opened.manifests_dir.clone(),
         remote: opened.resolver.clone(),
     };
@@ -151,7 +151,7 @@ fn export_args(args: &ChartExportArgs) -> Vec<String> {
             .iter()
             .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
     );
-    out.extend(args.render.sets.iter().map(|s| format!("--set {s}")));
+    out.extend(args.render.set_flags().iter().map(|s| format!("{} {}", s.kind.flag(), s.expression)));
     if args.argocd {
         out.push(format!(
             "--argocd --argocd-repo-url {} --argocd-revision {}",

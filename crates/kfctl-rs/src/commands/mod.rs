@@ -112,7 +112,7 @@ fn request(flags: &RenderFlags, manifests_dir: PathBuf, remote: Arc<dyn RemoteRe
         profile: flags.profile.clone(),
         components: flags.components.clone(),
         value_files: flags.values.clone(),
-        sets: flags.sets.clone(),
+        sets: flags.set_flags(),
         manifests_dir,
         remote,
     }

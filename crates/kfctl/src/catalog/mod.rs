@@ -16,6 +16,7 @@ pub mod params;
 pub mod profile;
 pub mod render;
 pub mod schema;
+pub mod strvals;
 pub mod values;
 
 pub use component::{Catalog, ComponentDef};

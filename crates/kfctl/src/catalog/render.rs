@@ -12,6 +12,7 @@ use super::component::Catalog;
 use super::params::{self, CREDENTIALS, Credential};
 use super::profile::{self, Resolved};
 use super::schema::Schema;
+use super::strvals::{self, SetFlag};
 use super::{CatalogError, images, values};
 use crate::source::RemoteResolver;
 use kfctl_kustomize::BuildOptions;
@@ -26,7 +27,9 @@ pub struct RenderRequest {
     /// Restrict to these components (empty: all of the profile's).
     pub components: Vec<String>,
     pub value_files: Vec<PathBuf>,
-    pub sets: Vec<String>,
+    /// The `--set` family, each flag in command-line order; applied in the helm CLI's order
+    /// of kinds ([`strvals::SetKind::HELM_ORDER`]).
+    pub sets: Vec<SetFlag>,
     /// The kubeflow/manifests root.
     pub manifests_dir: PathBuf,
     pub remote: Arc<dyn RemoteResolver>,
@@ -104,22 +107,17 @@ pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, Cat
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
-        let doc = kfctl_yaml::parse_stream(&text, &shown)
-            .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?
-            .into_iter()
-            .next()
-            .unwrap_or(json!({}));
+        let doc = kfctl_yaml::parse_helm_values(&text, &shown)
+            .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
         if !doc.is_object() {
             return Err(CatalogError::ValuesFile {
                 path: shown,
                 message: "expected a map of values at the top".into(),
             });
         }
-        values::merge(&mut user, &doc);
+        values::merge_layer(&mut user, &doc);
     }
-    for set in &req.sets {
-        values::merge(&mut user, &values::parse_set(set)?);
-    }
+    values::merge_layer(&mut user, &strvals::parse_all(&req.sets)?);
     Ok(user)
 }
 
