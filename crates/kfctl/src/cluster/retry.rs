@@ -3,15 +3,17 @@
 //! Upstream's install loop retries everything every 20 seconds. kfctl-rs classifies each failure
 //! with [`RETRY_RULES`] (first match wins) and decides:
 //!
-//! - [`Decision::Retry`]: exponential backoff with jitter until the stage deadline. Webhooks
-//!   whose pods are starting, connections refused or dropped, x509 errors while cert-manager
-//!   injects a CA, 5xx, etcd leader changes and 409 optimistic-lock conflicts all settle.
+//! - [`Decision::Retry`]: exponential backoff with jitter ([`crate::backoff`]) until the stage
+//!   deadline. Webhooks whose pods are starting, connections refused or dropped, x509 errors
+//!   while cert-manager injects a CA, 5xx, etcd leader changes and 409 optimistic-lock conflicts
+//!   all settle.
 //! - [`Decision::RetryAfter`]: 429, waiting what the server asks (`Retry-After`).
 //! - [`Decision::RetryWithinGrace`]: "no matches for kind" for a kind whose CRD the plan
 //!   installs: discovery lags behind a CRD's Established condition for a few seconds.
 //! - [`Decision::FailFast`]: 422 invalid, 403 forbidden, 400 bad request, a field conflict with
 //!   another manager, a kind nobody serves. Retrying these only delays the error.
 
+pub use crate::backoff::{Backoff, jitter_unit};
 use std::time::Duration;
 
 /// One failed API call, reduced to what classification and messages need.
@@ -151,28 +153,7 @@ pub fn classify(f: &ApiFailure, ctx: Context) -> (FailureClass, Decision) {
         .map_or((FailureClass::Other, Decision::FailFast), |rule| (rule.class, rule.decision))
 }
 
-/// Exponential backoff with jitter.
-#[derive(Debug, Clone, Copy)]
-pub struct Backoff {
-    pub initial: Duration,
-    pub max: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(10) }
-    }
-}
-
 impl Backoff {
-    /// The delay before retry number `attempt` (0-based); `unit` in [0, 1) spreads it by ±25 %.
-    pub fn delay(&self, attempt: u32, unit: f64) -> Duration {
-        let base = self.initial.as_secs_f64() * 2f64.powi(attempt.min(30) as i32);
-        let capped = base.min(self.max.as_secs_f64());
-        let spread = 0.75 + unit.clamp(0.0, 1.0) * 0.5;
-        Duration::from_secs_f64((capped * spread).min(self.max.as_secs_f64()))
-    }
-
     /// The delay for a decision: a server's Retry-After wins for [`Decision::RetryAfter`].
     pub fn delay_for(&self, decision: Decision, failure: &ApiFailure, attempt: u32) -> Duration {
         match (decision, failure.retry_after) {
@@ -180,15 +161,6 @@ impl Backoff {
             _ => self.delay(attempt, jitter_unit()),
         }
     }
-}
-
-/// A random number in [0, 1) for jitter.
-pub fn jitter_unit() -> f64 {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        return 0.5;
-    }
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]
@@ -292,16 +264,5 @@ mod tests {
         assert_eq!(decide(&failure(Some(403), "Forbidden", "no")), (FailureClass::Forbidden, Decision::FailFast));
         assert_eq!(decide(&failure(Some(400), "BadRequest", "bad")), (FailureClass::BadRequest, Decision::FailFast));
         assert_eq!(decide(&failure(Some(404), "NotFound", "gone")), (FailureClass::Other, Decision::FailFast));
-    }
-
-    #[test]
-    fn backoff_grows_is_capped_and_jittered() {
-        let b = Backoff { initial: Duration::from_millis(100), max: Duration::from_secs(1) };
-        assert_eq!(b.delay(0, 0.5), Duration::from_millis(100));
-        assert_eq!(b.delay(2, 0.5), Duration::from_millis(400));
-        assert_eq!(b.delay(10, 0.5), Duration::from_secs(1));
-        assert!(b.delay(1, 0.0) < b.delay(1, 0.99));
-        let unit = jitter_unit();
-        assert!((0.0..1.0).contains(&unit));
     }
 }
