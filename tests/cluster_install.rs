@@ -3,13 +3,13 @@
 
 mod common;
 
-use kfctl::cluster::api::Target;
+use kfctl::cluster::api::{ApiClient, ResourcePath, Target};
 use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::object::{ObjectRef, crd_kinds};
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::progress::{Event, Progress, RecordingProgress};
 use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
-use kfctl::cluster::retry::Backoff;
+use kfctl::cluster::retry::{Backoff, TransportKind};
 use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::uninstall;
 use kfctl::cluster::{ClusterError, InstallOptions, install};
@@ -421,6 +421,37 @@ fn stored_state(cluster: &Cluster) -> Vec<(String, Value)> {
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// What the retry table reads is typed from the server's Status (details) or the socket, not
+/// from the message: a dropped connection, a refused one, an unrouted resource, a missing
+/// namespace.
+#[tokio::test]
+async fn api_failures_are_typed_from_status_details_and_the_transport() {
+    let cluster = Cluster::start(
+        TestApiConfig::default()
+            .fault(FaultRule::new(RequestMatch::any().path_contains("/version"), FaultAction::DropConnection).times(1)),
+    );
+    let api = ApiClient::connect(&cluster.target()).await.unwrap();
+    let dropped = api.get_path("/version").await.unwrap_err();
+    assert_eq!((dropped.status, dropped.transport()), (None, Some(TransportKind::Dropped)), "{dropped}");
+    let unserved = api.get_path("/apis/example.org/v1/namespaces/kf/widgets/w").await.unwrap_err();
+    assert!(unserved.is_unserved_resource(), "{unserved:?}");
+    let configmaps =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "nowhere"}});
+    let missing = api.apply(&configmaps, Some("nowhere"), "c", &body, false, false).await.unwrap_err();
+    assert!(missing.is_missing_namespace() && !missing.is_unserved_resource(), "{missing:?}");
+    assert!(api.get(&configmaps, Some("default"), "absent").await.unwrap().is_none(), "a missing object is None");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let yaml = cluster.server.kubeconfig_yaml().replace(cluster.server.url(), &format!("http://127.0.0.1:{port}"));
+    std::fs::write(&kubeconfig, yaml).unwrap();
+    let nobody = ApiClient::connect(&Target { kubeconfig: Some(kubeconfig), context: None }).await.unwrap();
+    let refused = nobody.get_path("/version").await.unwrap_err();
+    assert_eq!(refused.transport(), Some(TransportKind::Refused), "{refused}");
 }
 
 #[tokio::test]

@@ -11,12 +11,14 @@
 //! | [`chart`]    | Helm chart export |
 //! | [`cluster`]  | install plan (ordering and readiness tables), server-side apply, status, uninstall |
 //! | [`exit`]     | exit codes and the error types that decide them |
+//! | [`backoff`]  | exponential backoff with jitter, shared by every retry loop |
 //! | [`notice`]   | the best-effort notice's text |
 //!
 //! Below it: `kfctl-yaml` (YAML in and out, compare) and `kfctl-kustomize` (the engine). The
 //! cluster code talks to the API only through `kube`; its tests use the `kfctl-testapi` test
 //! double, a dev-dependency that never ships.
 
+pub mod backoff;
 pub mod catalog;
 pub mod chart;
 pub mod cluster;

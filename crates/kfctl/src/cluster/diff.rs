@@ -82,10 +82,10 @@ async fn diff_one(
     };
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
-        Err(f) if f.reason == "NoKindMatch" && plan.has_crd_for(&r.group_kind()) => {
+        Err(f) if f.is_no_kind_match() && plan.has_crd_for(&r.group_kind()) => {
             return Ok(entry(Action::Create, Vec::new(), Some("its CRD is not installed yet".into())));
         }
-        Err(f) if f.reason == "NoKindMatch" => {
+        Err(f) if f.is_no_kind_match() => {
             return Ok(entry(Action::Unknown, Vec::new(), Some(f.message)));
         }
         Err(f) => return Err(fail(f)),

@@ -2,12 +2,13 @@
 //!
 //! The resolver reads `/api/v1` and `/apis/<group>/<version>` (the per-group documents every
 //! API server serves) and caches them. A kind that is missing answers like kubectl does,
-//! "no matches for kind", with reason `NoKindMatch`, so the retry table can tell a kind whose
-//! CRD was just installed (discovery lags a few seconds behind Established) from a kind nobody
-//! serves. A miss drops the cached document, so the next attempt asks the server again.
+//! "no matches for kind", with the typed reason [`Reason::NoKindMatch`] that only this code
+//! sets, so the retry table can tell a kind whose CRD was just installed (discovery lags a few
+//! seconds behind Established) from a kind nobody serves. A miss drops the cached document, so
+//! the next attempt asks the server again.
 
 use super::api::{ApiClient, ResourcePath};
-use super::retry::ApiFailure;
+use super::retry::{ApiFailure, Reason};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -92,7 +93,7 @@ impl Resolver {
 pub fn no_kind_match(api_version: &str, kind: &str) -> ApiFailure {
     ApiFailure {
         status: Some(404),
-        reason: "NoKindMatch".into(),
+        reason: Reason::NoKindMatch,
         message: format!("no matches for kind \"{kind}\" in version \"{api_version}\""),
         ..Default::default()
     }
@@ -137,6 +138,6 @@ mod tests {
     fn missing_kind_reads_like_kubectl() {
         let f = no_kind_match("cert-manager.io/v1", "Certificate");
         assert_eq!(f.message, "no matches for kind \"Certificate\" in version \"cert-manager.io/v1\"");
-        assert_eq!(f.reason, "NoKindMatch");
+        assert_eq!((f.reason.as_str(), f.is_no_kind_match()), ("NoKindMatch", true));
     }
 }

@@ -133,7 +133,7 @@ impl Engine {
             if self.settings.dry_run && class == FailureClass::KindNotYetServed {
                 return Err(ObjectError::NotCheckable("its CRD is not installed yet"));
             }
-            if self.settings.dry_run && is_missing_namespace(&failure) {
+            if self.settings.dry_run && failure.is_missing_namespace() {
                 return Err(ObjectError::NotCheckable("its namespace is not created yet"));
             }
             let give_up = match decision {
@@ -167,7 +167,7 @@ impl Engine {
                 .api
                 .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
                 .await;
-            if matches!(&result, Err(f) if f.reason == "NotFound" && f.message.contains("the server could not find")) {
+            if matches!(&result, Err(f) if f.is_unserved_resource()) {
                 self.resolver.forget(&r.api_version).await;
             }
             result
@@ -346,13 +346,6 @@ impl Engine {
             Err(f) => Some(format!("cannot read endpoints: {f}")),
         }
     }
-}
-
-/// `namespaces "kf" not found`: the object's namespace does not exist (yet).
-fn is_missing_namespace(failure: &ApiFailure) -> bool {
-    failure.status == Some(404)
-        && failure.message.starts_with("namespaces \"")
-        && failure.message.ends_with("not found")
 }
 
 /// The namespace to use in a URL for `r` on `path`.

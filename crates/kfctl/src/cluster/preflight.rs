@@ -213,7 +213,7 @@ async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(Stri
                 }
                 match resolver.resolve(&api_version, &kind).await {
                     Ok(path) => Ok((group, path.plural)),
-                    Err(f) if f.reason == "NoKindMatch" => Err(ClusterError::Preflight(format!(
+                    Err(f) if f.is_no_kind_match() => Err(ClusterError::Preflight(format!(
                         "{kind} ({api_version}): {}, and no CRD in the plan defines it; install its CRD first or drop the objects",
                         f.message
                     ))),

@@ -3,49 +3,31 @@
 //! Upstream's install loop retries everything every 20 seconds. kfctl-rs classifies each failure
 //! with [`RETRY_RULES`] (first match wins) and decides:
 //!
-//! - [`Decision::Retry`]: exponential backoff with jitter until the stage deadline. Webhooks
-//!   whose pods are starting, connections refused or dropped, x509 errors while cert-manager
-//!   injects a CA, 5xx, etcd leader changes and 409 optimistic-lock conflicts all settle.
+//! - [`Decision::Retry`]: exponential backoff with jitter ([`crate::backoff`]) until the stage
+//!   deadline. Webhooks whose pods are starting, connections refused or dropped, x509 errors
+//!   while cert-manager injects a CA, 5xx, etcd leader changes and 409 optimistic-lock conflicts
+//!   all settle.
 //! - [`Decision::RetryAfter`]: 429, waiting what the server asks (`Retry-After`).
 //! - [`Decision::RetryWithinGrace`]: "no matches for kind" for a kind whose CRD the plan
 //!   installs: discovery lags behind a CRD's Established condition for a few seconds.
 //! - [`Decision::FailFast`]: 422 invalid, 403 forbidden, 400 bad request, a field conflict with
 //!   another manager, a kind nobody serves. Retrying these only delays the error.
+//!
+//! Each row says what it reads in its [`Evidence`] column. Rows decide on typed data of the
+//! [`ApiFailure`]: the HTTP status, the `Status.reason`, `Status.details.causes` (a server-side
+//! apply conflict is a 409 with `FieldManagerConflict` causes naming field and manager), the
+//! reason kfctl's discovery sets for a kind it does not serve ([`Reason::NoKindMatch`]), or the
+//! transport kind taken from the error's source chain ([`TransportKind::of`]). Three rows read
+//! the message because the API gives nothing else — a failed webhook call, x509 errors during
+//! CA injection and etcd leader changes all arrive as a 500 whose only specific part is the
+//! text — and each says so in the table ([`Evidence::MessageOnly`] with `why`); a test keeps it
+//! that way.
 
+mod failure;
+
+pub use crate::backoff::{Backoff, jitter_unit};
+pub use failure::{ApiFailure, FieldConflict, Reason, StatusDetails, TransportKind};
 use std::time::Duration;
-
-/// One failed API call, reduced to what classification and messages need.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ApiFailure {
-    /// HTTP status; `None` when no response arrived (connection refused, dropped, timed out).
-    pub status: Option<u16>,
-    /// The Kubernetes `Status.reason` (`Conflict`, `Invalid`...), or the transport error kind.
-    pub reason: String,
-    pub message: String,
-    /// From the `Retry-After` header, or `Status.details.retryAfterSeconds`.
-    pub retry_after: Option<Duration>,
-    /// Field conflicts of a server-side apply: (field, other manager).
-    pub conflicts: Vec<FieldConflict>,
-}
-
-/// A field another manager owns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldConflict {
-    pub field: String,
-    pub manager: String,
-}
-
-impl std::fmt::Display for ApiFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.status {
-            Some(code) if !self.reason.is_empty() => {
-                write!(f, "{code} {}: {}", self.reason, self.message)
-            }
-            Some(code) => write!(f, "{code}: {}", self.message),
-            None => write!(f, "{}", self.message),
-        }
-    }
-}
 
 /// The failure classes of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,9 +64,25 @@ pub struct Context {
     pub crd_in_plan: bool,
 }
 
+/// What a row of the table reads to recognise its failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// The HTTP status code.
+    Status,
+    /// `Status.details.causes`: the field-manager conflicts of a server-side apply.
+    Causes,
+    /// A reason kfctl's own discovery sets ([`Reason::NoKindMatch`]); no server sends it.
+    Discovery,
+    /// The transport kind, from the error's source chain: no response arrived.
+    Transport,
+    /// Only the message tells: the API gives no typed data for it, and `why` says so.
+    MessageOnly { why: &'static str },
+}
+
 /// One row of the retry table.
 pub struct RetryRule {
     pub class: FailureClass,
+    pub evidence: Evidence,
     pub matches: fn(&ApiFailure, Context) -> bool,
     pub decision: Decision,
 }
@@ -93,54 +91,98 @@ fn message_has(f: &ApiFailure, needle: &str) -> bool {
     f.message.to_ascii_lowercase().contains(needle)
 }
 
-fn is_no_kind_match(f: &ApiFailure) -> bool {
-    f.reason == "NoKindMatch" || message_has(f, "no matches for kind")
-}
+const WEBHOOK_WHY: &str = "a webhook the API server cannot call is a 500 InternalError; only the message says \
+     \"failed calling webhook\"";
+const X509_WHY: &str = "x509 errors of a webhook call while cert-manager injects the CA arrive inside a 500's \
+     message, with no cause";
+const ETCD_WHY: &str = "etcd errors pass through as a 500 with etcd's text and no Status reason";
 
 /// The table, first match wins.
 pub const RETRY_RULES: &[RetryRule] = &[
     RetryRule {
         class: FailureClass::FieldConflict,
-        matches: |f, _| f.status == Some(409) && (!f.conflicts.is_empty() || message_has(f, "apply failed with")),
+        evidence: Evidence::Causes,
+        matches: |f, _| f.status == Some(409) && !f.conflicts.is_empty(),
         decision: Decision::FailFast,
     },
     RetryRule {
         class: FailureClass::WebhookUnavailable,
+        evidence: Evidence::MessageOnly { why: WEBHOOK_WHY },
         matches: |f, _| message_has(f, "failed calling webhook") || message_has(f, "failed to call webhook"),
         decision: Decision::Retry,
     },
     RetryRule {
         class: FailureClass::CaNotYetTrusted,
+        evidence: Evidence::MessageOnly { why: X509_WHY },
         matches: |f, _| message_has(f, "x509:") || message_has(f, "certificate signed by unknown authority"),
         decision: Decision::Retry,
     },
     RetryRule {
         class: FailureClass::EtcdLeaderChange,
+        evidence: Evidence::MessageOnly { why: ETCD_WHY },
         matches: |f, _| message_has(f, "leader changed") || message_has(f, "etcdserver: request timed out"),
         decision: Decision::Retry,
     },
     RetryRule {
         class: FailureClass::KindNotYetServed,
-        matches: |f, ctx| is_no_kind_match(f) && ctx.crd_in_plan,
+        evidence: Evidence::Discovery,
+        matches: |f, ctx| f.is_no_kind_match() && ctx.crd_in_plan,
         decision: Decision::RetryWithinGrace,
     },
-    RetryRule { class: FailureClass::UnknownKind, matches: |f, _| is_no_kind_match(f), decision: Decision::FailFast },
-    RetryRule { class: FailureClass::Throttled, matches: |f, _| f.status == Some(429), decision: Decision::RetryAfter },
+    RetryRule {
+        class: FailureClass::UnknownKind,
+        evidence: Evidence::Discovery,
+        matches: |f, _| f.is_no_kind_match(),
+        decision: Decision::FailFast,
+    },
+    RetryRule {
+        class: FailureClass::Throttled,
+        evidence: Evidence::Status,
+        matches: |f, _| f.status == Some(429),
+        decision: Decision::RetryAfter,
+    },
     RetryRule {
         class: FailureClass::ServerError,
+        evidence: Evidence::Status,
         matches: |f, _| f.status.is_some_and(|s| (500..600).contains(&s)),
         decision: Decision::Retry,
     },
-    RetryRule { class: FailureClass::OptimisticLock, matches: |f, _| f.status == Some(409), decision: Decision::Retry },
     RetryRule {
-        class: FailureClass::ConnectionRefused,
-        matches: |f, _| f.status.is_none() && message_has(f, "connection refused"),
+        class: FailureClass::OptimisticLock,
+        evidence: Evidence::Status,
+        matches: |f, _| f.status == Some(409),
         decision: Decision::Retry,
     },
-    RetryRule { class: FailureClass::ConnectionDropped, matches: |f, _| f.status.is_none(), decision: Decision::Retry },
-    RetryRule { class: FailureClass::Invalid, matches: |f, _| f.status == Some(422), decision: Decision::FailFast },
-    RetryRule { class: FailureClass::Forbidden, matches: |f, _| f.status == Some(403), decision: Decision::FailFast },
-    RetryRule { class: FailureClass::BadRequest, matches: |f, _| f.status == Some(400), decision: Decision::FailFast },
+    RetryRule {
+        class: FailureClass::ConnectionRefused,
+        evidence: Evidence::Transport,
+        matches: |f, _| f.transport() == Some(TransportKind::Refused),
+        decision: Decision::Retry,
+    },
+    RetryRule {
+        class: FailureClass::ConnectionDropped,
+        evidence: Evidence::Transport,
+        matches: |f, _| f.status.is_none(),
+        decision: Decision::Retry,
+    },
+    RetryRule {
+        class: FailureClass::Invalid,
+        evidence: Evidence::Status,
+        matches: |f, _| f.status == Some(422),
+        decision: Decision::FailFast,
+    },
+    RetryRule {
+        class: FailureClass::Forbidden,
+        evidence: Evidence::Status,
+        matches: |f, _| f.status == Some(403),
+        decision: Decision::FailFast,
+    },
+    RetryRule {
+        class: FailureClass::BadRequest,
+        evidence: Evidence::Status,
+        matches: |f, _| f.status == Some(400),
+        decision: Decision::FailFast,
+    },
 ];
 
 /// Classify a failure: its class and what to do.
@@ -151,28 +193,7 @@ pub fn classify(f: &ApiFailure, ctx: Context) -> (FailureClass, Decision) {
         .map_or((FailureClass::Other, Decision::FailFast), |rule| (rule.class, rule.decision))
 }
 
-/// Exponential backoff with jitter.
-#[derive(Debug, Clone, Copy)]
-pub struct Backoff {
-    pub initial: Duration,
-    pub max: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff { initial: Duration::from_millis(250), max: Duration::from_secs(10) }
-    }
-}
-
 impl Backoff {
-    /// The delay before retry number `attempt` (0-based); `unit` in [0, 1) spreads it by ±25 %.
-    pub fn delay(&self, attempt: u32, unit: f64) -> Duration {
-        let base = self.initial.as_secs_f64() * 2f64.powi(attempt.min(30) as i32);
-        let capped = base.min(self.max.as_secs_f64());
-        let spread = 0.75 + unit.clamp(0.0, 1.0) * 0.5;
-        Duration::from_secs_f64((capped * spread).min(self.max.as_secs_f64()))
-    }
-
     /// The delay for a decision: a server's Retry-After wins for [`Decision::RetryAfter`].
     pub fn delay_for(&self, decision: Decision, failure: &ApiFailure, attempt: u32) -> Duration {
         match (decision, failure.retry_after) {
@@ -182,21 +203,17 @@ impl Backoff {
     }
 }
 
-/// A random number in [0, 1) for jitter.
-pub fn jitter_unit() -> f64 {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        return 0.5;
-    }
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn failure(status: Option<u16>, reason: &str, message: &str) -> ApiFailure {
-        ApiFailure { status, reason: reason.into(), message: message.into(), ..Default::default() }
+        ApiFailure { status, reason: Reason::from_status(reason), message: message.into(), ..Default::default() }
+    }
+
+    /// No response: what `cluster::api` builds from a transport error's source chain.
+    fn transport(kind: TransportKind, message: &str) -> ApiFailure {
+        ApiFailure { reason: Reason::Transport(kind), message: message.into(), ..Default::default() }
     }
 
     fn decide(f: &ApiFailure) -> (FailureClass, Decision) {
@@ -215,13 +232,13 @@ mod tests {
 
     #[test]
     fn retry_rule_connection_refused_is_retried() {
-        let f = failure(None, "transport", "tcp connect error: Connection refused (os error 111)");
+        let f = transport(TransportKind::Refused, "tcp connect error: Connection refused (os error 111)");
         assert_eq!(decide(&f), (FailureClass::ConnectionRefused, Decision::Retry));
     }
 
     #[test]
     fn retry_rule_dropped_connection_is_retried() {
-        let f = failure(None, "transport", "connection closed before message completed");
+        let f = transport(TransportKind::Dropped, "connection closed before message completed");
         assert_eq!(decide(&f), (FailureClass::ConnectionDropped, Decision::Retry));
     }
 
@@ -238,8 +255,7 @@ mod tests {
 
     #[test]
     fn retry_rule_no_kind_match_waits_only_for_planned_crds() {
-        let f =
-            failure(Some(404), "NoKindMatch", "no matches for kind \"Certificate\" in version \"cert-manager.io/v1\"");
+        let f = super::super::discovery::no_kind_match("cert-manager.io/v1", "Certificate");
         assert_eq!(
             classify(&f, Context { crd_in_plan: true }),
             (FailureClass::KindNotYetServed, Decision::RetryWithinGrace)
@@ -295,13 +311,43 @@ mod tests {
     }
 
     #[test]
-    fn backoff_grows_is_capped_and_jittered() {
-        let b = Backoff { initial: Duration::from_millis(100), max: Duration::from_secs(1) };
-        assert_eq!(b.delay(0, 0.5), Duration::from_millis(100));
-        assert_eq!(b.delay(2, 0.5), Duration::from_millis(400));
-        assert_eq!(b.delay(10, 0.5), Duration::from_secs(1));
-        assert!(b.delay(1, 0.0) < b.delay(1, 0.99));
-        let unit = jitter_unit();
-        assert!((0.0..1.0).contains(&unit));
+    fn retry_rule_every_message_only_row_says_why() {
+        let mut message_only = Vec::new();
+        for rule in RETRY_RULES {
+            if let Evidence::MessageOnly { why } = rule.evidence {
+                assert!(why.len() > 20 && why.contains("500"), "{:?}: say what the API leaves out: {why}", rule.class);
+                message_only.push(rule.class);
+            }
+        }
+        let expected =
+            [FailureClass::WebhookUnavailable, FailureClass::CaNotYetTrusted, FailureClass::EtcdLeaderChange];
+        assert_eq!(message_only, expected, "a new message-matching row needs a reason the API gives nothing typed");
+    }
+
+    #[test]
+    fn retry_rule_typed_rows_do_not_read_the_message() {
+        let unknown = failure(Some(404), "NotFound", "no matches for kind \"Certificate\" in version \"v1\"");
+        assert_eq!(decide(&unknown), (FailureClass::Other, Decision::FailFast));
+        let lock = failure(Some(409), "Conflict", "Apply failed with 1 conflict");
+        assert_eq!(decide(&lock), (FailureClass::OptimisticLock, Decision::Retry), "no causes: not a field conflict");
+        let dropped = transport(TransportKind::Dropped, "tcp connect error: Connection refused");
+        assert_eq!(decide(&dropped).0, FailureClass::ConnectionDropped);
+        let refused = transport(TransportKind::Refused, "error trying to connect");
+        assert_eq!(decide(&refused).0, FailureClass::ConnectionRefused);
+        for kind in [TransportKind::TimedOut, TransportKind::Tls, TransportKind::Other] {
+            assert_eq!(decide(&transport(kind, "")), (FailureClass::ConnectionDropped, Decision::Retry));
+        }
+    }
+
+    #[test]
+    fn retry_rule_field_conflict_reads_the_causes_of_a_real_status() {
+        let body = serde_json::json!({"kind": "Status", "code": 409, "reason": "Conflict",
+            "message": "Apply failed with 2 conflicts: conflicts with \"helm\" using apps/v1:\n- .spec.replicas\n- .spec.template",
+            "details": {"name": "web", "group": "apps", "kind": "deployments", "causes": [
+                {"reason": "FieldManagerConflict", "message": "conflict with \"helm\" using apps/v1", "field": ".spec.replicas"},
+                {"reason": "FieldManagerConflict", "message": "conflict with \"helm\" using apps/v1", "field": ".spec.template"}]}});
+        let f = super::super::api::status_failure(409, &body, "", None);
+        assert_eq!((f.reason.clone(), f.conflicts.len()), (Reason::Conflict, 2));
+        assert_eq!(decide(&f), (FailureClass::FieldConflict, Decision::FailFast));
     }
 }

@@ -83,7 +83,7 @@ async fn delete_one(api: &ApiClient, resolver: &Resolver, r: &ObjectRef) -> Resu
     loop {
         let result = match resolver.resolve(&r.api_version, &r.kind).await {
             Ok(path) => api.delete(&path, scoped(&path, r), &r.name).await,
-            Err(f) if f.reason == "NoKindMatch" => Ok(false),
+            Err(f) if f.is_no_kind_match() => Ok(false),
             Err(f) => Err(f),
         };
         match result {

@@ -4,9 +4,10 @@
 //!   plain http is refused by the redirect policy (a `security:` error naming both URLs).
 //! - Connect and read timeouts (the read timeout applies to each read, so a large archive on a
 //!   slow link is fine while a stalled one is not).
-//! - Retries with exponential backoff and full jitter on transient failures: connection
-//!   errors, resets and truncated bodies, timeouts, HTTP 5xx and 429 (honouring a short
-//!   `Retry-After`). Other statuses (404, 403) and TLS certificate errors fail at once.
+//! - Retries with exponential backoff and full jitter ([`crate::backoff`]) on transient
+//!   failures: connection errors, resets and truncated bodies, timeouts, HTTP 5xx and 429
+//!   (honouring a short `Retry-After`). Other statuses (404, 403) and TLS certificate errors
+//!   fail at once.
 //! - A size cap, checked against `Content-Length` and while streaming.
 //! - Bodies stream to a file while their sha256 is computed, so nothing large sits in memory.
 //!
@@ -18,6 +19,7 @@
 //! runtime (use `spawn_blocking` there).
 
 use super::SourceError;
+use crate::backoff::{Backoff, jitter_unit};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -178,13 +180,11 @@ impl Fetcher {
         unreachable!("the last attempt always returns")
     }
 
-    /// Full jitter: a random wait in [0, backoff * 2^(attempt-1)], capped.
+    /// Full jitter after attempt number `attempt` (1-based): a random wait in
+    /// [0, backoff * 2^(attempt-1)], capped at `max_backoff`.
     fn backoff(&self, attempt: u32) -> Duration {
-        let ceiling = self.options.backoff.saturating_mul(1 << (attempt - 1).min(16)).min(self.options.max_backoff);
-        let mut byte = [0u8; 2];
-        let unit =
-            if getrandom::fill(&mut byte).is_ok() { u16::from_le_bytes(byte) as f64 / u16::MAX as f64 } else { 0.5 };
-        ceiling.mul_f64(unit)
+        let backoff = Backoff { initial: self.options.backoff, max: self.options.max_backoff };
+        backoff.full_jitter(attempt.saturating_sub(1), jitter_unit())
     }
 
     fn client(&self) -> Result<&reqwest::blocking::Client, SourceError> {
