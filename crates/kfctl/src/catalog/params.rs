@@ -426,9 +426,10 @@ pub fn keep(obj: &Value, values: &Value) -> bool {
     }
 }
 
-/// Standard base64 with padding (the generators' encoder: one implementation in the crate).
+/// Standard base64 with padding, as the generators write `data` (the `base64` crate).
 pub fn base64_encode(bytes: &[u8]) -> String {
-    kfctl_kustomize::builtins::generators::base64(bytes)
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
