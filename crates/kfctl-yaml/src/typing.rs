@@ -121,39 +121,18 @@ pub(super) fn apply_merge(map: &mut Map<String, Value>, source: Value) {
     }
 }
 
-/// `!!binary`: padded standard base64 (line breaks ignored, as Go's `DecodeString` does);
-/// the decoded bytes are read as UTF-8 with replacement characters, as Go's JSON encoder
-/// writes an invalid string.
+/// `!!binary`: padded standard base64 (line breaks ignored, as Go's `DecodeString` does,
+/// and non-zero trailing bits accepted as Go's non-strict `StdEncoding` does); the decoded
+/// bytes are read as UTF-8 with replacement characters, as Go's JSON encoder writes an
+/// invalid string.
 fn decode_binary(text: &str) -> Option<Value> {
-    let mut bytes = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    let (mut padding, mut count) = (0, 0usize);
-    for c in text.bytes().filter(|c| !matches!(c, b'\r' | b'\n')) {
-        count += 1;
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => {
-                padding += 1;
-                continue;
-            }
-            _ => return None,
-        };
-        if padding > 0 {
-            return None;
-        }
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            bytes.push((acc >> bits) as u8);
-        }
-    }
-    if count % 4 != 0 || padding > 2 {
-        return None;
-    }
+    use base64::Engine as _;
+    use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
+    const GO_STD: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    let joined: Vec<u8> = text.bytes().filter(|c| !matches!(c, b'\r' | b'\n')).collect();
+    let bytes = GO_STD.decode(joined).ok()?;
     Some(Value::String(String::from_utf8_lossy(&bytes).into_owned()))
 }

@@ -10,6 +10,7 @@
 //! | [`catalog`]  | components, profiles and the values model shared by render and chart export |
 //! | [`chart`]    | Helm chart export |
 //! | [`cluster`]  | install plan (ordering and readiness tables), server-side apply, status, uninstall |
+//! | [`staging`]  | stage, then rename: how every file and folder is put in place, all or nothing |
 //! | [`exit`]     | exit codes and the error types that decide them |
 //! | [`backoff`]  | exponential backoff with jitter, shared by every retry loop |
 //! | [`notice`]   | the best-effort notice's text |
@@ -25,3 +26,4 @@ pub mod cluster;
 pub mod exit;
 pub mod notice;
 pub mod source;
+pub mod staging;

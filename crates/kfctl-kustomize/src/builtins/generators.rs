@@ -273,21 +273,11 @@ pub fn base64_lines(bytes: &[u8]) -> String {
     out
 }
 
-/// Standard base64 with padding.
+/// Standard base64 with padding (the `base64` crate's `STANDARD` engine, as Go's
+/// `base64.StdEncoding` that kustomize uses).
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// kustomize's `appendReplaceOrMerge`: add a generated object, or merge it into / replace the

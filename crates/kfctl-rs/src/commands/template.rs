@@ -37,8 +37,8 @@ pub fn warn_default_credentials(rendered: &Rendered) {
     }
 }
 
-/// One `<component>.yaml` per component, written into a fresh folder that replaces `dir` only
-/// when complete.
+/// One `<component>.yaml` per component, written into a fresh staging folder
+/// ([`kfctl::staging`]) that replaces `dir` only when complete and is removed on failure.
 fn write_per_component(dir: &Path, objects: &[RenderedObject]) -> anyhow::Result<()> {
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(coded(
@@ -49,28 +49,19 @@ fn write_per_component(dir: &Path, objects: &[RenderedObject]) -> anyhow::Result
             ),
         ));
     }
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let staging = tempfile_dir(parent)?;
+    let parent = kfctl::staging::parent_of(dir).unwrap_or(Path::new("."));
+    let staging = kfctl::staging::Staging::dir(parent, "output")
+        .map_err(|e| anyhow::anyhow!("{}: cannot create a staging folder: {}", e.path.display(), e.message))?;
     let mut components: Vec<&str> = objects.iter().map(|o| o.component.as_str()).collect();
     components.dedup();
     components.sort();
     components.dedup();
     for component in components {
         let docs: Vec<_> = objects.iter().filter(|o| o.component == component).map(|o| o.obj.clone()).collect();
-        std::fs::write(staging.join(format!("{component}.yaml")), kfctl_yaml::to_yaml_stream(&docs))?;
+        std::fs::write(staging.path().join(format!("{component}.yaml")), kfctl_yaml::to_yaml_stream(&docs))?;
     }
-    if dir.exists() {
-        std::fs::remove_dir(dir)?;
-    }
-    std::fs::rename(&staging, dir).map_err(|e| {
-        anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {e}", dir.display())
+    staging.place(dir).map_err(|e| {
+        anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {}", dir.display(), e.message)
     })?;
     Ok(())
-}
-
-fn tempfile_dir(parent: &Path) -> anyhow::Result<std::path::PathBuf> {
-    let path = parent.join(format!(".kfctl-rs-output-{}", std::process::id()));
-    std::fs::create_dir_all(&path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create a staging folder: {e}", path.display()))?;
-    Ok(path)
 }

@@ -19,9 +19,10 @@
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
-//! The Helm side of every row is a helper in the exported charts' `_helpers.tpl`
-//! (`templates/chart/_helpers.tpl`), and `chart/params.rs` finds the same points in each
-//! object that the functions here change.
+//! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
+//! exported charts call, kept in `templates/chart/helpers/<row name>.tpl`, from which the
+//! export generates each chart's `_helpers.tpl` (`chart/helpers.rs`); `chart/params.rs` finds,
+//! for each row ([`ParamId`]), the same points in each object that the functions here change.
 
 use super::images;
 use serde_json::{Map, Value, json};
@@ -58,22 +59,54 @@ pub fn is_empty(v: &Value) -> bool {
     }
 }
 
+/// Which row a [`Param`] is; the chart export's marking matches on it exhaustively, so a row
+/// cannot be added without its Helm side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamId {
+    Images,
+    ImagePullSecrets,
+    Scheduling,
+    Replicas,
+    Resources,
+    CommonMetadata,
+    Credentials,
+    PodSecurity,
+}
+
 /// One parameter point.
 pub struct Param {
+    pub id: ParamId,
     pub name: &'static str,
     pub apply: fn(&mut Value, &Ctx),
+    /// The Helm side: the helpers the exported charts call where this row acts, defined in
+    /// this order in `templates/chart/helpers/<name>.tpl`.
+    pub helm: &'static [&'static str],
+}
+
+const fn row(id: ParamId, name: &'static str, apply: fn(&mut Value, &Ctx), helm: &'static [&'static str]) -> Param {
+    Param { id, name, apply, helm }
 }
 
 /// The table, in the order parameters apply.
 pub const PARAMS: &[Param] = &[
-    Param { name: "images", apply: apply_images },
-    Param { name: "imagePullSecrets", apply: apply_pull_secrets },
-    Param { name: "scheduling", apply: apply_scheduling },
-    Param { name: "replicas", apply: apply_replicas },
-    Param { name: "resources", apply: apply_resources },
-    Param { name: "commonMetadata", apply: apply_common_metadata },
-    Param { name: "credentials", apply: apply_credentials },
-    Param { name: "podSecurity", apply: apply_pod_security },
+    row(ParamId::Images, "images", apply_images, &["kfctl.image"]),
+    row(ParamId::ImagePullSecrets, "imagePullSecrets", apply_pull_secrets, &["kfctl.pullSecrets"]),
+    row(
+        ParamId::Scheduling,
+        "scheduling",
+        apply_scheduling,
+        &["kfctl.scoped", "kfctl.nodeSelector", "kfctl.tolerations", "kfctl.affinity"],
+    ),
+    row(ParamId::Replicas, "replicas", apply_replicas, &["kfctl.replicas"]),
+    row(ParamId::Resources, "resources", apply_resources, &["kfctl.resources"]),
+    row(ParamId::CommonMetadata, "commonMetadata", apply_common_metadata, &["kfctl.commonMetadata"]),
+    row(ParamId::Credentials, "credentials", apply_credentials, &["kfctl.credential"]),
+    row(
+        ParamId::PodSecurity,
+        "podSecurity",
+        apply_pod_security,
+        &["kfctl.podSecurityLevel", "kfctl.pssNamespace", "kfctl.pssProfiles"],
+    ),
 ];
 
 /// Apply every parameter to one object of `component`.
@@ -414,6 +447,10 @@ pub fn replace_pss_line(text: &str, level: &str) -> String {
         .join("\n")
 }
 
+/// [`keep`]'s Helm side, the helper every exported template is wrapped in
+/// (`templates/chart/helpers/keep.tpl`).
+pub const KEEP_HELM: &[&str] = &["kfctl.enabled"];
+
 /// `global.crds`: whether `obj` renders at all. `only` keeps just the
 /// CustomResourceDefinitions (the first step of a two-step install), `skip` everything else,
 /// and any other value (the default `""`) every object.
@@ -426,9 +463,10 @@ pub fn keep(obj: &Value, values: &Value) -> bool {
     }
 }
 
-/// Standard base64 with padding (the generators' encoder: one implementation in the crate).
+/// Standard base64 with padding, as the generators write `data` (the `base64` crate).
 pub fn base64_encode(bytes: &[u8]) -> String {
-    kfctl_kustomize::builtins::generators::base64(bytes)
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@
 //!
 //! Each object's template is the object itself with a Helm expression at every field a value
 //! can change ([`params`] finds those fields with the native table's own traversals;
-//! [`object`] writes the template; `templates/chart/_helpers.tpl` holds one helper per native
-//! parameter). With the exported defaults `helm template OUT` prints exactly what
+//! [`object`] writes the template; [`helpers`] generates `_helpers.tpl` from the helpers each
+//! row of the native table names). With the exported defaults `helm template OUT` prints exactly what
 //! `kfctl-rs template` printed, and with any other values what `kfctl-rs template` prints with
 //! them — the test suite checks this against real Helm. CRDs are ordinary templates (so plain
 //! `helm template` prints them); `global.crds` (`only`/`skip`) splits an install in two.
@@ -27,6 +27,7 @@
 
 pub mod argocd;
 pub mod gotmpl;
+pub mod helpers;
 pub mod object;
 pub mod params;
 pub mod scaffold;
@@ -181,7 +182,7 @@ fn component_chart(
     files.insert("values.schema.json".into(), pretty(&scaffold::component_schema(full_schema, component.name)));
     files.insert("README.md".into(), scaffold::render("chart/README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
-    files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
+    files.insert("templates/_helpers.tpl".into(), helpers::helpers_file()?);
     files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
     Ok(files)
 }
@@ -228,7 +229,7 @@ fn umbrella(
     files.insert("README.md".into(), scaffold::render("chart/umbrella-README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
     files.insert("templates/checks.yaml".into(), scaffold::render("chart/checks.yaml.tera", &context)?);
-    files.insert("templates/_helpers.tpl".into(), scaffold::verbatim("chart/_helpers.tpl")?);
+    files.insert("templates/_helpers.tpl".into(), helpers::helpers_file()?);
     files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
     Ok(files)
 }

@@ -7,13 +7,15 @@
 //! as a *point*: the place where some values could change it. A point remembers the raw
 //! upstream value (or that the field is absent upstream) and the chain of [`Step`]s that act
 //! on it, in the table's order. [`super::object`] writes each point as a Helm expression: the
-//! steps nest as calls of the helpers in `templates/chart/_helpers.tpl` (one `define` per
-//! step), each taking the field's value as JSON and returning it as JSON, `""` for absent.
+//! steps nest as calls of the helpers each row of the table names ([`params::Param::helm`],
+//! assembled into the charts' `_helpers.tpl` by [`super::helpers`]), each taking the field's
+//! value as JSON and returning it as JSON, `""` for absent. There is one table: the marking
+//! function of each row is found by its [`ParamId`], in [`params::PARAMS`]' order.
 //!
 //! The marks do not depend on values: every field any value could touch is a point, so the
 //! chart is right for any values, not only the ones given at export.
 
-use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding};
+use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding, ParamId};
 use serde_json::{Map, Value};
 
 /// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
@@ -199,17 +201,24 @@ impl Scope<'_> {
 
 type MarkFn = fn(&mut Value, &Scope, &mut Marks);
 
-/// The table, in [`params::PARAMS`]' order and with its names (a test holds them equal).
-pub const POINTS: &[(&str, MarkFn)] = &[
-    ("images", mark_images),
-    ("imagePullSecrets", mark_pull_secrets),
-    ("scheduling", mark_scheduling),
-    ("replicas", mark_replicas),
-    ("resources", mark_resources),
-    ("commonMetadata", mark_common_metadata),
-    ("credentials", mark_credentials),
-    ("podSecurity", mark_pod_security),
-];
+/// The marking function of a row (exhaustive: a new row needs its Helm side to compile).
+fn marker(id: ParamId) -> MarkFn {
+    match id {
+        ParamId::Images => mark_images,
+        ParamId::ImagePullSecrets => mark_pull_secrets,
+        ParamId::Scheduling => mark_scheduling,
+        ParamId::Replicas => mark_replicas,
+        ParamId::Resources => mark_resources,
+        ParamId::CommonMetadata => mark_common_metadata,
+        ParamId::Credentials => mark_credentials,
+        ParamId::PodSecurity => mark_pod_security,
+    }
+}
+
+/// The rows of [`params::PARAMS`] with their marking functions, in the table's order.
+pub fn points() -> impl Iterator<Item = (&'static str, MarkFn)> {
+    params::PARAMS.iter().map(|p| (p.name, marker(p.id)))
+}
 
 /// Mark every point of `obj` (which becomes the copy with markers) .
 pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError> {
@@ -217,7 +226,7 @@ pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError
         return Err(PointError::MarkerInData);
     }
     let mut marks = Marks::default();
-    for (_, mark) in POINTS {
+    for (_, mark) in points() {
         mark(obj, scope, &mut marks);
     }
     marks.finish()

@@ -22,7 +22,7 @@ fn deployment() -> Value {
 #[test]
 fn table_names_and_order_equal_the_native_table() {
     let native: Vec<&str> = params::PARAMS.iter().map(|p| p.name).collect();
-    let helm: Vec<&str> = POINTS.iter().map(|(n, _)| *n).collect();
+    let helm: Vec<&str> = points().map(|(n, _)| n).collect();
     assert_eq!(native, helm);
 }
 

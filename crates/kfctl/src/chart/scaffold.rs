@@ -1,5 +1,5 @@
 //! Chart scaffolding: Chart.yaml, values.yaml, values.schema.json, README.md, NOTES.txt and
-//! the helpers, from the tera templates compiled into the binary (`templates/chart/`,
+//! the helpers' pieces, from the tera templates compiled into the binary (`templates/chart/`,
 //! `templates/argocd/`), plus the values tables the READMEs list.
 
 use super::ChartError;
@@ -28,7 +28,7 @@ pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
     tera.render(name, &context).map_err(failed)
 }
 
-/// An embedded file copied as it is (the helpers, `.helmignore`).
+/// An embedded file copied as it is (the helpers' pieces, `.helmignore`).
 pub fn verbatim(name: &str) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
     embedded::file(&path)
@@ -188,7 +188,9 @@ mod tests {
             "chart/checks.yaml.tera",
             "argocd/application.yaml.tera",
             "argocd/root.yaml.tera",
-            "chart/_helpers.tpl",
+            "chart/helpers/header.tpl",
+            "chart/helpers/keep.tpl",
+            "chart/helpers/requires.tpl",
             "chart/helmignore",
         ] {
             assert!(embedded::file(&format!("templates/{name}")).is_some(), "{name}");

@@ -1,12 +1,13 @@
 //! Writing an export to disk with no half-written folder left behind.
 //!
-//! The files go into a fresh staging folder beside `--out` (same parent, so the final move is
-//! a rename on one filesystem); only when every file is written does the staging folder take
-//! `--out`'s place. An existing `--out` must be empty, or, with `--force`, an earlier kfctl-rs
-//! export (its `Chart.yaml` says so): `--force` never replaces a folder kfctl-rs did not write.
-//! On any failure the staging folder is removed and `--out` is as it was.
+//! The files go into a fresh staging folder beside `--out` ([`crate::staging`]: same parent, so
+//! the final move is a rename on one filesystem); only when every file is written does the
+//! staging folder take `--out`'s place. An existing `--out` must be empty, or, with `--force`,
+//! an earlier kfctl-rs export (its `Chart.yaml` says so): `--force` never replaces a folder
+//! kfctl-rs did not write. On any failure the staging folder is removed and `--out` is as it was.
 
-use std::path::{Path, PathBuf};
+use crate::staging::{StageError, Staging, parent_of};
+use std::path::Path;
 
 /// The line every exported `Chart.yaml` starts with.
 pub const MARK: &str = "# Written by kfctl-rs";
@@ -32,28 +33,21 @@ pub fn write_folder<'a>(
     force: bool,
 ) -> Result<(), WriteError> {
     let shown = out.display().to_string();
-    let io = |e: std::io::Error| WriteError::Io { path: shown.clone(), message: e.to_string() };
-    let replace = check_target(out, force)?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+    let io = |e: StageError| WriteError::Io { path: shown.clone(), message: e.message };
+    check_target(out, force)?;
+    let parent = parent_of(out)
+        .filter(|_| out.file_name().is_some())
         .ok_or_else(|| WriteError::Io { path: shown.clone(), message: "names no folder".into() })?;
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(io)?;
-    let staging = parent.join(format!(".{name}.kfctl-rs-staging-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    let result = fill(&staging, files).and_then(|()| swap_into_place(&staging, out, parent, &name, replace));
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-    }
-    result.map_err(io)
+    let staging = Staging::dir(parent, "chart").map_err(io)?;
+    fill(staging.path(), files).map_err(io)?;
+    staging.place(out).map_err(io)
 }
 
-/// Whether an existing `out` will be replaced (it exists), or an error if it may not be.
-fn check_target(out: &Path, force: bool) -> Result<bool, WriteError> {
+/// Whether `out` may be written: absent, an empty folder, or (with `force`) an earlier export.
+fn check_target(out: &Path, force: bool) -> Result<(), WriteError> {
     let path = out.display().to_string();
     let Ok(meta) = std::fs::symlink_metadata(out) else {
-        return Ok(false);
+        return Ok(());
     };
     if !meta.is_dir() {
         return Err(WriteError::NotAFolder { path });
@@ -63,7 +57,7 @@ fn check_target(out: &Path, force: bool) -> Result<bool, WriteError> {
         .next()
         .is_none();
     if empty {
-        return Ok(true);
+        return Ok(());
     }
     if !force {
         return Err(WriteError::NotEmpty { path });
@@ -72,38 +66,24 @@ fn check_target(out: &Path, force: bool) -> Result<bool, WriteError> {
     if !chart.starts_with(MARK) {
         return Err(WriteError::NotAnExport { path });
     }
-    Ok(true)
-}
-
-fn fill<'a>(staging: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>) -> std::io::Result<()> {
-    std::fs::create_dir(staging)?;
-    for (rel, text) in files {
-        let path = staging.join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&path, text)?;
-    }
     Ok(())
 }
 
-fn swap_into_place(staging: &Path, out: &Path, parent: &Path, name: &str, replace: bool) -> std::io::Result<()> {
-    if !replace {
-        return std::fs::rename(staging, out);
+fn fill<'a>(staging: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(), StageError> {
+    for (rel, text) in files {
+        let path = staging.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(StageError::at(dir))?;
+        }
+        std::fs::write(&path, text).map_err(StageError::at(&path))?;
     }
-    let old: PathBuf = parent.join(format!(".{name}.kfctl-rs-old-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&old);
-    std::fs::rename(out, &old)?;
-    if let Err(e) = std::fs::rename(staging, out) {
-        let _ = std::fs::rename(&old, out);
-        return Err(e);
-    }
-    std::fs::remove_dir_all(&old)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("kfctl-write-{name}-{}", std::process::id()));

@@ -208,7 +208,7 @@ impl Cache {
         let text = serde_json::to_vec_pretty(&file).map_err(|e| SourceError::invalid(DIGEST_FILE, e.to_string()))?;
         let staged = super::fsutil::Staging::file(&self.root, "digests")?;
         std::fs::write(staged.path(), text).map_err(|e| SourceError::io(staged.path(), e))?;
-        staged.place(&self.digest_path())
+        Ok(staged.place(&self.digest_path())?)
     }
 }
 

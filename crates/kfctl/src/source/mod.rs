@@ -71,6 +71,12 @@ pub enum SourceError {
     Remote(#[from] RemoteError),
 }
 
+impl From<crate::staging::StageError> for SourceError {
+    fn from(e: crate::staging::StageError) -> SourceError {
+        SourceError::Io { path: e.path, message: e.message }
+    }
+}
+
 impl SourceError {
     /// Whether this is a safety refusal (exit code 4) rather than an availability problem (3).
     pub fn is_security(&self) -> bool {

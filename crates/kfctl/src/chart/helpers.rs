@@ -1,0 +1,86 @@
+//! The exported charts' `templates/_helpers.tpl`, generated from the parameter table.
+//!
+//! No copy of the whole file is kept: [`helpers_file`] assembles it at export time from the
+//! pieces in `templates/chart/helpers/`, in this order: `header.tpl`; `keep.tpl`, the Helm side
+//! of [`params::keep`] (`<component>.enabled` and `global.crds`, [`params::KEEP_HELM`]); one
+//! file per row of [`params::PARAMS`], named after the row (`images.tpl`, …) and holding the
+//! helpers the row names in [`params::Param::helm`], in the table's order; and `requires.tpl`,
+//! the umbrella's dependency check. A row added to the table without its file fails the
+//! export, and a test holds each file's `define`s equal to the helpers its row names.
+
+use super::ChartError;
+use super::scaffold::verbatim;
+use crate::catalog::params;
+
+/// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
+pub const REQUIRES_HELM: &[&str] = &["kfctl.requires"];
+
+/// Every piece of the helpers file, in order: (file under `templates/chart/helpers/`, the
+/// helpers it defines); the header defines none.
+pub fn pieces() -> Vec<(String, &'static [&'static str])> {
+    let mut pieces = vec![("header".to_string(), &[][..]), ("keep".to_string(), params::KEEP_HELM)];
+    pieces.extend(params::PARAMS.iter().map(|p| (p.name.to_string(), p.helm)));
+    pieces.push(("requires".to_string(), REQUIRES_HELM));
+    pieces
+}
+
+/// The text of `templates/_helpers.tpl`: the pieces, one blank line between them.
+pub fn helpers_file() -> Result<String, ChartError> {
+    let texts = pieces()
+        .iter()
+        .map(|(file, _)| verbatim(&format!("chart/helpers/{file}.tpl")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(texts.join("\n"))
+}
+
+/// The helpers a piece of text defines, in order.
+pub fn defines(text: &str) -> Vec<&str> {
+    text.split("{{- define \"").skip(1).filter_map(|rest| rest.split_once('"')).map(|(name, _)| name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_piece_defines_exactly_the_helpers_its_row_names() {
+        for (file, helm) in pieces() {
+            let text = verbatim(&format!("chart/helpers/{file}.tpl")).unwrap();
+            assert_eq!(defines(&text), helm, "templates/chart/helpers/{file}.tpl");
+            assert!(text.ends_with('\n'), "{file}.tpl ends with a newline");
+        }
+    }
+
+    #[test]
+    fn every_helper_called_is_defined_once() {
+        let file = helpers_file().unwrap();
+        let defined = defines(&file);
+        let mut unique = defined.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), defined.len(), "a helper is defined twice");
+        use super::super::params::Step;
+        let encoding = params::Encoding::Plain;
+        let steps = [
+            Step::Image { key: "k".into() },
+            Step::PullSecrets,
+            Step::NodeSelector,
+            Step::Tolerations,
+            Step::Affinity,
+            Step::Replicas { workload: "w".into() },
+            Step::Resources { workload: "w".into(), container: "c".into() },
+            Step::CommonMetadata { value: "commonLabels" },
+            Step::Credential { path: "p".into(), encoding },
+            Step::PssNamespace,
+            Step::PssProfiles,
+        ];
+        let mut calls: Vec<String> = steps.iter().map(|s| s.wrap("\"\"")).collect();
+        calls.push(file.clone());
+        calls.push("include \"kfctl.enabled\"".into()); // object.rs wraps every template in it
+        for text in &calls {
+            for called in text.split("include \"").skip(1).filter_map(|r| r.split_once('"')).map(|(n, _)| n) {
+                assert!(defined.contains(&called), "`{called}` is called but not defined");
+            }
+        }
+    }
+}

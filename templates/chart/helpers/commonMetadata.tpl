@@ -1,0 +1,14 @@
+{{/* kfctl.commonMetadata (list $ valueName json): `global.commonLabels` or
+     `global.commonAnnotations` merged over the object's (they win). */}}
+{{- define "kfctl.commonMetadata" -}}
+{{- $v := (index . 0).Values -}}
+{{- $raw := index . 2 -}}
+{{- $extra := get ($v.global | default dict) (index . 1) -}}
+{{- if and (kindIs "map" $extra) (not (empty $extra)) (or (eq $raw "") (hasPrefix "{" $raw)) -}}
+{{- $own := dict -}}
+{{- if $raw -}}{{- $own = fromJson $raw -}}{{- end -}}
+{{- toJson (merge (deepCopy $extra) $own) -}}
+{{- else -}}
+{{- $raw -}}
+{{- end -}}
+{{- end -}}
