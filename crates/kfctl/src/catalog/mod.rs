@@ -7,8 +7,10 @@
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
 //!   two cannot drift;
-//! - [`render`]: profile + values + upstream source → objects, each tagged with its component.
+//! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
+//! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
+pub mod attribute;
 pub mod component;
 pub mod embedded;
 pub mod images;
@@ -19,7 +21,7 @@ pub mod schema;
 pub mod values;
 
 pub use component::{Catalog, ComponentDef};
-pub use render::{RenderRequest, Rendered, render};
+pub use render::{RenderRequest, Rendered, RenderedObject, render};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
