@@ -138,7 +138,7 @@ pub enum SecretsCommand {
         #[arg(long, short = 'o')]
         out: PathBuf,
         /// The Dex user's email.
-        #[arg(long, default_value = "user@example.com")]
+        #[arg(long, default_value = kfctl::catalog::credentials::DEFAULT_EMAIL)]
         email: String,
     },
 }

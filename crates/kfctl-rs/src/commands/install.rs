@@ -72,6 +72,7 @@ impl SourceArgs {
                 values_digest,
             },
             uses_default_credentials: !rendered.default_credentials.is_empty(),
+            profile_allows_default_credentials: rendered.profile.allow_default_credentials,
             supported_kubernetes: upstream.supported_kubernetes.clone(),
         };
         Ok((rendered.objects, meta))
@@ -131,6 +132,8 @@ pub struct InstallArgs {
 pub struct RenderMeta {
     pub meta: InstallMeta,
     pub uses_default_credentials: bool,
+    /// The profile allows them (its `allowDefaultCredentials`).
+    pub profile_allows_default_credentials: bool,
     /// The release's supported Kubernetes range, when the catalog knows it.
     pub supported_kubernetes: Option<semver::VersionReq>,
 }
@@ -167,8 +170,21 @@ pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Ve
     };
     let uses_default_credentials = kfctl::cluster::preflight::uses_default_credentials(&objects);
     let catalog = kfctl::catalog::Catalog::embedded().map_err(super::catalog_error)?;
+    let profile_allows_default_credentials = profile_allows_default_credentials(profile, &catalog)?;
     let objects = kfctl::catalog::attribute::attribute_prerendered(&catalog, objects);
-    Ok((objects, RenderMeta { meta, uses_default_credentials, supported_kubernetes: None }))
+    let meta =
+        RenderMeta { meta, uses_default_credentials, profile_allows_default_credentials, supported_kubernetes: None };
+    Ok((objects, meta))
+}
+
+/// The profile's `allowDefaultCredentials`; a name that is no profile (only recorded with
+/// `--objects`) allows nothing.
+fn profile_allows_default_credentials(profile: &str, catalog: &kfctl::catalog::Catalog) -> anyhow::Result<bool> {
+    match kfctl::catalog::profile::resolve(profile, catalog) {
+        Ok(resolved) => Ok(resolved.allow_default_credentials),
+        Err(kfctl::catalog::CatalogError::UnknownProfile { .. }) => Ok(false),
+        Err(e) => Err(super::catalog_error(e)),
+    }
 }
 
 /// `kfctl-rs install`: render the profile (or read `--objects`), then install.
@@ -234,6 +250,7 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
         supported: meta.supported_kubernetes.unwrap_or_else(|| args.kubernetes_versions.clone()),
         uses_default_credentials: meta.uses_default_credentials,
         allow_default_credentials: args.allow_default_credentials,
+        profile_allows_default_credentials: meta.profile_allows_default_credentials,
         check_access: true,
     };
     options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };

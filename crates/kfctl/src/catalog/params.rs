@@ -23,6 +23,7 @@
 //! (`templates/chart/_helpers.tpl`), and `chart/params.rs` finds the same points in each
 //! object that the functions here change.
 
+use super::credentials::{default_email, default_password};
 use super::images;
 use serde_json::{Map, Value, json};
 
@@ -274,16 +275,16 @@ pub struct Credential {
 pub const CREDENTIALS: &[Credential] = &[
     Credential {
         value: "dex.staticUser.email",
-        what: "the Dex demo user's email (user@example.com)",
+        what: concat!("the Dex demo user's email (", default_email!(), ")"),
         kind: "ConfigMap",
         namespace: "auth",
         name: "dex",
         field: "/data/config.yaml",
-        encoding: Encoding::InText { needle: "- email: user@example.com", prefix: "- email: " },
+        encoding: Encoding::InText { needle: concat!("- email: ", default_email!()), prefix: "- email: " },
     },
     Credential {
         value: "dex.staticUser.passwordHash",
-        what: "the Dex demo user's password hash (password 12341234)",
+        what: concat!("the Dex demo user's password hash (password ", default_password!(), ")"),
         kind: "Secret",
         namespace: "auth",
         name: "dex-passwords",
