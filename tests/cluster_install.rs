@@ -3,6 +3,8 @@
 
 mod common;
 
+use kfctl::catalog::attribute::attribute_prerendered;
+use kfctl::catalog::{Catalog, RenderedObject};
 use kfctl::cluster::api::{ApiClient, ResourcePath, Target};
 use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::object::{ObjectRef, crd_kinds};
@@ -26,6 +28,11 @@ fn example() -> Vec<Value> {
     let path = common::example_golden();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     kfctl_yaml::parse_objects(&text, "example.yaml").unwrap()
+}
+
+/// Objects tagged with their components as `install --objects` tags a pre-rendered stream.
+fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
+    attribute_prerendered(&Catalog::embedded().unwrap(), docs)
 }
 
 /// Without cert-manager's CA injection annotations. The test API server treats lists as atomic
@@ -180,7 +187,7 @@ fn small_platform() -> Vec<Value> {
 fn plan_of_example_yaml_holds_exactly_its_objects_and_orders_resources_after_crds() {
     let docs = example();
     assert_eq!(docs.len(), 653);
-    let plan = Plan::build(&docs).unwrap();
+    let plan = Plan::build(&tagged(docs.clone())).unwrap();
     let planned: Vec<&ObjectRef> = plan.objects().map(|o| &o.reference).collect();
     assert_eq!(planned.len(), 653);
     let unique: std::collections::HashSet<&ObjectRef> = planned.iter().copied().collect();
@@ -219,7 +226,7 @@ async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothin
     let cluster = Cluster::start(cert_manager_rules(TestApiConfig::default()));
     let docs = without_ca_injection(example());
     let mut progress = RecordingProgress::default();
-    let report = install(docs.clone(), cluster.options(), &mut progress).await.unwrap();
+    let report = install(tagged(docs.clone()), cluster.options(), &mut progress).await.unwrap();
     assert_eq!((report.applied, report.waves_done), (653, report.waves_total));
     let record = cluster.record().unwrap();
     assert!(record.is_complete());
@@ -239,7 +246,7 @@ async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothin
     };
     let before = versions(&cluster);
     cluster.server.clear_requests();
-    install(docs, cluster.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(docs), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
     let second = cluster.patches();
     assert_eq!(second.len(), first.len(), "a re-run applies each object once and writes no record");
     let mut a = first.clone();
@@ -264,7 +271,7 @@ async fn webhook_failing_three_times_is_retried_until_it_answers() {
         ),
     );
     let mut progress = RecordingProgress::default();
-    install(small_platform(), cluster.options(), &mut progress).await.unwrap();
+    install(tagged(small_platform()), cluster.options(), &mut progress).await.unwrap();
     let attempts = cluster
         .patches()
         .iter()
@@ -298,7 +305,7 @@ async fn injected_webhook_waits_for_its_service_endpoint_and_ca_bundle() {
             "clientConfig": {"caBundle": "Cg==", "service": {"namespace": "kf", "name": "web", "path": "/mutate"}}}]}),
     ));
     let mut progress = RecordingProgress::default();
-    install(docs, cluster.options(), &mut progress).await.unwrap();
+    install(tagged(docs), cluster.options(), &mut progress).await.unwrap();
     let patch =
         cluster.patches().into_iter().find(|(p, _)| p.contains("mutatingwebhookconfigurations/web-hook")).unwrap();
     let body: Value = serde_json::from_slice(&patch.1).unwrap();
@@ -318,7 +325,7 @@ async fn late_crd_and_lagging_discovery_are_waited_for() {
         .discovery_lag(Duration::from_millis(400));
     let cluster = Cluster::start(config);
     let mut progress = RecordingProgress::default();
-    install(small_platform(), cluster.options(), &mut progress).await.unwrap();
+    install(tagged(small_platform()), cluster.options(), &mut progress).await.unwrap();
     assert!(cluster.has("example.org", "widgets", Some("kf"), "w1"));
     assert!(
         progress.lines.iter().any(|l| l.contains("not yet served by discovery") || l.contains("not Established")),
@@ -339,7 +346,7 @@ async fn throttling_server_errors_and_lock_conflicts_are_retried() {
         .fault(FaultRule::new(on("kf"), FaultAction::etcd_leader_changed()).times(1));
     let cluster = Cluster::start(config);
     let started = Instant::now();
-    install(small_platform(), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
     assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After: 1 was not honoured");
     let statuses: Vec<u16> = cluster.server.requests().iter().map(|r| r.status).collect();
     for code in [429, 503, 409, 500] {
@@ -358,7 +365,7 @@ async fn deployment_that_never_becomes_ready_times_out_on_time_and_is_listed() {
     let mut options = cluster.options();
     options.timeout = Duration::from_secs(2);
     let started = Instant::now();
-    let err = install(small_platform(), options, &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap_err();
     let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_secs(3), "timed out {elapsed:?} after start, deadline 2s");
     assert!(elapsed >= Duration::from_millis(1900), "gave up early: {elapsed:?}");
@@ -375,13 +382,14 @@ async fn conflict_with_another_manager_names_field_and_manager_then_force_takes_
     let cluster = Cluster::start(TestApiConfig::default());
     cluster.server.seed(namespace("kf")).unwrap();
     cluster.server.seed(configmap("kf", "settings", "theirs")).unwrap();
-    let err = install(small_platform(), cluster.options(), &mut RecordingProgress::default()).await.unwrap_err();
+    let err =
+        install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default()).await.unwrap_err();
     assert!(matches!(err, ClusterError::Conflict { .. }), "{err}");
     let text = err.to_string();
     assert!(text.contains(".data.k") && text.contains("test-seed") && text.contains("--force-conflicts"), "{text}");
     let mut options = cluster.options();
     options.force_conflicts = true;
-    install(small_platform(), options, &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap();
     let cm = cluster.server.object(&ObjectKey::new("", "configmaps", Some("kf"), "settings")).unwrap();
     assert_eq!(cm["data"]["k"], "a");
 }
@@ -457,7 +465,7 @@ async fn api_failures_are_typed_from_status_details_and_the_transport() {
 #[tokio::test]
 async fn dropped_connection_and_interrupt_then_rerun_converge_to_the_same_objects() {
     let reference = Cluster::start(TestApiConfig::default());
-    install(small_platform(), reference.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(small_platform()), reference.options(), &mut RecordingProgress::default()).await.unwrap();
 
     let cluster = Cluster::start(
         TestApiConfig::default().fault(
@@ -469,13 +477,14 @@ async fn dropped_connection_and_interrupt_then_rerun_converge_to_the_same_object
     let mut options = cluster.options();
     options.interrupt = Some(rx);
     options.concurrency = 1;
-    let err = install(small_platform(), options, &mut InterruptAfter { after: 3, seen: 0, tx }).await.unwrap_err();
+    let err =
+        install(tagged(small_platform()), options, &mut InterruptAfter { after: 3, seen: 0, tx }).await.unwrap_err();
     assert_eq!(err.exit_code(), Code::Interrupted, "{err}");
     let partial = cluster.record().expect("an interrupted install records its progress");
     assert_eq!(partial.inventory.len(), 3);
     assert!(!partial.is_complete());
 
-    install(small_platform(), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
     assert!(cluster.server.requests().iter().any(|r| r.status == 0), "the dropped connection did not happen");
     assert_eq!(stored_state(&cluster), stored_state(&reference));
     assert!(cluster.record().unwrap().is_complete());
@@ -491,7 +500,7 @@ async fn uninstall_after_partial_install_removes_inventory_and_keeps_preexisting
     cluster.server.seed(namespace("kf")).unwrap();
     let mut options = cluster.options();
     options.timeout = Duration::from_secs(1);
-    let err = install(small_platform(), options, &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap_err();
     assert_eq!(err.exit_code(), Code::Timeout);
     let record = cluster.record().unwrap();
     let report = uninstall(&cluster.target(), false, 8, &mut RecordingProgress::default()).await.unwrap();
@@ -517,15 +526,15 @@ async fn secret_values_never_reach_errors_progress_or_diffs() {
         ),
     )));
     let mut progress = RecordingProgress::default();
-    let err = install(small_platform(), cluster.options(), &mut progress).await.unwrap_err();
+    let err = install(tagged(small_platform()), cluster.options(), &mut progress).await.unwrap_err();
     let text = format!("{err} {err:?} {:?}", progress.lines);
     assert!(text.contains("Secret kf/creds"), "{text}");
     assert!(!text.contains(leak), "secret value leaked: {text}");
     cluster.server.clear_faults();
-    install(small_platform(), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
     let mut changed = small_platform();
     changed[3]["stringData"]["password"] = json!("another-s3cret-value");
-    let entries = diff(&changed, &cluster.target(), 4).await.unwrap();
+    let entries = diff(&tagged(changed), &cluster.target(), 4).await.unwrap();
     let secret = entries.iter().find(|e| e.object.kind == "Secret").unwrap();
     assert_eq!(secret.action, Action::Change);
     let shown = serde_json::to_string(&entries).unwrap() + &kfctl::cluster::diff::render_text(&entries);
@@ -536,7 +545,7 @@ async fn secret_values_never_reach_errors_progress_or_diffs() {
 #[tokio::test]
 async fn preflight_refuses_unsupported_versions_and_missing_rights_before_any_write() {
     let old = Cluster::start(TestApiConfig::default().git_version("v1.31.2"));
-    let err = install(small_platform(), old.options(), &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tagged(small_platform()), old.options(), &mut RecordingProgress::default()).await.unwrap_err();
     assert!(err.to_string().contains("v1.31.2") && err.exit_code() == Code::Cluster, "{err}");
     assert!(old.patches().is_empty());
     let denied = Cluster::start(TestApiConfig::default().deny(kfctl_testapi::AccessDenial {
@@ -544,12 +553,12 @@ async fn preflight_refuses_unsupported_versions_and_missing_rights_before_any_wr
         resource: Some("customresourcedefinitions".into()),
         ..Default::default()
     }));
-    let err = install(small_platform(), denied.options(), &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tagged(small_platform()), denied.options(), &mut RecordingProgress::default()).await.unwrap_err();
     assert!(err.to_string().contains("patch customresourcedefinitions.apiextensions.k8s.io"), "{err}");
     assert!(denied.patches().is_empty());
     let mut unknown = small_platform();
     unknown.push(obj("nobody.example.com/v1", "Ghost", Some("kf"), "g", json!({})));
-    let err = install(unknown, denied.options(), &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tagged(unknown), denied.options(), &mut RecordingProgress::default()).await.unwrap_err();
     assert!(err.to_string().contains("Ghost"), "{err}");
 }
 
@@ -563,7 +572,7 @@ async fn real_cluster_install() {
     let mut options = InstallOptions::new(Target::default(), meta);
     options.timeout = Duration::from_secs(30 * 60);
     let mut progress = kfctl::cluster::progress::LineProgress::new(std::io::stderr(), Duration::from_secs(10));
-    let report = install(example(), options, &mut progress).await.unwrap();
+    let report = install(tagged(example()), options, &mut progress).await.unwrap();
     assert_eq!(report.waves_done, report.waves_total);
 }
 
@@ -597,7 +606,7 @@ async fn bench_install(latency: Duration, docs: Vec<Value>) -> (Duration, Durati
     }
     let (server_before, client_before) = cpu_times();
     let started = Instant::now();
-    let report = install(docs, options, &mut RecordingProgress::default()).await.unwrap();
+    let report = install(tagged(docs), options, &mut RecordingProgress::default()).await.unwrap();
     let wall = started.elapsed();
     let (server_after, client_after) = cpu_times();
     assert_eq!(report.applied, 653);
@@ -635,7 +644,7 @@ async fn server_dry_run_persists_nothing_and_skips_resources_of_uninstalled_crds
     let mut options = fresh.options();
     options.dry_run = kfctl::cluster::DryRun::Server;
     let mut progress = RecordingProgress::default();
-    let report = install(small_platform(), options, &mut progress).await.unwrap();
+    let report = install(tagged(small_platform()), options, &mut progress).await.unwrap();
     assert_eq!(report.applied, 2, "only the namespace and the CRD can be judged on a fresh cluster");
     assert!(
         progress
@@ -650,7 +659,7 @@ async fn server_dry_run_persists_nothing_and_skips_resources_of_uninstalled_crds
     let mut options = cluster.options();
     options.dry_run = kfctl::cluster::DryRun::Server;
     let mut progress = RecordingProgress::default();
-    let report = install(small_platform(), options, &mut progress).await.unwrap();
+    let report = install(tagged(small_platform()), options, &mut progress).await.unwrap();
     assert!(report.dry_run);
     assert_eq!(report.applied, small_platform().len() - 1);
     assert!(progress.lines.iter().any(|l| l.contains("Widget kf/w1 not checked")), "{:#?}", progress.lines);
@@ -675,7 +684,7 @@ async fn whole_platform_installs_in_one_pass_with_webhooks_simulated() {
     }
     let cluster = Cluster::start(config);
     let mut progress = RecordingProgress::default();
-    let report = install(example(), cluster.options(), &mut progress).await.unwrap();
+    let report = install(tagged(example()), cluster.options(), &mut progress).await.unwrap();
     assert_eq!(report.waves_done, report.waves_total);
     let refused: Vec<String> = cluster
         .server

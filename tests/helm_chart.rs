@@ -677,6 +677,7 @@ fn edge_prepared() -> Prepared {
         name: "edge".into(),
         description: "hand-made edge cases".into(),
         kubernetes: "cluster".into(),
+        allow_default_credentials: false,
         components: ["cert-manager", "kubeflow-namespace", "katib"]
             .iter()
             .map(|c| (c.to_string(), "default".to_string()))

@@ -173,7 +173,7 @@ pub enum SecretsCommand {
         #[arg(long, value_name = "FILE")]
         password_file: Option<PathBuf>,
         /// The Dex user's email.
-        #[arg(long, default_value = "user@example.com")]
+        #[arg(long, default_value = kfctl::catalog::credentials::DEFAULT_EMAIL)]
         email: String,
     },
 }

@@ -6,8 +6,8 @@ use super::install::{ClusterArgs, Output, RenderMeta, SourceArgs, cluster_error}
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
+use kfctl::catalog::RenderedObject;
 use kfctl::cluster::diff::{Action, diff, render_text};
-use serde_json::Value;
 
 #[derive(Debug, Clone, Args)]
 pub struct DiffArgs {
@@ -27,7 +27,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
 }
 
 /// Diff rendered objects against the cluster.
-pub fn run_with_objects(args: DiffArgs, objects: Vec<Value>, _meta: RenderMeta) -> anyhow::Result<Code> {
+pub fn run_with_objects(args: DiffArgs, objects: Vec<RenderedObject>, _meta: RenderMeta) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let entries = runtime.block_on(diff(&objects, &args.cluster.target(), 16)).map_err(cluster_error)?;
     match args.output {

@@ -5,20 +5,21 @@
 //! question names the server and its version); without a terminal the command says so and
 //! stops. Ctrl-C stops after the requests in flight, records progress and exits 130.
 //!
-//! The renderer calls [`run_with_objects`] with the rendered objects and their [`RenderMeta`];
-//! until it is wired, `--objects FILE` installs a pre-rendered YAML stream.
+//! [`run_with_objects`] takes the objects tagged with their catalog components and their
+//! [`RenderMeta`]: from the render, or from `--objects FILE` (a pre-rendered YAML stream whose
+//! components `catalog::attribute::attribute_prerendered` infers).
 
 use crate::exit::{Code, coded};
 use crate::progress::BarProgress;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
+use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::Target;
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::preflight::PreflightOptions;
 use kfctl::cluster::progress::{LineProgress, Progress};
 use kfctl::cluster::{self, ClusterError, DryRun, InstallMeta, InstallOptions};
 use kfctl::exit::ExitStatus;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -53,9 +54,9 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
-    /// The objects to install and what the install record says about them: the profile's
-    /// render (the default), or a pre-rendered stream (`--objects`).
-    pub fn objects_and_meta(&self) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
+    /// The objects to install, tagged with their components, and what the install record says
+    /// about them: the profile's render (the default), or a pre-rendered stream (`--objects`).
+    pub fn objects_and_meta(&self) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
         if let Some(path) = &self.objects {
             return load_objects(path, &self.render.profile);
         }
@@ -71,9 +72,10 @@ impl SourceArgs {
                 values_digest,
             },
             uses_default_credentials: !rendered.default_credentials.is_empty(),
+            profile_allows_default_credentials: rendered.profile.allow_default_credentials,
             supported_kubernetes: upstream.supported_kubernetes.clone(),
         };
-        Ok((rendered.objects.into_iter().map(|o| o.obj).collect(), meta))
+        Ok((rendered.objects, meta))
     }
 }
 
@@ -130,6 +132,8 @@ pub struct InstallArgs {
 pub struct RenderMeta {
     pub meta: InstallMeta,
     pub uses_default_credentials: bool,
+    /// The profile allows them (its `allowDefaultCredentials`).
+    pub profile_allows_default_credentials: bool,
     /// The release's supported Kubernetes range, when the catalog knows it.
     pub supported_kubernetes: Option<semver::VersionReq>,
 }
@@ -152,8 +156,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-/// Read a pre-rendered stream (`--objects`) and describe it.
-pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<Value>, RenderMeta)> {
+/// Read a pre-rendered stream (`--objects`), attribute its objects to components and describe it.
+pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read objects", path.display()))
         .map_err(|e| coded(Code::Usage, e))?;
@@ -165,7 +169,22 @@ pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Ve
         values_digest: String::new(),
     };
     let uses_default_credentials = kfctl::cluster::preflight::uses_default_credentials(&objects);
-    Ok((objects, RenderMeta { meta, uses_default_credentials, supported_kubernetes: None }))
+    let catalog = kfctl::catalog::Catalog::embedded().map_err(super::catalog_error)?;
+    let profile_allows_default_credentials = profile_allows_default_credentials(profile, &catalog)?;
+    let objects = kfctl::catalog::attribute::attribute_prerendered(&catalog, objects);
+    let meta =
+        RenderMeta { meta, uses_default_credentials, profile_allows_default_credentials, supported_kubernetes: None };
+    Ok((objects, meta))
+}
+
+/// The profile's `allowDefaultCredentials`; a name that is no profile (only recorded with
+/// `--objects`) allows nothing.
+fn profile_allows_default_credentials(profile: &str, catalog: &kfctl::catalog::Catalog) -> anyhow::Result<bool> {
+    match kfctl::catalog::profile::resolve(profile, catalog) {
+        Ok(resolved) => Ok(resolved.allow_default_credentials),
+        Err(kfctl::catalog::CatalogError::UnknownProfile { .. }) => Ok(false),
+        Err(e) => Err(super::catalog_error(e)),
+    }
 }
 
 /// `kfctl-rs install`: render the profile (or read `--objects`), then install.
@@ -175,7 +194,7 @@ pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
 }
 
 /// Install rendered objects.
-pub fn run_with_objects(args: InstallArgs, objects: Vec<Value>, meta: RenderMeta) -> anyhow::Result<Code> {
+pub fn run_with_objects(args: InstallArgs, objects: Vec<RenderedObject>, meta: RenderMeta) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     if args.plan || args.dry_run == Some(DryRunMode::Client) {
         let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
@@ -231,6 +250,7 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
         supported: meta.supported_kubernetes.unwrap_or_else(|| args.kubernetes_versions.clone()),
         uses_default_credentials: meta.uses_default_credentials,
         allow_default_credentials: args.allow_default_credentials,
+        profile_allows_default_credentials: meta.profile_allows_default_credentials,
         check_access: true,
     };
     options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
@@ -250,7 +270,7 @@ pub fn progress_sink() -> Box<dyn Progress> {
 }
 
 /// Ask on a terminal, after the preflight; refuse without one.
-async fn confirm(objects: &[Value], options: &InstallOptions) -> anyhow::Result<()> {
+async fn confirm(objects: &[RenderedObject], options: &InstallOptions) -> anyhow::Result<()> {
     if !std::io::stdin().is_terminal() {
         return Err(coded(
             Code::Usage,

@@ -1,6 +1,7 @@
-//! The component catalog: `charts/catalog.yaml` (order and output sort) and one
-//! `charts/<name>/component.yaml` per component (upstream paths per variant, dependencies,
-//! namespaces). Hand-written metadata only; the objects come from upstream at render time.
+//! The component catalog: `charts/catalog.yaml` (order, the install's foundations, output sort)
+//! and one `charts/<name>/component.yaml` per component (upstream paths per variant,
+//! dependencies, namespaces, name prefixes). Hand-written metadata only; the objects come from
+//! upstream at render time.
 
 use super::CatalogError;
 use super::embedded;
@@ -29,6 +30,38 @@ pub struct ComponentDef {
     pub provides: IndexMap<String, Vec<String>>,
     #[serde(default)]
     pub namespaces: Vec<String>,
+    /// Object names that mark this component in a pre-rendered stream (see
+    /// [`super::attribute::attribute_prerendered`]).
+    #[serde(default)]
+    pub name_prefixes: Vec<String>,
+}
+
+/// A foundation of the install (`foundations:` in `charts/catalog.yaml`): set up, in catalog
+/// order, before every other object.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Foundation {
+    pub name: String,
+    /// Components whose objects all belong to it.
+    #[serde(default)]
+    pub components: Vec<String>,
+    /// Objects of another component that belong to it.
+    #[serde(default)]
+    pub parts: Vec<FoundationPart>,
+    /// Namespaces whose objects belong to it, whichever component brings them.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// API groups it serves: their custom resources wait for it.
+    #[serde(default)]
+    pub api_groups: Vec<String>,
+}
+
+/// The objects of `component` whose name starts with `name_prefix`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FoundationPart {
+    pub component: String,
+    pub name_prefix: String,
 }
 
 impl ComponentDef {
@@ -49,6 +82,8 @@ impl ComponentDef {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CatalogFile {
     order: Vec<String>,
+    #[serde(default)]
+    foundations: Vec<Foundation>,
     sort_options: SortOptions,
 }
 
@@ -56,6 +91,8 @@ struct CatalogFile {
 #[derive(Debug, Clone)]
 pub struct Catalog {
     pub components: IndexMap<String, ComponentDef>,
+    /// The install's foundations, in install order.
+    pub foundations: Vec<Foundation>,
     pub sort_options: SortOptions,
 }
 
@@ -87,7 +124,7 @@ impl Catalog {
             }
             components.insert(name.clone(), def);
         }
-        Ok(Catalog { components, sort_options: index.sort_options })
+        Ok(Catalog { components, foundations: index.foundations, sort_options: index.sort_options })
     }
 
     pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
@@ -113,6 +150,12 @@ mod tests {
                 assert!(catalog.components.contains_key(dep), "{} depends on unknown {dep}", def.name);
             }
             assert!(!def.variants.is_empty(), "{} has no variant", def.name);
+        }
+        for foundation in &catalog.foundations {
+            let named = foundation.components.iter().chain(foundation.parts.iter().map(|p| &p.component));
+            for component in named {
+                assert!(catalog.components.contains_key(component), "{} names unknown {component}", foundation.name);
+            }
         }
         let mut folders: Vec<&str> = super::embedded::files_under("charts/")
             .filter_map(|(p, _)| p.strip_suffix("/component.yaml")?.strip_prefix("charts/"))

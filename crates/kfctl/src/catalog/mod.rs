@@ -4,12 +4,16 @@
 //! - [`profile`]: which components and variants a profile enables, and the kustomization
 //!   whose real `kustomize build` is that profile's default render (the 1:1 contract);
 //! - [`values`] and [`schema`]: Helm-style values layering and checking;
+//! - [`credentials`]: upstream's well-known demo login, the one place it is known;
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
 //!   two cannot drift;
-//! - [`render`]: profile + values + upstream source → objects, each tagged with its component.
+//! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
+//! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
+pub mod attribute;
 pub mod component;
+pub mod credentials;
 pub mod embedded;
 pub mod images;
 pub mod params;
@@ -20,7 +24,7 @@ pub mod strvals;
 pub mod values;
 
 pub use component::{Catalog, ComponentDef};
-pub use render::{RenderRequest, Rendered, render};
+pub use render::{RenderRequest, Rendered, RenderedObject, render};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {

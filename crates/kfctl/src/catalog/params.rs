@@ -24,6 +24,7 @@
 //! export generates each chart's `_helpers.tpl` (`chart/helpers.rs`); `chart/params.rs` finds,
 //! for each row ([`ParamId`]), the same points in each object that the functions here change.
 
+use super::credentials::{default_email, default_password};
 use super::images;
 use serde_json::{Map, Value, json};
 
@@ -307,16 +308,16 @@ pub struct Credential {
 pub const CREDENTIALS: &[Credential] = &[
     Credential {
         value: "dex.staticUser.email",
-        what: "the Dex demo user's email (user@example.com)",
+        what: concat!("the Dex demo user's email (", default_email!(), ")"),
         kind: "ConfigMap",
         namespace: "auth",
         name: "dex",
         field: "/data/config.yaml",
-        encoding: Encoding::InText { needle: "- email: user@example.com", prefix: "- email: " },
+        encoding: Encoding::InText { needle: concat!("- email: ", default_email!()), prefix: "- email: " },
     },
     Credential {
         value: "dex.staticUser.passwordHash",
-        what: "the Dex demo user's password hash (password 12341234)",
+        what: concat!("the Dex demo user's password hash (password ", default_password!(), ")"),
         kind: "Secret",
         namespace: "auth",
         name: "dex-passwords",

@@ -29,9 +29,11 @@ pub struct ProfileFile {
     #[serde(default)]
     pub description: String,
     pub extends: Option<String>,
-    /// `kind` for a local Kind cluster, `cluster` otherwise (install's preflight and
-    /// credential rules differ).
+    /// `kind` for a local Kind cluster, `cluster` otherwise.
     pub kubernetes: Option<String>,
+    /// Install may keep upstream's default credentials (`kind`: a local cluster).
+    #[serde(rename = "allowDefaultCredentials")]
+    pub allow_default_credentials: Option<bool>,
     #[serde(default)]
     pub components: IndexMap<String, Choice>,
     #[serde(default)]
@@ -44,6 +46,8 @@ pub struct Resolved {
     pub name: String,
     pub description: String,
     pub kubernetes: String,
+    /// Install may keep upstream's default credentials (inherited through `extends`).
+    pub allow_default_credentials: bool,
     /// Enabled components and their variants, in catalog order.
     pub components: Vec<(String, String)>,
     pub values: Value,
@@ -93,6 +97,7 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
         name: merged.name,
         description: merged.description,
         kubernetes: merged.kubernetes.unwrap_or_else(|| "cluster".into()),
+        allow_default_credentials: merged.allow_default_credentials.unwrap_or(false),
         components,
         values: merged.values,
     };
@@ -126,6 +131,7 @@ fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile
         description: file.description,
         extends: file.extends,
         kubernetes: file.kubernetes.or(base.kubernetes),
+        allow_default_credentials: file.allow_default_credentials.or(base.allow_default_credentials),
         components: base.components,
         values: base.values,
     })
@@ -258,6 +264,7 @@ mod tests {
         assert_eq!(kind.components.len(), mt.components.len());
         assert!(kind.components.contains(&("oauth2-proxy".into(), "m2m-dex-and-kind".into())));
         assert!(kind.components.iter().any(|(c, _)| c == "trainer"));
+        assert!(kind.allow_default_credentials && !mt.allow_default_credentials);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::engine::scoped;
 use super::object::ObjectRef;
 use super::plan::{Plan, PlannedObject};
 use super::redact::{REDACTED, Redactor, is_secret};
+use crate::catalog::RenderedObject;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
@@ -53,11 +54,15 @@ pub struct FieldChange {
 }
 
 /// Diff every object of the plan against the cluster.
-pub async fn diff(objects: &[Value], target: &Target, concurrency: usize) -> Result<Vec<DiffEntry>, ClusterError> {
+pub async fn diff(
+    objects: &[RenderedObject],
+    target: &Target,
+    concurrency: usize,
+) -> Result<Vec<DiffEntry>, ClusterError> {
     let plan = Plan::build(objects)?;
     let api = ApiClient::connect(target).await?;
     let resolver = Resolver::new(api.clone());
-    let redactor = Redactor::from_docs(objects);
+    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
     let results: Vec<Result<DiffEntry, ClusterError>> = futures::stream::iter(plan.objects())
         .map(|o| diff_one(&api, &resolver, &plan, o, &redactor))
         .buffered(concurrency.max(1))

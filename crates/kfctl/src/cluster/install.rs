@@ -21,6 +21,7 @@ use super::progress::{Event, Progress};
 use super::record::{self, InstallMeta, InstallRecord};
 use super::redact::Redactor;
 use super::retry::Backoff;
+use crate::catalog::RenderedObject;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -88,9 +89,9 @@ pub struct InstallReport {
     pub plan_digest: String,
 }
 
-/// Install `objects` onto the cluster of `options.target`.
+/// Install `objects` (each tagged with its catalog component) onto the cluster of `options.target`.
 pub async fn install(
-    objects: Vec<Value>,
+    objects: Vec<RenderedObject>,
     options: InstallOptions,
     progress: &mut dyn Progress,
 ) -> Result<InstallReport, ClusterError> {
@@ -108,8 +109,12 @@ pub async fn install(
         deadline: started + options.timeout,
         timeout: options.timeout,
     };
-    let mut engine =
-        Engine::new(api.clone(), settings, Redactor::from_docs(&objects), plan.crd_kinds.keys().cloned().collect());
+    let mut engine = Engine::new(
+        api.clone(),
+        settings,
+        Redactor::from_docs(objects.iter().map(|o| &o.obj)),
+        plan.crd_kinds.keys().cloned().collect(),
+    );
     engine.interrupt = options.interrupt.clone();
     let checks = preflight::run(&api, &engine.resolver, &plan, &options.preflight).await?;
     for warning in &checks.warnings {
@@ -143,7 +148,7 @@ pub struct Checked {
 }
 
 /// Plan and preflight only: nothing is written.
-pub async fn check(objects: &[Value], options: &InstallOptions) -> Result<Checked, ClusterError> {
+pub async fn check(objects: &[RenderedObject], options: &InstallOptions) -> Result<Checked, ClusterError> {
     let plan = Plan::build(objects)?;
     preflight::check_credentials(&options.meta.profile, &options.preflight)?;
     let api = ApiClient::connect(&options.target).await?;
@@ -235,7 +240,7 @@ impl Run {
         self.applied += 1;
         self.created += usize::from(applied.created);
         if let Some(record) = &mut self.record {
-            record.note_applied(&object.reference, &object.app, wave, applied.created);
+            record.note_applied(&object.reference, &object.component, wave, applied.created);
         }
     }
 

@@ -63,8 +63,9 @@ pub enum ClusterError {
     #[error("preflight: {0}")]
     Preflight(String),
     #[error(
-        "security: profile {profile}: the rendered objects keep upstream's default credentials (user@example.com / 12341234); \
-         set your own in the values, or pass --allow-default-credentials to accept them"
+        "security: profile {profile}: the rendered objects keep upstream's default credentials ({}); \
+         set your own in the values, or pass --allow-default-credentials to accept them",
+        crate::catalog::credentials::DEFAULT_LOGIN
     )]
     DefaultCredentials { profile: String },
     #[error("{object}: the API server refused it: {failure}")]

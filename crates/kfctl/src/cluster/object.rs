@@ -113,9 +113,9 @@ pub struct Scopes {
 
 impl Scopes {
     /// Learn custom kinds' scopes from the CRDs among `docs`.
-    pub fn from_docs(docs: &[Value]) -> Self {
+    pub fn from_docs<'a>(docs: impl IntoIterator<Item = &'a Value>) -> Self {
         let mut scopes = Scopes::default();
-        for crd in docs.iter().filter(|d| is_crd(d)) {
+        for crd in docs.into_iter().filter(|d| is_crd(d)) {
             if let Some((group, kind)) = crd_group_kind(crd) {
                 let cluster = crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
                 let set = if cluster { &mut scopes.cluster_custom } else { &mut scopes.namespaced_custom };
@@ -163,8 +163,8 @@ pub fn crd_group_kind(crd: &Value) -> Option<(String, String)> {
 }
 
 /// Which `group/Kind`s the CRDs among `docs` define, mapped to the CRD's name.
-pub fn crd_kinds(docs: &[Value]) -> HashMap<String, String> {
-    docs.iter()
+pub fn crd_kinds<'a>(docs: impl IntoIterator<Item = &'a Value>) -> HashMap<String, String> {
+    docs.into_iter()
         .filter(|d| is_crd(d))
         .filter_map(|crd| {
             let (group, kind) = crd_group_kind(crd)?;

@@ -4,23 +4,23 @@
 //! settle. kfctl-rs instead sorts objects into waves so each one is applied after what it needs
 //! exists and works. Two tables decide:
 //!
-//! 1. [`COMPONENTS`]: the foundations other components depend on, in dependency order.
-//!    cert-manager must be ready before any Certificate or Issuer exists (its webhook validates
-//!    them and its controller issues the Secrets later workloads mount); Istio's control plane
-//!    and sidecar injector must be ready before the workloads it injects and before its own
-//!    resources; JobSet must be ready before Trainer's runtimes. Everything else is `platform`.
-//!    An object belongs to the first component whose namespace, name prefix or API group
-//!    matches; a webhook configuration belongs to the component of the Service it calls, and a
-//!    custom resource to the component that serves its API group.
+//! 1. The foundations (`foundations:` in `charts/catalog.yaml`, read by [`InstallOrder`]): the
+//!    components others depend on, in dependency order — cert-manager, Istio, JobSet.
+//!    Everything else is [`PLATFORM`]. An object belongs to a foundation by the component the
+//!    render tagged it with (or a foundation's `parts` and `namespaces`); a custom resource
+//!    belongs to the foundation that serves its API group.
 //! 2. [`KIND_CLASSES`]: what kind of step a kind is (namespace, CRD, configuration, workload,
 //!    webhook). Kinds not listed are configuration when built in, custom resources otherwise.
 //!
 //! The waves then are: namespaces; CRDs; configuration (RBAC, ServiceAccounts, ConfigMaps,
-//! Secrets...); then per component in order: its Services and workloads, its mutating webhooks,
-//! its custom resources; and ValidatingWebhookConfigurations last.
+//! Secrets...); then per foundation in order: its Services and workloads, its mutating
+//! webhooks, its custom resources; and ValidatingWebhookConfigurations last.
 
 use super::object::ObjectRef;
+use crate::catalog::Catalog;
+use crate::catalog::component::Foundation;
 use serde::Serialize;
+use std::sync::OnceLock;
 
 /// A step class: what applying an object of this kind means for ordering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -35,35 +35,14 @@ pub enum Class {
     ValidatingWebhook,
 }
 
-/// A component the install orders by, matched on namespace, name prefix or API group.
-#[derive(Debug)]
-pub struct ComponentRule {
-    pub name: &'static str,
-    pub namespaces: &'static [&'static str],
-    pub name_prefixes: &'static [&'static str],
-    /// API groups the component serves; a group matches itself and its subdomains.
-    pub api_groups: &'static [&'static str],
-}
-
-/// Foundations in dependency order; anything unmatched is [`PLATFORM`], installed after them.
-pub const COMPONENTS: &[ComponentRule] = &[
-    ComponentRule {
-        name: "cert-manager",
-        namespaces: &["cert-manager"],
-        name_prefixes: &["cert-manager"],
-        api_groups: &["cert-manager.io"],
-    },
-    ComponentRule {
-        name: "istio",
-        namespaces: &["istio-system"],
-        name_prefixes: &["istio"],
-        api_groups: &["istio.io"],
-    },
-    ComponentRule { name: "jobset", namespaces: &[], name_prefixes: &["jobset"], api_groups: &["jobset.x-k8s.io"] },
-];
-
-/// The component of everything no foundation rule matches.
+/// The wave group of everything no foundation holds, installed after the foundations.
 pub const PLATFORM: &str = "platform";
+
+/// The foundations of the install, in order, from the catalog.
+#[derive(Debug, Clone)]
+pub struct InstallOrder {
+    pub foundations: Vec<Foundation>,
+}
 
 /// Kinds by class; unlisted built-in kinds are [`Class::Config`], unlisted others custom resources.
 pub const KIND_CLASSES: &[(&str, Class)] = &[
@@ -124,56 +103,60 @@ fn group_matches(group: &str, served: &str) -> bool {
     group == served || group.strip_suffix(served).is_some_and(|rest| rest.ends_with('.'))
 }
 
-fn rule_matches(rule: &ComponentRule, namespace: Option<&str>, name: &str) -> bool {
-    namespace.is_some_and(|ns| rule.namespaces.contains(&ns)) || rule.name_prefixes.iter().any(|p| name.starts_with(p))
-}
-
-/// The component serving an API group, if a foundation does.
-pub fn component_of_group(group: &str) -> &'static str {
-    COMPONENTS
-        .iter()
-        .find(|rule| rule.api_groups.iter().any(|served| group_matches(group, served)))
-        .map_or(PLATFORM, |rule| rule.name)
-}
-
-/// The component of a namespaced or named object (not a custom resource).
-pub fn component_of_name(namespace: Option<&str>, name: &str) -> &'static str {
-    COMPONENTS.iter().find(|rule| rule_matches(rule, namespace, name)).map_or(PLATFORM, |rule| rule.name)
-}
-
-/// The component of an object: custom resources by API group, CRDs by the group they define,
-/// webhook configurations by the Service they call, everything else by namespace and name.
-pub fn component_of(r: &ObjectRef, doc: &serde_json::Value) -> &'static str {
-    match class_of(r) {
-        Class::CustomResource => component_of_group(r.group()),
-        Class::Crd => doc.pointer("/spec/group").and_then(|g| g.as_str()).map_or(PLATFORM, component_of_group),
-        Class::MutatingWebhook | Class::ValidatingWebhook => first_webhook_service(doc)
-            .map_or_else(|| component_of_name(None, &r.name), |(ns, name)| component_of_name(Some(&ns), &name)),
-        _ => component_of_name(r.namespace.as_deref(), &r.name),
+impl InstallOrder {
+    /// The foundations of a catalog.
+    pub fn from_catalog(catalog: &Catalog) -> Self {
+        InstallOrder { foundations: catalog.foundations.clone() }
     }
-}
 
-/// Labels that name the application an object belongs to, in order of preference.
-pub const APP_LABELS: &[&str] = &["app.kubernetes.io/part-of", "app.kubernetes.io/name", "app"];
-
-/// The application an object belongs to, for status reports: the foundation component when it
-/// is one, else the first [`APP_LABELS`] label, else the namespace, else [`PLATFORM`].
-pub fn app_of(component: &str, r: &ObjectRef, doc: &serde_json::Value) -> String {
-    if component != PLATFORM {
-        return component.to_string();
+    /// The foundations of the catalog compiled into the binary (read once).
+    pub fn embedded() -> Result<&'static InstallOrder, String> {
+        static ORDER: OnceLock<Result<InstallOrder, String>> = OnceLock::new();
+        ORDER
+            .get_or_init(|| Catalog::embedded().map(|c| InstallOrder::from_catalog(&c)).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
     }
-    let labels = doc.pointer("/metadata/labels");
-    APP_LABELS
-        .iter()
-        .find_map(|key| labels.and_then(|l| l.get(*key)).and_then(|v| v.as_str()))
-        .map(str::to_string)
-        .or_else(|| r.namespace.clone())
-        .unwrap_or_else(|| PLATFORM.to_string())
-}
 
-/// The (namespace, name) of the Service the first webhook of a configuration calls.
-pub fn first_webhook_service(doc: &serde_json::Value) -> Option<(String, String)> {
-    webhook_services(doc).into_iter().next()
+    /// The foundation serving an API group, if one does.
+    pub fn foundation_of_group(&self, group: &str) -> &str {
+        self.foundations
+            .iter()
+            .find(|f| f.api_groups.iter().any(|served| group_matches(group, served)))
+            .map_or(PLATFORM, |f| f.name.as_str())
+    }
+
+    /// The foundation holding an object of `component` (not a custom resource).
+    pub fn foundation_of_component(&self, component: &str, r: &ObjectRef) -> &str {
+        let holds = |f: &Foundation| {
+            f.components.iter().any(|c| c == component)
+                || f.parts.iter().any(|p| p.component == component && r.name.starts_with(p.name_prefix.as_str()))
+                || r.namespace.as_ref().is_some_and(|ns| f.namespaces.contains(ns))
+        };
+        self.foundations.iter().find(|f| holds(f)).map_or(PLATFORM, |f| f.name.as_str())
+    }
+
+    /// The foundation of an object the render tagged with `component`: custom resources by API
+    /// group, CRDs by the group they define, everything else by its component.
+    pub fn foundation_of(&self, component: &str, r: &ObjectRef, doc: &serde_json::Value) -> &str {
+        match class_of(r) {
+            Class::CustomResource => self.foundation_of_group(r.group()),
+            Class::Crd => {
+                doc.pointer("/spec/group").and_then(|g| g.as_str()).map_or(PLATFORM, |g| self.foundation_of_group(g))
+            }
+            _ => self.foundation_of_component(component, r),
+        }
+    }
+
+    /// Where an object of `class` in `foundation` goes.
+    pub fn wave_key(&self, class: Class, foundation: &str) -> WaveKey {
+        let rank = self.foundations.iter().position(|f| f.name == foundation).unwrap_or(self.foundations.len()) as u8;
+        match class {
+            Class::Namespace | Class::Crd | Class::Config => WaveKey { phase: 0, component: 0, class },
+            Class::ValidatingWebhook => WaveKey { phase: 2, component: 0, class },
+            _ => WaveKey { phase: 1, component: rank, class },
+        }
+    }
 }
 
 /// Every distinct (namespace, name) Service a webhook configuration calls, in order.
@@ -201,16 +184,6 @@ pub struct WaveKey {
     pub class: Class,
 }
 
-/// Where an object of `class` in `component` goes.
-pub fn wave_key(class: Class, component: &str) -> WaveKey {
-    let component_rank = COMPONENTS.iter().position(|c| c.name == component).unwrap_or(COMPONENTS.len()) as u8;
-    match class {
-        Class::Namespace | Class::Crd | Class::Config => WaveKey { phase: 0, component: 0, class },
-        Class::ValidatingWebhook => WaveKey { phase: 2, component: 0, class },
-        _ => WaveKey { phase: 1, component: component_rank, class },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +191,19 @@ mod tests {
 
     fn r(api: &str, kind: &str, ns: Option<&str>, name: &str) -> ObjectRef {
         ObjectRef { api_version: api.into(), kind: kind.into(), namespace: ns.map(Into::into), name: name.into() }
+    }
+
+    fn order() -> &'static InstallOrder {
+        InstallOrder::embedded().unwrap()
+    }
+
+    fn wave_key(class: Class, foundation: &str) -> WaveKey {
+        order().wave_key(class, foundation)
+    }
+
+    /// The foundation of an object the render tagged with `component`.
+    fn foundation_of(component: &str, r: &ObjectRef, doc: &serde_json::Value) -> &'static str {
+        order().foundation_of(component, r, doc)
     }
 
     #[test]
@@ -269,49 +255,48 @@ mod tests {
     }
 
     #[test]
-    fn components_table_rule_cert_manager_before_its_certificates_and_everything_else() {
+    fn foundations_rule_cert_manager_before_its_certificates_and_everything_else() {
         let cert = r("cert-manager.io/v1", "Certificate", Some("kubeflow"), "serving-cert");
-        assert_eq!(component_of(&cert, &json!({})), "cert-manager");
+        assert_eq!(foundation_of("katib", &cert, &json!({})), "cert-manager");
         let cm_workload = wave_key(Class::Workload, "cert-manager");
         assert!(cm_workload < wave_key(Class::CustomResource, "cert-manager"));
         assert!(wave_key(Class::CustomResource, "cert-manager") < wave_key(Class::Workload, "istio"));
-        assert_eq!(component_of_group("acme.cert-manager.io"), "cert-manager");
-        assert_eq!(component_of_group("evilcert-manager.io"), PLATFORM);
+        assert_eq!(order().foundation_of_group("acme.cert-manager.io"), "cert-manager");
+        assert_eq!(order().foundation_of_group("evilcert-manager.io"), PLATFORM);
     }
 
     #[test]
-    fn components_table_rule_istio_before_its_resources_and_platform_workloads() {
+    fn foundations_rule_istio_before_its_resources_and_platform_workloads() {
         let vs = r("networking.istio.io/v1", "VirtualService", Some("kubeflow"), "ui");
-        assert_eq!(component_of(&vs, &json!({})), "istio");
+        assert_eq!(foundation_of("centraldashboard", &vs, &json!({})), "istio");
         let cni = r("apps/v1", "DaemonSet", Some("kube-system"), "istio-cni-node");
-        assert_eq!(component_of(&cni, &json!({})), "istio");
+        assert_eq!(foundation_of("istio", &cni, &json!({})), "istio");
+        let jwks = r("apps/v1", "Deployment", Some("istio-system"), "cluster-jwks-proxy");
+        assert_eq!(foundation_of("oauth2-proxy", &jwks, &json!({})), "istio");
         assert!(wave_key(Class::CustomResource, "istio") < wave_key(Class::Workload, PLATFORM));
     }
 
     #[test]
-    fn components_table_rule_jobset_before_trainer_runtimes() {
+    fn foundations_rule_jobset_before_trainer_runtimes() {
         let jobset = r("apps/v1", "Deployment", Some("kubeflow-system"), "jobset-controller-manager");
-        assert_eq!(component_of(&jobset, &json!({})), "jobset");
+        assert_eq!(foundation_of("trainer", &jobset, &json!({})), "jobset");
+        let trainer = r("apps/v1", "Deployment", Some("kubeflow-system"), "kubeflow-trainer-controller-manager");
+        assert_eq!(foundation_of("trainer", &trainer, &json!({})), PLATFORM);
         let runtime = r("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", None, "torch-distributed");
-        assert_eq!(component_of(&runtime, &json!({})), PLATFORM);
+        assert_eq!(foundation_of("trainer", &runtime, &json!({})), PLATFORM);
         assert!(wave_key(Class::Workload, "jobset") < wave_key(Class::CustomResource, PLATFORM));
     }
 
     #[test]
-    fn apps_come_from_foundations_then_labels_then_namespace() {
-        let d = r("apps/v1", "Deployment", Some("kubeflow"), "ml-pipeline");
-        let labelled =
-            json!({"metadata": {"labels": {"app": "ml-pipeline", "app.kubernetes.io/part-of": "kubeflow-pipelines"}}});
-        assert_eq!(app_of(PLATFORM, &d, &labelled), "kubeflow-pipelines");
-        assert_eq!(app_of(PLATFORM, &d, &json!({})), "kubeflow");
-        assert_eq!(app_of("istio", &d, &labelled), "istio");
-        assert_eq!(app_of(PLATFORM, &r("v1", "Namespace", None, "x"), &json!({})), PLATFORM);
+    fn foundations_rule_webhooks_install_with_their_component() {
+        let doc = json!({"webhooks": [{"clientConfig": {"service": {"namespace": "istio-system", "name": "istiod"}}}]});
+        let hook = r("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", None, "sidecar-injector");
+        assert_eq!(foundation_of("istio", &hook, &doc), "istio");
     }
 
     #[test]
-    fn components_table_rule_webhooks_follow_the_service_they_call() {
-        let doc = json!({"webhooks": [{"clientConfig": {"service": {"namespace": "istio-system", "name": "istiod"}}}]});
-        let hook = r("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", None, "sidecar-injector");
-        assert_eq!(component_of(&hook, &doc), "istio");
+    fn foundations_come_from_the_catalog_in_install_order() {
+        let names: Vec<&str> = order().foundations.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["cert-manager", "istio", "jobset"]);
     }
 }

@@ -1,15 +1,18 @@
 //! The install plan as data: ordered waves, each object with what it waits for.
 //!
-//! [`Plan::build`] is pure: it sorts rendered objects into waves with the tables of
-//! [`super::order`] and attaches the readiness rules of [`super::readiness`]. It holds exactly
+//! [`Plan::build`] is pure: it sorts rendered objects, each tagged with its catalog component,
+//! into waves with the tables of [`super::order`] (the foundations come from the catalog) and
+//! attaches the readiness rules of [`super::readiness`]. Each planned object keeps its
+//! component, for the install record and `status`. It holds exactly
 //! the objects it was given (a duplicate is an error, not a silent overwrite), keeps their input
 //! order within a wave, and serializes (`--plan -o json`) without any Secret value: objects
 //! show apiVersion, kind, namespace and name only.
 
 use super::object::{ObjectRef, Scopes, crd_kinds};
-use super::order::{self, Class, WaveKey};
+use super::order::{self, Class, InstallOrder, WaveKey};
 use super::prepare::apply_body;
 use super::readiness::{Rule, rule_for};
+use crate::catalog::RenderedObject;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -22,6 +25,8 @@ pub enum PlanError {
     Incomplete(String),
     #[error("{0}: appears twice in the rendered objects; each object must be unique")]
     Duplicate(ObjectRef),
+    #[error("catalog: {0}; the install order comes from charts/catalog.yaml, fix it and rebuild")]
+    Catalog(String),
 }
 
 /// The whole plan.
@@ -57,9 +62,11 @@ pub struct Wave {
 pub struct PlannedObject {
     #[serde(flatten)]
     pub reference: ObjectRef,
+    /// The catalog component the render tagged it with (the record and `status` keep it).
     pub component: String,
-    /// The application it belongs to (status groups by it).
-    pub app: String,
+    /// The foundation whose waves it is applied in (or `platform`).
+    #[serde(skip)]
+    pub foundation: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits_for: Option<&'static str>,
     /// Services (namespace, name) a webhook configuration calls.
@@ -73,45 +80,31 @@ pub struct PlannedObject {
 }
 
 impl Plan {
-    /// Sort `docs` into waves.
-    pub fn build(docs: &[Value]) -> Result<Plan, PlanError> {
-        let scopes = Scopes::from_docs(docs);
+    /// Sort tagged objects into waves.
+    pub fn build(objects: &[RenderedObject]) -> Result<Plan, PlanError> {
+        let order = InstallOrder::embedded().map_err(PlanError::Catalog)?;
+        let docs = || objects.iter().map(|o| &o.obj);
+        let scopes = Scopes::from_docs(docs());
         let mut seen = HashSet::new();
-        let mut grouped: BTreeMap<(WaveKey, &'static str), Vec<PlannedObject>> = BTreeMap::new();
-        for (index, doc) in docs.iter().enumerate() {
-            let reference = scopes.normalize(ObjectRef::from_value(doc, index).map_err(PlanError::Incomplete)?);
+        let mut grouped: BTreeMap<(WaveKey, String), Vec<PlannedObject>> = BTreeMap::new();
+        for (index, object) in objects.iter().enumerate() {
+            let reference = scopes.normalize(ObjectRef::from_value(&object.obj, index).map_err(PlanError::Incomplete)?);
             if !seen.insert(reference.clone()) {
                 return Err(PlanError::Duplicate(reference));
             }
             let class = order::class_of(&reference);
-            let component = order::component_of(&reference, doc);
-            let rule = rule_for(&reference, doc);
-            let calls = match class {
-                Class::MutatingWebhook | Class::ValidatingWebhook => order::webhook_services(doc),
-                _ => Vec::new(),
-            };
-            let body = apply_body(doc, reference.namespace.is_none());
-            let app = order::app_of(component, &reference, doc);
-            let planned = PlannedObject {
-                reference,
-                component: component.to_string(),
-                app,
-                waits_for: rule.map(Rule::describe),
-                calls,
-                rule,
-                body,
-            };
-            let key = order::wave_key(class, component);
-            let label = if key.phase == 1 { component } else { "" };
-            grouped.entry((key, label)).or_default().push(planned);
+            let foundation = order.foundation_of(&object.component, &reference, &object.obj).to_string();
+            let key = order.wave_key(class, &foundation);
+            let label = if key.phase == 1 { foundation.clone() } else { String::new() };
+            grouped.entry((key, label)).or_default().push(planned(object, reference, class, foundation));
         }
         let waves: Vec<Wave> = grouped
             .into_iter()
             .enumerate()
-            .map(|(i, ((key, component), objects))| make_wave(i + 1, key.class, component, objects))
+            .map(|(i, ((key, foundation), objects))| make_wave(i + 1, key.class, &foundation, objects))
             .collect();
         let digest = digest_of(&waves);
-        Ok(Plan { waves, digest, crd_kinds: crd_kinds(docs) })
+        Ok(Plan { waves, digest, crd_kinds: crd_kinds(docs()) })
     }
 
     /// Every planned object, in apply order.
@@ -127,6 +120,25 @@ impl Plan {
     /// Whether the plan installs the CRD serving `group/Kind`.
     pub fn has_crd_for(&self, group_kind: &str) -> bool {
         self.crd_kinds.contains_key(group_kind)
+    }
+}
+
+fn planned(object: &RenderedObject, reference: ObjectRef, class: Class, foundation: String) -> PlannedObject {
+    let doc = &object.obj;
+    let rule = rule_for(&reference, doc);
+    let calls = match class {
+        Class::MutatingWebhook | Class::ValidatingWebhook => order::webhook_services(doc),
+        _ => Vec::new(),
+    };
+    let body = apply_body(doc, reference.namespace.is_none());
+    PlannedObject {
+        reference,
+        component: object.component.clone(),
+        foundation,
+        waits_for: rule.map(Rule::describe),
+        calls,
+        rule,
+        body,
     }
 }
 
@@ -188,6 +200,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Objects as a pre-rendered stream would give them.
+    fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
+        crate::catalog::attribute::attribute_prerendered(&crate::catalog::Catalog::embedded().unwrap(), docs)
+    }
+
     fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str) -> Value {
         let mut meta = json!({"name": name});
         if let Some(ns) = ns {
@@ -212,7 +229,7 @@ mod tests {
             crd("example.org", "Widget", "widgets"),
             obj("v1", "Namespace", None, "kf"),
         ];
-        let plan = Plan::build(&docs).unwrap();
+        let plan = Plan::build(&tagged(docs)).unwrap();
         let kinds: Vec<&str> = plan.objects().map(|o| o.reference.kind.as_str()).collect();
         assert_eq!(
             kinds,
@@ -232,16 +249,16 @@ mod tests {
     #[test]
     fn plan_rejects_duplicates_and_incomplete_objects() {
         let cm = obj("v1", "ConfigMap", Some("kf"), "c");
-        assert!(matches!(Plan::build(&[cm.clone(), cm]), Err(PlanError::Duplicate(_))));
+        assert!(matches!(Plan::build(&tagged(vec![cm.clone(), cm])), Err(PlanError::Duplicate(_))));
         let nameless = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
-        assert!(matches!(Plan::build(&[nameless]), Err(PlanError::Incomplete(_))));
+        assert!(matches!(Plan::build(&tagged(vec![nameless])), Err(PlanError::Incomplete(_))));
     }
 
     #[test]
     fn plan_json_never_shows_secret_values() {
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "kf"},
             "stringData": {"password": "hunter2-very-secret"}});
-        let plan = Plan::build(&[secret]).unwrap();
+        let plan = Plan::build(&tagged(vec![secret])).unwrap();
         let text = serde_json::to_string(&plan).unwrap();
         assert!(!text.contains("hunter2-very-secret"));
         assert!(text.contains("\"name\":\"s\""));
@@ -249,15 +266,28 @@ mod tests {
 
     #[test]
     fn plan_digest_depends_on_content() {
-        let a = Plan::build(&[
+        let a = Plan::build(&tagged(vec![
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}}),
-        ])
+        ]))
         .unwrap();
-        let b = Plan::build(&[
+        let b = Plan::build(&tagged(vec![
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "2"}}),
-        ])
+        ]))
         .unwrap();
         assert_ne!(a.digest, b.digest);
         assert_eq!(a.digest.len(), 64);
+    }
+
+    #[test]
+    fn plan_keeps_each_objects_component_and_orders_foundations_by_it() {
+        let objects = vec![
+            RenderedObject { component: "trainer".into(), obj: obj("apps/v1", "Deployment", Some("kf"), "trainer") },
+            RenderedObject { component: "istio".into(), obj: obj("apps/v1", "Deployment", Some("kf"), "d") },
+        ];
+        let plan = Plan::build(&objects).unwrap();
+        let components: Vec<&str> = plan.objects().map(|o| o.component.as_str()).collect();
+        assert_eq!(components, ["istio", "trainer"]);
+        assert_eq!(plan.waves[0].component.as_deref(), Some("istio"));
+        assert_eq!(plan.waves[1].component.as_deref(), Some("platform"));
     }
 }

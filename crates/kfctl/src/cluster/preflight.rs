@@ -4,8 +4,9 @@
 //! Refusals (nothing is written): the API server is unreachable; its version is outside the
 //! release's supported range; a kind in the plan is served by nobody and no CRD in the plan
 //! defines it; a SelfSubjectAccessReview says we may not create or patch a resource the plan
-//! writes; and, on any profile but `kind`, upstream's default credentials (refused as a
-//! `security:` error unless the caller allows them).
+//! writes; and upstream's default credentials, unless the profile allows them
+//! (`allowDefaultCredentials`, as `kind` does) or the caller does (refused as a `security:`
+//! error).
 //!
 //! Warnings: no default StorageClass (the PersistentVolumeClaims of Pipelines and Katib stay
 //! Pending); on a Kind node, inotify limits below upstream's recommendation (with the sysctl
@@ -28,7 +29,10 @@ pub struct PreflightOptions {
     pub supported: semver::VersionReq,
     /// The renderer's verdict: the objects keep upstream's default credentials.
     pub uses_default_credentials: bool,
+    /// The caller accepts them (`--allow-default-credentials`).
     pub allow_default_credentials: bool,
+    /// The profile accepts them (its `allowDefaultCredentials`, e.g. `kind`).
+    pub profile_allows_default_credentials: bool,
     /// Run SelfSubjectAccessReviews for what the plan writes.
     pub check_access: bool,
 }
@@ -39,6 +43,7 @@ impl Default for PreflightOptions {
             supported: semver::VersionReq::parse(">=1.33.0").unwrap_or(semver::VersionReq::STAR),
             uses_default_credentials: false,
             allow_default_credentials: false,
+            profile_allows_default_credentials: false,
             check_access: true,
         }
     }
@@ -57,23 +62,21 @@ pub struct PreflightReport {
 pub const INOTIFY_MIN_INSTANCES: u64 = 2280;
 pub const INOTIFY_MIN_WATCHES: u64 = 1_255_360;
 
-/// Refuse default credentials on any profile but `kind`, unless allowed.
+/// Refuse default credentials unless the profile or the caller allows them.
 pub fn check_credentials(profile: &str, opts: &PreflightOptions) -> Result<(), ClusterError> {
-    if opts.uses_default_credentials && !opts.allow_default_credentials && profile != "kind" {
+    let allowed = opts.allow_default_credentials || opts.profile_allows_default_credentials;
+    if opts.uses_default_credentials && !allowed {
         return Err(ClusterError::DefaultCredentials { profile: profile.to_string() });
     }
     Ok(())
 }
-
-/// Upstream's default login (with password `12341234`), in Dex's static passwords.
-pub const DEFAULT_USER: &str = "user@example.com";
 
 /// Whether pre-rendered objects keep upstream's default user (the renderer, which knows the
 /// values, gives its own verdict instead).
 pub fn uses_default_credentials(objects: &[Value]) -> bool {
     fn mentions(v: &Value) -> bool {
         match v {
-            Value::String(s) => s.contains(DEFAULT_USER),
+            Value::String(s) => s.contains(crate::catalog::credentials::DEFAULT_EMAIL),
             Value::Array(items) => items.iter().any(mentions),
             Value::Object(map) => map.values().any(mentions),
             _ => false,
@@ -307,7 +310,8 @@ mod tests {
     #[test]
     fn default_credentials_refused_off_kind_unless_allowed() {
         let mut opts = PreflightOptions { uses_default_credentials: true, ..Default::default() };
-        assert!(check_credentials("kind", &opts).is_ok());
+        let kind = PreflightOptions { profile_allows_default_credentials: true, ..opts.clone() };
+        assert!(check_credentials("kind", &kind).is_ok());
         let err = check_credentials("multi-tenant", &opts).unwrap_err();
         assert!(err.to_string().starts_with("security:"));
         opts.allow_default_credentials = true;

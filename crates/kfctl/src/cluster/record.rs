@@ -2,8 +2,9 @@
 //!
 //! A labelled ConfigMap `kfctl-system/kfctl-rs-install` holds one JSON document: the upstream
 //! version and digest, the profile, the values digest, the plan digest, the last wave reached
-//! and the inventory of every object applied (with whether kfctl-rs created it or found it
-//! already there). It is rewritten after each wave, so an interrupted install leaves an
+//! and the inventory of every object applied (its catalog component, as the render tagged it,
+//! and whether kfctl-rs created it or found it already there). A record written before the
+//! inventory held components reads with [`UNKNOWN_COMPONENT`] for each entry. It is rewritten after each wave, so an interrupted install leaves an
 //! accurate record; `status` reports from it and `uninstall` deletes its inventory.
 //!
 //! The record holds references only, never object bodies, so no Secret value reaches it. Its
@@ -51,11 +52,19 @@ pub struct InstallRecord {
 pub struct InventoryEntry {
     #[serde(flatten)]
     pub reference: ObjectRef,
-    /// The application it belongs to (see `order::app_of`).
+    /// The catalog component the render tagged it with ([`UNKNOWN_COMPONENT`] in older records).
+    #[serde(default = "unknown_component")]
     pub component: String,
     pub wave: usize,
     /// Whether kfctl-rs created the object (false: it existed before the install).
     pub created: bool,
+}
+
+/// The component of an inventory entry from a record that did not store one.
+pub const UNKNOWN_COMPONENT: &str = "unknown";
+
+fn unknown_component() -> String {
+    UNKNOWN_COMPONENT.to_string()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -198,5 +207,16 @@ mod tests {
         assert!(rec.inventory[0].created);
         let order: Vec<&str> = rec.deletion_order().iter().map(|e| e.reference.name.as_str()).collect();
         assert_eq!(order, ["c", "b", "a"]);
+    }
+
+    #[test]
+    fn older_records_without_components_read_as_unknown() {
+        let mut rec = InstallRecord::resume(None, meta(), "p", 1);
+        rec.note_applied(&r("Namespace", "kf"), "kubeflow-namespace", 1, true);
+        let mut doc = serde_json::to_value(&rec).unwrap();
+        doc["inventory"][0].as_object_mut().unwrap().remove("component");
+        let cm = json!({"data": {RECORD_KEY: doc.to_string()}});
+        let read = InstallRecord::from_configmap(&cm).unwrap();
+        assert_eq!(read.inventory[0].component, UNKNOWN_COMPONENT);
     }
 }

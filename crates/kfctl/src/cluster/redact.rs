@@ -44,9 +44,9 @@ pub struct Redactor {
 
 impl Redactor {
     /// Learn every secret value among `docs`.
-    pub fn from_docs(docs: &[Value]) -> Self {
+    pub fn from_docs<'a>(docs: impl IntoIterator<Item = &'a Value>) -> Self {
         let mut redactor = Redactor::default();
-        for doc in docs.iter().filter(|d| is_secret(d)) {
+        for doc in docs.into_iter().filter(|d| is_secret(d)) {
             redactor.learn(doc);
         }
         redactor

@@ -1,5 +1,8 @@
 //! `status`: the install record and the live readiness of what it installed, per component.
 //!
+//! Components are the ones the record's inventory stores (the catalog components the render
+//! tagged; `unknown` for entries of an older record that did not store them), in inventory order.
+//!
 //! Objects with a readiness rule (workloads, CRDs, cert-manager resources, injected webhooks)
 //! are read live and judged; objects without one count as ready when the record lists them.
 
