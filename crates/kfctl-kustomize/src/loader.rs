@@ -1,8 +1,10 @@
 //! All file access of the engine goes through the [`Loader`].
 //!
-//! It finds a folder's kustomization file, reads files under kustomize's default load
-//! restriction (a file must be in or below the folder of the kustomization that names it,
-//! judged on real paths after symlinks), resolves remote references through a
+//! It finds a folder's one kustomization file (two is an error, as in kustomize) and reads it
+//! as kustomize does (a duplicate key keeps its last value; kind and apiVersion checked;
+//! unsupported fields refused by [`crate::unsupported`]), reads files under kustomize's load
+//! restriction (by default a file must be in or below the folder of the kustomization that
+//! names it, judged on real paths after symlinks; [`LoadRestriction::None`] lifts it), resolves remote references through a
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
 //! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
 
