@@ -155,3 +155,44 @@ fn secrets_generate_without_a_terminal_needs_a_place_for_the_password() {
     assert!(String::from_utf8_lossy(&to_stdout.stdout).contains("oidcClientSecret:"));
     assert!(String::from_utf8_lossy(&to_stdout.stderr).contains("Dex login for user@example.com: password "));
 }
+
+#[test]
+fn build_load_restrictor_none_reads_outside_the_folder() {
+    let app = common::repo_root().join("tests/fixtures/load-restrictor/app").display().to_string();
+    let expected =
+        std::fs::read_to_string(common::repo_root().join("tests/fixtures/load-restrictor/expected.yaml")).unwrap();
+    let out = run(&["build", &app, "--load-restrictor", "LoadRestrictionsNone"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+    assert_eq!(run(&["build", &app, "--load-restrictor", "LoadRestrictionsRootOnly"]).status.code(), Some(4));
+    assert_eq!(run(&["build", &app]).status.code(), Some(4), "root only by default");
+    assert_eq!(run(&["build", &app, "--load-restrictor", "none"]).status.code(), Some(2), "kustomize's spelling only");
+}
+
+#[test]
+fn build_output_to_a_file_or_a_folder_as_kustomize_writes_them() {
+    let fixture = common::repo_root().join("tests/fixtures/build-output");
+    let app = fixture.join("app").display().to_string();
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("out.yaml");
+    let out = run(&["build", &app, "-o", &file.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let stdout = run(&["build", &app]).stdout;
+    assert_eq!(std::fs::read(&file).unwrap(), stdout);
+
+    let folder = d.path().join("objects");
+    std::fs::create_dir(&folder).unwrap();
+    assert_eq!(run(&["build", &app, "--output", &folder.display().to_string()]).status.code(), Some(0));
+    let names = |dir: &std::path::Path| {
+        let mut n: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        n.sort();
+        n
+    };
+    let expected = fixture.join("expected");
+    assert_eq!(names(&folder), names(&expected), "kustomize's file names, nothing else left behind");
+    for name in names(&expected) {
+        assert_eq!(std::fs::read(folder.join(&name)).unwrap(), std::fs::read(expected.join(&name)).unwrap(), "{name}");
+    }
+}

@@ -125,3 +125,134 @@ fn yaml_bombs_fail_fast_within_limits() {
         assert!(e.contains(name) && (e.contains("limit") || e.contains("nest") || e.contains("alias")), "{name}: {e}");
     }
 }
+
+#[test]
+fn unsupported_kustomization_fields_are_refused_by_name_never_ignored() {
+    let cases = [
+        ("crds", "crds:\n- crd.json\n"),
+        ("openapi", "openapi:\n  path: schema.json\n"),
+        ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
+        ("validators", "validators:\n- v.yaml\n"),
+        ("helmCharts", "helmCharts:\n- name: minecraft\n  repo: https://example.com\n"),
+        ("helmGlobals", "helmGlobals:\n  chartHome: charts\n"),
+        ("helmChartInflationGenerator", "helmChartInflationGenerator:\n- chartName: x\n"),
+    ];
+    for (field, yaml) in cases {
+        let text = format!("resources:\n- cm.yaml\n{yaml}");
+        let d = folder(&[("kustomization.yaml", text.as_str()), ("cm.yaml", CM)]);
+        let e = build_error(d.path());
+        assert!(e.contains("kustomization.yaml: `"), "{field}: names the file first: {e}");
+        assert!(e.contains(&format!("`{field}` is not supported by kfctl-rs")), "{field}: {e}");
+    }
+}
+
+#[test]
+fn unsupported_fields_in_a_component_or_base_name_that_file() {
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- base\n"),
+        ("base/kustomization.yaml", "resources:\n- cm.yaml\nvalidators:\n- v.yaml\n"),
+        ("base/cm.yaml", CM),
+    ]);
+    let e = build_error(d.path());
+    assert!(e.contains("base/kustomization.yaml: `validators` is not supported by kfctl-rs"), "{e}");
+}
+
+#[test]
+fn duplicate_keys_in_a_kustomization_keep_the_last_like_kustomize() {
+    let d =
+        folder(&[("kustomization.yaml", "resources:\n- cm.yaml\nnamePrefix: a-\nnamePrefix: b-\n"), ("cm.yaml", CM)]);
+    let built = kfctl_kustomize::build(d.path(), &BuildOptions::default()).expect("builds");
+    assert_eq!(kfctl_kustomize::objects(&built)[0]["metadata"]["name"], "b-cm");
+}
+
+#[test]
+fn duplicate_keys_in_an_object_file_are_still_an_error() {
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- cm.yaml\n"),
+        ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nkind: ConfigMap\nmetadata:\n  name: c\n"),
+    ]);
+    let e = build_error(d.path());
+    assert!(e.contains("cm.yaml:") && e.contains("already defined"), "{e}");
+}
+
+#[test]
+fn both_kustomization_yaml_and_yml_are_refused() {
+    let d = folder(&[("kustomization.yaml", "resources: []\n"), ("kustomization.yml", "resources: []\n")]);
+    let e = build_error(d.path());
+    assert!(e.contains("more than one kustomization file (kustomization.yaml, kustomization.yml)"), "{e}");
+}
+
+#[test]
+fn a_component_with_the_wrong_api_version_is_refused() {
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- cm.yaml\ncomponents:\n- c\n"),
+        ("cm.yaml", CM),
+        ("c/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Component\n"),
+    ]);
+    let e = build_error(d.path());
+    assert!(
+        e.contains("c/kustomization.yaml: apiVersion for Component should be kustomize.config.k8s.io/v1alpha1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_empty_patch_file_without_a_target_is_refused() {
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- cm.yaml\npatches:\n- path: p.yaml\n"),
+        ("cm.yaml", CM),
+        ("p.yaml", ""),
+    ]);
+    let e = build_error(d.path());
+    assert!(e.contains("must specify a target for JSON patch [path: \"p.yaml\"]"), "{e}");
+}
+
+#[test]
+fn unsupported_plugin_configs_are_refused_by_kind_never_ignored() {
+    let cases = [
+        (
+            "transformers",
+            "apiVersion: builtin\nkind: SortOrderTransformer\nmetadata:\n  name: s\n",
+            "builtin kind SortOrderTransformer",
+        ),
+        (
+            "transformers",
+            "apiVersion: builtin\nkind: HashTransformer\nmetadata:\n  name: h\n",
+            "builtin kind HashTransformer",
+        ),
+        (
+            "generators",
+            "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: h\n",
+            "builtin kind HelmChartInflationGenerator",
+        ),
+        (
+            "generators",
+            "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\n",
+            "builtin kind PatchTransformer",
+        ),
+        (
+            "transformers",
+            "apiVersion: example.com/v1\nkind: MyExec\nmetadata:\n  name: e\n",
+            "plugin example.com/v1/MyExec",
+        ),
+        (
+            "transformers",
+            "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: x\n",
+            "plugin builtin/LabelTransformer",
+        ),
+        (
+            "transformers",
+            "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata:\n  name: p\nprefix: a-\nextra: 1\n",
+            "field `extra` of PrefixSuffixTransformer",
+        ),
+    ];
+    for (list, config, what) in cases {
+        let text = format!("resources:\n- cm.yaml\n{list}:\n- config.yaml\n");
+        let d = folder(&[("kustomization.yaml", text.as_str()), ("cm.yaml", CM), ("config.yaml", config)]);
+        let e = build_error(d.path());
+        assert!(
+            e.contains(&format!("kustomization.yaml: `{list}` entry ({what}) is not supported by kfctl-rs")),
+            "{e}"
+        );
+    }
+}

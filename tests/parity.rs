@@ -136,3 +136,41 @@ fn engine_fixtures_match_real_kustomize_byte_for_byte() {
         assert_eq!(actual, expected, "{}: {}", dir.display(), first_line_diff(&expected, &actual));
     }
 }
+
+/// Small fixtures real kustomize v5.6 refuses to build (its error is recorded beside each, in
+/// `expected-error.txt`): the engine must refuse them too.
+#[test]
+fn engine_refused_fixtures_are_refused_as_real_kustomize_refuses_them() {
+    let root = common::repo_root().join("tests/fixtures/engine-refused");
+    let mut dirs: Vec<_> =
+        std::fs::read_dir(&root).expect("fixtures").map(|e| e.expect("entry").path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 7);
+    for dir in dirs {
+        let recorded = std::fs::read_to_string(dir.join("expected-error.txt")).expect("expected-error.txt");
+        assert!(recorded.starts_with("error: "), "{}: kustomize's refusal is recorded", dir.display());
+        if let Ok(built) = kfctl_kustomize::build(&dir, &BuildOptions::default()) {
+            panic!(
+                "{}: real kustomize refuses ({}), but {} objects were built",
+                dir.display(),
+                recorded.trim(),
+                built.len()
+            );
+        }
+    }
+}
+
+/// `--load-restrictor`: a kustomization that names a file outside its folder builds with
+/// `LoadRestrictionsNone` exactly as real kustomize does, and is a security refusal by default.
+#[test]
+fn load_restrictor_none_reads_outside_the_root_as_real_kustomize_does() {
+    let root = common::repo_root().join("tests/fixtures/load-restrictor");
+    let expected = std::fs::read_to_string(root.join("expected.yaml")).expect("expected.yaml");
+    let none = BuildOptions { restriction: kfctl_kustomize::LoadRestriction::None, ..BuildOptions::default() };
+    let built = kfctl_kustomize::build(&root.join("app"), &none).expect("builds without the restriction");
+    assert_eq!(kfctl_yaml::to_yaml_stream(&kfctl_kustomize::objects(&built)), expected);
+    match kfctl_kustomize::build(&root.join("app"), &BuildOptions::default()) {
+        Err(kfctl_kustomize::KustomizeError::OutsideRoot { .. }) => {}
+        other => panic!("root-only must refuse with OutsideRoot, got {:?}", other.map(|r| r.len())),
+    }
+}

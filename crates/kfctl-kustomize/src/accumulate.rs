@@ -6,10 +6,11 @@
 //! 2. `configurations` add field specs to the defaults;
 //! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
 //! 4. `components` run *on this accumulator*, each as if its directives were written here;
-//! 5. transformers run in kustomize's fixed order (see [`run_transformers`]);
+//! 5. transformers run in kustomize's fixed order (see [`run_transformers`]), then the
+//!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's);
 //! 6. `vars` are collected for resolution at the very end of the build.
 
-use super::builtins::{self, config::TransformConfig};
+use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{Kustomization, Var};
 use super::loader::{Entry, Loader};
@@ -65,48 +66,47 @@ impl<'a> Accumulator<'a> {
         Accumulator { loader, chain: Vec::new() }
     }
 
-    /// Accumulate a kustomization folder into a fresh accumulator.
+    /// Accumulate the folder being built into a fresh accumulator. Like kustomize, this may be
+    /// a Component: built on its own, it acts as a kustomization.
     pub fn folder(&mut self, dir: &Path) -> Result<(Kustomization, Accumulated)> {
-        self.target(dir, Accumulated::default(), false)
+        self.target(dir, Accumulated::default(), Role::Top)
     }
 
     /// Accumulate an in-memory kustomization as if it were the kustomization file of `dir`
     /// (which need not exist: its entries are resolved relative to it).
     pub fn in_memory(&mut self, dir: &Path, k: &Kustomization) -> Result<Accumulated> {
+        super::unsupported::check(k, dir)?;
         let mut acc = Accumulated::default();
         self.chain.push(dir.to_path_buf());
-        let result = self.run_directives(dir, k, &mut acc);
+        let result = self.run_directives(dir, dir, k, &mut acc);
         self.chain.pop();
         result.map(|()| acc)
     }
 
-    fn target(&mut self, dir: &Path, mut acc: Accumulated, component: bool) -> Result<(Kustomization, Accumulated)> {
+    fn target(&mut self, dir: &Path, mut acc: Accumulated, role: Role) -> Result<(Kustomization, Accumulated)> {
         let dir = dir.canonicalize().map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
         if self.chain.contains(&dir) {
             let chain = self.chain.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" -> ");
             return Err(KustomizeError::Cycle { dir, chain });
         }
         let (path, k) = self.loader.kustomization(&dir)?;
-        check_kind(&path, &k, component)?;
+        check_kind(&path, &k, role)?;
         self.chain.push(dir.clone());
-        let result = self.run_directives(&dir, &k, &mut acc);
+        let result = self.run_directives(&dir, &path, &k, &mut acc);
         self.chain.pop();
         result.map(|()| (k, acc))
     }
 
-    fn run_directives(&mut self, dir: &Path, k: &Kustomization, acc: &mut Accumulated) -> Result<()> {
+    /// The directives of kustomization `k` in `dir`; `origin` is its file (named in errors).
+    fn run_directives(&mut self, dir: &Path, origin: &Path, k: &Kustomization, acc: &mut Accumulated) -> Result<()> {
+        let cx = plugins::Context { dir, origin, loader: self.loader };
         for entry in k.resources.iter().chain(&k.bases) {
             self.resource_entry(dir, entry, acc)?;
         }
         let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
         acc.config.merge(&files);
-        if !k.crds.is_empty() {
-            return Err(KustomizeError::transform(
-                dir.display().to_string(),
-                "the `crds` field is not supported by kfctl-rs yet; declare the CRD's reference fields with `configurations` instead",
-            ));
-        }
         builtins::generators::run(&mut acc.resources, k, dir, self.loader)?;
+        plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx)?;
         for component in &k.components {
             let path = match self.loader.resolve_entry(dir, component)? {
                 Entry::Folder(p) => p,
@@ -117,10 +117,11 @@ impl<'a> Accumulator<'a> {
                     ));
                 }
             };
-            let (_, with_component) = self.target(&path, std::mem::take(acc), true)?;
+            let (_, with_component) = self.target(&path, std::mem::take(acc), Role::Component)?;
             *acc = with_component;
         }
         run_transformers(acc, k, dir, self.loader)?;
+        plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx)?;
         for var in &k.vars {
             builtins::vars::bind(&mut acc.resources, var)?;
             acc.add_var(var.clone(), dir)?;
@@ -140,7 +141,7 @@ impl<'a> Accumulator<'a> {
                 Ok(())
             }
             Entry::Folder(path) => {
-                let (_, mut sub) = self.target(&path, Accumulated::default(), false)?;
+                let (_, mut sub) = self.target(&path, Accumulated::default(), Role::Resource)?;
                 sub.resources.iter_mut().for_each(|r| r.origin = Some(label.clone()));
                 acc.absorb(sub, &path)
             }
@@ -148,11 +149,19 @@ impl<'a> Accumulator<'a> {
     }
 }
 
-fn check_kind(path: &Path, k: &Kustomization, component: bool) -> Result<()> {
+/// Why a folder is accumulated: the one being built, a `resources` entry or a `components` one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Top,
+    Resource,
+    Component,
+}
+
+fn check_kind(path: &Path, k: &Kustomization, role: Role) -> Result<()> {
     let is_component = k.kind.as_deref() == Some("Component");
-    let message = match (component, is_component) {
-        (true, false) => "expected kind 'Component' because it is listed under `components`",
-        (false, true) => "a Component can only be listed under `components`, not `resources`",
+    let message = match (role, is_component) {
+        (Role::Component, false) => "expected kind 'Component' because it is listed under `components`",
+        (Role::Resource, true) => "a Component can only be listed under `components`, not `resources`",
         _ => return Ok(()),
     };
     Err(KustomizeError::InvalidKustomization { path: path.to_path_buf(), message: message.to_string() })

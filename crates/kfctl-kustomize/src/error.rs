@@ -9,6 +9,12 @@ pub enum KustomizeError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("{}: no kustomization.yaml, kustomization.yml or Kustomization in this folder", dir.display())]
     NoKustomization { dir: PathBuf },
+    #[error("{}: found more than one kustomization file ({found}); keep only one, as kustomize requires", dir.display())]
+    MultipleKustomizations { dir: PathBuf, found: String },
+    #[error("{}: `{field}` is not supported by kfctl-rs; {hint}", path.display())]
+    Unsupported { path: PathBuf, field: String, hint: String },
+    #[error("{}: `{field}` entry ({what}) is not supported by kfctl-rs; {hint}", path.display())]
+    UnsupportedPlugin { path: PathBuf, field: String, what: String, hint: String },
     #[error("{}: {message}", path.display())]
     InvalidKustomization { path: PathBuf, message: String },
     #[error(transparent)]

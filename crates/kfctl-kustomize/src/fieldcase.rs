@@ -116,6 +116,9 @@ const KUSTOMIZATION: Shape = &[
     ("generators", Child::Leaf),
     ("transformers", Child::Leaf),
     ("validators", Child::Leaf),
+    ("helmCharts", Child::Leaf),
+    ("helmGlobals", Child::Leaf),
+    ("helmChartInflationGenerator", Child::Leaf),
 ];
 
 /// Rewrite field names of a kustomization document to their canonical spelling.

@@ -3,6 +3,8 @@
 //! Unknown fields are an error (kustomize refuses them too), so a typo never silently drops a
 //! transformation. Legacy fields (`bases`, `patchesStrategicMerge`, `patchesJson6902`,
 //! `commonLabels`, `vars`) are kept as written; the engine gives them kustomize's meaning.
+//! Fields kustomize knows but kfctl-rs does not implement are parsed so that
+//! [`crate::unsupported`] can refuse them by name.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -65,6 +67,9 @@ pub struct Kustomization {
     pub transformers: Vec<String>,
     #[serde(default)]
     pub validators: Vec<String>,
+    pub helm_charts: Option<Value>,
+    pub helm_globals: Option<Value>,
+    pub helm_chart_inflation_generator: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -2,7 +2,8 @@
 //!
 //! One entry point, [`build`], does what `kustomize build DIR` does: accumulate the folder
 //! tree (`accumulate.rs`), then the steps kustomize runs once at the top — hash suffixes for
-//! generated objects, the name-reference fix-up, vars — drop local-config objects, and sort.
+//! generated objects, the name-reference fix-up, vars — drop local-config objects, sort, and
+//! add the `managedByLabel` build metadata.
 //! The builtin generators and transformers live one per file in `builtins/`; strategic merge
 //! in `merge/`. Output is written by [`kfctl_yaml`] exactly as kustomize writes it.
 //!
@@ -21,6 +22,7 @@ pub mod prefetch;
 pub mod remote;
 pub mod resmap;
 pub mod resource;
+pub mod unsupported;
 
 pub use error::{KustomizeError, Result};
 pub use loader::{LoadRestriction, Loader};
@@ -70,10 +72,24 @@ fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Re
     builtins::nameref::fix_back_references(&mut resources, &acc.config)?;
     builtins::vars::resolve(&mut resources, &acc.vars, &acc.config)?;
     drop_local_config(&mut resources);
-    resources.iter_mut().for_each(drop_empty_annotations);
+    resources.iter_mut().for_each(rewrite_annotations);
     builtins::sort::apply(&mut resources, top.sort_options.as_ref())?;
+    if top.build_metadata.iter().any(|option| option == unsupported::MANAGED_BY_LABEL) {
+        add_managed_by_label(&mut resources)?;
+    }
     Ok(resources)
 }
+
+/// `buildMetadata: [managedByLabel]` of the kustomization being built (kustomize ignores it in
+/// bases): every object gets `app.kubernetes.io/managed-by`, with the version the reference
+/// kustomize (v5.6.0 as embedded in kubectl 1.33) reports for itself, `(devel)`.
+fn add_managed_by_label(resources: &mut ResMap) -> Result<()> {
+    let label = std::collections::BTreeMap::from([(MANAGED_BY.to_string(), "kustomize-(devel)".to_string())]);
+    let spec = kustomization::FieldSpec { path: "metadata/labels".into(), create: true, ..Default::default() };
+    builtins::fieldspec::add_pairs(resources, &label, &[spec])
+}
+
+const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 
 /// Objects annotated `config.kubernetes.io/local-config: "true"` are not part of the output.
 fn drop_local_config(resources: &mut ResMap) {
@@ -89,13 +105,20 @@ fn drop_local_config(resources: &mut ResMap) {
 }
 
 /// kustomize's last step rewrites every object's annotations (removing its build
-/// annotations), and setting an empty set removes the field: so `annotations: {}` or
-/// `annotations: null` disappear from the output, while empty labels stay.
-fn drop_empty_annotations(resource: &mut resource::Resource) {
-    if let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut)
-        && meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty()))
-    {
+/// annotations), as strings: setting an empty set removes the field, so `annotations: {}` or
+/// `annotations: null` disappear from the output (empty labels stay), and a value that is not
+/// a string is written as one (`true` as `"true"`; values read from files keep their source
+/// text already, see [`kfctl_yaml::parse_resources`]).
+fn rewrite_annotations(resource: &mut resource::Resource) {
+    let Some(meta) = resource.obj.get_mut("metadata").and_then(serde_json::Value::as_object_mut) else { return };
+    if meta.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(|m| m.is_empty())) {
         meta.remove("annotations");
+    }
+    if let Some(annotations) = meta.get_mut("annotations").and_then(serde_json::Value::as_object_mut) {
+        for value in annotations.values_mut().filter(|v| !v.is_string()) {
+            let text = if value.is_null() { "null".to_string() } else { value.to_string() };
+            *value = serde_json::Value::String(text);
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! All file access of the engine goes through the [`Loader`].
 //!
-//! It finds a folder's kustomization file, reads files under kustomize's default load
-//! restriction (a file must be in or below the folder of the kustomization that names it,
-//! judged on real paths after symlinks), resolves remote references through a
+//! It finds a folder's one kustomization file (two is an error, as in kustomize) and reads it
+//! as kustomize does (a duplicate key keeps its last value; kind and apiVersion checked;
+//! unsupported fields refused by [`crate::unsupported`]), reads files under kustomize's load
+//! restriction (by default a file must be in or below the folder of the kustomization that
+//! names it, judged on real paths after symlinks; [`LoadRestriction::None`] lifts it), resolves remote references through a
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
 //! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
 
@@ -50,24 +52,18 @@ impl Loader {
 
     /// The kustomization file of a folder and its parsed contents.
     pub fn kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
-        let path = FILE_NAMES
-            .iter()
-            .map(|n| dir.join(n))
-            .find(|p| p.is_file())
-            .ok_or_else(|| KustomizeError::NoKustomization { dir: dir.to_path_buf() })?;
-        let docs = self.documents(&path)?;
-        let mut doc = docs.first().cloned().unwrap_or(Value::Object(Default::default()));
+        let path = kustomization_file(dir)?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        let docs = kfctl_yaml::parse_stream_last_key_wins(&text, &path.display().to_string())?;
+        let mut doc = docs.into_iter().next().unwrap_or(Value::Object(Default::default()));
         super::fieldcase::canonicalize_kustomization(&mut doc);
         let k: Kustomization = serde_json::from_value(doc).map_err(|e| KustomizeError::InvalidKustomization {
             path: path.clone(),
             message: explain_field_error(&e),
         })?;
-        if let Some(kind) = k.kind.as_deref().filter(|k| !matches!(*k, "Kustomization" | "Component")) {
-            return Err(KustomizeError::InvalidKustomization {
-                path,
-                message: format!("kind `{kind}` is not Kustomization or Component"),
-            });
-        }
+        check_type(&path, &k)?;
+        super::unsupported::check(&k, &path)?;
         Ok((path, k))
     }
 
@@ -165,6 +161,37 @@ impl Loader {
     }
 }
 
+/// kind must be Kustomization or Component, and a set apiVersion the one of that kind.
+fn check_type(path: &Path, k: &Kustomization) -> Result<()> {
+    let invalid = |message: String| Err(KustomizeError::InvalidKustomization { path: path.to_path_buf(), message });
+    let kind = k.kind.as_deref().unwrap_or("Kustomization");
+    let expected = match kind {
+        "Kustomization" => "kustomize.config.k8s.io/v1beta1",
+        "Component" => "kustomize.config.k8s.io/v1alpha1",
+        other => return invalid(format!("kind `{other}` is not Kustomization or Component")),
+    };
+    match k.api_version.as_deref().filter(|v| !v.is_empty()) {
+        Some(version) if version != expected => invalid(format!(
+            "apiVersion for {kind} should be {expected}, not `{version}`; fix the apiVersion or remove it"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The one kustomization file of a folder. Like kustomize, more than one is an error.
+fn kustomization_file(dir: &Path) -> Result<PathBuf> {
+    let found: Vec<PathBuf> = FILE_NAMES.iter().map(|n| dir.join(n)).filter(|p| p.is_file()).collect();
+    match found.as_slice() {
+        [] => Err(KustomizeError::NoKustomization { dir: dir.to_path_buf() }),
+        [one] => Ok(one.clone()),
+        many => {
+            let names: Vec<String> =
+                many.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+            Err(KustomizeError::MultipleKustomizations { dir: dir.to_path_buf(), found: names.join(", ") })
+        }
+    }
+}
+
 /// Join and clean `..` and `.` lexically, as Go's `filepath.Join` does before any symlink
 /// is looked at. This also lets a virtual folder (an in-memory kustomization) name siblings.
 pub fn clean_join(dir: &Path, relative: &str) -> PathBuf {
@@ -198,7 +225,7 @@ fn parse_file(path: &Path) -> Result<(Docs, BareNulls)> {
     let text =
         std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
     let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =
-        kfctl_yaml::parse_stream_with_bare_nulls(&text, &path.display().to_string())?.into_iter().unzip();
+        kfctl_yaml::parse_resources(&text, &path.display().to_string())?.into_iter().unzip();
     Ok((Arc::new(docs), Arc::new(bare)))
 }
 

@@ -59,6 +59,23 @@ pub struct BuildArgs {
     /// Never touch the network: remote references must be in the mirror or cache.
     #[arg(long)]
     pub offline: bool,
+    /// kustomize's load restrictor: `LoadRestrictionsNone` lets kustomizations read files
+    /// outside their folder.
+    #[arg(long, value_enum, default_value = "LoadRestrictionsRootOnly")]
+    pub load_restrictor: LoadRestrictor,
+    /// Write the output to this file, or, if it is an existing folder, one file per object
+    /// (named as kustomize names them). Files are written atomically.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+/// `--load-restrictor`, spelled as kustomize spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoadRestrictor {
+    #[value(name = "LoadRestrictionsRootOnly")]
+    RootOnly,
+    #[value(name = "LoadRestrictionsNone")]
+    None,
 }
 
 /// Where upstream kubeflow/manifests comes from.

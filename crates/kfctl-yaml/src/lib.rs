@@ -57,6 +57,21 @@ pub fn parse_stream(text: &str, origin: &str) -> Result<Vec<Value>, YamlError> {
     split::parse_stream_with(text, origin, read::LIMITS).map(|(docs, _)| docs)
 }
 
+/// [`parse_stream`] as go-yaml v2 reads (kustomize's reader of kustomization files): a
+/// duplicate mapping key is not an error, its last value counts.
+pub fn parse_stream_last_key_wins(text: &str, origin: &str) -> Result<Vec<Value>, YamlError> {
+    let limits = read::Limits { last_key_wins: true, ..read::LIMITS };
+    split::parse_stream_with(text, origin, limits).map(|(docs, _)| docs)
+}
+
+/// [`parse_stream_with_bare_nulls`] for Kubernetes objects as kustomize loads them: each
+/// object's `metadata.annotations` values keep their source text as strings.
+pub fn parse_resources(text: &str, origin: &str) -> Result<Vec<(Value, Vec<String>)>, YamlError> {
+    let limits = read::Limits { annotation_text: true, ..read::LIMITS };
+    let (docs, bare) = split::parse_stream_with(text, origin, limits)?;
+    Ok(docs.into_iter().zip(bare).collect())
+}
+
 /// [`parse_stream`], also giving for each document the JSON pointers of its *bare* nulls
 /// (`key:` with nothing after it). They read as null like `key: null`, but kustomize's
 /// strategic merge drops a bare null from the object it patches and keeps an explicit one.

@@ -7,7 +7,7 @@
 //!
 //! Structure, as go-yaml v3 decodes into `map[string]interface{}` (scalar typing is in
 //! [`super::typing`]):
-//! - duplicate keys are an error; a key whose value is a sequence or mapping is refused;
+//! - duplicate keys are an error (or, with [`Limits::last_key_wins`], the last one counts); a key whose value is a sequence or mapping is refused;
 //! - `<<` merges (YAML 1.1): explicit keys win, then earlier merged maps win;
 //! - anchors and aliases are expanded (an alias copies the anchored value);
 //! - documents that are empty or null are dropped;
@@ -38,10 +38,23 @@ pub(crate) struct Limits {
     pub max_nodes: usize,
     /// Of `max_nodes`, how many may be copies made by aliases.
     pub max_alias_nodes: usize,
+    /// A duplicate mapping key replaces the earlier value instead of being an error: how
+    /// go-yaml v2 (under `sigs.k8s.io/yaml`, kustomize's reader of kustomization files) reads.
+    pub last_key_wins: bool,
+    /// A plain scalar in an object's `metadata.annotations` keeps its source text as a
+    /// string (`port: 8080` is `"8080"`, `0x1F` stays `"0x1F"`): kustomize reads annotations as
+    /// text and writes them back quoted. A bare null (`key:`) is still null.
+    pub annotation_text: bool,
 }
 
-pub(crate) const LIMITS: Limits =
-    Limits { max_input_bytes: 64 << 20, max_depth: 128, max_nodes: 4_000_000, max_alias_nodes: 250_000 };
+pub(crate) const LIMITS: Limits = Limits {
+    max_input_bytes: 64 << 20,
+    max_depth: 128,
+    max_nodes: 4_000_000,
+    max_alias_nodes: 250_000,
+    last_key_wins: false,
+    annotation_text: false,
+};
 
 /// How plain scalars are typed: as go-yaml v3 (kustomize's reader), or as Helm reads values
 /// files (sigs.k8s.io/yaml over go-yaml v2, YAML 1.1: `yes`, `no`, `on`, `off`, `y`, `n` in any
@@ -237,21 +250,42 @@ impl<'o> Builder<'o> {
             return Ok(());
         }
         // The parser reports an empty node as a plain `~` with an empty span.
-        if style == ScalarStyle::Plain && full_tag.is_none() && text == "~" && self.span.is_some_and(|s| s.is_empty()) {
+        let plain = style == ScalarStyle::Plain && full_tag.is_none();
+        let bare = plain && text == "~" && self.span.is_some_and(|s| s.is_empty());
+        if bare {
             self.bare.push(self.pointer());
         }
         let yaml11_bool = match self.dialect {
-            Dialect::HelmValues if style == ScalarStyle::Plain && full_tag.is_none() => yaml11_bool(&text),
+            Dialect::HelmValues if plain => yaml11_bool(&text),
             _ => None,
         };
-        let value = match yaml11_bool {
-            Some(b) => Value::Bool(b),
-            None => scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?,
+        let value = if let Some(b) = yaml11_bool {
+            Value::Bool(b)
+        } else if plain && !bare && self.limits.annotation_text && self.in_annotations() {
+            Value::String(text.into_owned())
+        } else {
+            scalar_value(text, style, full_tag.as_deref()).map_err(|m| self.invalid(m))?
         };
         if anchor != 0 {
             self.anchors.insert(anchor, Anchored { value: value.clone(), nodes: 1 });
         }
         self.attach(value)
+    }
+
+    /// Whether the value about to be attached is one of the root object's annotations.
+    fn in_annotations(&self) -> bool {
+        let key = |frame: &Frame| match frame {
+            Frame::Map { slot: KeySlot::Key(k), .. } => Some(k.clone()),
+            _ => None,
+        };
+        match self.stack.as_slice() {
+            [root, meta, annotations] => {
+                key(root).as_deref() == Some("metadata")
+                    && key(meta).as_deref() == Some("annotations")
+                    && key(annotations).is_some()
+            }
+            _ => false,
+        }
     }
 
     fn alias(&mut self, id: usize) -> Result<(), YamlError> {
@@ -313,6 +347,9 @@ impl<'o> Builder<'o> {
             Some(Frame::Map { map, slot, merge, .. }) => match std::mem::replace(slot, KeySlot::Expecting) {
                 KeySlot::Key(key) => match map.entry(key) {
                     Entry::Vacant(slot) => {
+                        slot.insert(value);
+                    }
+                    Entry::Occupied(mut slot) if self.limits.last_key_wins => {
                         slot.insert(value);
                     }
                     Entry::Occupied(slot) => {

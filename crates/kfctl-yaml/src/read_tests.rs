@@ -77,6 +77,21 @@ fn duplicate_keys_are_an_error_with_location() {
 }
 
 #[test]
+fn last_key_wins_keeps_the_last_value_of_a_duplicate_key() {
+    let docs = crate::parse_stream_last_key_wins("a: 1\nb:\n  c: 1\n  c: 2\n", "dup.yaml").expect("reads");
+    assert_eq!(docs, vec![serde_json::json!({"a": 1, "b": {"c": 2}})]);
+}
+
+#[test]
+fn annotation_values_keep_their_source_text_in_resources() {
+    let text = "metadata:\n  annotations:\n    p: 8080\n    h: 0x1F\n    t: ~\n    b:\n  labels:\n    n: 1\n";
+    let (doc, bare) = crate::parse_resources(text, "r.yaml").expect("reads").remove(0);
+    assert_eq!(doc["metadata"]["annotations"], json!({"p": "8080", "h": "0x1F", "t": "~", "b": null}));
+    assert_eq!(doc["metadata"]["labels"]["n"], json!(1));
+    assert_eq!(bare, vec!["/metadata/annotations/b".to_string()]);
+}
+
+#[test]
 fn syntax_errors_name_file_line_and_column() {
     let err = parse_stream("a: 1\nb: [1, 2\n", "bad.yaml").unwrap_err();
     let text = err.to_string();
@@ -99,7 +114,14 @@ fn alias_bombs_stop_at_the_node_limit() {
 
 #[test]
 fn node_limit_counts_every_node() {
-    let limits = Limits { max_input_bytes: 1 << 20, max_depth: 8, max_nodes: 10, max_alias_nodes: 10 };
+    let limits = Limits {
+        max_input_bytes: 1 << 20,
+        max_depth: 8,
+        max_nodes: 10,
+        max_alias_nodes: 10,
+        last_key_wins: false,
+        annotation_text: false,
+    };
     let text = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]";
     assert!(matches!(parse_documents(text, "n.yaml", 0, limits), Err(YamlError::Limit { .. })));
     assert!(parse_documents("[1, 2, 3]", "n.yaml", 0, limits).is_ok());
@@ -109,14 +131,28 @@ fn node_limit_counts_every_node() {
 fn deep_nesting_stops_at_the_depth_limit() {
     let deep = format!("{}1{}", "[".repeat(500), "]".repeat(500));
     assert!(matches!(parse_stream(&deep, "deep.yaml"), Err(YamlError::Limit { .. } | YamlError::Syntax { .. })));
-    let limits = Limits { max_input_bytes: 1 << 20, max_depth: 3, max_nodes: 100, max_alias_nodes: 10 };
+    let limits = Limits {
+        max_input_bytes: 1 << 20,
+        max_depth: 3,
+        max_nodes: 100,
+        max_alias_nodes: 10,
+        last_key_wins: false,
+        annotation_text: false,
+    };
     let nested = "a:\n  b:\n    c:\n      d: 1\n";
     assert!(matches!(parse_documents(nested, "n.yaml", 0, limits), Err(YamlError::Limit { .. })));
 }
 
 #[test]
 fn oversized_input_is_refused() {
-    let limits = Limits { max_input_bytes: 10, max_depth: 8, max_nodes: 100, max_alias_nodes: 10 };
+    let limits = Limits {
+        max_input_bytes: 10,
+        max_depth: 8,
+        max_nodes: 100,
+        max_alias_nodes: 10,
+        last_key_wins: false,
+        annotation_text: false,
+    };
     let err = super::split::parse_stream_with("a: 123456789012\n", "big.yaml", limits).unwrap_err();
     assert!(matches!(err, YamlError::Limit { .. }), "{err:?}");
 }

@@ -15,6 +15,7 @@ pub mod labels;
 pub mod nameref;
 pub mod namespace;
 pub mod patches;
+pub mod plugins;
 pub mod prefix_suffix;
 pub mod replacements;
 pub mod replicas;

@@ -132,10 +132,21 @@ fn patch_text(entry: &Patch, dir: &Path, loader: &Loader) -> Result<(String, Str
 }
 
 /// Decide whether patch text is a strategic merge patch or a JSON 6902 patch.
+///
+/// As in kustomize, an empty file is an empty JSON 6902 patch (a no-op that still needs a
+/// target), and text with no documents (only comments) qualifies as both kinds.
 pub fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
-    let strategic = strategic_documents(text, source)
-        .and_then(|docs| if docs.is_empty() { Err("no documents".into()) } else { Ok(docs) });
+    if text.is_empty() {
+        return Ok(LoadedPatch::Json6902(Value::Array(Vec::new())));
+    }
+    let strategic = strategic_documents(text, source);
+    let no_documents = strategic.as_ref().is_ok_and(Vec::is_empty);
+    let strategic = strategic.and_then(|docs| if docs.is_empty() { Err("no documents".into()) } else { Ok(docs) });
     match (strategic, json_operations(text)) {
+        (Err(_), Err(_)) if no_documents => Err(KustomizeError::transform(
+            "patches",
+            format!("illegally qualifies as both an SM and JSON patch: {source}; the patch has no documents"),
+        )),
         (Ok(docs), Err(_)) => Ok(LoadedPatch::Strategic(docs)),
         (Err(_), Ok(ops)) => Ok(LoadedPatch::Json6902(ops)),
         (Ok(_), Ok(_)) => Err(KustomizeError::transform(
@@ -153,9 +164,9 @@ pub fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
 
 /// The objects of strategic merge patch text (lists expanded), or why it is not one.
 fn strategic_documents(text: &str, source: &str) -> std::result::Result<Vec<Value>, String> {
-    let docs = kfctl_yaml::parse_stream(text, source).map_err(|e| e.to_string())?;
+    let docs = kfctl_yaml::parse_resources(text, source).map_err(|e| e.to_string())?;
     let mut objects = Vec::new();
-    for doc in docs {
+    for (doc, _) in docs {
         push_objects(doc, source, &mut objects).map_err(|e| e.to_string())?;
     }
     Ok(objects.into_iter().map(|r| r.obj).collect())

@@ -167,11 +167,26 @@ fn json_patch_on_a_missing_path_fails_and_changes_nothing() {
 }
 
 #[test]
-fn an_empty_patch_file_is_refused() {
+fn a_patch_file_of_only_comments_qualifies_as_both_kinds_like_kustomize() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("empty.yaml"), "# nothing\n").unwrap();
     let err = patches(&mut resources(), &[entry("path: empty.yaml")], dir.path(), &loader()).unwrap_err();
-    assert!(err.to_string().contains("unable to parse SM or JSON patch from [path: \"empty.yaml\"]"), "{err}");
+    assert!(
+        err.to_string().contains("illegally qualifies as both an SM and JSON patch: [path: \"empty.yaml\"]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_patch_file_is_an_empty_json_patch_that_needs_a_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.yaml"), "").unwrap();
+    let err = patches(&mut resources(), &[entry("path: empty.yaml")], dir.path(), &loader()).unwrap_err();
+    assert!(err.to_string().contains("must specify a target for JSON patch [path: \"empty.yaml\"]"), "{err}");
+    let mut map = resources();
+    let before = map.clone();
+    patches(&mut map, &[entry("path: empty.yaml\ntarget: {kind: Deployment}")], dir.path(), &loader()).unwrap();
+    assert_eq!(map, before);
 }
 
 #[test]

@@ -1,0 +1,146 @@
+//! No silent divergence: kustomization fields the engine does not implement are refused.
+//!
+//! kustomize acts on every field below; an engine that read them and did nothing would build
+//! something else than kustomize without a word. So a kustomization that sets one of them (to
+//! anything but an empty value) is an error naming the file and the field. Fields the engine
+//! does not know at all are refused earlier, by serde (`deny_unknown_fields`), as kustomize
+//! refuses them. (`generators:` and `transformers:` are run, and their unsupported entries
+//! refused, by [`crate::builtins::plugins`].)
+
+use super::error::{KustomizeError, Result};
+use super::kustomization::Kustomization;
+use serde_json::Value;
+use std::path::Path;
+
+/// The one `buildMetadata` option the engine implements (see [`crate::build`]).
+pub const MANAGED_BY_LABEL: &str = "managedByLabel";
+
+/// Each field kfctl-rs refuses, with a hint for the user.
+const HINTS: &[(&str, &str)] = &[
+    ("crds", "declare the CRD's reference fields with `configurations` instead"),
+    ("openapi", "custom schemas (`path`) are not read; remove it to use the built-in schema (v1.21.2)"),
+    ("buildMetadata", "only `managedByLabel` is supported; remove `originAnnotations` and `transformerAnnotations`"),
+    ("validators", "remove it, or build with kustomize"),
+    ("helmCharts", "render the chart with `helm template` and list its output under `resources`"),
+    ("helmGlobals", "render the chart with `helm template` and list its output under `resources`"),
+    ("helmChartInflationGenerator", "render the chart with `helm template` and list its output under `resources`"),
+];
+
+/// Refuse the first unsupported field `k` sets. `origin` is its kustomization file (or the
+/// folder of an in-memory kustomization).
+pub fn check(k: &Kustomization, origin: &Path) -> Result<()> {
+    check_openapi_version(k, origin)?;
+    match set_fields(k).into_iter().next() {
+        Some(field) => Err(refusal(origin, field)),
+        None => Ok(()),
+    }
+}
+
+/// The error for one unsupported field.
+pub fn refusal(origin: &Path, field: &str) -> KustomizeError {
+    let hint = HINTS.iter().find(|(name, _)| *name == field).map_or("build with kustomize", |(_, hint)| hint);
+    KustomizeError::Unsupported { path: origin.to_path_buf(), field: field.to_string(), hint: hint.to_string() }
+}
+
+/// The unsupported fields `k` sets, in the order of [`HINTS`].
+fn set_fields(k: &Kustomization) -> Vec<&'static str> {
+    let set = |name: &str| -> bool {
+        match name {
+            "crds" => !k.crds.is_empty(),
+            "openapi" => present(k.openapi.as_ref()) && !only_builtin_version(k.openapi.as_ref()),
+            "buildMetadata" => k.build_metadata.iter().any(|option| option != MANAGED_BY_LABEL),
+            "validators" => !k.validators.is_empty(),
+            "helmCharts" => present(k.helm_charts.as_ref()),
+            "helmGlobals" => present(k.helm_globals.as_ref()),
+            "helmChartInflationGenerator" => present(k.helm_chart_inflation_generator.as_ref()),
+            _ => false,
+        }
+    };
+    HINTS.iter().map(|(name, _)| *name).filter(|name| set(name)).collect()
+}
+
+/// The one OpenAPI version kustomize v5.6 has built in, the schema the engine's tables hold.
+const BUILTIN_OPENAPI: &str = "v1.21.2";
+
+/// `openapi: {version: v1.21.2}` names the built-in schema: nothing to do.
+fn only_builtin_version(openapi: Option<&Value>) -> bool {
+    openapi
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.iter().all(|(key, value)| key == "version" && value.as_str() == Some(BUILTIN_OPENAPI)))
+}
+
+/// Like kustomize, an `openapi.version` that is not built in is an error.
+fn check_openapi_version(k: &Kustomization, origin: &Path) -> Result<()> {
+    match k.openapi.as_ref().and_then(|o| o.get("version")).and_then(Value::as_str) {
+        Some(version) if !version.is_empty() && version != BUILTIN_OPENAPI => {
+            Err(KustomizeError::InvalidKustomization {
+                path: origin.to_path_buf(),
+                message: format!(
+                    "the specified OpenAPI version `{version}` is not built in; kustomize has {BUILTIN_OPENAPI} only (remove `openapi`)"
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Set to something: not null, not an empty list, map or string.
+fn present(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(yaml: &str) -> String {
+        let doc = kfctl_yaml::parse_stream(yaml, "k.yaml").expect("yaml").remove(0);
+        let k: Kustomization = serde_json::from_value(doc).expect("parses");
+        check(&k, Path::new("/x/kustomization.yaml")).expect_err("refused").to_string()
+    }
+
+    #[test]
+    fn each_unsupported_field_is_refused_by_name() {
+        let cases = [
+            ("crds", "crds:\n- crd.json\n"),
+            ("openapi", "openapi:\n  path: schema.json\n"),
+            ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
+            ("validators", "validators:\n- v.yaml\n"),
+            ("helmCharts", "helmCharts:\n- name: x\n"),
+            ("helmGlobals", "helmGlobals:\n  chartHome: c\n"),
+            ("helmChartInflationGenerator", "helmChartInflationGenerator:\n- chartName: x\n"),
+        ];
+        for (field, yaml) in cases {
+            let e = refused(yaml);
+            assert!(e.starts_with("/x/kustomization.yaml: `"), "{e}");
+            assert!(e.contains(&format!("`{field}` is not supported by kfctl-rs")), "{field}: {e}");
+        }
+    }
+
+    #[test]
+    fn empty_values_are_not_refused() {
+        let yaml = "openapi: {version: v1.21.2}\nhelmCharts: []\nbuildMetadata: [managedByLabel]\n";
+        let doc = kfctl_yaml::parse_stream(yaml, "k.yaml").expect("yaml").remove(0);
+        let k: Kustomization = serde_json::from_value(doc).expect("parses");
+        assert!(check(&k, Path::new("k.yaml")).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod openapi_tests {
+    use super::*;
+
+    #[test]
+    fn an_openapi_version_that_is_not_built_in_is_refused_like_kustomize() {
+        let doc = serde_json::json!({"openapi": {"version": "v1.20.4"}});
+        let k: Kustomization = serde_json::from_value(doc).expect("parses");
+        let e = check(&k, Path::new("k.yaml")).expect_err("refused").to_string();
+        assert!(e.contains("OpenAPI version `v1.20.4` is not built in"), "{e}");
+    }
+}
