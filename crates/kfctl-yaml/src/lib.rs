@@ -51,6 +51,18 @@ pub enum YamlError {
     Limit { origin: String, limit: String },
 }
 
+/// A short name for a YAML node's type, for error messages.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
 /// Parse a multi-document YAML stream. Empty (and null) documents are dropped, as kustomize
 /// does. `origin` names the input (a file path) in errors.
 pub fn parse_stream(text: &str, origin: &str) -> Result<Vec<Value>, YamlError> {

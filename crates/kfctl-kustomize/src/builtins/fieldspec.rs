@@ -130,16 +130,7 @@ fn field(
 }
 
 /// A short name for a YAML node's type, for error messages.
-pub fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
-    }
-}
+pub use kfctl_yaml::type_name as describe;
 
 /// A setter that adds string entries to a map (labels, annotations).
 pub fn set_entries(pairs: &[(String, String)]) -> impl FnMut(&mut Value) -> std::result::Result<(), String> + '_ {

@@ -22,6 +22,7 @@
 //! that is not a map, or an index into something that is not a list, is an error, as Helm's
 //! parser refuses it.
 
+use kfctl_yaml::type_name as describe;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
@@ -390,17 +391,6 @@ fn set_index(list: &mut Vec<Value>, index: usize, value: Value) {
         list.resize(index + 1, Value::Null);
     }
     list[index] = value;
-}
-
-fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a map",
-    }
 }
 
 #[cfg(test)]
