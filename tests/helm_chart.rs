@@ -216,17 +216,20 @@ fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
         strvals::parse_into(&SetFlag::new(SetKind::Set, s.clone()), &mut user).unwrap();
     }
     values::merge(&mut effective, &user);
-    prepared
+    let (mut objects, hashed): (Vec<RenderedObject>, Vec<_>) = prepared
         .objects
         .iter()
         .filter(|o| effective.get(&o.component).and_then(|c| c.get("enabled")) != Some(&json!(false)))
         .filter(|o| params::keep(&o.obj, &effective))
         .map(|o| {
-            let mut obj = o.obj.clone();
-            params::apply_all(&mut obj, &effective, &prepared.defaults, &o.component);
-            obj
+            let hashed = kfctl::catalog::rehash::HashedName::of(&o.obj);
+            let mut o = o.clone();
+            params::apply_all(&mut o.obj, &effective, &prepared.defaults, &o.component);
+            (o, hashed)
         })
-        .collect()
+        .unzip();
+    kfctl::catalog::rehash::rename_changed(&mut objects, &hashed);
+    objects.into_iter().map(|o| o.obj).collect()
 }
 
 fn golden_export() -> &'static PathBuf {

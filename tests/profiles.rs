@@ -123,6 +123,20 @@ fn changes(before: &[Value], after: &[Value]) -> Vec<String> {
     report.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
 }
 
+/// [`changes`] with kustomize's hash suffixes masked on both sides: what changed in the
+/// objects' content, with generated objects renamed by their new content matched to their old
+/// names. `renamed` lists the names only `after` has.
+fn content_changes(before: &[Value], after: &[Value]) -> (Vec<String>, Vec<String>) {
+    let names =
+        |objs: &[Value]| -> std::collections::BTreeSet<String> { objs.iter().map(compare::object_label).collect() };
+    let old = names(before);
+    let renamed = names(after).into_iter().filter(|n| !old.contains(n)).collect();
+    let (mut before, mut after) = (before.to_vec(), after.to_vec());
+    compare::mask_hash_suffixes(&mut before);
+    compare::mask_hash_suffixes(&mut after);
+    (changes(&before, &after), renamed)
+}
+
 fn image_fields(objs: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
     for o in objs {
@@ -190,9 +204,14 @@ fn replicas_resources_and_pss_change_exactly_one_field_each() {
         ("global.podSecurity.profiles=restricted", "namespace-labels.yaml\"]: expected"),
     ];
     for (set, expect) in cases {
-        let got = changes(before, &render("multi-tenant", &[set]));
+        let (got, renamed) = content_changes(before, &render("multi-tenant", &[set]));
         assert_eq!(got.len(), 1, "--set {set} changed {got:?}");
         assert!(got[0].contains(expect), "--set {set}: {}", got[0]);
+        // The Pod Security label lives in a generated ConfigMap: kustomize's hash renames it.
+        let want: &[&str] =
+            if set.starts_with("global.podSecurity") { &["ConfigMap kubeflow/namespace-labels-data-"] } else { &[] };
+        assert_eq!(renamed.len(), want.len(), "--set {set} renamed {renamed:?}");
+        assert!(renamed.iter().zip(want).all(|(r, w)| r.starts_with(w)), "--set {set} renamed {renamed:?}");
     }
 }
 
@@ -223,7 +242,10 @@ fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
         rendered.default_credentials.iter().map(|c| c.value).collect::<Vec<_>>()
     );
     let after: Vec<Value> = rendered.objects.into_iter().map(|o| o.obj).collect();
-    let got = changes(before, &after);
+    let (got, renamed) = content_changes(before, &after);
+    // oauth2-proxy's Secret is generated: its new content gives it a new hashed name.
+    assert_eq!(renamed.len(), 1, "{renamed:?}");
+    assert!(renamed[0].starts_with("Secret oauth2-proxy/oauth2-proxy-"), "{renamed:?}");
     let fields = [
         "config.yaml",
         "DEX_USER_PASSWORD",

@@ -18,6 +18,7 @@ pub mod embedded;
 pub mod images;
 pub mod params;
 pub mod profile;
+pub mod rehash;
 pub mod render;
 pub mod schema;
 pub mod strvals;

@@ -6,7 +6,8 @@
 //!    with real kustomize), tagging each object with the component it came from;
 //! 4. derive the defaults (images, replicas, resources per workload) from that render and
 //!    check the values against the schema they imply;
-//! 5. apply the parameter table to every object.
+//! 5. apply the parameter table to every object, and rename the generated ConfigMaps and
+//!    Secrets whose content changed as kustomize would ([`super::rehash`]).
 
 use super::component::Catalog;
 use super::params::{self, CREDENTIALS, Credential};
@@ -89,14 +90,16 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let Prepared { profile, defaults, effective, schema, objects, .. } = prepare(req)?;
     let default_credentials = unset_credentials(&objects, &effective);
-    let objects = objects
+    let (mut objects, hashed): (Vec<_>, Vec<_>) = objects
         .into_iter()
         .filter(|o| params::keep(&o.obj, &effective))
         .map(|mut o| {
+            let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
-            o
+            (o, hashed)
         })
-        .collect();
+        .unzip();
+    super::rehash::rename_changed(&mut objects, &hashed);
     Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
 }
 

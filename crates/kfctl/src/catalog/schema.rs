@@ -22,6 +22,7 @@ pub enum SchemaError {
 pub enum Schema {
     Any,
     Bool,
+    /// A whole number, 0 or more: the only numbers in the values are counts (replicas).
     Int,
     String,
     Enum(Vec<&'static str>),
@@ -88,7 +89,7 @@ impl Schema {
         match (self, value) {
             (Schema::Any, _) => Ok(()),
             (Schema::Bool, Value::Bool(_)) | (Schema::String, Value::String(_)) => Ok(()),
-            (Schema::Int, Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(()),
+            (Schema::Int, Value::Number(n)) if n.is_u64() => Ok(()),
             (Schema::Enum(allowed), Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
             (Schema::Enum(allowed), _) => {
                 Err(SchemaError::NotAllowed { path: path.into(), allowed: allowed.join(", "), got: describe(value) })
@@ -98,7 +99,7 @@ impl Schema {
             }
             (Schema::Map { known, extra }, Value::Object(map)) => check_map(known, extra.as_deref(), map, path),
             (Schema::Bool, _) => Err(wrong("true or false")),
-            (Schema::Int, _) => Err(wrong("a whole number")),
+            (Schema::Int, _) => Err(wrong("a whole number, 0 or more")),
             (Schema::String, _) => Err(wrong("a string")),
             (Schema::List(_), _) => Err(wrong("a list")),
             (Schema::Map { .. }, _) => Err(wrong("a map")),
@@ -110,7 +111,7 @@ impl Schema {
         match self {
             Schema::Any => json!({}),
             Schema::Bool => json!({"type": "boolean"}),
-            Schema::Int => json!({"type": "integer"}),
+            Schema::Int => json!({"type": "integer", "minimum": 0}),
             Schema::String => json!({"type": "string"}),
             Schema::Enum(v) => json!({"type": "string", "enum": v}),
             Schema::List(item) => json!({"type": "array", "items": item.to_json_schema()}),
@@ -205,7 +206,15 @@ mod tests {
     #[test]
     fn wrong_type_says_what_was_expected() {
         let e = schema().check(&json!({"katib": {"replicas": {"katib-ui": "two"}}})).unwrap_err();
-        assert_eq!(e.to_string(), "values: `katib.replicas.katib-ui` must be a whole number, got the string \"two\"");
+        assert_eq!(
+            e.to_string(),
+            "values: `katib.replicas.katib-ui` must be a whole number, 0 or more, got the string \"two\""
+        );
+        let e = schema().check(&json!({"katib": {"replicas": {"katib-ui": -1}}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "values: `katib.replicas.katib-ui` must be a whole number, 0 or more, got the number -1"
+        );
     }
 
     #[test]

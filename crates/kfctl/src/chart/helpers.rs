@@ -2,7 +2,8 @@
 //!
 //! No copy of the whole file is kept: [`helpers_file`] assembles it at export time from the
 //! pieces in `templates/chart/helpers/`, in this order: `header.tpl`; `keep.tpl`, the Helm side
-//! of [`params::keep`] (`<component>.enabled` and `global.crds`, [`params::KEEP_HELM`]); one
+//! of [`params::keep`] (`<component>.enabled` and `global.crds`, [`params::KEEP_HELM`]); `hash.tpl`,
+//! kustomize's hashed names ([`super::hashed`]); one
 //! file per row of [`params::PARAMS`], named after the row (`images.tpl`, …) and holding the
 //! helpers the row names in [`params::Param::helm`], in the table's order; and `requires.tpl`,
 //! the umbrella's dependency check. A row added to the table without its file fails the
@@ -15,10 +16,14 @@ use crate::catalog::params;
 /// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
 pub const REQUIRES_HELM: &[&str] = &["kfctl.requires"];
 
+/// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
+pub const HASH_HELM: &[&str] = &["kfctl.hashedName"];
+
 /// Every piece of the helpers file, in order: (file under `templates/chart/helpers/`, the
 /// helpers it defines); the header defines none.
 pub fn pieces() -> Vec<(String, &'static [&'static str])> {
     let mut pieces = vec![("header".to_string(), &[][..]), ("keep".to_string(), params::KEEP_HELM)];
+    pieces.push(("hash".to_string(), HASH_HELM));
     pieces.extend(params::PARAMS.iter().map(|p| (p.name.to_string(), p.helm)));
     pieces.push(("requires".to_string(), REQUIRES_HELM));
     pieces
@@ -77,6 +82,7 @@ mod tests {
         let mut calls: Vec<String> = steps.iter().map(|s| s.wrap("\"\"")).collect();
         calls.push(file.clone());
         calls.push("include \"kfctl.enabled\"".into()); // object.rs wraps every template in it
+        calls.push("include \"kfctl.hashedName\"".into()); // hashed.rs names generated objects with it
         for text in &calls {
             for called in text.split("include \"").skip(1).filter_map(|r| r.split_once('"')).map(|(n, _)| n) {
                 assert!(defined.contains(&called), "`{called}` is called but not defined");

@@ -27,6 +27,7 @@
 
 pub mod argocd;
 pub mod gotmpl;
+pub mod hashed;
 pub mod helpers;
 pub mod object;
 pub mod params;
@@ -55,6 +56,10 @@ pub enum ChartError {
         "chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)"
     )]
     BadName { name: String },
+    #[error(
+        "{object}: a generated object's hashed name depends on values of component `{component}`, but component `{other}` refers to it, and its chart cannot see those values"
+    )]
+    ForeignHashedReference { object: String, component: String, other: String },
     #[error("chart scaffolding {name}: {message}")]
     Scaffold { name: String, message: String },
 }
@@ -145,6 +150,7 @@ fn component_chart(
     let mut files = ChartFiles::new();
     let scope = params::Scope { component: component.name, defaults: &prepared.defaults };
     let mut used = std::collections::BTreeSet::new();
+    let hashed = hashed_objects(prepared, component, &scope)?;
     for o in &component.objects {
         let label = kfctl_yaml::compare::object_label(&o.obj);
         let header = format!(
@@ -156,6 +162,12 @@ fn component_chart(
             component: component.name.into(),
             source,
         })?;
+        let namespace = o.obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        let mut text = hashed::rewrite_references(&text, namespace, &hashed);
+        let name = o.obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        if let Some(h) = hashed.iter().find(|h| h.name == name && h.namespace == namespace) {
+            text.insert_str(0, &h.define_text);
+        }
         files.insert(format!("templates/{}", unique_file_name(&o.obj, &mut used)), text);
     }
     let mut values = section(&prepared.effective, component.name);
@@ -185,6 +197,35 @@ fn component_chart(
     files.insert("templates/_helpers.tpl".into(), helpers::helpers_file()?);
     files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
     Ok(files)
+}
+
+/// The component's generated objects whose hashed names the chart computes; none may be
+/// referred to from another component's objects.
+fn hashed_objects(
+    prepared: &Prepared,
+    component: &Component,
+    scope: &params::Scope,
+) -> Result<Vec<hashed::HashedObject>, ChartError> {
+    let mut found = Vec::new();
+    for o in &component.objects {
+        let object_error = |source| ChartError::Object {
+            object: kfctl_yaml::compare::object_label(&o.obj),
+            component: component.name.into(),
+            source,
+        };
+        found.extend(hashed::hashed_object(&o.obj, scope, component.name).map_err(object_error)?);
+    }
+    let others = prepared.objects.iter().filter(|o| o.component != component.name);
+    for o in others {
+        if let Some(name) = hashed::foreign_reference(&found, std::iter::once(&o.obj)) {
+            return Err(ChartError::ForeignHashedReference {
+                object: name,
+                component: component.name.into(),
+                other: o.component.clone(),
+            });
+        }
+    }
+    Ok(found)
 }
 
 /// The umbrella chart's own files.

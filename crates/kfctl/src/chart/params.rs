@@ -110,6 +110,10 @@ pub enum PointError {
     ForeignCredential { value: String, component: String },
     #[error("the object's YAML already contains the text `{TOKEN_PREFIX}`, which the export uses as a marker")]
     MarkerInData,
+    #[error(
+        "a value can add a field to the content kustomize hashes into this generated object's name; the chart cannot compute that name"
+    )]
+    HashedFieldAdded,
 }
 
 /// The points of one object: the object copy with markers in place, and the points.

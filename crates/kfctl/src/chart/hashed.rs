@@ -1,0 +1,211 @@
+//! kustomize's hashed names, computed by the chart: the Helm side of [`crate::catalog::rehash`].
+//!
+//! A generated ConfigMap or Secret is named `<base>-<hash>` from its content. When values can
+//! change that content (a point in its `data`, `binaryData`, `stringData` or `type`), the chart
+//! cannot print the default render's name: it computes it, as the native render does after
+//! values. For each such object the export writes
+//!
+//! - a named template `kfctl.hashdoc.<chart>.<namespace>.<base>` giving the hashed fields as
+//!   JSON, with each point's expression in place (every point returns JSON), and
+//! - `kfctl.hashedName` calls (in `templates/chart/helpers/hash.tpl`) wherever the old name
+//!   stands as a YAML scalar in the chart's templates: the object's own `metadata.name` and
+//!   every reference kustomize's name-reference fix-up wrote (a volume's `secretName`, an
+//!   `envFrom` entry…), in objects of the same namespace or cluster-scoped ones.
+//!
+//! A reference from another component's chart cannot see the values of this one, so it is an
+//! export error rather than a name that silently stops matching.
+
+use super::gotmpl::{escape_actions, go_quote};
+use super::object::expression;
+use super::params::{Point, PointError, Scope, TOKEN_PREFIX, mark_all};
+use crate::catalog::rehash::HashedName;
+use serde_json::Value;
+
+/// The fields kustomize's hasher reads, by kind.
+const HASHED_FIELDS: &[&str] = &["binaryData", "data", "stringData", "type"];
+
+/// One generated object whose hashed name depends on values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HashedObject {
+    pub namespace: String,
+    /// The default render's name (`<base>-<hash>`).
+    pub name: String,
+    /// The `define` giving the hashed fields as JSON.
+    pub define: String,
+    /// The define's text.
+    pub define_text: String,
+    /// The Helm expression of the name.
+    pub expression: String,
+}
+
+/// The object's hashed-name template, when its name is hashed and values can change the hash.
+pub fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<Option<HashedObject>, PointError> {
+    let Some(hashed) = HashedName::of(obj) else { return Ok(None) };
+    let mut copy = obj.clone();
+    let points = mark_all(&mut copy, scope)?;
+    let fields: serde_json::Map<String, Value> =
+        HASHED_FIELDS.iter().filter_map(|f| copy.get(*f).map(|v| (f.to_string(), v.clone()))).collect();
+    let fields = Value::Object(fields);
+    if !fields.to_string().contains(TOKEN_PREFIX) {
+        return Ok(None);
+    }
+    let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let define = format!("kfctl.hashdoc.{chart}.{namespace}.{}", hashed.base);
+    let mut body = String::new();
+    json_template(&fields, &points, &mut body)?;
+    let define_text = format!("{{{{- define {} -}}}}\n{body}\n{{{{- end -}}}}\n", go_quote(&define));
+    let expression = format!(
+        "include \"kfctl.hashedName\" (list {} {} (include {} $))",
+        go_quote(&hashed.base),
+        go_quote(kind),
+        go_quote(&define)
+    );
+    Ok(Some(HashedObject { namespace, name: hashed.name(), define, define_text, expression }))
+}
+
+/// `value` as JSON text with each point's expression where its marker stands. A marker as a
+/// map key (a field upstream lacks) or inside a longer text has no JSON form here.
+fn json_template(value: &Value, points: &[Point], out: &mut String) -> Result<(), PointError> {
+    match value {
+        Value::String(s) if s.contains(TOKEN_PREFIX) => {
+            let point = point_of(s, points).ok_or(PointError::MarkerInData)?;
+            out.push_str(&format!("{{{{ {} }}}}", expression(point)));
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if key.contains(TOKEN_PREFIX) {
+                    return Err(PointError::HashedFieldAdded);
+                }
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&escape_actions(&Value::String(key.clone()).to_string()));
+                out.push(':');
+                json_template(item, points, out)?;
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_template(item, points, out)?;
+            }
+            out.push(']');
+        }
+        other => out.push_str(&escape_actions(&other.to_string())),
+    }
+    Ok(())
+}
+
+fn point_of<'p>(text: &str, points: &'p [Point]) -> Option<&'p Point> {
+    let index: usize = text.strip_prefix(TOKEN_PREFIX)?.strip_suffix('Z')?.parse().ok()?;
+    points.get(index)
+}
+
+/// `template` (one object's template text) with every YAML scalar equal to a hashed object's
+/// default name made into its name expression, for objects of `namespace` (or cluster-scoped).
+pub fn rewrite_references(template: &str, namespace: &str, hashed: &[HashedObject]) -> String {
+    let relevant: Vec<&HashedObject> =
+        hashed.iter().filter(|h| namespace.is_empty() || h.namespace == namespace).collect();
+    if relevant.is_empty() {
+        return template.to_string();
+    }
+    let mut out = String::with_capacity(template.len());
+    for line in template.split_inclusive('\n') {
+        let (text, newline) = line.strip_suffix('\n').map_or((line, ""), |t| (t, "\n"));
+        let found = relevant.iter().find_map(|h| scalar_prefix(text, &h.name).map(|lead| (lead, h)));
+        match found {
+            Some((lead, h)) => out.push_str(&format!("{lead}{{{{ {} }}}}{newline}", h.expression)),
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// The part of `line` before `name`, when the line is `<key>: name` or `- name` (any indent).
+fn scalar_prefix<'l>(line: &'l str, name: &str) -> Option<&'l str> {
+    let lead = line.strip_suffix(name)?;
+    (lead.ends_with(": ") || lead.trim_start().trim_start_matches("- ").is_empty() && lead.ends_with("- "))
+        .then_some(lead)
+}
+
+/// Every other component's object that names one of `hashed` (an export error).
+pub fn foreign_reference<'o>(hashed: &[HashedObject], others: impl Iterator<Item = &'o Value>) -> Option<String> {
+    for obj in others {
+        let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        for h in hashed.iter().filter(|h| namespace.is_empty() || h.namespace == namespace) {
+            if holds_exact(obj, &h.name) {
+                return Some(h.name.clone());
+            }
+        }
+    }
+    None
+}
+
+fn holds_exact(value: &Value, name: &str) -> bool {
+    match value {
+        Value::String(s) => s == name,
+        Value::Array(items) => items.iter().any(|v| holds_exact(v, name)),
+        Value::Object(map) => map.values().any(|v| holds_exact(v, name)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfctl_kustomize::builtins::hash::content_hash;
+    use serde_json::json;
+
+    fn hashed_secret() -> Value {
+        let mut obj = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "oauth2-proxy", "namespace": "oauth2-proxy"},
+            "type": "Opaque", "data": {"cookie-secret": "YQ==", "client-id": "Yg=="}});
+        obj["metadata"]["name"] = json!(format!("oauth2-proxy-{}", content_hash(&obj)));
+        obj
+    }
+
+    #[test]
+    fn a_secret_with_a_credential_gets_a_computed_name() {
+        let obj = hashed_secret();
+        let defaults = json!({});
+        let scope = Scope { component: "oauth2-proxy", defaults: &defaults };
+        let h = hashed_object(&obj, &scope, "oauth2-proxy").unwrap().expect("the cookie secret is a credential");
+        assert_eq!(h.name, obj["metadata"]["name"]);
+        assert!(h.define_text.contains("\"client-id\":\"Yg==\""), "{}", h.define_text);
+        assert!(h.define_text.contains("\"cookie-secret\":{{ include \"kfctl.credential\""), "{}", h.define_text);
+        assert!(h.define_text.contains(",\"type\":\"Opaque\"}"), "{}", h.define_text);
+        assert!(h.expression.starts_with("include \"kfctl.hashedName\" (list \"oauth2-proxy\" \"Secret\""));
+    }
+
+    #[test]
+    fn an_object_values_cannot_change_keeps_its_literal_name() {
+        let mut obj = hashed_secret();
+        obj["metadata"]["namespace"] = json!("elsewhere");
+        let defaults = json!({});
+        let scope = Scope { component: "oauth2-proxy", defaults: &defaults };
+        assert_eq!(hashed_object(&obj, &scope, "oauth2-proxy").unwrap(), None);
+    }
+
+    #[test]
+    fn references_are_rewritten_only_as_whole_scalars_in_the_same_namespace() {
+        let h = HashedObject {
+            namespace: "ns".into(),
+            name: "app-h675gf55ht".into(),
+            define: "d".into(),
+            define_text: String::new(),
+            expression: "EXPR".into(),
+        };
+        let text =
+            "  name: app-h675gf55ht\n  - app-h675gf55ht\n  note: uses app-h675gf55ht\n  other: app-h675gf55htx\n";
+        let out = rewrite_references(text, "ns", std::slice::from_ref(&h));
+        assert_eq!(out, "  name: {{ EXPR }}\n  - {{ EXPR }}\n  note: uses app-h675gf55ht\n  other: app-h675gf55htx\n");
+        assert_eq!(rewrite_references(text, "other", std::slice::from_ref(&h)), text);
+        assert_eq!(rewrite_references(text, "", std::slice::from_ref(&h)), out, "cluster-scoped objects too");
+    }
+}
