@@ -8,9 +8,11 @@
 //! in `merge/`. Output is written by [`kfctl_yaml`] exactly as kustomize writes it.
 //!
 //! The engine reads files only through [`loader::Loader`]: the load restriction, remote
-//! references and the parse cache all live there.
+//! references and the parse cache all live there. [`build_cache`] keeps results on disk,
+//! checked against everything the loader read.
 
 pub mod accumulate;
+pub mod build_cache;
 pub mod builtins;
 pub mod error;
 pub mod fieldcase;
@@ -66,7 +68,7 @@ pub fn build_kustomization(
     finish(kustomization.clone(), acc)
 }
 
-fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Result<ResMap> {
+pub(crate) fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Result<ResMap> {
     let mut resources = acc.resources;
     builtins::hash::add_hash_suffixes(&mut resources)?;
     builtins::nameref::fix_back_references(&mut resources, &acc.config)?;

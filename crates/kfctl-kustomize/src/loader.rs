@@ -8,6 +8,7 @@
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
 //! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
 
+use super::build_cache::inputs::{self, Recorder};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{FILE_NAMES, Kustomization};
 use crate::remote::{RemoteRef, RemoteResolver, is_remote};
@@ -34,6 +35,8 @@ pub struct Loader {
     remote: Arc<dyn RemoteResolver>,
     restriction: LoadRestriction,
     parsed: Mutex<HashMap<PathBuf, (Docs, BareNulls)>>,
+    /// Notes what the build read, for the build cache ([`crate::build_cache`]).
+    recorder: Option<Arc<Recorder>>,
 }
 
 /// What a `resources:` entry turned out to be.
@@ -47,14 +50,40 @@ pub enum Entry {
 
 impl Loader {
     pub fn new(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction) -> Self {
-        Loader { remote, restriction, parsed: Mutex::new(HashMap::new()) }
+        Loader { remote, restriction, parsed: Mutex::new(HashMap::new()), recorder: None }
+    }
+
+    /// A loader that notes every file it reads and path it resolves into `recorder`.
+    pub fn recording(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction, recorder: Arc<Recorder>) -> Self {
+        Loader { recorder: Some(recorder), ..Loader::new(remote, restriction) }
+    }
+
+    fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_deref()
+    }
+
+    /// `path.canonicalize()`, noted.
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
+        let real = path.canonicalize();
+        if let Some(r) = self.recorder() {
+            r.real(path, real.as_deref().ok());
+        }
+        real
+    }
+
+    /// `path.is_dir()`, noted.
+    fn is_dir(&self, path: &Path) -> bool {
+        match self.recorder() {
+            Some(r) => r.probe(path) == inputs::PathKind::Dir,
+            None => path.is_dir(),
+        }
     }
 
     /// The kustomization file of a folder and its parsed contents.
     pub fn kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
-        let path = kustomization_file(dir)?;
-        let text =
-            std::fs::read_to_string(&path).map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        let path = kustomization_file(dir, self.recorder())?;
+        let text = inputs::read_text(self.recorder(), &path)
+            .map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
         let docs = kfctl_yaml::parse_stream_last_key_wins(&text, &path.display().to_string())?;
         let mut doc = docs.into_iter().next().unwrap_or(Value::Object(Default::default()));
         super::fieldcase::canonicalize_kustomization(&mut doc);
@@ -72,11 +101,14 @@ impl Loader {
         if is_remote(entry) {
             let reference = RemoteRef::parse(entry)?;
             let path = self.remote.resolve(&reference)?;
-            return Ok(if path.is_dir() { Entry::Folder(path) } else { Entry::File(path) });
+            if let Some(r) = self.recorder().filter(|_| self.remote.cache_identity().is_none()) {
+                r.unkeyed_remote.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            return Ok(if self.is_dir(&path) { Entry::Folder(path) } else { Entry::File(path) });
         }
         let path = clean_join(dir, entry);
-        let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
-        if real.is_dir() {
+        let real = self.canonicalize(&path).map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        if self.is_dir(&real) {
             Ok(Entry::Folder(real))
         } else {
             self.check_restriction(dir, &real)?;
@@ -87,7 +119,7 @@ impl Loader {
     /// The real path of a file named relative to `dir`, checked against the load restriction.
     pub fn restricted_path(&self, dir: &Path, relative: &str) -> Result<PathBuf> {
         let path = clean_join(dir, relative);
-        let real = path.canonicalize().map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
+        let real = self.canonicalize(&path).map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
         self.check_restriction(dir, &real)?;
         Ok(real)
     }
@@ -97,6 +129,9 @@ impl Loader {
             return Ok(());
         }
         let root = canonical_dir(dir)?;
+        if let Some(r) = self.recorder() {
+            r.real(dir, dir.canonicalize().ok().as_deref());
+        }
         if real.starts_with(&root) {
             Ok(())
         } else {
@@ -107,15 +142,19 @@ impl Loader {
     /// Read a file named relative to `dir` as text, under the load restriction.
     pub fn read_text(&self, dir: &Path, relative: &str) -> Result<(PathBuf, String)> {
         let real = self.restricted_path(dir, relative)?;
-        let text =
-            std::fs::read_to_string(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        let text = inputs::read_text(self.recorder(), &real)
+            .map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
         Ok((real, text))
     }
 
     /// Read a file as bytes, under the load restriction.
     pub fn read_bytes(&self, dir: &Path, relative: &str) -> Result<(PathBuf, Vec<u8>)> {
         let real = self.restricted_path(dir, relative)?;
-        let bytes = std::fs::read(&real).map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
+        let bytes = match self.recorder() {
+            Some(r) => r.read(&real),
+            None => std::fs::read(&real),
+        }
+        .map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
         Ok((real, bytes))
     }
 
@@ -129,7 +168,7 @@ impl Loader {
         if let Some(parsed) = self.parsed.lock().expect("parse cache lock").get(path) {
             return Ok(parsed.clone());
         }
-        let parsed = parse_file(path)?;
+        let parsed = parse_file(path, self.recorder())?;
         self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), parsed.clone());
         Ok(parsed)
     }
@@ -140,7 +179,7 @@ impl Loader {
         let cached = self.parsed.lock().expect("parse cache lock").remove(path);
         let (docs, bare) = match cached {
             Some(parsed) => parsed,
-            None => parse_file(path)?,
+            None => parse_file(path, self.recorder())?,
         };
         let docs = Arc::try_unwrap(docs).unwrap_or_else(|shared| (*shared).clone());
         let bare = Arc::try_unwrap(bare).unwrap_or_else(|shared| (*shared).clone());
@@ -156,7 +195,7 @@ impl Loader {
             paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
         };
         let parsed: Vec<(PathBuf, (Docs, BareNulls))> =
-            todo.into_par_iter().filter_map(|p| parse_file(&p).ok().map(|d| (p, d))).collect();
+            todo.into_par_iter().filter_map(|p| parse_file(&p, self.recorder()).ok().map(|d| (p, d))).collect();
         self.parsed.lock().expect("parse cache lock").extend(parsed);
     }
 }
@@ -179,8 +218,12 @@ fn check_type(path: &Path, k: &Kustomization) -> Result<()> {
 }
 
 /// The one kustomization file of a folder. Like kustomize, more than one is an error.
-fn kustomization_file(dir: &Path) -> Result<PathBuf> {
-    let found: Vec<PathBuf> = FILE_NAMES.iter().map(|n| dir.join(n)).filter(|p| p.is_file()).collect();
+fn kustomization_file(dir: &Path, recorder: Option<&Recorder>) -> Result<PathBuf> {
+    let is_file = |p: &PathBuf| match recorder {
+        Some(r) => r.probe(p) == inputs::PathKind::File,
+        None => p.is_file(),
+    };
+    let found: Vec<PathBuf> = FILE_NAMES.iter().map(|n| dir.join(n)).filter(is_file).collect();
     match found.as_slice() {
         [] => Err(KustomizeError::NoKustomization { dir: dir.to_path_buf() }),
         [one] => Ok(one.clone()),
@@ -221,9 +264,9 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-fn parse_file(path: &Path) -> Result<(Docs, BareNulls)> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
+fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<(Docs, BareNulls)> {
+    let text = inputs::read_text(recorder, path)
+        .map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
     let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =
         kfctl_yaml::parse_resources(&text, &path.display().to_string())?.into_iter().unzip();
     Ok((Arc::new(docs), Arc::new(bare)))

@@ -152,6 +152,13 @@ fn is_unsafe_component(part: &str) -> bool {
 /// Turns remote references into local paths (a folder for git refs, a file for plain files).
 pub trait RemoteResolver: Send + Sync {
     fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError>;
+
+    /// What decides where references resolve (e.g. the mirror's root), for the build cache's
+    /// key: two resolvers with one identity must resolve each reference to the same path.
+    /// `None` (the default): builds that resolve a remote reference are not cached.
+    fn cache_identity(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Refuses every remote reference: for builds that must stay local.

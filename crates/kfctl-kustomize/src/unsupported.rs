@@ -111,6 +111,7 @@ mod tests {
             ("crds", "crds:\n- crd.json\n"),
             ("openapi", "openapi:\n  path: schema.json\n"),
             ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
+            ("buildMetadata", "buildMetadata: [managedByLabel, transformerAnnotations]\n"),
             ("validators", "validators:\n- v.yaml\n"),
             ("helmCharts", "helmCharts:\n- name: x\n"),
             ("helmGlobals", "helmGlobals:\n  chartHome: c\n"),

@@ -25,5 +25,6 @@ pub mod chart;
 pub mod cluster;
 pub mod exit;
 pub mod notice;
+pub mod render_cache;
 pub mod source;
 pub mod staging;

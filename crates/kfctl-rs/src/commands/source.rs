@@ -32,6 +32,8 @@ pub enum SourceCommand {
     Bundle(BundleArgs),
     /// List the known releases, their Kubernetes support and whether they are cached.
     List,
+    /// Remove the render cache (kept renders of upstream; pulled releases stay).
+    Clean,
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +127,7 @@ pub fn run(args: SourceArgs) -> anyhow::Result<Code> {
         SourceCommand::Pull(args) => run_pull(args),
         SourceCommand::Bundle(args) => run_bundle(args),
         SourceCommand::List => run_list(),
+        SourceCommand::Clean => run_clean(),
     }
 }
 
@@ -188,6 +191,17 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
     println!("manifests: {} sha256 {}", opened.origin, report.manifest.manifests_sha256);
     for remote in &report.manifest.remotes {
         println!("remote/{}: sha256 {}", remote.key, remote.sha256);
+    }
+    Ok(Code::Success)
+}
+
+fn run_clean() -> anyhow::Result<Code> {
+    let root = Cache::default_root().map_err(edge)?;
+    let folder = kfctl::render_cache::folder(&root);
+    match kfctl::render_cache::clean(&root) {
+        Ok(true) => println!("removed the render cache {}", folder.display()),
+        Ok(false) => println!("no render cache at {}", folder.display()),
+        Err(e) => anyhow::bail!("{}: cannot remove the render cache: {e}; remove it by hand", folder.display()),
     }
     Ok(Code::Success)
 }

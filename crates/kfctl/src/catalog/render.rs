@@ -155,7 +155,7 @@ fn default_render(
     let k = profile.kustomization(catalog)?;
     let dir = req.manifests_dir.join("kfctl-profile");
     let options = BuildOptions { remote: req.remote.clone(), ..BuildOptions::default() };
-    let resources = kfctl_kustomize::build_kustomization(&dir, &k, &options)?;
+    let resources = crate::render_cache::build_kustomization(&dir, &k, &options)?;
     Ok(resources
         .into_vec()
         .into_iter()

@@ -53,6 +53,10 @@ impl RemoteResolver for MirrorResolver {
         }
         if path.exists() { Ok(path) } else { Err(RemoteError::NotInMirror { url: reference.url(), path }) }
     }
+
+    fn cache_identity(&self) -> Option<String> {
+        Some(format!("mirror {}", self.root.display()))
+    }
 }
 
 /// Whether `path` (a join onto `root`) stays lexically inside `root`: no root, prefix or `..`

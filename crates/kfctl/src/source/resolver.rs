@@ -137,6 +137,12 @@ impl RemoteResolver for CacheResolver {
         let path = reference.mirror_path(&self.cache.mirror_root());
         if std::fs::symlink_metadata(&path).is_ok() { Ok(path) } else { Err(RemoteError::NotInMirror { url, path }) }
     }
+
+    /// Where references resolve: the cache's mirror. (Whether a fetch is allowed does not
+    /// change where a reference resolves, only whether a missing one can be.)
+    fn cache_identity(&self) -> Option<String> {
+        Some(format!("cache {}", self.cache.mirror_root().display()))
+    }
 }
 
 #[cfg(test)]

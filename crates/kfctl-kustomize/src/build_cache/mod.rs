@@ -1,0 +1,253 @@
+//! The build cache: an engine result kept on disk and served again while nothing it read
+//! has changed.
+//!
+//! An entry's name is the sha256 of everything that decides a build besides the files it
+//! reads: the entry format, the engine's version and the caller's (kfctl-rs's version), the
+//! running executable's size and mtime (so a rebuilt binary of the same version never serves
+//! an older engine's result), the folder, the in-memory kustomization (if any), the load
+//! restriction and the remote resolver's identity. Its content records what the build read
+//! ([`inputs`], on the second line) and the objects it made (one `[origin, object]` JSON a
+//! line, parsed in parallel).
+//!
+//! - **Verified on read**: the first line holds the sha256 of the rest; a torn, truncated or
+//!   edited entry does not match and is rebuilt (and overwritten).
+//! - **Never stale**: every recorded input is checked before the objects are used; any change
+//!   (a file's content, a kustomization file appearing, a symlink pointing elsewhere) is a
+//!   miss.
+//! - **Safe under concurrent processes**: entries are written to a temporary file in the same
+//!   folder and renamed into place; readers see a whole entry or none.
+//! - **Bounded**: after each write the oldest entries (by mtime; a hit refreshes it) are
+//!   removed until the folder holds at most [`CacheSettings::max_bytes`].
+//! - **Best effort**: a cache that cannot be read or written never fails the build; the build
+//!   runs as if there were no cache.
+//!
+//! Builds that resolve a remote reference through a resolver without a
+//! [`crate::remote::RemoteResolver::cache_identity`] are not stored.
+
+pub mod inputs;
+
+use crate::error::Result;
+use crate::kustomization::Kustomization;
+use crate::loader::Loader;
+use crate::resmap::ResMap;
+use crate::resource::Resource;
+use crate::{BuildOptions, accumulate, prefetch};
+use inputs::{Input, Recorder, sha256_hex};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// Bump when the entry layout or the meaning of its content changes.
+const FORMAT: &str = "kfctl-build-cache 1";
+
+/// Where the cache lives and how large it may grow.
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    pub dir: PathBuf,
+    /// The caller's version (kfctl-rs's), part of every key.
+    pub version: String,
+    pub max_bytes: u64,
+}
+
+/// What the cache did for one build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Served from the cache.
+    Hit,
+    /// Built and stored.
+    Stored,
+    /// Built; not stored (an unkeyed remote reference, or the cache could not be written).
+    NotStored,
+}
+
+/// [`crate::build`] through the cache.
+pub fn build(dir: &Path, options: &BuildOptions, settings: &CacheSettings) -> Result<(ResMap, Outcome)> {
+    let material = format!("folder\0{}", dir.display());
+    cached(settings, &material, options, |loader| {
+        prefetch::warm(loader, dir);
+        let (top, acc) = accumulate::Accumulator::new(loader).folder(dir)?;
+        crate::finish(top, acc)
+    })
+}
+
+/// [`crate::build_kustomization`] through the cache.
+pub fn build_kustomization(
+    dir: &Path,
+    kustomization: &Kustomization,
+    options: &BuildOptions,
+    settings: &CacheSettings,
+) -> Result<(ResMap, Outcome)> {
+    let material = format!("in-memory\0{}\0{kustomization:?}", dir.display());
+    cached(settings, &material, options, |loader| {
+        prefetch::warm_entries(loader, dir, kustomization);
+        let acc = accumulate::Accumulator::new(loader).in_memory(dir, kustomization)?;
+        crate::finish(kustomization.clone(), acc)
+    })
+}
+
+fn cached(
+    settings: &CacheSettings,
+    material: &str,
+    options: &BuildOptions,
+    run: impl FnOnce(&Loader) -> Result<ResMap>,
+) -> Result<(ResMap, Outcome)> {
+    let key = entry_key(settings, material, options);
+    let path = settings.dir.join(format!("{key}.json"));
+    if let Some(resources) = load(&path) {
+        touch(&path);
+        return Ok((resources, Outcome::Hit));
+    }
+    let recorder = Arc::new(Recorder::default());
+    let resources = {
+        let loader = Loader::recording(options.remote.clone(), options.restriction, recorder.clone());
+        run(&loader)?
+    };
+    let Ok(recorder) = Arc::try_unwrap(recorder) else { return Ok((resources, Outcome::NotStored)) };
+    if recorder.unkeyed_remote.load(Ordering::Relaxed) {
+        return Ok((resources, Outcome::NotStored));
+    }
+    let outcome = match store(&settings.dir, &path, &recorder.into_inputs(), &resources) {
+        Ok(()) => {
+            bound(&settings.dir, settings.max_bytes);
+            Outcome::Stored
+        }
+        Err(_) => Outcome::NotStored,
+    };
+    Ok((resources, outcome))
+}
+
+/// The entry name: everything that decides the build besides the files it reads.
+fn entry_key(settings: &CacheSettings, material: &str, options: &BuildOptions) -> String {
+    let text = format!(
+        "{FORMAT}\0{}\0{}\0{}\0{:?}\0{:?}\0{material}",
+        env!("CARGO_PKG_VERSION"),
+        settings.version,
+        executable_identity(),
+        options.restriction,
+        options.remote.cache_identity(),
+    );
+    sha256_hex(text.as_bytes())
+}
+
+/// The running executable's path, size and mtime.
+fn executable_identity() -> String {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let meta = std::fs::metadata(&exe).ok();
+    let modified = meta.as_ref().and_then(|m| m.modified().ok());
+    format!("{}\0{:?}\0{:?}", exe.display(), meta.map(|m| m.len()), modified)
+}
+
+/// The entry at `path` if it is whole and every input it recorded still holds.
+fn load(path: &Path) -> Option<ResMap> {
+    let bytes = std::fs::read(path).ok()?;
+    let body = verified_body(&bytes)?;
+    let mut lines = body.split(|b| *b == b'\n');
+    let inputs: Vec<Input> = serde_json::from_slice(lines.next()?).ok()?;
+    let objects: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).collect();
+    let (hold, objects) = rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects));
+    if !hold {
+        return None;
+    }
+    let mut resources = ResMap::new();
+    resources.replace_all(objects?);
+    Some(resources)
+}
+
+/// One `[origin, object]` a line, parsed on all cores.
+fn parse_objects(lines: &[&[u8]]) -> Option<Vec<Resource>> {
+    use rayon::prelude::*;
+    lines
+        .par_iter()
+        .map(|line| {
+            let (origin, obj): (Option<String>, Value) = serde_json::from_slice(line).ok()?;
+            let mut resource = Resource::new(obj);
+            resource.origin = origin.map(Arc::from);
+            Some(resource)
+        })
+        .collect()
+}
+
+/// The content after the header line, if its digest matches the header.
+fn verified_body(bytes: &[u8]) -> Option<&[u8]> {
+    let newline = bytes.iter().position(|b| *b == b'\n')?;
+    let header = std::str::from_utf8(&bytes[..newline]).ok()?;
+    let digest = header.strip_prefix(FORMAT)?.strip_prefix(' ')?;
+    let body = &bytes[newline + 1..];
+    (sha256_hex(body) == digest).then_some(body)
+}
+
+/// Write an entry: a temporary file beside it, then a rename.
+fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut body = serde_json::to_vec(inputs)?;
+    body.push(b'\n');
+    for resource in resources.iter() {
+        body.push(b'\n');
+        serde_json::to_writer(&mut body, &(resource.origin.as_deref(), &resource.obj))?;
+    }
+    let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
+    let written = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        writeln!(file, "{FORMAT} {}", sha256_hex(&body))?;
+        file.write_all(&body)?;
+        file.sync_data()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// A number no other write of this process uses.
+fn unique() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    (NEXT.fetch_add(1, Ordering::Relaxed) << 32) | u64::from(nanos)
+}
+
+/// A temporary file older than this belongs to a process that did not finish its write.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Mark an entry as recently used (the bound removes the least recently used first).
+fn touch(path: &Path) {
+    if let Ok(file) = std::fs::File::options().append(true).open(path) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Remove the oldest entries until the folder holds at most `max_bytes`, and temporary files
+/// an interrupted process left (older than [`STALE_TEMP`]).
+fn bound(dir: &Path, max_bytes: u64) {
+    let Ok(read) = std::fs::read_dir(dir) else { return };
+    let files: Vec<std::fs::DirEntry> = read.filter_map(|e| e.ok()).collect();
+    for temp in files.iter().filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-")) {
+        let age = temp.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|age| age > STALE_TEMP) {
+            let _ = std::fs::remove_file(temp.path());
+        }
+    }
+    let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = files
+        .iter()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = entries.iter().map(|(_, len, _)| len).sum();
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= max_bytes {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,138 @@
+use super::*;
+use crate::kustomization::Kustomization;
+
+fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    dir
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: \"1\"\n";
+
+fn sample() -> tempfile::TempDir {
+    folder(&[("app/kustomization.yaml", "namePrefix: p-\nresources:\n- cm.yaml\n"), ("app/cm.yaml", CM)])
+}
+
+fn settings(cache: &Path, version: &str) -> CacheSettings {
+    CacheSettings { dir: cache.join("render"), version: version.into(), max_bytes: 1 << 30 }
+}
+
+fn build_text(dir: &Path, settings: &CacheSettings) -> (String, Outcome) {
+    let (resources, outcome) = build(dir, &BuildOptions::default(), settings).expect("builds");
+    (kfctl_yaml::to_yaml_stream(&crate::objects(&resources)), outcome)
+}
+
+fn uncached(dir: &Path) -> String {
+    kfctl_yaml::to_yaml_stream(&crate::objects(&crate::build(dir, &BuildOptions::default()).expect("builds")))
+}
+
+#[test]
+fn a_repeated_build_is_served_from_the_cache_with_the_same_output() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let s = settings(cache.path(), "1");
+    let app = src.path().join("app");
+    let (first, outcome) = build_text(&app, &s);
+    assert_eq!(outcome, Outcome::Stored);
+    let (second, outcome) = build_text(&app, &s);
+    assert_eq!(outcome, Outcome::Hit);
+    assert_eq!(first, second);
+    assert_eq!(first, uncached(&app));
+    assert!(first.contains("name: p-cm"), "{first}");
+}
+
+#[test]
+fn a_changed_input_file_is_never_served_stale() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let s = settings(cache.path(), "1");
+    let app = src.path().join("app");
+    build_text(&app, &s);
+    // Same length, changed within the same second: the racy case `stat` alone would miss.
+    std::fs::write(app.join("cm.yaml"), CM.replace("\"1\"", "\"2\"")).expect("write");
+    let (text, outcome) = build_text(&app, &s);
+    assert_eq!(outcome, Outcome::Stored);
+    assert!(text.contains("a: \"2\""), "{text}");
+}
+
+#[test]
+fn a_changed_kustomization_is_never_served_stale() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let s = settings(cache.path(), "1");
+    let app = src.path().join("app");
+    build_text(&app, &s);
+    std::fs::write(app.join("kustomization.yaml"), "namePrefix: q-\nresources:\n- cm.yaml\n").expect("write");
+    let (text, outcome) = build_text(&app, &s);
+    assert_eq!(outcome, Outcome::Stored);
+    assert!(text.contains("name: q-cm"), "{text}");
+}
+
+#[test]
+fn a_kustomization_file_appearing_beside_the_first_is_not_served_stale() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let s = settings(cache.path(), "1");
+    let app = src.path().join("app");
+    build_text(&app, &s);
+    std::fs::write(app.join("kustomization.yml"), "resources: []\n").expect("write");
+    let e = build(&app, &BuildOptions::default(), &s).expect_err("two kustomization files are refused");
+    assert!(e.to_string().contains("kustomization"), "{e}");
+}
+
+#[test]
+fn an_in_memory_kustomization_that_changed_is_another_entry() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let s = settings(cache.path(), "1");
+    let top = src.path().join("virtual");
+    let mut k = Kustomization { resources: vec!["../app".into()], ..Kustomization::default() };
+    let (_, outcome) = build_kustomization(&top, &k, &BuildOptions::default(), &s).expect("builds");
+    assert_eq!(outcome, Outcome::Stored);
+    k.name_suffix = Some("-s".into());
+    let (resources, outcome) = build_kustomization(&top, &k, &BuildOptions::default(), &s).expect("builds");
+    assert_eq!(outcome, Outcome::Stored);
+    assert_eq!(resources.get(0).obj["metadata"]["name"], "p-cm-s");
+    let (_, outcome) = build_kustomization(&top, &k, &BuildOptions::default(), &s).expect("builds");
+    assert_eq!(outcome, Outcome::Hit);
+}
+
+#[test]
+fn another_kfctl_rs_version_never_uses_the_entry() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let app = src.path().join("app");
+    build_text(&app, &settings(cache.path(), "1.0.0"));
+    let (_, outcome) = build_text(&app, &settings(cache.path(), "1.0.1"));
+    assert_eq!(outcome, Outcome::Stored);
+}
+
+#[test]
+fn a_corrupted_entry_is_rebuilt_not_trusted() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let s = settings(cache.path(), "1");
+    let app = src.path().join("app");
+    let (first, _) = build_text(&app, &s);
+    for entry in std::fs::read_dir(&s.dir).expect("entries") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("entry text");
+        std::fs::write(&path, text.replace("p-cm", "x-cm")).expect("corrupt");
+    }
+    let (second, outcome) = build_text(&app, &s);
+    assert_eq!(outcome, Outcome::Stored);
+    assert_eq!(first, second);
+}
+
+#[test]
+fn the_cache_stays_within_its_bound() {
+    let (src, cache) = (sample(), tempfile::tempdir().expect("cache"));
+    let app = src.path().join("app");
+    let mut s = settings(cache.path(), "1");
+    build_text(&app, &s);
+    let one = std::fs::read_dir(&s.dir).expect("entries").count();
+    assert_eq!(one, 1);
+    s.max_bytes = 1;
+    s.version = "2".into();
+    build_text(&app, &s);
+    let left: u64 =
+        std::fs::read_dir(&s.dir).expect("entries").map(|e| e.expect("e").metadata().expect("m").len()).sum();
+    assert_eq!(left, 0, "entries above the bound are removed, the oldest first");
+}

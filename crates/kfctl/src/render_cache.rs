@@ -1,0 +1,50 @@
+//! The render cache: the engine's default render of a profile, kept per input.
+//!
+//! Rendering a profile is mostly the native kustomize build of upstream, which cannot change
+//! while the files it read do not. [`build_kustomization`] serves that build from
+//! [`kfctl_kustomize::build_cache`] (keyed by kfctl-rs's version, the executable, the
+//! kustomization and the resolver; checked against every file, probe and real path the build
+//! read, so a changed input is never served stale); values, parameters and output are applied
+//! afresh on every run. The cache lives in `render/` under the kfctl-rs cache folder
+//! (`KFCTL_CACHE_DIR`, ...), holds at most [`MAX_BYTES`] and is removed by
+//! `kfctl-rs source clean`. `KFCTL_NO_CACHE=1` turns it off. A cache folder that cannot be
+//! used never fails a render: it is built as if uncached.
+
+use kfctl_kustomize::build_cache::{self, CacheSettings};
+use kfctl_kustomize::kustomization::Kustomization;
+use kfctl_kustomize::{BuildOptions, ResMap};
+use std::path::{Path, PathBuf};
+
+/// The most the render cache keeps (least recently used entries go first).
+pub const MAX_BYTES: u64 = 256 << 20;
+
+/// The folder of the render cache in a kfctl-rs cache folder.
+pub fn folder(cache_root: &Path) -> PathBuf {
+    cache_root.join("render")
+}
+
+/// The settings, or `None` when the cache is off (`KFCTL_NO_CACHE`) or has no folder.
+pub fn settings() -> Option<CacheSettings> {
+    if std::env::var_os("KFCTL_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0") {
+        return None;
+    }
+    let root = crate::source::Cache::default_root().ok()?;
+    Some(CacheSettings { dir: folder(&root), version: env!("CARGO_PKG_VERSION").into(), max_bytes: MAX_BYTES })
+}
+
+/// [`kfctl_kustomize::build_kustomization`], through the cache when it is on.
+pub fn build_kustomization(dir: &Path, k: &Kustomization, options: &BuildOptions) -> kfctl_kustomize::Result<ResMap> {
+    match settings() {
+        Some(settings) => build_cache::build_kustomization(dir, k, options, &settings).map(|(resources, _)| resources),
+        None => kfctl_kustomize::build_kustomization(dir, k, options),
+    }
+}
+
+/// Remove the render cache (`source clean`); returns whether there was one.
+pub fn clean(cache_root: &Path) -> std::io::Result<bool> {
+    match std::fs::remove_dir_all(folder(cache_root)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
