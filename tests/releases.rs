@@ -33,7 +33,10 @@ fn template(cache: &Path, source: &Path, extra: &[&str]) -> Output {
 }
 
 #[test]
-#[cfg_attr(kfctl_no_upstream, ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn multi_tenant_of_each_release_is_byte_identical_to_its_example_golden() {
     let cache = tempfile::tempdir().unwrap();
     for version in common::RELEASES {
@@ -48,7 +51,10 @@ fn multi_tenant_of_each_release_is_byte_identical_to_its_example_golden() {
 }
 
 #[test]
-#[cfg_attr(kfctl_no_upstream, ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_profile_naming_a_component_the_release_lacks_names_release_component_and_alternative() {
     let cache = tempfile::tempdir().unwrap();
     let source = common::manifests_dir_of("v1.10.2");
@@ -68,7 +74,10 @@ fn an_unknown_version_lists_the_known_ones() {
     let out = kfctl(cache.path(), &["template", "--profile", "minimal", "--offline", "--version", "v1.9.9"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("release v1.9.9: unknown version; known versions: v1.10.0, v1.10.1, v1.10.2, v1.11.0"), "{stderr}");
+    assert!(
+        stderr.contains("release v1.9.9: unknown version; known versions: v1.10.0, v1.10.1, v1.10.2, v1.11.0"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -79,16 +88,26 @@ fn source_list_shows_every_release_and_which_commits_are_unconfirmed() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let versions: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(versions, ["v1.11.0", "v1.10.2", "v1.10.1", "v1.10.0"], "{stdout}");
-    assert!(stdout.contains("v1.10.2  commit d8d643f1a736b28c525bd9b8ee5c9b2f4a661b39  Kubernetes 1.32 to 1.33"), "{stdout}");
+    assert!(
+        stdout.contains("v1.10.2  commit d8d643f1a736b28c525bd9b8ee5c9b2f4a661b39  Kubernetes 1.32 to 1.33"),
+        "{stdout}"
+    );
     assert!(stdout.contains("v1.10.0  commit (commit not confirmed)"), "{stdout}");
 }
 
 #[test]
-#[cfg_attr(kfctl_no_upstream, ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn a_version_the_digest_disagrees_with_warns_and_verify_refuses_it() {
     let cache = tempfile::tempdir().unwrap();
     let source = common::manifests_dir_of("v1.10.2");
-    let warned = template(cache.path(), &source, &["--profile", "multi-tenant", "--version", "v1.11.0", "--components", "cert-manager"]);
+    let warned = template(
+        cache.path(),
+        &source,
+        &["--profile", "multi-tenant", "--version", "v1.11.0", "--components", "cert-manager"],
+    );
     let stderr = text(&warned.stderr);
     assert!(warned.status.success(), "{stderr}");
     assert_eq!(stderr.matches("--version v1.11.0 was given, but the tree's release digest").count(), 1, "{stderr}");
@@ -119,7 +138,8 @@ fn moved_copy(root: &Path) -> PathBuf {
     let example = copy.join("example/kustomization.yaml");
     let text = std::fs::read_to_string(&example).unwrap();
     let moved = text.replace("../applications/katib/", "../applications/hp-tuning/katib/");
-    let moved = moved.replace("- ../common/user-namespace/base", "- ../common/user-namespace/base\n- ../custom/team-config");
+    let moved =
+        moved.replace("- ../common/user-namespace/base", "- ../common/user-namespace/base\n- ../custom/team-config");
     assert_ne!(moved, text);
     std::fs::write(&example, moved).unwrap();
     copy
@@ -138,16 +158,21 @@ fn an_unknown_upstream_renders_multi_tenant_as_real_kustomize_of_its_own_example
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stderr.matches("matches no pinned release").count(), 1, "said once: {stderr}");
-    assert!(stderr.contains("entries no catalog component claims") && stderr.contains("../custom/team-config"), "{stderr}");
+    assert!(
+        stderr.contains("entries no catalog component claims") && stderr.contains("../custom/team-config"),
+        "{stderr}"
+    );
     let real = Command::new(common::tool("kustomize-build")).arg(copy.join("example")).output().unwrap();
     assert!(real.status.success(), "{}", text(&real.stderr));
     assert!(out.stdout == real.stdout, "multi-tenant differs from real kustomize of the copy's example/");
 
     // Other profiles take the moved folder from its attributed example/ entry.
     let profile = tmp.path().join("few.yaml");
-    std::fs::write(&profile, "name: few\ncomponents:\n  cert-manager: {}\n  kubeflow-namespace: {}\n  katib: {}\n").unwrap();
+    std::fs::write(&profile, "name: few\ncomponents:\n  cert-manager: {}\n  kubeflow-namespace: {}\n  katib: {}\n")
+        .unwrap();
     let out_dir = tmp.path().join("out");
-    let few = template(&cache, &copy, &["--profile", profile.to_str().unwrap(), "--output-dir", out_dir.to_str().unwrap()]);
+    let few =
+        template(&cache, &copy, &["--profile", profile.to_str().unwrap(), "--output-dir", out_dir.to_str().unwrap()]);
     assert!(few.status.success(), "{}", text(&few.stderr));
     let katib = std::fs::read_to_string(out_dir.join("katib.yaml")).unwrap();
     assert!(katib.contains("name: katib-controller"), "katib's objects come from the moved folder");
@@ -173,14 +198,20 @@ fn an_import_whose_digest_is_not_the_named_release_is_unverified_and_never_used_
     let tmp = tempfile::tempdir().unwrap();
     let tree = tiny_tree(tmp.path());
     let cache = tmp.path().join("cache");
-    let pulled = kfctl(&cache, &["source", "pull", "--offline", "--version", "v1.11.0", "--from", tree.to_str().unwrap()]);
+    let pulled =
+        kfctl(&cache, &["source", "pull", "--offline", "--version", "v1.11.0", "--from", tree.to_str().unwrap()]);
     let stdout = text(&pulled.stdout);
     assert!(pulled.status.success(), "{}", text(&pulled.stderr));
     assert!(stdout.contains("manifests unverified-v1.11.0-"), "{stdout}");
     assert!(!stdout.contains("release v1.11.0 commit"), "not recorded as the release: {stdout}");
 
     let list = text(&kfctl(&cache, &["source", "list"]).stdout);
-    assert!(list.contains("v1.11.0  commit 854bd3a21044f767204def71b2dcda83e376891f  Kubernetes 1.33 and newer  (not cached)"), "{list}");
+    assert!(
+        list.contains(
+            "v1.11.0  commit 854bd3a21044f767204def71b2dcda83e376891f  Kubernetes 1.33 and newer  (not cached)"
+        ),
+        "{list}"
+    );
     assert!(list.lines().any(|l| l.starts_with("unverified-v1.11.0-") && l.contains("unverified import")), "{list}");
 
     let used = kfctl(&cache, &["template", "--profile", "minimal", "--offline", "--version", "v1.11.0"]);
@@ -194,24 +225,20 @@ fn a_tampered_file_in_the_cache_exits_4() {
     let tmp = tempfile::tempdir().unwrap();
     let tree = tiny_tree(tmp.path());
     let archive = tmp.path().join("tiny.tar.gz");
-    let status = Command::new("tar")
-        .arg("czf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(tmp.path())
-        .arg("manifests-tiny")
-        .status()
-        .unwrap();
+    let status =
+        Command::new("tar").arg("czf").arg(&archive).arg("-C").arg(tmp.path()).arg("manifests-tiny").status().unwrap();
     assert!(status.success());
     let cache = tmp.path().join("cache");
-    let first = kfctl(&cache, &["template", "--offline", "--profile", "multi-tenant", "--source", archive.to_str().unwrap()]);
+    let first =
+        kfctl(&cache, &["template", "--offline", "--profile", "multi-tenant", "--source", archive.to_str().unwrap()]);
     assert!(first.status.success(), "{}", text(&first.stderr));
     assert!(text(&first.stdout).contains("name: tiny"));
 
     let imports = cache.join("imports");
     let entry = std::fs::read_dir(&imports).unwrap().filter_map(Result::ok).find(|e| e.path().is_dir()).unwrap();
     std::fs::write(entry.path().join("manifests-tiny/example/cm.yaml"), "kind: Evil\n").unwrap();
-    let second = kfctl(&cache, &["template", "--offline", "--profile", "multi-tenant", "--source", archive.to_str().unwrap()]);
+    let second =
+        kfctl(&cache, &["template", "--offline", "--profile", "multi-tenant", "--source", archive.to_str().unwrap()]);
     let stderr = text(&second.stderr);
     assert_eq!(second.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("security:") && stderr.contains("sha256 mismatch"), "{stderr}");

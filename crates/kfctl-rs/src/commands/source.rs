@@ -178,6 +178,7 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
         offline: args.network.offline,
         cache_dir: None,
         fetch: args.network.fetch_options()?,
+        verify: false,
     };
     let opened = open_source(&spec).map_err(edge)?;
     let release = opened.release.or(named.copied());
@@ -216,7 +217,9 @@ fn run_list() -> anyhow::Result<Code> {
     }
     for label in cache.labels_under("manifests").map_err(edge)? {
         if let Some(rest) = label.strip_prefix(kfctl::source::pull::UNVERIFIED_PREFIX) {
-            println!("{label}  unverified import (named {rest}; its digest is not the catalog's): never used by --version");
+            println!(
+                "{label}  unverified import (named {rest}; its digest is not the catalog's): never used by --version"
+            );
         }
     }
     Ok(Code::Success)

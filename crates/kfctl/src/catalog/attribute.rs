@@ -37,7 +37,12 @@ pub struct ExampleAttribution {
 impl ExampleAttribution {
     /// The entries nothing claimed, `resources:` then `components:`.
     pub fn unattributed(&self) -> Vec<&str> {
-        self.resources.iter().chain(&self.components).filter(|a| a.component.is_none()).map(|a| a.entry.as_str()).collect()
+        self.resources
+            .iter()
+            .chain(&self.components)
+            .filter(|a| a.component.is_none())
+            .map(|a| a.entry.as_str())
+            .collect()
     }
 
     /// The attributed components and their variants, in catalog order, each once.
@@ -70,7 +75,10 @@ fn attribute_entry(catalog: &Catalog, entry: &str, kustomize_component: bool) ->
         if kustomize_component {
             d.kustomize_components.iter().any(|p| p == path).then(|| (d.name.clone(), d.default_variant().to_string()))
         } else {
-            d.variants.iter().find(|(_, paths)| paths.iter().any(|p| p == path)).map(|(v, _)| (d.name.clone(), v.clone()))
+            d.variants
+                .iter()
+                .find(|(_, paths)| paths.iter().any(|p| p == path))
+                .map(|(v, _)| (d.name.clone(), v.clone()))
         }
     });
     let by_pattern = || {
@@ -121,7 +129,10 @@ mod tests {
         let at = |e: &str, kc: bool| attribute_entry(&catalog, e, kc).component.map(|(c, v)| format!("{c}/{v}"));
         assert_eq!(at("../common/cert-manager/base", false).as_deref(), Some("cert-manager/default"));
         assert_eq!(at("../common/istio/istio-install/overlays/gke", false).as_deref(), Some("istio/gke"));
-        assert_eq!(at("../apps/hp-tuning/katib/upstream/installs/katib-with-kubeflow", false).as_deref(), Some("katib/default"));
+        assert_eq!(
+            at("../apps/hp-tuning/katib/upstream/installs/katib-with-kubeflow", false).as_deref(),
+            Some("katib/default")
+        );
         assert_eq!(at("../common/security/PSS/dynamic/baseline", true).as_deref(), Some("profiles/default"));
         assert_eq!(at("../somewhere/else", false), None);
     }

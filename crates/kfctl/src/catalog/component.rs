@@ -251,7 +251,10 @@ mod tests {
     fn v1_10_lacks_trainer_the_ambient_variants_and_the_pss_component() {
         let catalog = Catalog::for_release("v1.10.2").unwrap();
         let e = catalog.get("trainer").unwrap_err().to_string();
-        assert!(e.starts_with("release v1.10.2: component `trainer` is new in v1.11.0; training-operator exists"), "{e}");
+        assert!(
+            e.starts_with("release v1.10.2: component `trainer` is new in v1.11.0; training-operator exists"),
+            "{e}"
+        );
         assert!(catalog.get("training-operator").is_ok());
         let istio = catalog.get("istio").unwrap();
         assert!(istio.variants.contains_key("oauth2-proxy") && !istio.variants.contains_key("ambient-oauth2-proxy"));

@@ -14,16 +14,16 @@
 //! component's folder from the catalog when the tree has it, else from the `example/` entries
 //! attributed to it ([`super::attribute::attribute_example`]).
 
+use super::attribute::{self, ExampleAttribution};
 use super::component::Catalog;
 use super::params::{self, CREDENTIALS, Credential};
 use super::profile::{self, Resolved};
 use super::schema::Schema;
 use super::strvals::{self, SetFlag};
-use super::attribute::{self, ExampleAttribution};
 use super::{CatalogError, images, values};
-use kfctl_kustomize::kustomization::Kustomization;
 use crate::source::RemoteResolver;
 use kfctl_kustomize::BuildOptions;
+use kfctl_kustomize::kustomization::Kustomization;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -239,7 +239,10 @@ fn unknown_tree_kustomization(
     for (name, variant) in &profile.components {
         let def = catalog.get(name)?;
         let from_example = |list: &[attribute::Attributed]| -> Vec<String> {
-            list.iter().filter(|a| a.component.as_ref().is_some_and(|(c, _)| c == name)).map(|a| a.entry.clone()).collect()
+            list.iter()
+                .filter(|a| a.component.as_ref().is_some_and(|(c, _)| c == name))
+                .map(|a| a.entry.clone())
+                .collect()
         };
         let catalog_paths = def.paths(variant)?;
         let resources = match present(catalog_paths) {

@@ -193,7 +193,14 @@ impl Context<'_> {
         }
         let origin = format!("folder {}", dir.display());
         let (release, layout, warnings) = self.classify(dir, None, &origin)?;
-        Ok(OpenedSource { manifests_dir: dir.to_path_buf(), resolver: self.resolver(None)?, origin, release, layout, warnings })
+        Ok(OpenedSource {
+            manifests_dir: dir.to_path_buf(),
+            resolver: self.resolver(None)?,
+            origin,
+            release,
+            layout,
+            warnings,
+        })
     }
 
     /// Extract once into `imports/<sha256>/`, then open what it holds.
