@@ -8,8 +8,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const UPSTREAM: &str = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo";
-
 fn kfctl(cache: &Path, args: &[&str]) -> Output {
     Command::new(common::binary())
         .args(args)
@@ -223,7 +221,7 @@ fn an_import_whose_digest_is_not_the_named_release_is_unverified_and_never_used_
 #[test]
 fn a_tampered_file_in_the_cache_exits_4() {
     let tmp = tempfile::tempdir().unwrap();
-    let tree = tiny_tree(tmp.path());
+    tiny_tree(tmp.path());
     let archive = tmp.path().join("tiny.tar.gz");
     let status =
         Command::new("tar").arg("czf").arg(&archive).arg("-C").arg(tmp.path()).arg("manifests-tiny").status().unwrap();
