@@ -339,6 +339,7 @@ fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
         sets: set.sets.iter().map(|s| SetFlag::new(SetKind::Set, s.clone())).collect(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        layout: Default::default(),
     };
     let rendered =
         kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
@@ -380,6 +381,7 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
         sets: vec![SetFlag::new(SetKind::Set, "global.imageRegistry=registry.example.com")],
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        layout: Default::default(),
     };
     let rendered = kfctl::catalog::render(&request).unwrap();
     for component in ["katib", "dex"] {
@@ -686,6 +688,8 @@ fn edge_prepared() -> Prepared {
             .map(|c| (c.to_string(), "default".to_string()))
             .collect(),
         values: json!({}),
+        example: false,
+        warnings: Vec::new(),
     };
     let pod = |image: &str| json!({"containers": [{"name": "main", "image": image}]});
     let katib = vec![

@@ -94,6 +94,9 @@ pub struct SourceFlags {
     /// Never touch the network.
     #[arg(long)]
     pub offline: bool,
+    /// Refuse a --source tree whose digest is not the --version named (or no pinned release's).
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// What to render: profile, components and values.

@@ -74,6 +74,7 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         sets: args.render.set_flags(),
         manifests_dir: opened.manifests_dir.clone(),
         remote: opened.resolver.clone(),
+        layout: opened.layout.clone(),
     };
     let prepared = prepare(&request).map_err(catalog_error)?;
     warn_about_credentials(&prepared);

@@ -55,13 +55,16 @@ pub struct Upstream {
     /// The release commit, or `sha256:` of the tree.
     pub digest: String,
     pub supported_kubernetes: Option<semver::VersionReq>,
+    /// Which catalog data describes the tree.
+    pub layout: kfctl::catalog::render::Layout,
 }
 
 /// Open upstream: a folder, archive or bundle given with `--source`, else the cached
 /// release `--version` (fetched if missing, unless `--offline`).
 pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
-    let spec =
+    let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    spec.verify = flags.verify;
     let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
     let (version, digest, supported) = match &opened.release {
         Some(r) => {
@@ -70,7 +73,13 @@ pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
                 None => format!(">={lo_major}.{lo_minor}.0"),
                 Some((hi_major, hi_minor)) => format!(">={lo_major}.{lo_minor}.0, <{hi_major}.{}.0", hi_minor + 1),
             };
-            (r.version.to_string(), format!("commit:{}", r.commit), semver::VersionReq::parse(&range).ok())
+            let digest = match r.commit {
+                Some(commit) => format!("commit:{commit}"),
+                None => kfctl::source::releases::release_digest(&opened.manifests_dir)
+                    .map(|d| format!("sha256:{d}"))
+                    .unwrap_or_default(),
+            };
+            (r.version.to_string(), digest, semver::VersionReq::parse(&range).ok())
         }
         None => {
             let digest = kfctl::source::digest::tree_digest(&opened.manifests_dir)
@@ -79,35 +88,48 @@ pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
             (opened.origin.clone(), digest, None)
         }
     };
+    for warning in &opened.warnings {
+        eprintln!("warning: {warning}");
+    }
     Ok(Upstream {
         manifests_dir: opened.manifests_dir,
         resolver: opened.resolver,
         version,
         digest,
         supported_kubernetes: supported,
+        layout: opened.layout,
     })
 }
 
-/// The upstream manifests root and the resolver for its remote bases.
-pub fn open_source(flags: &SourceFlags) -> anyhow::Result<(PathBuf, Arc<dyn RemoteResolver>)> {
-    let spec =
+/// The opened upstream (its warnings printed once, on stderr).
+pub fn open_source(flags: &SourceFlags) -> anyhow::Result<kfctl::source::OpenedSource> {
+    let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
+    spec.verify = flags.verify;
     let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
-    Ok((opened.manifests_dir, opened.resolver))
+    for warning in &opened.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(opened)
 }
 
 /// A render request from the command line's flags.
 pub fn render_request(flags: &RenderFlags) -> anyhow::Result<RenderRequest> {
-    let (manifests_dir, remote) = open_source(&flags.source)?;
-    Ok(request(flags, manifests_dir, remote))
+    let opened = open_source(&flags.source)?;
+    Ok(request(flags, opened.manifests_dir, opened.resolver, opened.layout))
 }
 
 /// A render request for an opened upstream.
 pub fn request_for(flags: &RenderFlags, upstream: &Upstream) -> RenderRequest {
-    request(flags, upstream.manifests_dir.clone(), upstream.resolver.clone())
+    request(flags, upstream.manifests_dir.clone(), upstream.resolver.clone(), upstream.layout.clone())
 }
 
-fn request(flags: &RenderFlags, manifests_dir: PathBuf, remote: Arc<dyn RemoteResolver>) -> RenderRequest {
+fn request(
+    flags: &RenderFlags,
+    manifests_dir: PathBuf,
+    remote: Arc<dyn RemoteResolver>,
+    layout: kfctl::catalog::render::Layout,
+) -> RenderRequest {
     RenderRequest {
         profile: flags.profile.clone(),
         components: flags.components.clone(),
@@ -115,6 +137,7 @@ fn request(flags: &RenderFlags, manifests_dir: PathBuf, remote: Arc<dyn RemoteRe
         sets: flags.set_flags(),
         manifests_dir,
         remote,
+        layout,
     }
 }
 

@@ -9,7 +9,7 @@ use crate::exit::{Code, coded};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use kfctl::source::bundle::{BundleInput, write_bundle};
-use kfctl::source::releases::{self, KNOWN_RELEASES};
+use kfctl::source::releases;
 use kfctl::source::{
     Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, SourceError, SourceSpec, open_source, pull,
 };
@@ -93,6 +93,7 @@ pub fn source_spec(
         offline,
         cache_dir: None,
         fetch: network.fetch_options()?,
+        verify: false,
     })
 }
 
@@ -157,7 +158,12 @@ fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
     let local = !m.origin.starts_with("https://");
     println!("manifests {}: {} sha256 {} ({})", m.label, m.path.display(), m.sha256, state(m.fetched, local));
     if let Some(release) = &report.release {
-        println!("  release {} commit {}, Kubernetes {}", release.version, release.commit, release.kubernetes_range());
+        println!(
+            "  release {} commit {}, Kubernetes {}",
+            release.version,
+            release.commit_or_unconfirmed(),
+            release.kubernetes_range()
+        );
     }
     for remote in &report.remotes {
         let shown = state(remote.fetched, report.from_bundle);
@@ -175,6 +181,7 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
         offline: args.network.offline,
         cache_dir: None,
         fetch: args.network.fetch_options()?,
+        verify: false,
     };
     let opened = open_source(&spec).map_err(edge)?;
     let release = opened.release.or(named.copied());
@@ -208,15 +215,26 @@ fn run_clean() -> anyhow::Result<Code> {
 
 fn run_list() -> anyhow::Result<Code> {
     let cache = open_cache()?;
-    for release in KNOWN_RELEASES.iter().rev() {
+    for release in releases::known().iter().rev() {
         let cached = cache.record(&format!("manifests/{}", release.version)).map_err(edge)?.is_some();
-        let state = if cached { "cached" } else { "not cached" };
+        let state = match (cached, release.commit) {
+            (true, _) => "cached",
+            (false, Some(_)) => "not cached",
+            (false, None) => "not cached; no confirmed commit, import it with `source pull --version V --from`",
+        };
         println!(
             "{}  commit {}  Kubernetes {}  ({state})",
             release.version,
-            release.commit,
+            release.commit_or_unconfirmed(),
             release.kubernetes_range()
         );
+    }
+    for label in cache.labels_under("manifests").map_err(edge)? {
+        if let Some(rest) = label.strip_prefix(kfctl::source::pull::UNVERIFIED_PREFIX) {
+            println!(
+                "{label}  unverified import (named {rest}; its digest is not the catalog's): never used by --version"
+            );
+        }
     }
     Ok(Code::Success)
 }

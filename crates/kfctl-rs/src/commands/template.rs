@@ -11,6 +11,9 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let request = render_request(&args.render)?;
     let rendered = kfctl::catalog::render(&request).map_err(catalog_error)?;
+    for warning in &rendered.profile.warnings {
+        eprintln!("warning: {warning}");
+    }
     warn_default_credentials(&rendered);
     match &args.output_dir {
         None => {

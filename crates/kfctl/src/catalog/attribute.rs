@@ -1,13 +1,93 @@
-//! Attributing a pre-rendered stream (`install --objects FILE`) to catalog components.
+//! Attributing to catalog components what no catalog path names, by catalog data only.
 //!
 //! A render tags every object with the component whose upstream folder produced it
-//! ([`super::render::RenderedObject`]). A pre-rendered stream has no tags, so
-//! [`attribute_prerendered`] infers them from catalog data; it is the only place in kfctl-rs
-//! where an object's component is inferred rather than carried from the render.
+//! ([`super::render::RenderedObject`]). Two inputs have no such folder:
+//!
+//! - a pre-rendered stream (`install --objects FILE`): [`attribute_prerendered`] infers each
+//!   object's component from the components' `namePrefixes` and `namespaces`, the only place in
+//!   kfctl-rs where an object's component is inferred rather than carried from the render;
+//! - the `example/kustomization.yaml` of a tree that is no pinned release:
+//!   [`attribute_example`] gives each entry the component one of whose variants names that
+//!   path, else the first (in catalog order) whose `entryPatterns` match it; the rest are
+//!   unattributed, and the render warns about them.
 
+use super::CatalogError;
 use super::component::Catalog;
 use super::render::RenderedObject;
+use crate::source::releases::glob_match;
+use kfctl_kustomize::kustomization::Kustomization;
 use serde_json::Value;
+use std::path::Path;
+
+/// One `resources:` or `components:` entry of an `example/` and the (component, variant) it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attributed {
+    pub entry: String,
+    pub component: Option<(String, String)>,
+}
+
+/// A tree's `example/` kustomization, each entry attributed.
+#[derive(Debug, Clone)]
+pub struct ExampleAttribution {
+    pub kustomization: Kustomization,
+    pub resources: Vec<Attributed>,
+    pub components: Vec<Attributed>,
+}
+
+impl ExampleAttribution {
+    /// The entries nothing claimed, `resources:` then `components:`.
+    pub fn unattributed(&self) -> Vec<&str> {
+        self.resources
+            .iter()
+            .chain(&self.components)
+            .filter(|a| a.component.is_none())
+            .map(|a| a.entry.as_str())
+            .collect()
+    }
+
+    /// The attributed components and their variants, in catalog order, each once.
+    pub fn components_in(&self, catalog: &Catalog) -> Vec<(String, String)> {
+        let found: Vec<&(String, String)> = self.resources.iter().filter_map(|a| a.component.as_ref()).collect();
+        catalog
+            .components
+            .keys()
+            .filter_map(|name| found.iter().find(|(c, _)| c == name).map(|pair| (*pair).clone()))
+            .collect()
+    }
+}
+
+/// Read `<manifests>/example/kustomization.yaml` and attribute its entries.
+pub fn attribute_example(catalog: &Catalog, manifests_dir: &Path) -> Result<ExampleAttribution, CatalogError> {
+    let loader = kfctl_kustomize::Loader::new(
+        std::sync::Arc::new(kfctl_kustomize::remote::NoRemote),
+        kfctl_kustomize::LoadRestriction::RootOnly,
+    );
+    let (_, kustomization) = loader.kustomization(&manifests_dir.join("example"))?;
+    let resources = kustomization.resources.iter().map(|e| attribute_entry(catalog, e, false)).collect();
+    let components = kustomization.components.iter().map(|e| attribute_entry(catalog, e, true)).collect();
+    Ok(ExampleAttribution { kustomization, resources, components })
+}
+
+fn attribute_entry(catalog: &Catalog, entry: &str, kustomize_component: bool) -> Attributed {
+    let path = entry.strip_prefix("../").unwrap_or(entry).trim_end_matches('/');
+    let defs = || catalog.components.values();
+    let exact = defs().find_map(|d| {
+        if kustomize_component {
+            d.kustomize_components.iter().any(|p| p == path).then(|| (d.name.clone(), d.default_variant().to_string()))
+        } else {
+            d.variants
+                .iter()
+                .find(|(_, paths)| paths.iter().any(|p| p == path))
+                .map(|(v, _)| (d.name.clone(), v.clone()))
+        }
+    });
+    let by_pattern = || {
+        defs()
+            .find(|d| d.entry_patterns.iter().any(|p| glob_match(p, path)))
+            .map(|d| (d.name.clone(), d.default_variant().to_string()))
+    };
+    Attributed { entry: entry.to_string(), component: exact.or_else(by_pattern) }
+}
 
 /// The component of an object nothing could attribute.
 pub const UNKNOWN: &str = "unknown";
@@ -41,6 +121,20 @@ mod tests {
 
     fn component(obj: Value) -> String {
         attribute_prerendered(&Catalog::embedded().unwrap(), vec![obj]).remove(0).component
+    }
+
+    #[test]
+    fn example_entries_by_path_then_by_pattern() {
+        let catalog = Catalog::embedded().unwrap();
+        let at = |e: &str, kc: bool| attribute_entry(&catalog, e, kc).component.map(|(c, v)| format!("{c}/{v}"));
+        assert_eq!(at("../common/cert-manager/base", false).as_deref(), Some("cert-manager/default"));
+        assert_eq!(at("../common/istio/istio-install/overlays/gke", false).as_deref(), Some("istio/gke"));
+        assert_eq!(
+            at("../apps/hp-tuning/katib/upstream/installs/katib-with-kubeflow", false).as_deref(),
+            Some("katib/default")
+        );
+        assert_eq!(at("../common/security/PSS/dynamic/baseline", true).as_deref(), Some("profiles/default"));
+        assert_eq!(at("../somewhere/else", false), None);
     }
 
     #[test]

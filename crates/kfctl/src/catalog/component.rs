@@ -2,6 +2,11 @@
 //! and one `charts/<name>/component.yaml` per component (upstream paths per variant,
 //! dependencies, namespaces, name prefixes). Hand-written metadata only; the objects come from
 //! upstream at render time.
+//!
+//! Releases differ in layout. A component or variant new in some release says so (`since`,
+//! `variantsSince`, `kustomizeComponentsSince`, with the `alternative` an older release has);
+//! [`Catalog::for_release`] gives the catalog as that release has it, keeping what it lacks in
+//! [`Catalog::absent`] so a profile naming it fails with the release and the alternative.
 
 use super::CatalogError;
 use super::embedded;
@@ -34,6 +39,19 @@ pub struct ComponentDef {
     /// [`super::attribute::attribute_prerendered`]).
     #[serde(default)]
     pub name_prefixes: Vec<String>,
+    /// The first release that has this component (absent: every known release has it).
+    pub since: Option<String>,
+    /// What releases before `since` have instead, for the error that names it.
+    pub alternative: Option<String>,
+    /// Variant → the first release that has it.
+    #[serde(default)]
+    pub variants_since: IndexMap<String, String>,
+    /// The first release that has `kustomizeComponents` (before it the component has none).
+    pub kustomize_components_since: Option<String>,
+    /// Patterns (`*` any characters) of an upstream `example/` entry (without `../`) that is
+    /// this component in a tree that is no pinned release, when no variant's path is the entry.
+    #[serde(default)]
+    pub entry_patterns: Vec<String>,
 }
 
 /// A foundation of the install (`foundations:` in `charts/catalog.yaml`): set up, in catalog
@@ -91,6 +109,10 @@ struct CatalogFile {
 #[derive(Debug, Clone)]
 pub struct Catalog {
     pub components: IndexMap<String, ComponentDef>,
+    /// The release whose layout this is (`None`: the newest, every component as written).
+    pub release: Option<String>,
+    /// Components the release lacks (see [`Catalog::for_release`]).
+    pub absent: IndexMap<String, ComponentDef>,
     /// The install's foundations, in install order.
     pub foundations: Vec<Foundation>,
     pub sort_options: SortOptions,
@@ -124,10 +146,62 @@ impl Catalog {
             }
             components.insert(name.clone(), def);
         }
-        Ok(Catalog { components, foundations: index.foundations, sort_options: index.sort_options })
+        Ok(Catalog {
+            components,
+            release: None,
+            absent: IndexMap::new(),
+            foundations: index.foundations,
+            sort_options: index.sort_options,
+        })
+    }
+
+    /// The embedded catalog as release `version` has it: components, variants and kustomize
+    /// Components newer than it left out (the components kept in [`Catalog::absent`]).
+    pub fn for_release(version: &str) -> Result<Catalog, CatalogError> {
+        let mut catalog = Catalog::embedded()?;
+        let release = semver_of(version, "release")?;
+        let newer = |since: &Option<String>| -> Result<bool, CatalogError> {
+            Ok(match since {
+                Some(s) => semver_of(s, "since")? > release,
+                None => false,
+            })
+        };
+        let mut kept = IndexMap::new();
+        for (name, mut def) in std::mem::take(&mut catalog.components) {
+            if newer(&def.since)? {
+                catalog.absent.insert(name, def);
+                continue;
+            }
+            let mut dropped = Vec::new();
+            for (variant, since) in &def.variants_since {
+                if newer(&Some(since.clone()))? {
+                    dropped.push(variant.clone());
+                }
+            }
+            def.variants.retain(|v, _| !dropped.contains(v));
+            if newer(&def.kustomize_components_since)? {
+                def.kustomize_components.clear();
+            }
+            kept.insert(name, def);
+        }
+        catalog.components = kept;
+        catalog.release = Some(version.to_string());
+        Ok(catalog)
     }
 
     pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
+        if let (Some(def), Some(release)) = (self.absent.get(name), &self.release) {
+            return Err(CatalogError::NotInRelease {
+                release: release.clone(),
+                component: name.to_string(),
+                since: def.since.clone().unwrap_or_default(),
+                alternative: def
+                    .alternative
+                    .as_ref()
+                    .map(|a| format!("; {a} exists (--set {name}.enabled=false --set {a}.enabled=true)"))
+                    .unwrap_or_default(),
+            });
+        }
         self.components.get(name).ok_or_else(|| CatalogError::UnknownComponent {
             name: name.to_string(),
             hint: super::schema::suggestion(name, self.components.keys().map(String::as_str))
@@ -135,6 +209,13 @@ impl Catalog {
                 .unwrap_or_default(),
         })
     }
+}
+
+fn semver_of(version: &str, what: &str) -> Result<semver::Version, CatalogError> {
+    semver::Version::parse(version.trim_start_matches('v')).map_err(|e| CatalogError::Data {
+        path: "charts/".into(),
+        message: format!("{what} `{version}`: not a semantic version: {e}"),
+    })
 }
 
 #[cfg(test)]
@@ -164,6 +245,23 @@ mod tests {
         let mut listed: Vec<&str> = catalog.components.keys().map(String::as_str).collect();
         listed.sort();
         assert_eq!(folders, listed, "every charts/<name>/ is listed in charts/catalog.yaml and vice versa");
+    }
+
+    #[test]
+    fn v1_10_lacks_trainer_the_ambient_variants_and_the_pss_component() {
+        let catalog = Catalog::for_release("v1.10.2").unwrap();
+        let e = catalog.get("trainer").unwrap_err().to_string();
+        assert!(
+            e.starts_with("release v1.10.2: component `trainer` is new in v1.11.0; training-operator exists"),
+            "{e}"
+        );
+        assert!(catalog.get("training-operator").is_ok());
+        let istio = catalog.get("istio").unwrap();
+        assert!(istio.variants.contains_key("oauth2-proxy") && !istio.variants.contains_key("ambient-oauth2-proxy"));
+        assert!(catalog.get("profiles").unwrap().kustomize_components.is_empty());
+        let newest = Catalog::for_release("v1.11.0").unwrap();
+        assert!(newest.absent.is_empty() && newest.get("trainer").is_ok());
+        assert_eq!(newest.get("profiles").unwrap().kustomize_components.len(), 1);
     }
 
     #[test]

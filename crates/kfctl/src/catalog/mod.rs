@@ -39,6 +39,12 @@ pub enum CatalogError {
     UnknownComponent { name: String, hint: String },
     #[error("component `{component}` has no variant `{variant}`; its variants: {known}")]
     UnknownVariant { component: String, variant: String, known: String },
+    #[error("release {release}: component `{component}` is new in {since}{alternative}")]
+    NotInRelease { release: String, component: String, since: String, alternative: String },
+    #[error(
+        "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry the catalog attributes to it; leave it out (--set {component}.enabled=false) or pass a pinned release"
+    )]
+    NotInTree { component: String, paths: String },
     #[error("component `{component}` is not part of profile `{profile}`")]
     NotInProfile { component: String, profile: String },
     #[error(

@@ -5,6 +5,12 @@
 //! default values. Its render is exactly `kustomize build` of the kustomization
 //! [`Resolved::kustomization`] generates: the enabled components' upstream folders, in
 //! catalog order, plus their kustomize Components and the catalog's output order.
+//!
+//! A profile may differ per release: `releases:` maps a semver requirement (`<1.11.0`) to
+//! component choices laid over the profile's own when the catalog's release matches
+//! (multi-tenant on v1.10 has the Training Operator where v1.11.0 has Trainer). A profile with
+//! `example: true` *is* upstream's `example/`: on a tree that is no pinned release it renders
+//! as that tree's own `example/kustomization.yaml`.
 
 use super::CatalogError;
 use super::component::Catalog;
@@ -38,6 +44,20 @@ pub struct ProfileFile {
     pub components: IndexMap<String, Choice>,
     #[serde(default)]
     pub values: Value,
+    /// Semver requirement on the release → choices laid over `components`.
+    #[serde(default)]
+    pub releases: IndexMap<String, ReleaseChoices>,
+    /// The profile is upstream's `example/` (not inherited through `extends`).
+    #[serde(default)]
+    pub example: bool,
+}
+
+/// A profile's component choices for the releases a requirement matches.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseChoices {
+    #[serde(default)]
+    pub components: IndexMap<String, Choice>,
 }
 
 /// A profile with `extends` applied and every choice checked against the catalog.
@@ -51,6 +71,10 @@ pub struct Resolved {
     /// Enabled components and their variants, in catalog order.
     pub components: Vec<(String, String)>,
     pub values: Value,
+    /// The profile is upstream's `example/` (see the module docs).
+    pub example: bool,
+    /// What the render should say once (an unknown upstream's unattributed entries).
+    pub warnings: Vec<String>,
 }
 
 /// Names of the built-in profiles.
@@ -58,7 +82,7 @@ pub fn builtin_names() -> Vec<&'static str> {
     embedded::files_under("profiles/").filter_map(|(p, _)| p.strip_prefix("profiles/")?.strip_suffix(".yaml")).collect()
 }
 
-fn load_file(name_or_path: &str) -> Result<ProfileFile, CatalogError> {
+fn load_file(name_or_path: &str, release: Option<&str>) -> Result<ProfileFile, CatalogError> {
     let (origin, text) = if let Some(text) = embedded::file(&format!("profiles/{name_or_path}.yaml")) {
         (format!("profile {name_or_path}"), text.to_string())
     } else if name_or_path.contains('/') || name_or_path.ends_with(".yaml") || Path::new(name_or_path).is_file() {
@@ -75,13 +99,36 @@ fn load_file(name_or_path: &str) -> Result<ProfileFile, CatalogError> {
         .into_iter()
         .next()
         .unwrap_or_default();
-    serde_json::from_value(doc).map_err(|e| CatalogError::Data { path: origin, message: e.to_string() })
+    let mut file: ProfileFile =
+        serde_json::from_value(doc).map_err(|e| CatalogError::Data { path: origin.clone(), message: e.to_string() })?;
+    if let Some(release) = release {
+        apply_release_choices(&mut file, release, &origin)?;
+    }
+    Ok(file)
+}
+
+/// Lay the `releases:` choices whose requirement `release` meets over the profile's own.
+fn apply_release_choices(file: &mut ProfileFile, release: &str, origin: &str) -> Result<(), CatalogError> {
+    let bad = |what: &str, e: semver::Error| CatalogError::Data {
+        path: origin.to_string(),
+        message: format!("releases: `{what}`: {e}"),
+    };
+    let version = semver::Version::parse(release.trim_start_matches('v')).map_err(|e| bad(release, e))?;
+    for (requirement, choices) in &file.releases {
+        let req = semver::VersionReq::parse(requirement).map_err(|e| bad(requirement, e))?;
+        if req.matches(&version) {
+            for (name, choice) in &choices.components {
+                file.components.insert(name.clone(), choice.clone());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Load a built-in profile by name, or a profile file by path, and resolve it.
 pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, CatalogError> {
     let mut chain = Vec::new();
-    let merged = load_chain(name_or_path, &mut chain)?;
+    let merged = load_chain(name_or_path, catalog.release.as_deref(), &mut chain)?;
     let mut components = Vec::new();
     for (name, def) in &catalog.components {
         if let Some(choice) = merged.components.get(name).filter(|c| c.enabled != Some(false)) {
@@ -90,8 +137,11 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
             components.push((name.clone(), variant));
         }
     }
-    for name in merged.components.keys() {
-        catalog.get(name)?;
+    for (name, choice) in &merged.components {
+        let disabled_but_known = choice.enabled == Some(false) && catalog.absent.contains_key(name);
+        if !disabled_but_known {
+            catalog.get(name)?;
+        }
     }
     let mut resolved = Resolved {
         name: merged.name,
@@ -100,12 +150,14 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
         allow_default_credentials: merged.allow_default_credentials.unwrap_or(false),
         components,
         values: merged.values,
+        example: merged.example,
+        warnings: Vec::new(),
     };
     resolved.apply_provides(catalog);
     Ok(resolved)
 }
 
-fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile, CatalogError> {
+fn load_chain(name_or_path: &str, release: Option<&str>, chain: &mut Vec<String>) -> Result<ProfileFile, CatalogError> {
     if chain.iter().any(|c| c == name_or_path) {
         return Err(CatalogError::Data {
             path: name_or_path.into(),
@@ -113,9 +165,9 @@ fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile
         });
     }
     chain.push(name_or_path.to_string());
-    let file = load_file(name_or_path)?;
+    let file = load_file(name_or_path, release)?;
     let Some(parent) = file.extends.clone() else { return Ok(file) };
-    let mut base = load_chain(&parent, chain)?;
+    let mut base = load_chain(&parent, release, chain)?;
     for (name, choice) in file.components {
         let slot = base.components.entry(name).or_default();
         if choice.variant.is_some() {
@@ -134,6 +186,8 @@ fn load_chain(name_or_path: &str, chain: &mut Vec<String>) -> Result<ProfileFile
         allow_default_credentials: file.allow_default_credentials.or(base.allow_default_credentials),
         components: base.components,
         values: base.values,
+        releases: IndexMap::new(),
+        example: file.example,
     })
 }
 

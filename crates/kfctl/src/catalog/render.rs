@@ -8,7 +8,14 @@
 //!    check the values against the schema they imply;
 //! 5. apply the parameter table to every object, and rename the generated ConfigMaps and
 //!    Secrets whose content changed as kustomize would ([`super::rehash`]).
+//!
+//! The catalog data is the one of the release the tree is ([`Layout`]). On a tree that is no
+//! pinned release ([`Layout::Unknown`]) the newest catalog is used, a profile marked `example`
+//! renders as the tree's own `example/` kustomization, and the other profiles take each
+//! component's folder from the catalog when the tree has it, else from the `example/` entries
+//! attributed to it ([`super::attribute::attribute_example`]).
 
+use super::attribute::{self, ExampleAttribution};
 use super::component::Catalog;
 use super::params::{self, CREDENTIALS, Credential};
 use super::profile::{self, Resolved};
@@ -17,6 +24,7 @@ use super::strvals::{self, SetFlag};
 use super::{CatalogError, images, values};
 use crate::source::RemoteResolver;
 use kfctl_kustomize::BuildOptions;
+use kfctl_kustomize::kustomization::Kustomization;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +42,20 @@ pub struct RenderRequest {
     /// The kubeflow/manifests root.
     pub manifests_dir: PathBuf,
     pub remote: Arc<dyn RemoteResolver>,
+    /// Which release's catalog data describes the tree.
+    pub layout: Layout,
+}
+
+/// Which catalog data describes an upstream tree's layout.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// The newest catalog, as written.
+    #[default]
+    Newest,
+    /// The catalog as this release has it ([`Catalog::for_release`]).
+    Release(String),
+    /// A tree that is no pinned release: the newest catalog and the tree's own `example/`.
+    Unknown,
 }
 
 /// One rendered object and the component it belongs to.
@@ -72,12 +94,30 @@ pub struct Prepared {
 
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
 pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
-    let catalog = Catalog::embedded()?;
+    let catalog = match &req.layout {
+        Layout::Release(version) => Catalog::for_release(version)?,
+        Layout::Newest | Layout::Unknown => Catalog::embedded()?,
+    };
     let mut profile = profile::resolve(&req.profile, &catalog)?;
+    let example = match req.layout {
+        Layout::Unknown => Some(attribute::attribute_example(&catalog, &req.manifests_dir)?),
+        _ => None,
+    };
+    if let Some(example) = example.as_ref().filter(|_| profile.example) {
+        profile.components = example.components_in(&catalog);
+        let unattributed = example.unattributed();
+        if !unattributed.is_empty() {
+            profile.warnings.push(format!(
+                "example/kustomization.yaml: entries no catalog component claims (rendered, tagged `{}`): {}",
+                attribute::UNKNOWN,
+                unattributed.join(", ")
+            ));
+        }
+    }
     let user = user_values(&profile, req)?;
     choose_components(&mut profile, &catalog, &user, &req.components)?;
     precheck(&user, &catalog, &profile)?;
-    let objects = default_render(&profile, &catalog, req)?;
+    let objects = default_render(&profile, &catalog, req, example.as_ref())?;
     let defaults = defaults(&catalog, &profile, &objects);
     let schema = schema_for(&defaults);
     schema.check(&user)?;
@@ -130,9 +170,12 @@ fn choose_components(
     user: &Value,
     only: &[String],
 ) -> Result<(), CatalogError> {
+    let wanted = |name: &str| user.get(name).and_then(|v| v.get("enabled")).and_then(Value::as_bool) == Some(true);
+    if let Some(absent) = catalog.absent.keys().find(|name| wanted(name)) {
+        catalog.get(absent)?;
+    }
     for (name, def) in &catalog.components {
-        let wanted = user.get(name).and_then(|v| v.get("enabled")).and_then(Value::as_bool) == Some(true);
-        if wanted && !profile.components.iter().any(|(c, _)| c == name) {
+        if wanted(name) && !profile.components.iter().any(|(c, _)| c == name) {
             profile.components.push((name.clone(), def.default_variant().to_string()));
         }
     }
@@ -151,23 +194,78 @@ fn default_render(
     profile: &Resolved,
     catalog: &Catalog,
     req: &RenderRequest,
+    example: Option<&ExampleAttribution>,
 ) -> Result<Vec<RenderedObject>, CatalogError> {
-    let k = profile.kustomization(catalog)?;
-    let dir = req.manifests_dir.join("kfctl-profile");
+    let (k, dir, tags) = match example {
+        Some(example) if profile.example && req.components.is_empty() => {
+            let tags = example.resources.iter().chain(&example.components);
+            let tags = tags.filter_map(|a| Some((a.entry.clone(), a.component.clone()?.0))).collect();
+            (example.kustomization.clone(), req.manifests_dir.join("example"), tags)
+        }
+        Some(example) => {
+            let (k, tags) = unknown_tree_kustomization(profile, catalog, &req.manifests_dir, example)?;
+            (k, req.manifests_dir.join("kfctl-profile"), tags)
+        }
+        None => (profile.kustomization(catalog)?, req.manifests_dir.join("kfctl-profile"), Vec::new()),
+    };
     let options = BuildOptions { remote: req.remote.clone(), ..BuildOptions::default() };
     let resources = crate::render_cache::build_kustomization(&dir, &k, &options)?;
+    let tag_of = |entry: &str| match example {
+        Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),
+        None => profile.component_of_entry(entry, catalog),
+    };
     Ok(resources
         .into_vec()
         .into_iter()
         .map(|r| {
-            let component = r
-                .origin
-                .as_deref()
-                .and_then(|e| profile.component_of_entry(e, catalog))
-                .unwrap_or_else(|| "unknown".into());
+            let component = r.origin.as_deref().and_then(|e| tag_of(e)).unwrap_or_else(|| attribute::UNKNOWN.into());
             RenderedObject { component, obj: r.obj }
         })
         .collect())
+}
+
+/// A profile's kustomization on a tree that is no pinned release: each component's catalog
+/// folders when the tree has them all, else the `example/` entries attributed to it; the
+/// tree's `sortOptions`. Returns the entries' tags too.
+fn unknown_tree_kustomization(
+    profile: &Resolved,
+    catalog: &Catalog,
+    manifests_dir: &std::path::Path,
+    example: &ExampleAttribution,
+) -> Result<(Kustomization, Vec<(String, String)>), CatalogError> {
+    let mut k = profile.kustomization(catalog)?;
+    k.resources.clear();
+    k.components.clear();
+    k.sort_options = example.kustomization.sort_options.clone().or(k.sort_options);
+    let mut tags = Vec::new();
+    let present = |paths: &[String]| paths.iter().all(|p| manifests_dir.join(p).is_dir());
+    for (name, variant) in &profile.components {
+        let def = catalog.get(name)?;
+        let from_example = |list: &[attribute::Attributed]| -> Vec<String> {
+            list.iter()
+                .filter(|a| a.component.as_ref().is_some_and(|(c, _)| c == name))
+                .map(|a| a.entry.clone())
+                .collect()
+        };
+        let catalog_paths = def.paths(variant)?;
+        let resources = match present(catalog_paths) {
+            true => catalog_paths.iter().map(|p| format!("../{p}")).collect(),
+            false => from_example(&example.resources),
+        };
+        if resources.is_empty() {
+            return Err(CatalogError::NotInTree { component: name.clone(), paths: catalog_paths.join(", ") });
+        }
+        let components = match present(&def.kustomize_components) {
+            true => def.kustomize_components.iter().map(|p| format!("../{p}")).collect(),
+            false => from_example(&example.components),
+        };
+        for entry in resources.iter().chain(&components) {
+            tags.push((entry.clone(), name.clone()));
+        }
+        k.resources.extend(resources);
+        k.components.extend(components);
+    }
+    Ok((k, tags))
 }
 
 /// Static defaults plus what the render implies (images, replicas, resources, PSS levels).
@@ -186,6 +284,9 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
             derive_workload_values(&mut section, objects.iter().filter(|o| &o.component == name).map(|o| &o.obj));
         }
         root[name.as_str()] = section;
+    }
+    for name in catalog.absent.keys() {
+        root[name.as_str()] = json!({"enabled": false, "nodeSelector": {}, "tolerations": [], "affinity": {}});
     }
     root["dex"]["staticUser"] = json!({"email": "", "passwordHash": ""});
     root["oauth2-proxy"]["cookieSecret"] = json!("");

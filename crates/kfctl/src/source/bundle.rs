@@ -97,7 +97,10 @@ pub fn write_bundle(input: &BundleInput<'_>, out: &Path) -> Result<BundleReport,
     let manifest = BundleManifest {
         format: FORMAT.to_string(),
         created_by: concat!("kfctl-rs ", env!("CARGO_PKG_VERSION")).to_string(),
-        release: input.release.map(|r| BundleRelease { version: r.version.to_string(), commit: r.commit.to_string() }),
+        release: input.release.map(|r| BundleRelease {
+            version: r.version.to_string(),
+            commit: r.commit.unwrap_or_default().to_string(),
+        }),
         manifests_sha256: digest_entries(&manifests)?,
         remotes,
     };

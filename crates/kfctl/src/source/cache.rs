@@ -103,6 +103,18 @@ impl Cache {
         Ok(self.load()?.entries.get(key).cloned())
     }
 
+    /// The last parts of the recorded keys under `folder/` (e.g. `manifests` → `v1.11.0`, …), sorted.
+    pub fn labels_under(&self, folder: &str) -> Result<Vec<String>, SourceError> {
+        let prefix = format!("{folder}/");
+        let entries = self.load()?.entries;
+        let mut labels: Vec<String> = entries
+            .keys()
+            .filter_map(|k| k.strip_prefix(&prefix).filter(|rest| !rest.contains('/')).map(str::to_string))
+            .collect();
+        labels.sort();
+        Ok(labels)
+    }
+
     /// The verified path of `key`: `None` when absent, a `security:` error when present but
     /// unrecorded or changed. Verified once per process.
     pub fn lookup(&self, key: &str) -> Result<Option<PathBuf>, SourceError> {

@@ -48,7 +48,7 @@ pub use kfctl_kustomize::remote::{NoRemote, RemoteError, RemoteRef, RemoteResolv
 pub use mirror::{MirrorLayout, MirrorResolver};
 pub use open::{OpenedSource, SourceSpec, open_source};
 pub use pull::{PullReport, PullRequest, pull};
-pub use releases::{KNOWN_RELEASES, Release};
+pub use releases::Release;
 pub use resolver::CacheResolver;
 
 /// Everything that can go wrong while getting upstream.

@@ -12,6 +12,13 @@
 //! `--remote-mirror DIR` overrides the remote column with that mirror. With `--offline` nothing
 //! touches the network: the cache resolver only serves what is cached, and a missing piece is
 //! an error naming it and the command that fetches it.
+//!
+//! A tree that did not come from the catalog (every `--source`) is recognised by its release
+//! digest ([`releases::identify`]): a match is that release; anything else is an *unknown
+//! upstream*, rendered with the newest catalog and its own `example/` ([`Layout::Unknown`]),
+//! said once in [`OpenedSource::warnings`]. A `--version` the digest disagrees with is a
+//! warning (the named release's catalog data is used), or with `--verify` a `security:`
+//! refusal. A bundle's own claim to be a release counts only when its digest agrees too.
 
 use super::SourceError;
 use super::bundle::{MANIFEST_FILE, verify_bundle_dir};
@@ -41,6 +48,9 @@ pub struct SourceSpec {
     /// The cache folder; `None` means [`Cache::default_root`].
     pub cache_dir: Option<PathBuf>,
     pub fetch: FetchOptions,
+    /// Refuse a `--source` tree whose digest is not the `--version` named (or, without one,
+    /// not any pinned release's).
+    pub verify: bool,
 }
 
 /// An opened source: a manifests folder and how to resolve its remote references.
@@ -50,9 +60,15 @@ pub struct OpenedSource {
     pub resolver: Arc<dyn RemoteResolver>,
     /// A human description of where the tree came from, for messages.
     pub origin: String,
-    /// The catalog release, when the tree is one.
+    /// The catalog release, when the tree is one (fetched by its commit, or its digest matches).
     pub release: Option<Release>,
+    /// Which catalog data describes the tree's layout.
+    pub layout: Layout,
+    /// What the caller should say once (an unknown upstream, a `--version` mismatch).
+    pub warnings: Vec<String>,
 }
+
+pub use crate::catalog::render::Layout;
 
 impl std::fmt::Debug for OpenedSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -60,6 +76,7 @@ impl std::fmt::Debug for OpenedSource {
             .field("manifests_dir", &self.manifests_dir)
             .field("origin", &self.origin)
             .field("release", &self.release.map(|r| r.version))
+            .field("layout", &self.layout)
             .finish_non_exhaustive()
     }
 }
@@ -110,9 +127,59 @@ impl Context<'_> {
         Ok(OpenedSource {
             manifests_dir: installed.path,
             resolver: self.resolver(None)?,
-            origin: format!("kubeflow/manifests {} ({})", release.version, release.commit),
+            origin: format!("kubeflow/manifests {} ({})", release.version, release.commit_or_unconfirmed()),
             release: Some(*release),
+            layout: Layout::Release(release.version.to_string()),
+            warnings: Vec::new(),
         })
+    }
+
+    /// What a tree that did not come from the catalog is: the release its digest names, the
+    /// `--version` it was said to be (warned, or refused with `--verify`), or an unknown upstream.
+    fn classify(
+        &self,
+        manifests: &Path,
+        claimed: Option<&str>,
+        origin: &str,
+    ) -> Result<(Option<Release>, Layout, Vec<String>), SourceError> {
+        let (digest, found) = releases::identify(manifests)?;
+        let named = match claimed.or(self.spec.version.as_deref()).filter(|v| !v.eq_ignore_ascii_case("latest")) {
+            Some(v) => Some(releases::select(Some(v))?),
+            None => None,
+        };
+        let what = |r: Option<&Release>| match r {
+            Some(r) => format!("the digest of {}", r.version),
+            None => "no pinned release's digest".to_string(),
+        };
+        match (named, found) {
+            (Some(n), Some(f)) if n == f => Ok((Some(*f), Layout::Release(f.version.to_string()), Vec::new())),
+            (None, Some(f)) => Ok((Some(*f), Layout::Release(f.version.to_string()), Vec::new())),
+            (Some(n), found) => {
+                let message = format!(
+                    "{origin}: --version {} was given, but the tree's release digest sha256:{digest} is {}; \
+                     using the {} catalog data for an unverified tree",
+                    n.version,
+                    what(found),
+                    n.version
+                );
+                if self.spec.verify {
+                    return Err(SourceError::Security(format!("{message} (refused: --verify is set)")));
+                }
+                Ok((None, Layout::Release(n.version.to_string()), vec![message]))
+            }
+            (None, None) => {
+                let newest = releases::select(None)?;
+                let message = format!(
+                    "{origin}: matches no pinned release (release digest sha256:{digest}); an unknown upstream: \
+                     using the newest catalog ({}) and the tree's own example/ as profile multi-tenant",
+                    newest.version
+                );
+                if self.spec.verify {
+                    return Err(SourceError::Security(format!("{message} (refused: --verify is set)")));
+                }
+                Ok((None, Layout::Unknown, vec![message]))
+            }
+        }
     }
 
     fn open_dir(&self, dir: &Path) -> Result<OpenedSource, SourceError> {
@@ -124,11 +191,15 @@ impl Context<'_> {
                 format!("bundle folder {}", dir.display()),
             );
         }
+        let origin = format!("folder {}", dir.display());
+        let (release, layout, warnings) = self.classify(dir, None, &origin)?;
         Ok(OpenedSource {
             manifests_dir: dir.to_path_buf(),
             resolver: self.resolver(None)?,
-            origin: format!("folder {}", dir.display()),
-            release: None,
+            origin,
+            release,
+            layout,
+            warnings,
         })
     }
 
@@ -155,21 +226,22 @@ impl Context<'_> {
             let manifest = verify_manifest_only(&root)?;
             return self.opened_bundle(&root, manifest, origin);
         }
-        Ok(OpenedSource {
-            manifests_dir: single_top_folder(&root, archive)?,
-            resolver: self.resolver(None)?,
-            origin,
-            release: None,
-        })
+        let manifests_dir = single_top_folder(&root, archive)?;
+        let (release, layout, warnings) = self.classify(&manifests_dir, None, &origin)?;
+        Ok(OpenedSource { manifests_dir, resolver: self.resolver(None)?, origin, release, layout, warnings })
     }
 
     fn opened_bundle(&self, root: &Path, version: Option<String>, origin: String) -> Result<OpenedSource, SourceError> {
-        let release = version.and_then(|v| releases::KNOWN_RELEASES.iter().find(|r| r.version == v).copied());
+        let manifests_dir = root.join("manifests");
+        let known = version.filter(|v| releases::known().iter().any(|r| r.version == v.as_str()));
+        let (release, layout, warnings) = self.classify(&manifests_dir, known.as_deref(), &origin)?;
         Ok(OpenedSource {
-            manifests_dir: root.join("manifests"),
+            manifests_dir,
             resolver: self.resolver(Some(root.join("remote")))?,
             origin,
             release,
+            layout,
+            warnings,
         })
     }
 }

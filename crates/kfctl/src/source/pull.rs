@@ -4,7 +4,9 @@
 //! `--from`: a local checkout (copied, `.git` left out), a `.tar.gz` (a GitHub-style archive
 //! with one top folder, or a bundle written by `source bundle`) or an HTTPS URL of such an
 //! archive. It lands in `manifests/<version>` (the version given, the bundle's own, or
-//! `local-<digest prefix>` when nothing names one). Then every remote reference of the tree is
+//! `local-<digest prefix>` when nothing names one). An import is recorded as a pinned release
+//! only when its release digest is the catalog's; one named as a release that does not match
+//! lands in `manifests/unverified-<version>-<digest>`, which `--version` never selects. Then every remote reference of the tree is
 //! resolved through the cache, recursively, fetching only what is missing; a second pull of a
 //! complete cache sends no request at all.
 
@@ -105,10 +107,21 @@ pub(crate) fn ensure_release(
     limits: &ExtractLimits,
 ) -> Result<Installed, SourceError> {
     let key = format!("manifests/{}", release.version);
-    let url = release.archive_url(GITHUB);
+    let url = release.archive_url(GITHUB).unwrap_or_default();
     if let Some(path) = cache.lookup(&key)? {
         let sha256 = cache.record(&key)?.map(|r| r.sha256).unwrap_or_default();
         return Ok(Installed { label: release.version.to_string(), path, sha256, fetched: false, origin: url });
+    }
+    if release.commit.is_none() {
+        return Err(SourceError::invalid(
+            format!("kubeflow/manifests {}", release.version),
+            format!(
+                "the catalog pins no commit for it (the tag's commit could not be confirmed), so it is never \
+                 fetched by tag; pass a checkout or archive with --source, or import one with `kfctl-rs source pull \
+                 --version {} --from <dir or .tar.gz>` (kept as an unverified import unless its digest is known)",
+                release.version
+            ),
+        ));
     }
     let fetcher = fetcher.ok_or_else(|| SourceError::Offline {
         what: format!("kubeflow/manifests {}", release.version),
@@ -144,25 +157,39 @@ fn import(
     let path = Path::new(from);
     let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
     if meta.is_dir() {
-        let manifests = import_dir(cache, path, named)?;
-        Ok(Imported { manifests, release: named.copied(), bundle_keys: None })
+        import_dir(cache, path, named)
     } else {
         import_archive(cache, path, &path.display().to_string(), named, limits)
     }
 }
 
-fn import_dir(cache: &Cache, dir: &Path, named: Option<&Release>) -> Result<Installed, SourceError> {
+fn import_dir(cache: &Cache, dir: &Path, named: Option<&Release>) -> Result<Imported, SourceError> {
     let parent = cache.path_of("manifests")?;
     let staging = Staging::dir(&parent, "import")?;
     let copy = staging.path().join("tree");
     super::fsutil::copy_tree(dir, &copy)?;
-    let label = match named {
-        Some(release) => release.version.to_string(),
-        None => format!("local-{}", &tree_digest(&copy)?[..12]),
-    };
+    let (label, release) = import_label(&copy, named)?;
     let origin = dir.display().to_string();
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &copy, Kind::Tree, &origin)?;
-    Ok(Installed { label, path, sha256, fetched: true, origin })
+    Ok(Imported { manifests: Installed { label, path, sha256, fetched: true, origin }, release, bundle_keys: None })
+}
+
+/// The prefix of the cache label of an import whose digest is not the release it was named as.
+pub const UNVERIFIED_PREFIX: &str = "unverified-";
+
+/// Where an imported tree is recorded: as the pinned release only when its release digest is
+/// the catalog's (the one named, or any when none is named); a named tree that does not match
+/// is an unverified import (`unverified-<version>-<digest>`) that `--version` never selects;
+/// anything else `local-<digest>`.
+fn import_label(tree: &Path, named: Option<&Release>) -> Result<(String, Option<Release>), SourceError> {
+    let (digest, found) = releases::identify(tree)?;
+    let short = &tree_digest(tree)?[..12];
+    Ok(match (named, found) {
+        (Some(n), Some(f)) if n == f => (f.version.to_string(), Some(*f)),
+        (None, Some(f)) => (f.version.to_string(), Some(*f)),
+        (Some(n), _) => (format!("{UNVERIFIED_PREFIX}{}-{}", n.version, &digest[..12]), None),
+        (None, None) => (format!("local-{short}"), None),
+    })
 }
 
 /// A GitHub-style archive (one top folder) or a bundle.
@@ -177,26 +204,23 @@ fn import_archive(
     let (staging, _) = extract_staged(archive, &parent, limits)?;
     if staging.path().join(bundle::MANIFEST_FILE).is_file() {
         let manifest = bundle::verify_bundle_dir(staging.path())?;
-        let release = named.copied().or_else(|| bundle_release(&manifest));
-        let label = match &release {
-            Some(release) => release.version.to_string(),
-            None => format!("bundle-{}", &sha256_file(archive)?[..12]),
+        let claimed = named.copied().or_else(|| bundle_release(&manifest));
+        let (label, release) = match import_label(&staging.path().join("manifests"), claimed.as_ref())? {
+            (label, release) if claimed.is_some() || release.is_some() => (label, release),
+            _ => (format!("bundle-{}", &sha256_file(archive)?[..12]), None),
         };
         let (manifests, added) = bundle::import_into_cache(cache, staging.path(), &manifest, &label, origin)?;
         return Ok(Imported { manifests, release, bundle_keys: Some(added) });
     }
     let top = single_top_folder(staging.path(), archive)?;
-    let label = match named {
-        Some(release) => release.version.to_string(),
-        None => format!("local-{}", &tree_digest(&top)?[..12]),
-    };
+    let (label, release) = import_label(&top, named)?;
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &top, Kind::Tree, origin)?;
     let manifests = Installed { label, path, sha256, fetched: true, origin: origin.to_string() };
-    Ok(Imported { manifests, release: named.copied(), bundle_keys: None })
+    Ok(Imported { manifests, release, bundle_keys: None })
 }
 
 /// The catalog entry a bundle names, when it is a known release.
 fn bundle_release(manifest: &BundleManifest) -> Option<Release> {
     let version = manifest.release.as_ref()?.version.as_str();
-    releases::KNOWN_RELEASES.iter().find(|r| r.version == version).copied()
+    releases::known().iter().find(|r| r.version == version).copied()
 }
