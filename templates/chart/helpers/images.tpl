@@ -22,7 +22,7 @@
 {{- toJson $image -}}
 {{- end -}}
 {{/* kfctl.imageText (list $ text (list (list rewrite key token) ...)): each token of a text
-     that names images (`charts/*/images.yaml`) replaced where it stands as a whole token
+     that names images (`charts/<component>/images.yaml`) replaced where it stands as a whole token
      (the characters around it are not reference characters): an "image" as kfctl.image
      computes it, a "hub" (Istio's registry and path) moved by `global.imageRegistry`. */}}
 {{- define "kfctl.imageText" -}}
