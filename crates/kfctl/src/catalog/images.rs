@@ -42,9 +42,9 @@ pub fn has_tag(image: &str) -> bool {
 
 /// Short, stable keys for a set of images, named after the image, never its tag or digest
 /// (so a values file survives an upstream bump): the last segment of the repository, with
-/// parent segments added where two repositories would collide. Images of one repository
-/// with different tags are told apart by the first object that uses each (`uses`, the
-/// object name per image), or by their order when no object tells them apart.
+/// parent segments added where two repositories would collide. Of the images of one
+/// repository with different tags, the first (in sorted order) keeps the name and the
+/// others add the first object that uses each, or their position when no object is known.
 pub fn keys_for(images: &[String]) -> BTreeMap<String, String> {
     keys_with_users(images, &BTreeMap::new())
 }
@@ -78,8 +78,8 @@ pub fn keys_with_users(images: &[String], users: &BTreeMap<String, String>) -> B
         for (n, img) in same.iter().enumerate() {
             let by_user = users.get(**img).map(|u| format!("{base}-{u}"));
             let key = match by_user {
-                Some(k) if !taken.contains(&k) => k,
                 _ if n == 0 => base.clone(),
+                Some(k) if !taken.contains(&k) => k,
                 _ => format!("{base}-{}", n + 1),
             };
             taken.push(key.clone());
@@ -191,7 +191,7 @@ pub fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, String>
             users.entry(img.to_string()).or_insert_with(|| name.clone());
         };
         super::params::visit_images(obj, &mut |img| add(img));
-        for found in located_tokens(obj) {
+        for found in located_tokens(obj).into_iter().filter(|f| f.pulls) {
             for t in found.tokens.iter().filter(|t| t.rewrite == image_refs::Rewrite::Image) {
                 add(&t.text);
             }
