@@ -175,6 +175,21 @@ pub enum ProfileCommand {
 pub struct ImagesArgs {
     #[command(flatten)]
     pub render: RenderFlags,
+    /// What to print: one reference a line (text), each with where it is used (json), or
+    /// the skopeo commands that copy each image to `--mirror` (script).
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    pub output: ImagesOutput,
+    /// The registry (and optional path) `-o script` copies to, e.g. registry.example.com/kubeflow;
+    /// install from it with `--set global.imageRegistry=` the same value.
+    #[arg(long, value_name = "REGISTRY")]
+    pub mirror: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImagesOutput {
+    Text,
+    Json,
+    Script,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,15 +1,74 @@
-//! `kfctl-rs images`: every image a profile's render would pull, one per line.
+//! `kfctl-rs images`: every image a profile's render would pull, each once and fully
+//! qualified as upstream pins it (`image` fields and every place `charts/*/images.yaml`
+//! names one), after the values' overrides and registry. `-o json` adds where each is used;
+//! `-o script --mirror R` prints the skopeo commands that copy each image to R.
 
 use super::{catalog_error, render_request};
-use crate::cli::ImagesArgs;
-use crate::exit::Code;
+use crate::cli::{ImagesArgs, ImagesOutput};
+use crate::exit::{Code, coded};
+use kfctl::catalog::images::{self, ImageUse};
+use serde_json::json;
+use std::collections::BTreeMap;
 
 pub fn run(args: ImagesArgs) -> anyhow::Result<Code> {
+    if let Some(mirror) = &args.mirror {
+        images::check_registry("--mirror", mirror).map_err(|e| coded(Code::Usage, e))?;
+    }
+    if args.output == ImagesOutput::Script && args.mirror.is_none() {
+        return Err(coded(
+            Code::Usage,
+            anyhow::anyhow!(
+                "images -o script: the registry to copy to is missing; pass --mirror registry.example.com/kubeflow"
+            ),
+        ));
+    }
     crate::commands::print_notice();
     let rendered = kfctl::catalog::render(&render_request(&args.render)?).map_err(catalog_error)?;
     let objects: Vec<_> = rendered.objects.into_iter().map(|o| o.obj).collect();
-    for image in kfctl::catalog::images::collect(&objects) {
-        println!("{image}");
+    let uses = images::uses(&objects);
+    let mut by_reference: BTreeMap<&str, Vec<&ImageUse>> = BTreeMap::new();
+    for u in &uses {
+        by_reference.entry(&u.reference).or_default().push(u);
+    }
+    match args.output {
+        ImagesOutput::Text => by_reference.keys().for_each(|r| println!("{r}")),
+        ImagesOutput::Json => {
+            let list: Vec<_> = by_reference
+                .iter()
+                .map(|(reference, uses)| {
+                    let used: Vec<_> = uses.iter().map(|u| json!({"object": u.object, "field": u.field})).collect();
+                    json!({"image": reference, "usedBy": used})
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&list)?);
+        }
+        ImagesOutput::Script => {
+            let mirror = args.mirror.as_deref().unwrap_or_default();
+            println!("#!/bin/sh");
+            println!(
+                "# Copy every image of profile {} to {mirror} (run on a connected machine; needs skopeo",
+                args.render.profile
+            );
+            println!("# and a login to {mirror}). Then install with --set global.imageRegistry={mirror}.");
+            println!("set -eu");
+            for reference in by_reference.keys() {
+                println!("{}", copy_command(reference, mirror));
+            }
+        }
     }
     Ok(Code::Success)
+}
+
+/// The skopeo command that copies one image (every architecture, the manifest byte for
+/// byte so digests stay valid) to the mirror, where `global.imageRegistry` will look for it.
+/// A registry cannot be pushed to by digest, so an image pinned by digest only is pushed
+/// under the tag `sha256-<hex>`; pulls by digest find it there.
+fn copy_command(reference: &str, mirror: &str) -> String {
+    let target = images::with_registry(reference, mirror);
+    let target = match target.split_once('@') {
+        Some((name, _)) if images::has_tag(name) => name.to_string(),
+        Some((name, digest)) => format!("{name}:{}", digest.replace(':', "-")),
+        None => target,
+    };
+    format!("skopeo copy --all --preserve-digests docker://{reference} docker://{target}")
 }

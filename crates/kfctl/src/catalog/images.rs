@@ -1,6 +1,8 @@
 //! Image references: splitting off the registry, moving to another registry, and the short
 //! keys per-image overrides use (`<component>.images.<key>`).
 
+use super::image_refs;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// `(registry, rest)`: the registry is the first path segment when it looks like a host
@@ -33,141 +35,212 @@ pub fn repository(image: &str) -> &str {
     }
 }
 
-fn tag_of(image: &str) -> String {
-    let rest = split_registry(image).1;
-    if let Some((_, digest)) = rest.split_once('@') {
-        return digest.chars().filter(|c| c.is_ascii_alphanumeric()).take(12).collect();
-    }
-    rest.rsplit_once(':').map(|(_, t)| t.replace('.', "-")).unwrap_or_else(|| "latest".into())
+/// Whether a reference (without its digest) names a tag.
+pub fn has_tag(image: &str) -> bool {
+    image.split('@').next().and_then(|r| r.rsplit('/').next()).is_some_and(|last| last.contains(':'))
 }
 
-/// Short, stable keys for a set of images: the last path segment of the repository, made
-/// longer (with the tag, then the parent segments) only where two images would collide.
+/// Short, stable keys for a set of images, named after the image, never its tag or digest
+/// (so a values file survives an upstream bump): the last segment of the repository, with
+/// parent segments added where two repositories would collide. Of the images of one
+/// repository with different tags, the first (in sorted order) keeps the name and the
+/// others add the first object that uses each, or their position when no object is known.
 pub fn keys_for(images: &[String]) -> BTreeMap<String, String> {
+    keys_with_users(images, &BTreeMap::new())
+}
+
+/// [`keys_for`] with the name of the first object using each image.
+pub fn keys_with_users(images: &[String], users: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut distinct: Vec<&String> = images.iter().collect();
     distinct.sort();
     distinct.dedup();
-    let last = |img: &str| repository(img).rsplit('/').next().unwrap_or_default().to_string();
+    let mut repos: Vec<&str> = distinct.iter().map(|i| repository(i)).collect();
+    repos.dedup();
+    let segments = |repo: &str, n: usize| {
+        let parts: Vec<&str> = repo.split('/').collect();
+        parts[parts.len().saturating_sub(n)..].join("-")
+    };
+    // The shortest suffix of the repository's path that no other repository shares.
+    let repo_key = |repo: &str| {
+        (1..=repo.split('/').count())
+            .find(|&n| repos.iter().filter(|r| **r != repo).all(|r| segments(r, n) != segments(repo, n)))
+            .map_or_else(|| repo.replace('/', "-"), |n| segments(repo, n))
+    };
     let mut out = BTreeMap::new();
-    for img in &distinct {
-        let base = last(img);
-        let same_name: Vec<&&String> = distinct.iter().filter(|o| last(o) == base).collect();
-        let key = if same_name.len() == 1 {
-            base
-        } else if same_name.iter().filter(|o| tag_of(o) == tag_of(img)).count() == 1 {
-            format!("{base}-{}", tag_of(img))
-        } else {
-            repository(img).replace('/', "-")
-        };
-        out.insert((*img).clone(), key);
+    for repo in &repos {
+        let base = repo_key(repo);
+        let same: Vec<&&String> = distinct.iter().filter(|i| repository(i) == *repo).collect();
+        if same.len() == 1 {
+            out.insert((*same[0]).clone(), base);
+            continue;
+        }
+        let mut taken: Vec<String> = Vec::new();
+        for (n, img) in same.iter().enumerate() {
+            let by_user = users.get(**img).map(|u| format!("{base}-{u}"));
+            let key = match by_user {
+                _ if n == 0 => base.clone(),
+                Some(k) if !taken.contains(&k) => k,
+                _ => format!("{base}-{}", n + 1),
+            };
+            taken.push(key.clone());
+            out.insert((**img).clone(), key);
+        }
     }
     out
 }
 
-/// Every image a render would pull: `image` fields anywhere (pods, custom resources such as
-/// training and serving runtimes), container env vars named `*_IMAGE` (with a `*_TAG`
-/// sibling appended), and `image` entries inside ConfigMap data that holds YAML or JSON
-/// configuration (KServe's inferenceservice-config, Katib's katib-config and trial
-/// templates, the notebook spawner's image options). Sorted and unique.
-pub fn collect(objects: &[serde_json::Value]) -> Vec<String> {
-    use serde_json::Value;
+/// One place an image is used: the pullable reference, the object (`Kind/namespace/name`)
+/// and the field path (`spec.template.spec.containers[0].image`; for a reference inside a
+/// configuration text, the text's field).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ImageUse {
+    pub reference: String,
+    pub object: String,
+    pub field: String,
+}
+
+/// A found token of a catalog location in one object: its field path, the location's
+/// rewrite, and whether it counts as a pulled image.
+#[derive(Debug, Clone)]
+pub struct FieldTokens {
+    pub field: String,
+    pub tokens: Vec<image_refs::Token>,
+    pub pulls: bool,
+}
+
+/// The catalog's locations (of any component) in `obj`, with the tokens found in each.
+pub fn located_tokens(obj: &Value) -> Vec<FieldTokens> {
+    let mut out = Vec::new();
+    let Ok(all) = image_refs::all() else { return out };
+    for loc in all.iter().flat_map(|(_, f)| &f.references).filter(|l| image_refs::is_object(obj, &l.object)) {
+        let mut copy = obj.clone();
+        image_refs::select_mut(&mut copy, &loc.field, String::new(), &mut |text, at| {
+            let tokens = image_refs::tokens(&loc.find, text);
+            if !tokens.is_empty() {
+                out.push(FieldTokens { field: at.to_string(), tokens, pulls: loc.pulls });
+            }
+        });
+    }
+    out
+}
+
+/// Every image string under an `image` key, with its path.
+fn image_fields(value: &Value, at: &str, f: &mut dyn FnMut(&str, &str)) {
+    match value {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let here = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+                match v {
+                    Value::String(s) if k == "image" => f(s, &here),
+                    other => image_fields(other, &here, f),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                image_fields(v, &format!("{at}[{i}]"), f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every use of an image in `objects`: `image` fields anywhere and the catalog's locations
+/// (`charts/*/images.yaml`). Sorted, each use once.
+pub fn uses(objects: &[Value]) -> Vec<ImageUse> {
     let mut out = std::collections::BTreeSet::new();
     for obj in objects {
-        super::params::visit_images(obj, &mut |img| {
-            out.insert(img.to_string());
+        let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        let object = format!("{}/{}/{}", s("/kind"), s("/metadata/namespace"), s("/metadata/name"));
+        image_fields(obj, "", &mut |reference, field| {
+            if !reference.is_empty() {
+                out.insert(ImageUse { reference: reference.into(), object: object.clone(), field: field.into() });
+            }
         });
-        collect_env(obj, &mut out);
-        if obj.get("kind").and_then(Value::as_str) == Some("ConfigMap") {
-            for text in obj.get("data").and_then(Value::as_object).into_iter().flatten().filter_map(|(_, v)| v.as_str())
-            {
-                collect_config_text(text, &mut out);
+        for found in located_tokens(obj).into_iter().filter(|f| f.pulls) {
+            for reference in found.tokens.iter().flat_map(|t| &t.pulled) {
+                out.insert(ImageUse {
+                    reference: reference.clone(),
+                    object: object.clone(),
+                    field: found.field.clone(),
+                });
             }
         }
     }
-    out.into_iter().filter(|i| looks_like_image(i)).collect()
+    out.into_iter().collect()
 }
 
-fn collect_env(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
-    use serde_json::Value;
-    match value {
-        Value::Object(m) => {
-            if let Some(env) = m.get("env").and_then(Value::as_array) {
-                let get = |name: &str| {
-                    env.iter()
-                        .find(|e| e.get("name").and_then(Value::as_str) == Some(name))
-                        .and_then(|e| e.get("value"))
-                        .and_then(Value::as_str)
-                };
-                for e in env {
-                    let (Some(name), Some(val)) =
-                        (e.get("name").and_then(Value::as_str), e.get("value").and_then(Value::as_str))
-                    else {
-                        continue;
-                    };
-                    if let Some(prefix) = name.strip_suffix("_IMAGE") {
-                        match get(&format!("{prefix}_TAG")) {
-                            Some(tag) if !val.contains(':') => out.insert(format!("{val}:{tag}")),
-                            _ => out.insert(val.to_string()),
-                        };
-                    }
-                }
+/// Every image a render would pull, each once, sorted.
+pub fn collect(objects: &[Value]) -> Vec<String> {
+    let mut refs: Vec<String> = uses(objects).into_iter().map(|u| u.reference).collect();
+    refs.sort();
+    refs.dedup();
+    refs
+}
+
+/// The images of one component's objects that values can override, with the first object
+/// using each: `image` fields and the image tokens of the catalog's locations (as they
+/// appear in the text, where the override replaces them).
+pub fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, String>) {
+    let mut images = Vec::new();
+    let mut users = BTreeMap::new();
+    for obj in objects {
+        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let mut add = |img: &str| {
+            images.push(img.to_string());
+            users.entry(img.to_string()).or_insert_with(|| name.clone());
+        };
+        super::params::visit_images(obj, &mut |img| add(img));
+        for found in located_tokens(obj).into_iter().filter(|f| f.pulls) {
+            for t in found.tokens.iter().filter(|t| t.rewrite == image_refs::Rewrite::Image) {
+                add(&t.text);
             }
-            m.values().for_each(|v| collect_env(v, out));
         }
-        Value::Array(items) => items.iter().for_each(|i| collect_env(i, out)),
-        _ => {}
     }
+    (images, users)
 }
 
-fn collect_config_text(text: &str, out: &mut std::collections::BTreeSet<String>) {
-    let parsed = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .or_else(|| kfctl_yaml::parse_stream(text, "config").ok().and_then(|d| d.into_iter().next()));
-    if let Some(doc) = parsed {
-        collect_image_keys(&doc, out);
-    }
+/// Why a registry value cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error(
+    "values: `{path}` is {value:?}, which is not a registry: {why}; give a host and optional path, e.g. registry.example.com/kubeflow"
+)]
+pub struct RegistryError {
+    pub path: String,
+    pub value: String,
+    pub why: &'static str,
 }
 
-fn collect_image_keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
-    use serde_json::Value;
-    match value {
-        Value::Object(m) => {
-            match m.get("image") {
-                Some(Value::String(img)) => {
-                    let version = m.get("defaultImageVersion").and_then(Value::as_str);
-                    match version {
-                        Some(v) if !repository(img).contains(':') && !img.contains(':') => {
-                            out.insert(format!("{img}:{v}"))
-                        }
-                        _ => out.insert(img.clone()),
-                    };
-                }
-                Some(Value::Object(spec)) => {
-                    spec.get("value").and_then(Value::as_str).map(|v| out.insert(v.to_string()));
-                    for o in
-                        spec.get("options").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
-                    {
-                        out.insert(o.to_string());
-                    }
-                }
-                _ => {}
-            }
-            m.values().for_each(|v| collect_image_keys(v, out));
-        }
-        Value::Array(items) => items.iter().for_each(|i| collect_image_keys(i, out)),
-        _ => {}
+/// Check a registry value (`global.imageRegistry`, `images --mirror`): a lower-case host
+/// (with an optional port) and an optional path, no scheme, no spaces.
+pub fn check_registry(path: &str, value: &str) -> Result<(), RegistryError> {
+    let fail = |why| Err(RegistryError { path: path.into(), value: value.into(), why });
+    let trimmed = value.trim_end_matches('/');
+    if value.contains("://") {
+        return fail("it has a scheme (images are pulled by name, without https://)");
     }
-}
-
-fn looks_like_image(s: &str) -> bool {
-    !s.is_empty()
-        && !s.contains(char::is_whitespace)
-        && !s.contains("{{")
-        && !s.contains('$')
-        && s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "./:-_@".contains(c))
-        && s.chars().any(|c| c.is_ascii_alphabetic())
-        && !matches!(s, "true" | "false" | "null" | "None")
+    if value.chars().any(char::is_whitespace) {
+        return fail("it contains whitespace");
+    }
+    let host = trimmed.split('/').next().unwrap_or_default();
+    if host.is_empty() {
+        return fail("it has no host");
+    }
+    if host.chars().any(|c| c.is_ascii_uppercase()) {
+        return fail("its host has upper-case letters (registry hosts are lower case)");
+    }
+    let host_name = host.split(':').next().unwrap_or_default();
+    let port_ok = host.split_once(':').is_none_or(|(_, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    if host_name.is_empty() || !port_ok || !host_name.chars().all(|c| c.is_ascii_alphanumeric() || ".-".contains(c)) {
+        return fail("its host is not a host name with an optional :port");
+    }
+    let path_ok = trimmed.split('/').skip(1).all(|seg| {
+        !seg.is_empty() && seg.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+    });
+    if !path_ok {
+        return fail("its path must be lower-case segments of letters, digits, `.`, `_` and `-`");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -194,7 +267,33 @@ mod tests {
         ];
         let keys = keys_for(&imgs);
         assert_eq!(keys[&imgs[2]], "katib-ui");
-        assert_eq!(keys[&imgs[0]], "kube-rbac-proxy-v0-13-1");
+        assert_eq!(keys[&imgs[0]], "kube-rbac-proxy");
+        assert_eq!(keys[&imgs[1]], "kube-rbac-proxy-2");
         assert_eq!(repository("gcr.io/x/y@sha256:ab"), "x/y");
+        let users = BTreeMap::from([(imgs[1].clone(), "katib-controller".to_string())]);
+        assert_eq!(keys_with_users(&imgs, &users)[&imgs[1]], "kube-rbac-proxy-katib-controller");
+    }
+
+    #[test]
+    fn keys_never_carry_a_digest_and_grow_by_path_segments() {
+        let imgs = vec![
+            "gcr.io/knative-releases/knative.dev/serving/cmd/controller@sha256:0e47".to_string(),
+            "gcr.io/knative-releases/knative.dev/net-istio/cmd/controller@sha256:e70b".to_string(),
+            "gcr.io/knative-releases/knative.dev/serving/cmd/queue@sha256:698e".to_string(),
+        ];
+        let keys = keys_for(&imgs);
+        assert_eq!(keys[&imgs[0]], "serving-cmd-controller");
+        assert_eq!(keys[&imgs[1]], "net-istio-cmd-controller");
+        assert_eq!(keys[&imgs[2]], "queue");
+    }
+
+    #[test]
+    fn registry_values_are_checked_and_the_error_names_the_value() {
+        assert!(check_registry("global.imageRegistry", "registry.example.com/kubeflow-mirror/").is_ok());
+        assert!(check_registry("global.imageRegistry", "localhost:5000").is_ok());
+        for bad in ["https://registry.example.com", "my registry", "Registry.Example.com", "r.io:x", "r.io/Upper"] {
+            let e = check_registry("global.imageRegistry", bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("{bad:?}")) && e.contains("global.imageRegistry"), "{e}");
+        }
     }
 }

@@ -15,6 +15,7 @@ pub mod attribute;
 pub mod component;
 pub mod credentials;
 pub mod embedded;
+pub mod image_refs;
 pub mod images;
 pub mod params;
 pub mod profile;
@@ -55,6 +56,8 @@ pub enum CatalogError {
     Schema(#[from] schema::SchemaError),
     #[error(transparent)]
     Set(#[from] values::SetError),
+    #[error(transparent)]
+    Registry(#[from] images::RegistryError),
     #[error("{path}: cannot read values file: {message}")]
     ValuesFile { path: String, message: String },
     #[error(transparent)]

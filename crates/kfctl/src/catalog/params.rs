@@ -8,8 +8,8 @@
 //!
 //! | value | where it acts |
 //! |---|---|
-//! | `<component>.images.<key>` | every `image` field holding that image, anywhere in the component's objects |
-//! | `global.imageRegistry` | every `image` field: the image moves to that registry |
+//! | `<component>.images.<key>` | every `image` field holding that image, anywhere in the component's objects, and every place `charts/*/images.yaml` names it |
+//! | `global.imageRegistry` | every `image` field and every place `charts/*/images.yaml` names an image (Istio's hub included): the image moves to that registry |
 //! | `global.imagePullSecrets` | every pod spec (a map with `containers`) gets these pull secrets |
 //! | `global.`/`<component>.nodeSelector`, `tolerations`, `affinity` | every pod spec; the component's own setting wins over the global one |
 //! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet |
@@ -25,7 +25,7 @@
 //! for each row ([`ParamId`]), the same points in each object that the functions here change.
 
 use super::credentials::{default_email, default_password};
-use super::images;
+use super::{image_refs, images};
 use serde_json::{Map, Value, json};
 
 /// The context a parameter applies in: all values, the defaults they were merged onto
@@ -90,7 +90,7 @@ const fn row(id: ParamId, name: &'static str, apply: fn(&mut Value, &Ctx), helm:
 
 /// The table, in the order parameters apply.
 pub const PARAMS: &[Param] = &[
-    row(ParamId::Images, "images", apply_images, &["kfctl.image"]),
+    row(ParamId::Images, "images", apply_images, &["kfctl.image", "kfctl.imageText"]),
     row(ParamId::ImagePullSecrets, "imagePullSecrets", apply_pull_secrets, &["kfctl.pullSecrets"]),
     row(
         ParamId::Scheduling,
@@ -183,13 +183,22 @@ fn apply_images(obj: &mut Value, ctx: &Ctx) {
     if changed.is_empty() && registry.is_none() {
         return;
     }
-    for_each_image(obj, &mut |image| {
-        if let Some((_, new)) = changed.iter().find(|(old, _)| *old == image.as_str()) {
-            *image = new.to_string();
-        }
+    let new_image = |image: &str| {
+        let mut image = changed.iter().find(|(old, _)| *old == image).map_or(image, |(_, new)| new).to_string();
         if let Some(registry) = registry {
-            *image = images::with_registry(image, registry);
+            image = images::with_registry(&image, registry);
         }
+        image
+    };
+    for_each_image(obj, &mut |image| *image = new_image(image));
+    // Images named inside other fields (`charts/*/images.yaml`): whole tokens replaced.
+    image_refs::for_each_location(obj, &mut |text, loc| {
+        image_refs::rewrite_text(text, &loc.find, &|t| match t.rewrite {
+            image_refs::Rewrite::Image => new_image(&t.text),
+            image_refs::Rewrite::Hub => {
+                registry.map_or_else(|| t.text.clone(), |r| image_refs::hub_with_registry(&t.text, r))
+            }
+        })
     });
 }
 

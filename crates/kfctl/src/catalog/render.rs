@@ -117,10 +117,16 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     let user = user_values(&profile, req)?;
     choose_components(&mut profile, &catalog, &user, &req.components)?;
     precheck(&user, &catalog, &profile)?;
+    if let Some(registry) =
+        values::get(&user, &["global", "imageRegistry"]).and_then(Value::as_str).filter(|r| !r.is_empty())
+    {
+        images::check_registry("global.imageRegistry", registry)?;
+    }
     let objects = default_render(&profile, &catalog, req, example.as_ref())?;
     let defaults = defaults(&catalog, &profile, &objects);
     let schema = schema_for(&defaults);
     schema.check(&user)?;
+    super::image_refs::all()?;
     let mut effective = defaults.clone();
     values::merge(&mut effective, &user);
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
@@ -295,11 +301,8 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
 }
 
 fn derive_workload_values<'a>(section: &mut Value, objs: impl Iterator<Item = &'a Value> + Clone) {
-    let mut all_images = Vec::new();
-    for obj in objs.clone() {
-        params::visit_images(obj, &mut |img| all_images.push(img.to_string()));
-    }
-    let keys = images::keys_for(&all_images);
+    let (all_images, users) = images::overridable(&objs.clone().collect::<Vec<_>>());
+    let keys = images::keys_with_users(&all_images, &users);
     section["images"] = Value::Object(keys.into_iter().map(|(img, key)| (key, Value::String(img))).collect());
     let (mut replicas, mut resources) = (Map::new(), Map::new());
     for obj in objs.filter(|o| {

@@ -15,6 +15,7 @@
 //! The marks do not depend on values: every field any value could touch is a point, so the
 //! chart is right for any values, not only the ones given at export.
 
+use crate::catalog::image_refs::{self, Rewrite};
 use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding, ParamId};
 use serde_json::{Map, Value};
 
@@ -26,6 +27,9 @@ pub const TOKEN_PREFIX: &str = "KFCTLPOINT";
 pub enum Step {
     /// `<component>.images.<key>` (when the image has a key) and `global.imageRegistry`.
     Image { key: String },
+    /// The same for every token of a text that names images (`charts/*/images.yaml`):
+    /// (rewrite, key, token) each.
+    ImageText { tokens: Vec<(Rewrite, String, String)> },
     /// `global.imagePullSecrets` appended to a pod spec's `imagePullSecrets`.
     PullSecrets,
     /// `nodeSelector` (component, else global) merged over a pod spec's.
@@ -54,6 +58,13 @@ impl Step {
         let q = |s: &str| super::gotmpl::go_quote(s);
         match self {
             Step::Image { key } => format!("include \"kfctl.image\" (list $ {} {inner})", q(key)),
+            Step::ImageText { tokens } => {
+                let list: Vec<String> = tokens
+                    .iter()
+                    .map(|(rewrite, key, token)| format!("(list {} {} {})", q(rewrite.as_str()), q(key), q(token)))
+                    .collect();
+                format!("include \"kfctl.imageText\" (list $ {inner} (list {}))", list.join(" "))
+            }
             Step::PullSecrets => format!("include \"kfctl.pullSecrets\" (list $ {inner})"),
             Step::NodeSelector => format!("include \"kfctl.nodeSelector\" (list $ {inner})"),
             Step::Tolerations => format!("include \"kfctl.tolerations\" (list $ {inner})"),
@@ -85,7 +96,7 @@ impl Step {
     /// Whether the step reads its input as a plain Go string rather than JSON (images only:
     /// it keeps image fields readable in the templates).
     pub fn takes_text(&self) -> bool {
-        matches!(self, Step::Image { .. })
+        matches!(self, Step::Image { .. } | Step::ImageText { .. })
     }
 }
 
@@ -236,13 +247,31 @@ pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError
     marks.finish()
 }
 
-/// [`params::apply_images`]: every `image` string; its key when the defaults list it.
+/// [`params::apply_images`]: every `image` string, and every text a location of
+/// `charts/*/images.yaml` selects (with the tokens found in it); each image with its key
+/// when the defaults list it.
 fn mark_images(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
     let defaults = scope.default_of(&["images"]).and_then(Value::as_object);
+    let key_of = |image: &str| {
+        defaults
+            .and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image)))
+            .map(|(k, _)| k.clone())
+            .unwrap_or_default()
+    };
     params::for_each_image(obj, &mut |image| {
-        let key =
-            defaults.and_then(|d| d.iter().find(|(_, v)| v.as_str() == Some(image.as_str()))).map(|(k, _)| k.clone());
-        marks.mark_string(image, Step::Image { key: key.unwrap_or_default() });
+        marks.mark_string(image, Step::Image { key: key_of(image) });
+    });
+    image_refs::for_each_location(obj, &mut |text, loc| {
+        let tokens: Vec<(Rewrite, String, String)> = image_refs::tokens(&loc.find, text)
+            .into_iter()
+            .map(|t| {
+                let key = if t.rewrite == Rewrite::Image { key_of(&t.text) } else { String::new() };
+                (t.rewrite, key, t.text)
+            })
+            .collect();
+        if !tokens.is_empty() {
+            marks.mark_string(text, Step::ImageText { tokens });
+        }
     });
 }
 
