@@ -30,6 +30,7 @@ fn request(profile: &str, sets: &[&str]) -> RenderRequest {
         sets: sets.iter().map(|s| SetFlag::new(SetKind::Set, *s)).collect(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        layout: Default::default(),
     }
 }
 

@@ -147,6 +147,67 @@ fn image_fields(objs: &[Value]) -> Vec<String> {
     out
 }
 
+const REGISTRY: &str = "registry.example.com";
+
+/// Why `after` is not `before` with some image references moved under [`REGISTRY`]; `None` when
+/// it is. Both are split into reference-like tokens and the text between them: the text must be
+/// equal, and each token that differs must be `REGISTRY/…` ending in the same last path segment
+/// (name and tag or digest) as the token it replaces.
+fn not_a_registry_move(before: &str, after: &str) -> Option<String> {
+    fn tokens(s: &str) -> Vec<(bool, &str)> {
+        let is_ref = |c: char| c.is_ascii_alphanumeric() || "._/:@-".contains(c);
+        let mut out: Vec<(bool, &str)> = Vec::new();
+        let mut start = 0;
+        for (i, c) in s.char_indices().chain([(s.len(), ' ')]) {
+            if out.is_empty() && i == 0 {
+                continue;
+            }
+            let kind = is_ref(c);
+            let prev_kind = s[start..].chars().next().is_some_and(is_ref);
+            if i == s.len() || kind != prev_kind {
+                out.push((prev_kind, &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (old, new) = (tokens(before), tokens(after));
+    if old.len() != new.len() {
+        return Some(format!("the text around the references differs ({} vs {} parts)", old.len(), new.len()));
+    }
+    old.iter().zip(&new).find_map(|((is_ref, o), (_, n))| {
+        let last = |t: &str| t.rsplit('/').next().unwrap_or("").to_string();
+        let moved = *is_ref && n.starts_with(&format!("{REGISTRY}/")) && last(o) == last(n);
+        (o != n && !moved).then(|| format!("{o:?} became {n:?}"))
+    })
+}
+
+/// Every leaf where `after` is not [`not_a_registry_move`] of `before`, by object and path.
+fn non_registry_changes(before: &Value, after: &Value, at: &str, out: &mut Vec<String>) {
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) if b.len() == a.len() => {
+            for (k, bv) in b {
+                match a.get(k) {
+                    Some(av) => non_registry_changes(bv, av, &format!("{at}.{k}"), out),
+                    None => out.push(format!("{at}: key {k} is gone")),
+                }
+            }
+        }
+        (Value::Array(b), Value::Array(a)) if b.len() == a.len() => {
+            for (i, (bv, av)) in b.iter().zip(a).enumerate() {
+                non_registry_changes(bv, av, &format!("{at}[{i}]"), out);
+            }
+        }
+        (Value::String(b), Value::String(a)) => {
+            if let Some(why) = not_a_registry_move(b, a) {
+                out.push(format!("{at}: {why}"));
+            }
+        }
+        (b, a) if b == a => {}
+        _ => out.push(format!("{at}: the structure changed")),
+    }
+}
+
 #[test]
 #[cfg_attr(
     kfctl_no_upstream,
@@ -154,16 +215,30 @@ fn image_fields(objs: &[Value]) -> Vec<String> {
 )]
 fn image_registry_moves_every_image_field_and_changes_nothing_else() {
     let before = default_render("multi-tenant");
-    let after = render("multi-tenant", &["global.imageRegistry=registry.example.com"]);
+    let after = render("multi-tenant", &[&format!("global.imageRegistry={REGISTRY}")]);
     let images = image_fields(&after);
     assert_eq!(images.len(), image_fields(before).len());
     assert!(
-        images.iter().all(|i| i.starts_with("registry.example.com/")),
+        images.iter().all(|i| i.starts_with(&format!("{REGISTRY}/"))),
         "{:?}",
-        images.iter().find(|i| !i.starts_with("registry.example.com/"))
+        images.iter().find(|i| !i.starts_with(&format!("{REGISTRY}/")))
     );
-    let non_image: Vec<String> = changes(before, &after).into_iter().filter(|c| !c.contains(".image: ")).collect();
-    assert!(non_image.is_empty(), "changes besides image fields: {non_image:?}");
+    // Configuration naming images moves too, which renames the generated ConfigMaps holding it.
+    let (mut old, mut new) = (before.clone(), after.clone());
+    compare::mask_hash_suffixes(&mut old);
+    compare::mask_hash_suffixes(&mut new);
+    assert_eq!(old.len(), new.len());
+    let mut wrong = Vec::new();
+    for (o, n) in old.iter().zip(&new) {
+        assert_eq!(compare::object_label(o), compare::object_label(n), "the order changed");
+        non_registry_changes(o, n, &compare::object_label(o), &mut wrong);
+    }
+    assert!(wrong.is_empty(), "changes besides image references moving: {wrong:#?}");
+    let (_, renamed) = content_changes(before, &after);
+    assert!(renamed.iter().all(|n| n.starts_with("ConfigMap ")), "renamed: {renamed:?}");
+    for name in ["jupyter-web-app-config-", "kubeflow-pipelines-profile-controller-code-"] {
+        assert!(renamed.iter().any(|n| n.contains(name)), "{name}* not renamed: {renamed:?}");
+    }
 }
 
 #[test]

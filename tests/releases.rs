@@ -90,7 +90,7 @@ fn source_list_shows_every_release_and_which_commits_are_unconfirmed() {
         stdout.contains("v1.10.2  commit d8d643f1a736b28c525bd9b8ee5c9b2f4a661b39  Kubernetes 1.32 to 1.33"),
         "{stdout}"
     );
-    assert!(stdout.contains("v1.10.0  commit (commit not confirmed)"), "{stdout}");
+    assert!(stdout.contains("v1.10.0  no confirmed commit"), "{stdout}");
 }
 
 #[test]

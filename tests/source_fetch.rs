@@ -499,7 +499,7 @@ fn cli_pull_over_tls_then_offline() {
     assert_eq!(server.hits().len(), 5);
     let unknown = run(&["source", "pull", "--version", "9.9", "--offline"]);
     assert_eq!(unknown.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("known versions: v1.11.0"));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("known versions: v1.10.0, v1.10.1, v1.10.2, v1.11.0"));
 }
 
 #[test]

@@ -159,7 +159,7 @@ fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
     println!("manifests {}: {} sha256 {} ({})", m.label, m.path.display(), m.sha256, state(m.fetched, local));
     if let Some(release) = &report.release {
         println!(
-            "  release {} commit {}, Kubernetes {}",
+            "  release {} {}, Kubernetes {}",
             release.version,
             release.commit_or_unconfirmed(),
             release.kubernetes_range()
@@ -218,12 +218,14 @@ fn run_list() -> anyhow::Result<Code> {
     for release in releases::known().iter().rev() {
         let cached = cache.record(&format!("manifests/{}", release.version)).map_err(edge)?.is_some();
         let state = match (cached, release.commit) {
-            (true, _) => "cached",
-            (false, Some(_)) => "not cached",
-            (false, None) => "not cached; no confirmed commit, import it with `source pull --version V --from`",
+            (true, _) => "cached".to_string(),
+            (false, Some(_)) => "not cached".to_string(),
+            (false, None) => {
+                format!("not cached; import it with `source pull --version {} --from DIR_OR_ARCHIVE`", release.version)
+            }
         };
         println!(
-            "{}  commit {}  Kubernetes {}  ({state})",
+            "{}  {}  Kubernetes {}  ({state})",
             release.version,
             release.commit_or_unconfirmed(),
             release.kubernetes_range()

@@ -224,7 +224,7 @@ fn default_render(
         .into_vec()
         .into_iter()
         .map(|r| {
-            let component = r.origin.as_deref().and_then(|e| tag_of(e)).unwrap_or_else(|| attribute::UNKNOWN.into());
+            let component = r.origin.as_deref().and_then(&tag_of).unwrap_or_else(|| attribute::UNKNOWN.into());
             RenderedObject { component, obj: r.obj }
         })
         .collect())

@@ -172,9 +172,9 @@ impl Release {
         Some(format!("{}/{MANIFESTS_REPO}/archive/{commit}.tar.gz", github_base.trim_end_matches('/')))
     }
 
-    /// The commit for messages: the SHA, or `(commit not confirmed)`.
-    pub fn commit_or_unconfirmed(&self) -> &'static str {
-        self.commit.unwrap_or("(commit not confirmed)")
+    /// The commit for messages (`commit SHA`), or `no confirmed commit`.
+    pub fn commit_or_unconfirmed(&self) -> String {
+        self.commit.map_or_else(|| "no confirmed commit".to_string(), |c| format!("commit {c}"))
     }
 
     /// Whether a cluster at Kubernetes `major.minor` is supported.
