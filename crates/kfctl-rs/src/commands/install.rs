@@ -63,7 +63,7 @@ impl SourceArgs {
         let upstream = super::open_upstream(&self.render.source)?;
         let request = super::request_for(&self.render, &upstream);
         let rendered = kfctl::catalog::render(&request).map_err(super::catalog_error)?;
-        let values_digest = format!("sha256:{}", hex::encode(Sha256::digest(rendered.values.to_string().as_bytes())));
+        let values_digest = kfctl::cluster::redact::values_digest(&rendered.values);
         let meta = RenderMeta {
             meta: InstallMeta {
                 profile: rendered.profile.name.clone(),
