@@ -223,6 +223,16 @@ pub fn run_with_objects(args: InstallArgs, objects: Vec<RenderedObject>, meta: R
         let report = cluster::install(objects, options, progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
             Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            Output::Text if report.dry_run => println!(
+                "dry run: the server accepted {} objects in {}/{} waves ({} would be created) on {} ({}); \
+                 objects it could not check yet are listed above as \"not checked\"",
+                report.applied,
+                report.waves_done,
+                report.waves_total,
+                report.created,
+                report.server,
+                report.server_version
+            ),
             Output::Text => println!(
                 "{}installed: {} objects in {}/{} waves ({} created) on {} ({}) in {:.1}s",
                 if report.dry_run { "dry run: " } else { "" },
