@@ -228,4 +228,7 @@ pub struct CompareArgs {
     /// Treat `name-<10 char hash>` names of ConfigMaps and Secrets (and references to them) as equal.
     #[arg(long)]
     pub ignore_hash_suffix: bool,
+    /// Print the values of Secrets' data and stringData (hidden by default).
+    #[arg(long)]
+    pub show_secrets: bool,
 }

@@ -4,7 +4,8 @@
 //! name, and fires a [`FaultAction`] a limited number of times (or forever): answer with an
 //! error status instead of serving the request (worded like the real server's: optimistic-lock
 //! conflicts, failing admission webhooks, x509 errors, etcd leader changes, 429 with
-//! `Retry-After`), close the socket without answering, or add latency before serving. Delays
+//! `Retry-After`), close the socket without answering, never answer at all, or add latency before serving; a rule
+//! may fire on every `n`th matching request only ([`FaultRule::every`]). Delays
 //! stack with the first matching answer/drop rule, so "slow and then failing" is expressible.
 
 use std::time::Duration;
@@ -107,6 +108,9 @@ pub enum FaultAction {
     ConflictModified,
     /// Close the connection without answering.
     DropConnection,
+    /// Keep the connection open and never answer (a black hole: a wedged server or a proxy
+    /// that accepts and forwards nowhere).
+    NeverAnswer,
     /// Wait this long, then serve (or apply the next matching fault).
     Delay(Duration),
 }
@@ -166,17 +170,33 @@ pub struct FaultRule {
     pub action: FaultAction,
     /// Remaining firings; `None` fires forever.
     pub remaining: Option<u32>,
+    /// Fire on every `n`th matching request only (`1`: every one). Deterministic, so "20 % of
+    /// requests answer 429" is `every(5)` and a test sees the same sequence each run.
+    pub period: u32,
+    /// Matching requests seen so far (for `period`).
+    pub seen: u32,
 }
 
 impl FaultRule {
     /// A rule that fires on every matching request.
     pub fn new(matcher: RequestMatch, action: FaultAction) -> Self {
-        FaultRule { matcher, action, remaining: None }
+        FaultRule { matcher, action, remaining: None, period: 1, seen: 0 }
     }
     /// Limit the rule to `n` firings.
     pub fn times(mut self, n: u32) -> Self {
         self.remaining = Some(n);
         self
+    }
+    /// Fire on every `n`th matching request only (the `n`th, `2n`th, ...).
+    pub fn every(mut self, n: u32) -> Self {
+        self.period = n.max(1);
+        self
+    }
+
+    /// Count a matching request; whether this one is due under `period`.
+    fn due(&mut self) -> bool {
+        self.seen = self.seen.wrapping_add(1);
+        self.seen % self.period == 0
     }
 }
 
@@ -194,7 +214,7 @@ pub struct FaultOutcome {
 pub fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
     let mut outcome = FaultOutcome::default();
     for rule in rules.iter_mut() {
-        if rule.remaining == Some(0) || !rule.matcher.matches(req) {
+        if rule.remaining == Some(0) || !rule.matcher.matches(req) || !rule.due() {
             continue;
         }
         let fires = match &rule.action {
@@ -238,6 +258,13 @@ mod tests {
         assert!(evaluate(&mut rules, &patch_deploy("a")).action.is_some());
         assert!(evaluate(&mut rules, &patch_deploy("a")).action.is_some());
         assert!(evaluate(&mut rules, &patch_deploy("a")).action.is_none());
+    }
+
+    #[test]
+    fn every_nth_rule_fires_on_every_nth_matching_request() {
+        let mut rules = vec![FaultRule::new(RequestMatch::any(), FaultAction::service_unavailable()).every(4)];
+        let fired: Vec<bool> = (0..8).map(|_| evaluate(&mut rules, &patch_deploy("a")).action.is_some()).collect();
+        assert_eq!(fired, [false, false, false, true, false, false, false, true]);
     }
 
     #[test]

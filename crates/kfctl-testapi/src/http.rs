@@ -3,7 +3,7 @@
 //! Plain HTTP on a loopback port (kube and kubectl both accept `http://` servers in a
 //! kubeconfig). Each request is handled as: read the whole body → run the reconciler → record
 //! it in the request log → consult the fault table (delays stack; an answer or a dropped
-//! connection replaces serving) → serve → store the answered status code in the log. A
+//! connection or a black hole replaces serving) → serve → store the answered status code in the log. A
 //! background task runs the reconciler on a tick so time-based rules fire without traffic, and
 //! a `watch` channel tells open watches that the store changed.
 
@@ -165,6 +165,10 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
     }
     let response = match &outcome.action {
         Some(FaultAction::DropConnection) => return Err(DropConnection),
+        Some(FaultAction::NeverAnswer) => {
+            std::future::pending::<()>().await;
+            return Err(DropConnection);
+        }
         Some(action) => error_response(
             &action.error_for(&info).unwrap_or_else(|| ApiError::new(500, "InternalError", "injected fault")),
         ),

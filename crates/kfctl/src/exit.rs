@@ -147,7 +147,7 @@ impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
             ClusterError::Plan(_) => Code::Usage,
-            ClusterError::DefaultCredentials { .. } => Code::Security,
+            ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
             ClusterError::Timeout { .. } => Code::Timeout,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             _ => Code::Cluster,

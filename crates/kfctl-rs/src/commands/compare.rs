@@ -1,8 +1,13 @@
 //! `kfctl-rs compare EXPECTED ACTUAL`: a semantic diff of two YAML streams. Exit 0 when
 //! equal, 1 when they differ, 2 on bad input.
+//!
+//! Secrets are compared on their real values, but the report never prints one: every value
+//! of a Secret's `data`/`stringData` in either stream (in each form it may appear in) is
+//! scrubbed from the text, unless `--show-secrets`.
 
 use crate::cli::CompareArgs;
 use crate::exit::{Code, coded};
+use kfctl::cluster::redact::Redactor;
 use kfctl_yaml::compare;
 use serde_json::Value;
 use std::io::Read;
@@ -47,8 +52,14 @@ pub fn run(args: CompareArgs) -> anyhow::Result<Code> {
             Ok(Code::Success)
         }
         Some(text) => {
+            let text = if args.show_secrets { text } else { secret_free(&expected, &actual, &text) };
             println!("{text}");
             Ok(Code::Failure)
         }
     }
+}
+
+/// The report with every Secret value of both streams replaced by `<redacted>`.
+fn secret_free(expected: &[Value], actual: &[Value], report: &str) -> String {
+    Redactor::from_docs(expected.iter().chain(actual)).scrub(report)
 }

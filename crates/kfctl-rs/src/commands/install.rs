@@ -63,7 +63,7 @@ impl SourceArgs {
         let upstream = super::open_upstream(&self.render.source)?;
         let request = super::request_for(&self.render, &upstream);
         let rendered = kfctl::catalog::render(&request).map_err(super::catalog_error)?;
-        let values_digest = format!("sha256:{}", hex::encode(Sha256::digest(rendered.values.to_string().as_bytes())));
+        let values_digest = kfctl::cluster::redact::values_digest(&rendered.values);
         let meta = RenderMeta {
             meta: InstallMeta {
                 profile: rendered.profile.name.clone(),
@@ -223,6 +223,16 @@ pub fn run_with_objects(args: InstallArgs, objects: Vec<RenderedObject>, meta: R
         let report = cluster::install(objects, options, progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
             Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            Output::Text if report.dry_run => println!(
+                "dry run: the server accepted {} objects in {}/{} waves ({} would be created) on {} ({}); \
+                 objects it could not check yet are listed above as \"not checked\"",
+                report.applied,
+                report.waves_done,
+                report.waves_total,
+                report.created,
+                report.server,
+                report.server_version
+            ),
             Output::Text => println!(
                 "{}installed: {} objects in {}/{} waves ({} created) on {} ({}) in {:.1}s",
                 if report.dry_run { "dry run: " } else { "" },

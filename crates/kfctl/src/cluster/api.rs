@@ -6,13 +6,27 @@
 //! `Status` body of a failure. Every failure becomes an [`ApiFailure`] for the retry table, typed
 //! from the `Status` (reason, details, causes) or, without a response, from the transport
 //! error's source chain; kube's own retry layer is off so that one table decides.
+//!
+//! Every call runs the retry table here, once for all callers (preflight, discovery, the
+//! record, status, diff, uninstall, waits): a race (429, 5xx, a dropped connection, an answer
+//! that never comes) is retried with the [`CallPolicy`]'s backoff until its deadline, a mistake
+//! is returned at once. Each attempt waits at most `request_timeout` for an answer, and never
+//! past the deadline, so a server that accepts connections and never answers fails in bounded
+//! time with "no answer from <server> after 30s". A failure that is finally returned names its
+//! request (`GET /version`) in [`ApiFailure::request`] and has every known secret value
+//! scrubbed from its message (the client's [`Redactor`]). The install engine's own apply loop,
+//! which reports each retry as progress, uses [`ApiClient::without_retries`].
 
-use super::retry::{ApiFailure, FieldConflict, Reason, StatusDetails, TransportKind};
+use super::redact::Redactor;
+use super::retry::{
+    ApiFailure, Backoff, Context, Decision, FieldConflict, Reason, StatusDetails, TransportKind, classify,
+};
 use kube::core::Request;
 use kube::core::params::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The field manager of every apply.
 pub const FIELD_MANAGER: &str = "kfctl-rs";
@@ -56,11 +70,56 @@ pub struct Applied {
     pub created: bool,
 }
 
+/// How every call of a client retries and how long it may wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPolicy {
+    /// Run the retry table (off for the engine's applies, which retry themselves).
+    pub retries: bool,
+    pub backoff: Backoff,
+    /// The longest one attempt waits for an answer.
+    pub request_timeout: Duration,
+    /// How long after its start a call may begin another attempt.
+    pub call_budget: Duration,
+    /// No call goes past this (the install's `--timeout`).
+    pub deadline: Option<Instant>,
+}
+
+/// The longest one request waits for an answer.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Default for CallPolicy {
+    fn default() -> Self {
+        CallPolicy {
+            retries: true,
+            backoff: Backoff::default(),
+            request_timeout: REQUEST_TIMEOUT,
+            call_budget: Duration::from_secs(120),
+            deadline: None,
+        }
+    }
+}
+
+impl CallPolicy {
+    /// Until when a call starting now may begin another attempt.
+    fn end_of_retries(&self) -> Instant {
+        let budget = Instant::now() + self.call_budget;
+        self.deadline.map_or(budget, |deadline| deadline.min(budget))
+    }
+
+    /// How long an attempt starting now may wait for its answer.
+    fn attempt_wait(&self) -> Duration {
+        let left = self.deadline.map_or(self.request_timeout, |d| d.saturating_duration_since(Instant::now()));
+        self.request_timeout.min(left)
+    }
+}
+
 /// A connected client.
 #[derive(Clone)]
 pub struct ApiClient {
     client: kube::Client,
     pub server: String,
+    pub policy: CallPolicy,
+    redactor: Arc<Redactor>,
 }
 
 /// A kubeconfig that could not be loaded.
@@ -87,15 +146,95 @@ impl ApiClient {
         };
         config.default_retry = false;
         config.connect_timeout = Some(Duration::from_secs(5));
-        config.read_timeout = Some(Duration::from_secs(60));
+        // A backstop only: each attempt's own timeout (shorter) is what fires, with its message.
+        config.read_timeout = Some(REQUEST_TIMEOUT + Duration::from_secs(5));
         config.reset_reader_on_write = true;
         let server = config.cluster_url.to_string();
         let client = kube::Client::try_from(config).map_err(|e| fail(&e))?;
-        Ok(ApiClient { client, server })
+        Ok(ApiClient { client, server, policy: CallPolicy::default(), redactor: Arc::default() })
+    }
+
+    /// The same client, with this policy.
+    pub fn with_policy(mut self, policy: CallPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The same client, retrying with this backoff (the install's, as for its applies).
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.policy.backoff = backoff;
+        self
+    }
+
+    /// The same client; no call goes past `deadline` (nor past an earlier one already set).
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.policy.deadline = Some(self.policy.deadline.map_or(deadline, |d| d.min(deadline)));
+        self
+    }
+
+    /// The same client, its calls over within `bound` from now (the preflight's fixed bound).
+    pub fn bounded(&self, bound: Duration) -> Self {
+        self.clone().with_deadline(Instant::now() + bound)
+    }
+
+    /// The same client, its calls retrying for at most `budget` each.
+    pub fn with_budget(&self, budget: Duration) -> Self {
+        let mut short = self.clone();
+        short.policy.call_budget = budget;
+        short
+    }
+
+    /// The same client without the retry table: one attempt per call (still bounded in time).
+    pub fn without_retries(&self) -> Self {
+        let mut raw = self.clone();
+        raw.policy.retries = false;
+        raw
+    }
+
+    /// The same client, scrubbing these secret values from every failure message.
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = Arc::new(redactor);
+        self
+    }
+
+    /// Send a request under the retry table; a 4xx/5xx or a transport error that does not
+    /// settle (or settles too late) becomes an [`ApiFailure`] naming the request.
+    pub async fn call(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Value), ApiFailure> {
+        let end = self.policy.end_of_retries();
+        let mut attempt = 0;
+        loop {
+            let mut failure = match self.attempt(duplicate(&request)).await {
+                Ok(answer) => return Ok(answer),
+                Err(failure) => failure,
+            };
+            let (_, decision) = classify(&failure, Context::default());
+            let retried = self.policy.retries && matches!(decision, Decision::Retry | Decision::RetryAfter);
+            let delay = self.policy.backoff.delay_for(decision, &failure, attempt);
+            if !retried || Instant::now() + delay >= end {
+                failure.message = self.redactor.scrub(&failure.message);
+                failure.request = format!("{} {}", request.method(), request.uri().path());
+                return Err(failure);
+            }
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    /// One attempt, waiting for an answer at most `request_timeout` and never past the deadline.
+    async fn attempt(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Value), ApiFailure> {
+        let wait = self.policy.attempt_wait();
+        match tokio::time::timeout(wait, self.send(request)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(ApiFailure {
+                reason: Reason::Transport(TransportKind::TimedOut),
+                message: format!("no answer from {} after {}s", self.server, wait.as_secs_f64().round()),
+                ..Default::default()
+            }),
+        }
     }
 
     /// Send one request; a 4xx/5xx or a transport error becomes an [`ApiFailure`].
-    pub async fn call(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Value), ApiFailure> {
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Value), ApiFailure> {
         let response = self.client.send(request.map(kube::client::Body::from)).await.map_err(transport_failure)?;
         let status = response.status().as_u16();
         let retry_after = response
@@ -189,6 +328,16 @@ impl ApiClient {
             Err(f) => Err(f),
         }
     }
+}
+
+/// A copy of a request for another attempt (`http::Request` is not `Clone`).
+fn duplicate(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let mut copy = http::Request::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    copy
 }
 
 fn build_failure(e: &dyn std::fmt::Display) -> ApiFailure {

@@ -1,26 +1,41 @@
-//! `diff`: what install would change, asked of the server itself.
+//! `diff`: what install would change, asked of the server itself, as `kubectl diff` shows it.
 //!
-//! Each planned object is applied with `dryRun=All` (the server merges, defaults and runs
-//! admission exactly as for a real apply, and persists nothing) and compared with the live
-//! object. Volatile metadata (`managedFields`, `resourceVersion`, `generation`...) is ignored.
-//! Values under a Secret's `data`/`stringData` are shown as `<redacted>`: a diff says that a
-//! secret changed, never what it holds.
+//! Each planned object is applied with `dryRun=All` and `force=true` — what `install
+//! --force-conflicts` would leave (the server merges, defaults and runs admission exactly as
+//! for a real apply, and persists nothing) — and compared with the live object. When that
+//! changes something, a second dry run without `force` asks whether plain `install` may: the
+//! fields another manager owns come back as conflicts, and are shown marked with that manager
+//! (drift by `kubectl edit`, `kubectl patch`, Helm), never turned into an error. Objects whose
+//! namespace or CRD does not exist yet cannot be judged by the server: they are shown as
+//! "would create" with the planned body.
+//!
+//! Each change prints as a unified YAML diff of the object ([`unified`]); volatile metadata
+//! (`managedFields`, `resourceVersion`, `generation`...) is left out. A Secret's `data` and
+//! `stringData` never show a value: each key reads `<redacted>`, and `<redacted, changed>` on
+//! the new side when its value changes. Every failure message is scrubbed of secret values.
+
+mod unified;
 
 use super::ClusterError;
-use super::api::{ApiClient, Target};
+use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::object::ObjectRef;
 use super::plan::{Plan, PlannedObject};
-use super::redact::{REDACTED, Redactor, is_secret};
+use super::redact::{REDACTED, Redactor, is_secret, redact_object};
+use super::retry::{ApiFailure, FieldConflict};
 use crate::catalog::RenderedObject;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
+pub use unified::unified;
 
 /// Metadata the server changes on every write; never part of a diff.
 const VOLATILE_METADATA: &[&str] =
     &["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
+
+/// A changed Secret value, on the new side of a diff.
+const REDACTED_CHANGED: &str = "<redacted, changed>";
 
 /// What install would do to one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,7 +44,7 @@ pub enum Action {
     Create,
     Change,
     Unchanged,
-    /// The server cannot judge it yet (its CRD is not installed).
+    /// The server cannot judge it and no planned CRD defines its kind.
     Unknown,
 }
 
@@ -41,8 +56,14 @@ pub struct DiffEntry {
     pub action: Action,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FieldChange>,
+    /// Fields another manager owns: plain `install` stops on them, `--force-conflicts` takes them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<Conflict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The unified YAML diff (Secret values redacted); empty when unchanged.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub unified: String,
 }
 
 /// One changed field (JSON pointer), before and after.
@@ -53,6 +74,19 @@ pub struct FieldChange {
     pub after: Option<Value>,
 }
 
+/// A field another field manager owns, with a different value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    pub field: String,
+    pub manager: String,
+}
+
+impl From<FieldConflict> for Conflict {
+    fn from(c: FieldConflict) -> Self {
+        Conflict { field: c.field, manager: c.manager }
+    }
+}
+
 /// Diff every object of the plan against the cluster.
 pub async fn diff(
     objects: &[RenderedObject],
@@ -60,15 +94,34 @@ pub async fn diff(
     concurrency: usize,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
     let plan = Plan::build(objects)?;
-    let api = ApiClient::connect(target).await?;
-    let resolver = Resolver::new(api.clone());
     let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let api = ApiClient::connect(target).await?.with_redactor(redactor);
+    let resolver = Resolver::new(api.clone());
     let results: Vec<Result<DiffEntry, ClusterError>> = futures::stream::iter(plan.objects())
-        .map(|o| diff_one(&api, &resolver, &plan, o, &redactor))
+        .map(|o| diff_one(&api, &resolver, &plan, o))
         .buffered(concurrency.max(1))
         .collect()
         .await;
     results.into_iter().collect()
+}
+
+/// A diff entry under construction.
+fn entry(object: &PlannedObject, action: Action, note: Option<&str>) -> DiffEntry {
+    DiffEntry {
+        object: object.reference.clone(),
+        action,
+        changes: Vec::new(),
+        conflicts: Vec::new(),
+        note: note.map(str::to_string),
+        unified: String::new(),
+    }
+}
+
+/// An object the server cannot judge yet, shown as created from its planned body.
+fn would_create(object: &PlannedObject, why: &str) -> DiffEntry {
+    let mut e = entry(object, Action::Create, Some(why));
+    e.unified = unified("", &yaml_of(&shown(&object.body)), "/dev/null", &name_of(&object.reference));
+    e
 }
 
 async fn diff_one(
@@ -76,38 +129,98 @@ async fn diff_one(
     resolver: &Resolver,
     plan: &Plan,
     object: &PlannedObject,
-    redactor: &Redactor,
 ) -> Result<DiffEntry, ClusterError> {
     let r = &object.reference;
-    let entry = |action, changes, note: Option<String>| DiffEntry { object: r.clone(), action, changes, note };
-    let fail = |failure: super::retry::ApiFailure| {
-        let mut failure = failure;
-        failure.message = redactor.scrub(&failure.message);
-        ClusterError::Refused { object: r.clone(), failure: Box::new(failure) }
-    };
+    let refused = |failure: ApiFailure| ClusterError::Refused { object: r.clone(), failure: Box::new(failure) };
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
         Err(f) if f.is_no_kind_match() && plan.has_crd_for(&r.group_kind()) => {
-            return Ok(entry(Action::Create, Vec::new(), Some("its CRD is not installed yet".into())));
+            return Ok(would_create(object, "its CRD is not installed yet"));
         }
-        Err(f) if f.is_no_kind_match() => {
-            return Ok(entry(Action::Unknown, Vec::new(), Some(f.message)));
-        }
-        Err(f) => return Err(fail(f)),
+        Err(f) if f.is_no_kind_match() => return Ok(entry(object, Action::Unknown, Some(&f.message))),
+        Err(f) => return Err(refused(f)),
     };
-    let namespace = scoped(&path, r);
-    let live = api.get(&path, namespace, &r.name).await.map_err(fail)?;
-    let merged = api.apply(&path, namespace, &r.name, &object.body, false, true).await.map_err(fail)?.live;
+    let live = api.get(&path, scoped(&path, r), &r.name).await.map_err(refused)?;
+    let merged = match dry_run(api, &path, object, true).await {
+        Ok(merged) => merged,
+        Err(f) if f.is_missing_namespace() => {
+            return Ok(would_create(object, "its namespace is not created yet"));
+        }
+        Err(f) => return Err(refused(f)),
+    };
     let Some(live) = live else {
-        return Ok(entry(Action::Create, Vec::new(), None));
+        let mut e = entry(object, Action::Create, None);
+        e.unified = unified("", &yaml_of(&shown(&normalize(&merged))), "/dev/null", &name_of(r));
+        return Ok(e);
     };
-    let mut changes = Vec::new();
-    compare(&normalize(&live), &normalize(&merged), String::new(), &mut changes);
-    if is_secret(&object.body) {
-        redact_secret_changes(&mut changes);
+    let (before, after) = (normalize(&live), normalize(&merged));
+    let mut e = entry(object, Action::Unchanged, None);
+    compare(&before, &after, String::new(), &mut e.changes);
+    if e.changes.is_empty() {
+        return Ok(e);
     }
-    let action = if changes.is_empty() { Action::Unchanged } else { Action::Change };
-    Ok(entry(action, changes, None))
+    e.action = Action::Change;
+    e.conflicts = match dry_run(api, &path, object, false).await {
+        Err(f) if !f.conflicts.is_empty() => f.conflicts.into_iter().map(Conflict::from).collect(),
+        _ => Vec::new(),
+    };
+    let (before, after) = if is_secret(&object.body) { redact_pair(&before, &after) } else { (before, after) };
+    if is_secret(&object.body) {
+        redact_secret_changes(&mut e.changes);
+    }
+    e.unified = unified(
+        &yaml_of(&before),
+        &yaml_of(&after),
+        &format!("live/{}", name_of(r)),
+        &format!("merged/{}", name_of(r)),
+    );
+    Ok(e)
+}
+
+/// A server-side dry-run apply (`force`: as `install --force-conflicts`); the merged object.
+async fn dry_run(
+    api: &ApiClient,
+    path: &ResourcePath,
+    object: &PlannedObject,
+    force: bool,
+) -> Result<Value, ApiFailure> {
+    let r = &object.reference;
+    Ok(api.apply(path, scoped(path, r), &r.name, &object.body, force, true).await?.live)
+}
+
+/// `apps.v1.Deployment.kf.web`, as kubectl diff names its files.
+fn name_of(r: &ObjectRef) -> String {
+    let version = r.api_version.replace('/', ".");
+    match &r.namespace {
+        Some(ns) => format!("{version}.{}.{ns}.{}", r.kind, r.name),
+        None => format!("{version}.{}.{}", r.kind, r.name),
+    }
+}
+
+fn yaml_of(doc: &Value) -> String {
+    kfctl_yaml::to_yaml(doc)
+}
+
+/// What may be shown of an object: Secret values redacted.
+fn shown(doc: &Value) -> Value {
+    redact_object(doc)
+}
+
+/// A Secret's two sides with values redacted, changed keys told apart on the new side.
+fn redact_pair(before: &Value, after: &Value) -> (Value, Value) {
+    let mut after_shown = redact_object(after);
+    for field in ["data", "stringData"] {
+        let old = before.get(field).and_then(Value::as_object);
+        if let Some(map) = after_shown.get_mut(field).and_then(Value::as_object_mut) {
+            for (key, value) in map.iter_mut() {
+                let unchanged = old.and_then(|o| o.get(key)) == after.get(field).and_then(|m| m.get(key));
+                if !unchanged {
+                    *value = Value::String(REDACTED_CHANGED.into());
+                }
+            }
+        }
+    }
+    (redact_object(before), after_shown)
 }
 
 /// An object without volatile metadata.
@@ -151,35 +264,41 @@ pub fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldC
     }
 }
 
-fn redact_secret_changes(changes: &mut [FieldChange]) {
+fn redact_secret_changes(changes: &mut Vec<FieldChange>) {
     let hidden = |v: &mut Option<Value>| {
         if let Some(value) = v {
             *value = Value::String(REDACTED.into());
         }
     };
+    changes.retain(|c| !c.path.starts_with("/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"));
     for change in changes.iter_mut().filter(|c| c.path.starts_with("/data") || c.path.starts_with("/stringData")) {
         hidden(&mut change.before);
         hidden(&mut change.after);
     }
 }
 
-/// `+ create`, `~ change` with its fields, nothing for unchanged objects.
+/// A unified YAML diff per changed or created object, its conflicts marked with their
+/// manager, then a count; nothing for unchanged objects.
 pub fn render_text(entries: &[DiffEntry]) -> String {
     let mut out = String::new();
-    for e in entries {
-        let note = e.note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
-        match e.action {
-            Action::Unchanged => {}
-            Action::Create => out.push_str(&format!("+ {}{note}\n", e.object)),
-            Action::Unknown => out.push_str(&format!("? {}{note}\n", e.object)),
-            Action::Change => {
-                out.push_str(&format!("~ {}{note}\n", e.object));
-                for c in &e.changes {
-                    let show = |v: &Option<Value>| v.as_ref().map_or("(none)".to_string(), Value::to_string);
-                    out.push_str(&format!("    {}: {} -> {}\n", c.path, show(&c.before), show(&c.after)));
-                }
-            }
+    for e in entries.iter().filter(|e| e.action != Action::Unchanged) {
+        let verb = match e.action {
+            Action::Create => "would create",
+            Action::Change => "would change",
+            _ => "cannot tell",
+        };
+        out.push_str(&format!("# {} {verb}", e.object));
+        if let Some(note) = &e.note {
+            out.push_str(&format!(" ({note})"));
         }
+        out.push('\n');
+        for c in &e.conflicts {
+            out.push_str(&format!(
+                "# conflict: {} is owned by field manager \"{}\"; install stops on it, install --force-conflicts takes it over\n",
+                c.field, c.manager
+            ));
+        }
+        out.push_str(&e.unified);
     }
     let changed = entries.iter().filter(|e| e.action != Action::Unchanged).count();
     out.push_str(&format!("{changed} of {} objects would change\n", entries.len()));
@@ -203,9 +322,10 @@ mod tests {
 
     #[test]
     fn volatile_metadata_is_ignored_and_secret_values_redacted() {
-        let live =
-            json!({"metadata": {"name": "s", "resourceVersion": "1", "managedFields": []}, "data": {"p": "b2xk"}});
-        let merged = json!({"metadata": {"name": "s", "resourceVersion": "2"}, "data": {"p": "bmV3"}});
+        let live = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "resourceVersion": "1", "managedFields": []}, "data": {"p": "b2xk", "q": "c2FtZQ=="}});
+        let merged = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "resourceVersion": "2"}, "data": {"p": "bmV3", "q": "c2FtZQ=="}});
         let mut out = Vec::new();
         compare(&normalize(&live), &normalize(&merged), String::new(), &mut out);
         redact_secret_changes(&mut out);
@@ -213,13 +333,29 @@ mod tests {
             out,
             vec![FieldChange { path: "/data/p".into(), before: Some(json!(REDACTED)), after: Some(json!(REDACTED)) }]
         );
+        let (before, after) = redact_pair(&normalize(&live), &normalize(&merged));
+        let text = unified(&yaml_of(&before), &yaml_of(&after), "live", "merged");
+        assert!(text.contains("-  p: <redacted>\n+  p: <redacted, changed>\n"), "{text}");
+        assert!(!text.contains("b2xk") && !text.contains("bmV3") && !text.contains("c2FtZQ"), "{text}");
+    }
+
+    #[test]
+    fn conflicts_are_marked_with_their_manager() {
         let entry = DiffEntry {
-            object: ObjectRef { api_version: "v1".into(), kind: "Secret".into(), namespace: None, name: "s".into() },
+            object: ObjectRef {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                namespace: Some("kf".into()),
+                name: "web".into(),
+            },
             action: Action::Change,
-            changes: out,
+            changes: Vec::new(),
+            conflicts: vec![Conflict { field: ".spec.replicas".into(), manager: "kubectl-patch".into() }],
             note: None,
+            unified: "--- a\n+++ b\n@@ -1,1 +1,1 @@\n-  replicas: 3\n+  replicas: 1\n".into(),
         };
         let text = render_text(&[entry]);
-        assert!(!text.contains("b2xk") && !text.contains("bmV3") && text.contains("/data/p"), "{text}");
+        assert!(text.starts_with("# Deployment kf/web would change\n# conflict: .spec.replicas is owned by field manager \"kubectl-patch\""), "{text}");
+        assert!(text.ends_with("1 of 1 objects would change\n"), "{text}");
     }
 }

@@ -165,6 +165,7 @@ impl Engine {
             let namespace = scoped(&path, r);
             let result = self
                 .api
+                .without_retries()
                 .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
                 .await;
             if matches!(&result, Err(f) if f.is_unserved_resource()) {

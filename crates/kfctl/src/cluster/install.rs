@@ -98,7 +98,12 @@ pub async fn install(
     let started = Instant::now();
     let plan = Plan::build(&objects)?;
     preflight::check_credentials(&options.meta.profile, &options.preflight)?;
-    let api = ApiClient::connect(&options.target).await?;
+    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let api = ApiClient::connect(&options.target)
+        .await?
+        .with_backoff(options.backoff)
+        .with_deadline(started + options.timeout)
+        .with_redactor(redactor.clone());
     let settings = Settings {
         force_conflicts: options.force_conflicts,
         dry_run: options.dry_run == DryRun::Server,
@@ -109,12 +114,7 @@ pub async fn install(
         deadline: started + options.timeout,
         timeout: options.timeout,
     };
-    let mut engine = Engine::new(
-        api.clone(),
-        settings,
-        Redactor::from_docs(objects.iter().map(|o| &o.obj)),
-        plan.crd_kinds.keys().cloned().collect(),
-    );
+    let mut engine = Engine::new(api.clone(), settings, redactor, plan.crd_kinds.keys().cloned().collect());
     engine.interrupt = options.interrupt.clone();
     let checks = preflight::run(&api, &engine.resolver, &plan, &options.preflight).await?;
     for warning in &checks.warnings {
@@ -151,7 +151,8 @@ pub struct Checked {
 pub async fn check(objects: &[RenderedObject], options: &InstallOptions) -> Result<Checked, ClusterError> {
     let plan = Plan::build(objects)?;
     preflight::check_credentials(&options.meta.profile, &options.preflight)?;
-    let api = ApiClient::connect(&options.target).await?;
+    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let api = ApiClient::connect(&options.target).await?.with_redactor(redactor);
     let resolver = super::discovery::Resolver::new(api.clone());
     let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
     Ok(Checked { objects: objects.len(), waves: plan.waves.len(), server: api.server.clone(), preflight: report })

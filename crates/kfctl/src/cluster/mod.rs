@@ -55,7 +55,8 @@ pub enum ClusterError {
     #[error(transparent)]
     Connect(#[from] api::ConnectError),
     #[error(
-        "{server}: API server unreachable: {failure}; check the kubeconfig's server address and that the cluster is running"
+        "{server}: API server unreachable{}: {failure}; check the kubeconfig's server address and that the cluster is running",
+        while_doing(failure)
     )]
     Unreachable { server: String, failure: Box<ApiFailure> },
     #[error("rendered objects: {0}")]
@@ -68,6 +69,13 @@ pub enum ClusterError {
         crate::catalog::credentials::DEFAULT_LOGIN
     )]
     DefaultCredentials { profile: String },
+    #[error(
+        "security: {server}: not a Kind cluster (no node has a kind:// provider id), and the rendered objects keep \
+         upstream's default credentials ({}), which the kind profile accepts on Kind only; set your own in the values, \
+         or pass --allow-default-credentials to accept them",
+        crate::catalog::credentials::DEFAULT_LOGIN
+    )]
+    DefaultCredentialsOffKind { server: String },
     #[error("{object}: the API server refused it: {failure}")]
     Refused { object: ObjectRef, failure: Box<ApiFailure> },
     #[error("{object}: {}; another field manager owns {}; re-run with --force-conflicts to take them over", failure.message, describe_conflicts(failure))]
@@ -88,8 +96,13 @@ pub enum ClusterError {
     NoRecord,
     #[error(transparent)]
     Record(#[from] record::RecordError),
-    #[error("{what}: {failure}")]
+    #[error("{what}{}: {failure}", while_doing(failure))]
     Api { what: String, failure: Box<ApiFailure> },
+}
+
+/// ` (GET /version)`: the request a failure comes from, when known.
+fn while_doing(failure: &ApiFailure) -> String {
+    if failure.request.is_empty() { String::new() } else { format!(" ({})", failure.request) }
 }
 
 fn describe_conflicts(failure: &ApiFailure) -> String {

@@ -16,7 +16,7 @@ use super::ClusterError;
 use super::api::{ApiClient, ResourcePath};
 use super::discovery::Resolver;
 use super::plan::Plan;
-use super::retry::{ApiFailure, Backoff};
+use super::retry::ApiFailure;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -67,6 +67,18 @@ pub fn check_credentials(profile: &str, opts: &PreflightOptions) -> Result<(), C
     let allowed = opts.allow_default_credentials || opts.profile_allows_default_credentials;
     if opts.uses_default_credentials && !allowed {
         return Err(ClusterError::DefaultCredentials { profile: profile.to_string() });
+    }
+    Ok(())
+}
+
+/// A profile's exemption from the default-credentials refusal (`kind`'s) holds on a Kind
+/// cluster only: on any other cluster (no node with a `kind://` provider id, or nodes that
+/// cannot be listed) the credentials are refused like any profile's, unless the caller passes
+/// `--allow-default-credentials`.
+pub fn check_kind_exemption(server: &str, kind_cluster: bool, opts: &PreflightOptions) -> Result<(), ClusterError> {
+    let exempted_only_by_profile = opts.profile_allows_default_credentials && !opts.allow_default_credentials;
+    if opts.uses_default_credentials && exempted_only_by_profile && !kind_cluster {
+        return Err(ClusterError::DefaultCredentialsOffKind { server: server.to_string() });
     }
     Ok(())
 }
@@ -150,6 +162,7 @@ pub async fn run(
     plan: &Plan,
     opts: &PreflightOptions,
 ) -> Result<PreflightReport, ClusterError> {
+    let api = &api.bounded(PREFLIGHT_BOUND);
     let version = server_version(api).await?;
     check_version(&version, &opts.supported).map_err(ClusterError::Preflight)?;
     let resources = resources_of(resolver, plan).await?;
@@ -168,6 +181,7 @@ pub async fn run(
     if let Ok(nodes) = api.list(&path("", "v1", "nodes", false), None, None).await {
         report.kind_cluster = nodes.get("items").and_then(Value::as_array).is_some_and(|n| n.iter().any(is_kind_node));
     }
+    check_kind_exemption(&api.server, report.kind_cluster, opts)?;
     if report.kind_cluster
         && let Some(hint) = inotify_hint(read_sysctl("max_user_instances"), read_sysctl("max_user_watches"))
     {
@@ -180,23 +194,16 @@ fn read_sysctl(name: &str) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/sys/fs/inotify/{name}")).ok()?.trim().parse().ok()
 }
 
-/// `GET /version`, retried briefly: a server that stays unreachable fails the install here.
+/// `GET /version` (retried by the client like every call): a server that never answers or
+/// refuses connections is "unreachable"; a 429 or 5xx that does not settle says what it is.
 async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
-    let backoff = Backoff { initial: Duration::from_millis(300), max: Duration::from_secs(2) };
-    let mut last = ApiFailure::default();
-    for attempt in 0..4 {
-        match api.get_path("/version").await {
-            Ok(info) => {
-                return Ok(info.get("gitVersion").and_then(Value::as_str).unwrap_or("").to_string());
-            }
-            Err(f) if f.status.is_none() || f.status.is_some_and(|s| s >= 500) => last = f,
-            Err(f) => {
-                return Err(ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) });
-            }
+    match api.with_budget(VERSION_RETRY_BUDGET).get_path("/version").await {
+        Ok(info) => Ok(info.get("gitVersion").and_then(Value::as_str).unwrap_or("").to_string()),
+        Err(f) if f.status.is_none() => {
+            Err(ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) })
         }
-        tokio::time::sleep(backoff.delay(attempt, 0.5)).await;
+        Err(f) => Err(ClusterError::Api { what: "server version".into(), failure: Box::new(f) }),
     }
-    Err(ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(last) })
 }
 
 /// The (group, plural) of everything the plan writes; a kind nobody serves and no planned CRD
@@ -229,6 +236,13 @@ async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(Stri
         .await;
     resolved.into_iter().collect()
 }
+
+/// The longest the preflight's own calls may take, whatever `--timeout` says.
+pub const PREFLIGHT_BOUND: Duration = Duration::from_secs(60);
+
+/// How long the first call, `GET /version`, retries: a server refusing connections this long is
+/// not starting up, it is the wrong address.
+pub const VERSION_RETRY_BUDGET: Duration = Duration::from_secs(10);
 
 /// Preflight requests in flight at once.
 const CONCURRENT_CHECKS: usize = 16;
@@ -318,6 +332,22 @@ mod tests {
         assert!(check_credentials("multi-tenant", &opts).is_ok());
         opts = PreflightOptions::default();
         assert!(check_credentials("multi-tenant", &opts).is_ok());
+    }
+
+    #[test]
+    fn the_kind_exemption_holds_on_kind_clusters_only() {
+        let opts = PreflightOptions {
+            uses_default_credentials: true,
+            profile_allows_default_credentials: true,
+            ..Default::default()
+        };
+        assert!(check_kind_exemption("https://k", true, &opts).is_ok());
+        let err = check_kind_exemption("https://k", false, &opts).unwrap_err();
+        assert!(err.to_string().starts_with("security:") && err.to_string().contains("https://k"), "{err}");
+        let allowed = PreflightOptions { allow_default_credentials: true, ..opts.clone() };
+        assert!(check_kind_exemption("https://k", false, &allowed).is_ok());
+        let own = PreflightOptions { uses_default_credentials: false, ..opts };
+        assert!(check_kind_exemption("https://k", false, &own).is_ok());
     }
 
     #[test]

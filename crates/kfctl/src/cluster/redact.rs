@@ -2,8 +2,10 @@
 //!
 //! Two tools: [`redact_object`] replaces every `data`/`stringData` value of a Secret with
 //! [`REDACTED`] (keys stay, so a person still sees what changed), and a [`Redactor`] remembers
-//! every secret value of a plan (as written and, for `data`, base64-decoded) and scrubs them
-//! from any text, such as a server message that echoes a rejected value.
+//! every secret value of a plan (as written and, for `data`, base64-decoded; each also
+//! JSON-escaped, base64-encoded and line by line) and scrubs them from any text, such as a
+//! server message that echoes a rejected value. `cluster::api` scrubs every failure with the
+//! client's redactor, so no caller has to remember to.
 
 use serde_json::Value;
 
@@ -12,6 +14,15 @@ pub const REDACTED: &str = "<redacted>";
 
 /// Shortest value scrubbed from free text (shorter ones would blank out ordinary words).
 const MIN_SCRUBBED_LEN: usize = 3;
+
+/// Shortest line of a multi-line value scrubbed on its own (`-----END`, a PEM body line).
+const MIN_SCRUBBED_LINE_LEN: usize = 8;
+
+/// The JSON string form of `value`, without its quotes (`a"b\nc` → `a\"b\\nc`).
+fn json_escaped(value: &str) -> String {
+    let quoted = serde_json::to_string(value).unwrap_or_default();
+    quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or("").to_string()
+}
 
 pub fn is_secret(doc: &Value) -> bool {
     doc.get("kind").and_then(Value::as_str) == Some("Secret")
@@ -66,9 +77,29 @@ impl Redactor {
         self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
+    /// Learn one secret value (a credential from the values, say) in every form it may be
+    /// echoed in.
+    pub fn learn_value(&mut self, value: &str) {
+        self.add(value);
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+
+    /// A value as written, JSON-escaped (once and twice: a server quotes a rejected value with
+    /// Go's `%q`, and a Status message inside JSON text escapes it again), base64-encoded
+    /// (a Secret's `data` as the server echoes it), and each long line of a multi-line value
+    /// (a PEM key cut into lines by a message).
     fn add(&mut self, value: &str) {
-        if value.len() >= MIN_SCRUBBED_LEN && !self.values.iter().any(|v| v == value) {
-            self.values.push(value.to_string());
+        use base64::Engine as _;
+        let escaped = json_escaped(value);
+        let twice = json_escaped(&escaped);
+        let encoded = base64::engine::general_purpose::STANDARD.encode(value);
+        let lines = value.lines().map(str::trim).filter(|line| line.len() >= MIN_SCRUBBED_LINE_LEN);
+        let forms: Vec<String> =
+            [value.to_string(), escaped, twice, encoded].into_iter().chain(lines.map(str::to_string)).collect();
+        for form in forms {
+            if form.len() >= MIN_SCRUBBED_LEN && !self.values.contains(&form) {
+                self.values.push(form);
+            }
         }
     }
 
@@ -82,6 +113,21 @@ impl Redactor {
         }
         out
     }
+}
+
+/// The record's digest of the effective values, computed without any credential: every value
+/// path [`crate::catalog::params::CREDENTIALS`] names is blanked first, so the digest changes
+/// when ordinary values change and cannot be brute-forced back to a password.
+pub fn values_digest(values: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut blanked = values.clone();
+    for credential in crate::catalog::params::CREDENTIALS {
+        let pointer = format!("/{}", credential.value.replace('.', "/"));
+        if let Some(value) = blanked.pointer_mut(&pointer) {
+            *value = Value::String(REDACTED.into());
+        }
+    }
+    format!("sha256:{}", hex::encode(Sha256::digest(blanked.to_string().as_bytes())))
 }
 
 /// Standard base64 decoding to UTF-8 text (padding optional, line breaks ignored, as a
@@ -131,6 +177,28 @@ mod tests {
             assert!(!scrubbed.contains(leaked), "{scrubbed}");
         }
         assert!(scrubbed.starts_with("Secret \"s\" is invalid"));
+    }
+
+    #[test]
+    fn multi_line_quoted_values_are_scrubbed_in_every_echoed_form() {
+        let canary = "-----BEGIN KEY-----\nMIIcanary\"quoted\"line0123\n-----END KEY-----";
+        let mut r = Redactor::default();
+        r.learn_value(canary);
+        let escaped = serde_json::to_string(canary).unwrap();
+        let twice = serde_json::to_string(&escaped).unwrap();
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(canary);
+        for text in [canary.to_string(), escaped, twice, encoded, "line: MIIcanary\"quoted\"line0123".into()] {
+            let scrubbed = r.scrub(&format!("Secret \"s\" is invalid: {text}"));
+            assert!(!scrubbed.contains("MIIcanary") && !scrubbed.contains("quoted"), "{scrubbed}");
+        }
+    }
+
+    #[test]
+    fn values_digest_does_not_depend_on_credentials() {
+        let with = |password: &str, replicas: u32| json!({"dex": {"staticUser": {"email": "a@b.c", "passwordHash": password}}, "trainer": {"replicas": replicas}});
+        assert_eq!(values_digest(&with("$2y$10$one", 1)), values_digest(&with("$2y$10$two", 1)));
+        assert_ne!(values_digest(&with("$2y$10$one", 1)), values_digest(&with("$2y$10$one", 2)));
     }
 
     #[test]

@@ -300,10 +300,41 @@ fn classify_send_error(url: &str, err: &reqwest::Error) -> Failure {
         let message = format!("TLS certificate rejected: {chain}");
         return Failure::Fatal(SourceError::Fetch { url: url.to_string(), message });
     }
+    if err.is_connect()
+        && let Some(what) = unreachable_host(err, &chain)
+    {
+        let message = format!("{what}: {chain}; {UNREACHABLE_HINT}");
+        return Failure::Fatal(SourceError::Fetch { url: url.to_string(), message });
+    }
     if err.is_connect() || err.is_timeout() || err.is_request() || err.is_body() {
         return Failure::Transient { reason: chain, retry_after: None };
     }
     Failure::Fatal(SourceError::Fetch { url: url.to_string(), message: chain })
+}
+
+/// What to do when the host cannot be reached at all.
+const UNREACHABLE_HINT: &str = "hint: without network access use a local copy (--source DIR or ARCHIVE) \
+     or a filled cache with --offline";
+
+/// Whether a connect error says the host cannot be reached at all — its name does not resolve
+/// or nothing listens — which retrying a few seconds later does not change, so it is said
+/// once. A refused connection is the `io::Error` kind in the chain; a failed name lookup has
+/// no type of its own in hyper's connector, only its text "dns error".
+fn unreachable_host(err: &reqwest::Error, chain: &str) -> Option<&'static str> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(link) = current {
+        if let Some(io) = link.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return Some("connection refused");
+            }
+            if let Some(inner) = io.get_ref() {
+                current = Some(inner);
+                continue;
+            }
+        }
+        current = link.source();
+    }
+    (chain.contains("dns error") || chain.contains("failed to lookup address")).then_some("host name does not resolve")
 }
 
 fn retry_after(response: &reqwest::blocking::Response) -> Option<Duration> {
@@ -342,6 +373,19 @@ mod tests {
 
     fn fetcher(base: &str) -> Fetcher {
         Fetcher::new(FetchOptions { github_base: base.to_string(), ..FetchOptions::default() }).unwrap()
+    }
+
+    #[test]
+    fn refused_connections_and_unknown_hosts_are_said_once_with_the_hint() {
+        for base in ["https://127.0.0.1:1/", "https://kfctl-no-such-host.invalid/"] {
+            let f = fetcher(base);
+            let dir = tempfile::tempdir().unwrap();
+            let err = f.download("https://github.com/x/y/archive/v1.tar.gz", &dir.path().join("a")).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("--offline") && text.contains("--source"), "{text}");
+            assert!(!text.contains("gave up after"), "not retried: {text}");
+            assert_eq!(f.request_count(), 1, "{text}");
+        }
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct ApiFailure {
     pub conflicts: Vec<FieldConflict>,
     /// `Status.details`: which object the server means; empty when it sent none.
     pub details: StatusDetails,
+    /// The request that failed (`GET /version`); set by `cluster::api` when it gives up.
+    pub request: String,
 }
 
 /// A field another manager owns.
