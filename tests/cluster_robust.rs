@@ -146,6 +146,7 @@ fn minimal() -> Vec<RenderedObject> {
                 sets: Vec::new(),
                 manifests_dir: common::manifests_dir(),
                 remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+                layout: Default::default(),
             };
             let mut objects = catalog::render(&request).unwrap_or_else(|e| panic!("render minimal: {e}")).objects;
             for o in &mut objects {

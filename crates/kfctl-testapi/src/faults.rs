@@ -196,7 +196,7 @@ impl FaultRule {
     /// Count a matching request; whether this one is due under `period`.
     fn due(&mut self) -> bool {
         self.seen = self.seen.wrapping_add(1);
-        self.seen % self.period == 0
+        self.seen.is_multiple_of(self.period)
     }
 }
 

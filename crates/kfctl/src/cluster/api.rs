@@ -172,6 +172,15 @@ impl ApiClient {
         self
     }
 
+    /// The same client, allowed at least `grace` from now even past its deadline: for the
+    /// record of a run that timed out, which must still be written (its own bound, not none).
+    pub fn with_grace(&self, grace: Duration) -> Self {
+        let mut late = self.clone();
+        let floor = Instant::now() + grace;
+        late.policy.deadline = late.policy.deadline.map(|d| d.max(floor));
+        late
+    }
+
     /// The same client, its calls over within `bound` from now (the preflight's fixed bound).
     pub fn bounded(&self, bound: Duration) -> Self {
         self.clone().with_deadline(Instant::now() + bound)
@@ -393,6 +402,7 @@ pub fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option
         retry_after: retry_after.or(details_wait.map(Duration::from_secs)),
         conflicts,
         details: status_details(body),
+        request: String::new(),
     }
 }
 

@@ -282,12 +282,20 @@ impl Engine {
             if self.interrupted() {
                 return Err(ClusterError::Interrupted { wave: wave.to_string() });
             }
+            let timed_out = || ClusterError::Timeout {
+                wave: wave.to_string(),
+                seconds: self.settings.timeout.as_secs_f64(),
+                pending: listed.clone(),
+            };
             let now = Instant::now();
             if now >= self.settings.deadline {
-                let seconds = self.settings.timeout.as_secs_f64();
-                return Err(ClusterError::Timeout { wave: wave.to_string(), seconds, pending: listed });
+                return Err(timed_out());
             }
             self.pause(self.settings.poll_interval.min(self.settings.deadline - now)).await;
+            if Instant::now() >= self.settings.deadline {
+                // No time is left for another read: the verdicts just listed are the last.
+                return Err(timed_out());
+            }
         }
         Ok(())
     }

@@ -184,6 +184,9 @@ struct Run {
     created: usize,
 }
 
+/// How long past the install's deadline the record of a timed-out run may still be written.
+const RECORD_GRACE: Duration = Duration::from_secs(10);
+
 impl Run {
     async fn start(engine: &Engine, plan: &Plan, meta: InstallMeta) -> Result<Run, ClusterError> {
         let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0 };
@@ -246,6 +249,7 @@ impl Run {
     }
 
     /// Write the record if it changed (best effort: a failed write must not hide the real error).
+    /// A run that timed out still records how far it got, within [`RECORD_GRACE`].
     async fn save(&mut self, engine: &Engine) {
         let Some(record) = &self.record else { return };
         let configmap = record.to_configmap();
@@ -254,6 +258,7 @@ impl Run {
         }
         let saved = engine
             .api
+            .with_grace(RECORD_GRACE)
             .apply(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME, &configmap, true, false)
             .await;
         if saved.is_ok() {
