@@ -107,6 +107,9 @@ pub enum FaultAction {
     ConflictModified,
     /// Close the connection without answering.
     DropConnection,
+    /// Serve the request (the write happens), then close the connection without answering:
+    /// the client never learns the outcome ("lose the response of request N").
+    LoseResponse,
     /// Wait this long, then serve (or apply the next matching fault).
     Delay(Duration),
 }
