@@ -13,7 +13,7 @@ use kfctl::cluster::progress::{Event, Progress, RecordingProgress};
 use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::retry::{Backoff, TransportKind};
 use kfctl::cluster::status::status;
-use kfctl::cluster::uninstall::uninstall;
+use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::{ClusterError, InstallOptions, install};
 use kfctl::exit::{Code, ExitStatus};
 use kfctl_testapi::{
@@ -504,14 +504,17 @@ async fn uninstall_after_partial_install_removes_inventory_and_keeps_preexisting
     let err = install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap_err();
     assert_eq!(err.exit_code(), Code::Timeout);
     let record = cluster.record().unwrap();
-    let report = uninstall(&cluster.target(), false, 8, &mut RecordingProgress::default()).await.unwrap();
-    assert_eq!(report.kept.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["kf"]);
-    assert_eq!(report.deleted.len(), record.inventory.len() - 1);
+    let options = UninstallOptions { concurrency: 8, ..Default::default() };
+    let report = uninstall(&cluster.target(), &options, &mut RecordingProgress::default()).await.unwrap();
+    // CRDs are kept by default (their custom resources would be lost): tests/cluster_lifecycle.rs
+    let kept: Vec<&str> = report.kept.iter().map(|k| k.object.name.as_str()).collect();
+    assert_eq!(kept, ["widgets.example.org", "kf"]);
+    assert_eq!(report.deleted.len(), record.inventory.len() - 2);
     assert!(!cluster.has("", "configmaps", Some("kf"), "settings"));
     assert!(!cluster.has("apps", "deployments", Some("kf"), "web"));
-    assert!(!cluster.has("apiextensions.k8s.io", "customresourcedefinitions", None, "widgets.example.org"));
+    assert!(cluster.has("apiextensions.k8s.io", "customresourcedefinitions", None, "widgets.example.org"));
     assert!(cluster.record().is_none());
-    let gone = uninstall(&cluster.target(), false, 8, &mut RecordingProgress::default()).await.unwrap_err();
+    let gone = uninstall(&cluster.target(), &options, &mut RecordingProgress::default()).await.unwrap_err();
     assert!(matches!(gone, ClusterError::NoRecord));
 }
 

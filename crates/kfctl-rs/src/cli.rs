@@ -39,6 +39,8 @@ pub enum Command {
     Chart(crate::commands::chart::ChartCommand),
     /// Install a profile onto a cluster: ordered server-side apply, waits, an install record.
     Install(crate::commands::install::InstallArgs),
+    /// Converge an installed cluster to a new version, profile, components or values (prunes).
+    Upgrade(crate::commands::upgrade::UpgradeArgs),
     /// Show the install record and live readiness per component.
     Status(crate::commands::status::StatusArgs),
     /// Show what install would change (server-side dry run).

@@ -52,6 +52,9 @@ pub struct TestApiConfig {
     pub watch_history: usize,
     /// Refuse writes covered by admission webhooks that could not be called (see `webhooks.rs`).
     pub simulate_webhooks: bool,
+    /// How long a deleted namespace stays `Terminating` after its contents are gone (upstream's
+    /// namespace controller takes seconds; `uninstall && install` must wait for it).
+    pub namespace_finalize_after: Duration,
 }
 
 impl Default for TestApiConfig {
@@ -68,6 +71,7 @@ impl Default for TestApiConfig {
             initial_namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"].map(String::from).to_vec(),
             watch_history: 50_000,
             simulate_webhooks: false,
+            namespace_finalize_after: Duration::ZERO,
         }
     }
 }
@@ -107,6 +111,11 @@ impl TestApiConfig {
     /// endpoint and their `caBundle` is set.
     pub fn simulate_webhooks(mut self, on: bool) -> Self {
         self.simulate_webhooks = on;
+        self
+    }
+    /// Deleted namespaces stay `Terminating` this long after they are emptied.
+    pub fn namespace_finalize_after(mut self, delay: Duration) -> Self {
+        self.namespace_finalize_after = delay;
         self
     }
     /// Deny a class of SelfSubjectAccessReviews.

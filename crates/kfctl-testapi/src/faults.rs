@@ -111,6 +111,9 @@ pub enum FaultAction {
     /// Keep the connection open and never answer (a black hole: a wedged server or a proxy
     /// that accepts and forwards nowhere).
     NeverAnswer,
+    /// Serve the request (the write happens), then close the connection without answering:
+    /// the client never learns the outcome ("lose the response of request N").
+    LoseResponse,
     /// Wait this long, then serve (or apply the next matching fault).
     Delay(Duration),
 }

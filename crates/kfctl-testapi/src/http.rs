@@ -169,6 +169,14 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
             std::future::pending::<()>().await;
             return Err(DropConnection);
         }
+        Some(FaultAction::LoseResponse) => {
+            let api = ApiRequest { method, path: Default::default(), query, content_type, accept, user_agent, body };
+            let served = dispatch(&shared, route, api);
+            shared.lock().requests[index].status = served.status().as_u16();
+            let revision = shared.lock().store.revision();
+            shared.changes.send_if_modified(|r| std::mem::replace(r, revision) != revision);
+            return Err(DropConnection);
+        }
         Some(action) => error_response(
             &action.error_for(&info).unwrap_or_else(|| ApiError::new(500, "InternalError", "injected fault")),
         ),

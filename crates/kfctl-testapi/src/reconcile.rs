@@ -56,7 +56,7 @@ pub fn reconcile(state: &mut State, now: Instant) {
     apply_scripted(state, now);
     sync_endpoints(state, now);
     drop_stale_endpoints(state);
-    finish_namespaces(state);
+    finish_namespaces(state, now);
     collect_garbage(state, now);
     state.reconciled_revision = Some(state.store.revision());
 }
@@ -100,13 +100,14 @@ fn due(state: &mut State, since: Instant, delay: Duration, now: Instant) -> bool
 
 fn crd_status(object: &Value, established: bool, ts: &str) -> Value {
     let spec = &object["spec"];
-    let storage: Vec<Value> = spec["versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|v| v["storage"] == true)
-        .map(|v| v["name"].clone())
-        .collect();
+    // like upstream, `storedVersions` only grows: a version once used for storage stays listed
+    // until someone migrates the objects and edits the status
+    let mut storage: Vec<Value> = object["status"]["storedVersions"].as_array().cloned().unwrap_or_default();
+    for version in spec["versions"].as_array().into_iter().flatten().filter(|v| v["storage"] == true) {
+        if !storage.contains(&version["name"]) {
+            storage.push(version["name"].clone());
+        }
+    }
     let mut names = spec["names"].clone();
     let kind = names["kind"].as_str().unwrap_or("").to_string();
     if names["singular"].is_null() {
@@ -323,7 +324,7 @@ fn drop_stale_endpoints(state: &mut State) {
     }
 }
 
-fn finish_namespaces(state: &mut State) {
+fn finish_namespaces(state: &mut State, now: Instant) {
     let ts = timestamp_now();
     let terminating: Vec<ObjectKey> = state
         .store
@@ -341,8 +342,16 @@ fn finish_namespaces(state: &mut State) {
             .store
             .get(&ns_key)
             .is_some_and(|e| e.object["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()));
-        // the namespace controller's own `spec.finalizers` entry is released once the namespace is empty
+        // the namespace controller's own `spec.finalizers` entry is released once the namespace is
+        // empty and its finalization delay (`namespace_finalize_after`) has passed
+        let since = *state.terminating_since.entry(ns_key.name.clone()).or_insert(now);
+        let due_at = since + state.config.namespace_finalize_after;
         if inside(state).is_empty() && !held {
+            if now < due_at {
+                state.wake_at(due_at);
+                continue;
+            }
+            state.terminating_since.remove(&ns_key.name);
             state.store.remove(&ns_key);
         }
     }

@@ -56,6 +56,8 @@ pub struct State {
     pub next_wakeup: Option<Instant>,
     /// Store revision the garbage collector last looked at.
     pub collected_revision: u64,
+    /// When each terminating namespace was first seen terminating (for its finalization delay).
+    pub terminating_since: std::collections::HashMap<String, Instant>,
 }
 
 impl State {
@@ -68,6 +70,7 @@ impl State {
             reconciled_revision: None,
             next_wakeup: None,
             collected_revision: 0,
+            terminating_since: Default::default(),
         };
         let now = Instant::now();
         let ts = timestamp_now();

@@ -1,7 +1,8 @@
 //! `kfctl-rs install`: notice, preflight, confirmation, then the ordered apply.
 //!
 //! `--plan` (and `--dry-run=client`) print the plan without touching a cluster; `-o json` makes
-//! it data. Without `--yes` a terminal is asked for confirmation (after the preflight, so the
+//! it data. With `--kubeconfig` or `--context` named (and always for `upgrade`), the plan is
+//! judged against that cluster: each object marked create / update / unchanged / prune. Without `--yes` a terminal is asked for confirmation (after the preflight, so the
 //! question names the server and its version); without a terminal the command says so and
 //! stops. Ctrl-C stops after the requests in flight, records progress and exits 130.
 //!
@@ -15,6 +16,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::Target;
+use kfctl::cluster::install::Operation;
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::preflight::PreflightOptions;
 use kfctl::cluster::progress::{LineProgress, Progress};
@@ -125,6 +127,12 @@ pub struct InstallArgs {
     pub concurrency: usize,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
+    /// Also prune CRDs and PVCs the new render no longer holds (their data is lost).
+    #[arg(long)]
+    pub purge: bool,
+    /// How long to wait for another kfctl-rs run's lease on the cluster.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub lock_wait: Duration,
 }
 
 /// What the renderer knows about the objects it rendered.
@@ -195,15 +203,38 @@ pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
 
 /// Install rendered objects.
 pub fn run_with_objects(args: InstallArgs, objects: Vec<RenderedObject>, meta: RenderMeta) -> anyhow::Result<Code> {
+    run_operation(args, objects, meta, Operation::Install)
+}
+
+/// Whether the cluster was named on the command line (then `--plan` marks each object).
+fn names_a_cluster(args: &InstallArgs) -> bool {
+    args.cluster.kubeconfig.is_some() || args.cluster.context.is_some()
+}
+
+/// Install or upgrade rendered objects.
+pub fn run_operation(
+    args: InstallArgs,
+    objects: Vec<RenderedObject>,
+    meta: RenderMeta,
+    operation: Operation,
+) -> anyhow::Result<Code> {
     crate::commands::print_notice();
-    if args.plan || args.dry_run == Some(DryRunMode::Client) {
+    let planning = args.plan || args.dry_run == Some(DryRunMode::Client);
+    if planning && (operation == Operation::Upgrade || names_a_cluster(&args)) {
+        return super::upgrade::print_change_plan(&args, &objects, operation);
+    }
+    if planning {
         let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
         print_plan(&plan, args.output)?;
         return Ok(Code::Success);
     }
-    let options = install_options(&args, meta);
+    let mut options = install_options(&args, meta);
+    options.operation = operation;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
+        if operation == Operation::Upgrade {
+            super::upgrade::announce(&options).await?;
+        }
         if !args.yes && options.dry_run == DryRun::None {
             confirm(&objects, &options).await?;
         }
@@ -233,17 +264,24 @@ pub fn run_with_objects(args: InstallArgs, objects: Vec<RenderedObject>, meta: R
                 report.server,
                 report.server_version
             ),
-            Output::Text => println!(
-                "{}installed: {} objects in {}/{} waves ({} created) on {} ({}) in {:.1}s",
-                if report.dry_run { "dry run: " } else { "" },
-                report.applied,
-                report.waves_done,
-                report.waves_total,
-                report.created,
-                report.server,
-                report.server_version,
-                report.elapsed_seconds
-            ),
+            Output::Text => {
+                println!(
+                    "{}{}ed: {} objects in {}/{} waves ({} created, {} pruned) on {} ({}) in {:.1}s",
+                    if report.dry_run { "dry run: " } else { "" },
+                    if operation == Operation::Upgrade { "upgrad" } else { "install" },
+                    report.applied,
+                    report.waves_done,
+                    report.waves_total,
+                    report.created,
+                    report.prune.pruned.len(),
+                    report.server,
+                    report.server_version,
+                    report.elapsed_seconds
+                );
+                for line in &report.prune.kept_summary {
+                    println!("{line}");
+                }
+            }
         }
         Ok(Code::Success)
     })
@@ -267,6 +305,8 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     options.force_conflicts = args.force_conflicts;
     options.timeout = args.timeout;
     options.concurrency = args.concurrency.max(1);
+    options.purge = args.purge;
+    options.lock_wait = args.lock_wait;
     options
 }
 

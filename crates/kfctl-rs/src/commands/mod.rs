@@ -21,6 +21,7 @@ pub mod source;
 pub mod status;
 pub mod template;
 pub mod uninstall;
+pub mod upgrade;
 
 /// Print the best-effort notice on stderr: every rendering and installing command does.
 pub fn print_notice() {
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Source(args) => source::run(args),
         Command::Chart(cmd) => chart::run(cmd),
         Command::Install(args) => install::run(args),
+        Command::Upgrade(args) => upgrade::run(args),
         Command::Status(args) => status::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Uninstall(args) => uninstall::run(args),

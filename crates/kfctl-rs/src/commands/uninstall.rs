@@ -1,27 +1,40 @@
-//! `kfctl-rs uninstall`: delete what the install record lists, in reverse order.
+//! `kfctl-rs uninstall`: delete what the install record lists, in reverse order, keeping data.
+//!
+//! CRDs, PVCs and Namespaces holding others' objects are kept and listed with why; `--purge`
+//! deletes CRDs and PVCs too. The confirmation (on a terminal; `--yes` skips it) names the
+//! context, the server and the counts, with `--purge` how many custom resources go with the CRDs.
 
-use super::install::{ClusterArgs, Output, cluster_error, progress_sink};
+use super::install::{ClusterArgs, Output, cluster_error, parse_duration, progress_sink};
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;
-use kfctl::cluster::uninstall::uninstall;
+use kfctl::cluster::uninstall::{UninstallOptions, preview, uninstall};
 use std::io::IsTerminal;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct UninstallArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Also delete CRDs and namespaces that existed before the install.
+    /// Also delete CRDs (with every custom resource of their kinds) and PVCs.
     #[arg(long)]
     pub purge: bool,
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Give up waiting for deleted namespaces to terminate after this long.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// How long to wait for another kfctl-rs run's lease on the cluster.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub lock_wait: Duration,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
 }
 
 pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let target = args.cluster.target();
     if !args.yes {
         if !std::io::stdin().is_terminal() {
             return Err(coded(
@@ -29,16 +42,23 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
                 anyhow::anyhow!("uninstall: no terminal to confirm on; pass --yes to uninstall without asking"),
             ));
         }
-        let question = "Delete every object kfctl-rs installed on this cluster?";
+        let seen = runtime.block_on(preview(&target)).map_err(cluster_error)?;
+        let context = args.cluster.context.clone().unwrap_or_else(|| "current context".into());
+        let lost = if args.purge {
+            format!("delete {} CRDs and the {} custom resources of their kinds", seen.crds, seen.custom_resources)
+        } else {
+            format!("keep {} CRDs ({} custom resources)", seen.crds, seen.custom_resources)
+        };
+        let question =
+            format!("Delete {} objects kfctl-rs installed on {} ({context}), and {lost}?", seen.objects, seen.server);
         if !dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")? {
             return Err(coded(Code::Failure, anyhow::anyhow!("uninstall: cancelled; nothing was deleted")));
         }
     }
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let options =
+        UninstallOptions { purge: args.purge, concurrency: 16, timeout: args.timeout, lock_wait: args.lock_wait };
     let mut progress = progress_sink();
-    let report = runtime
-        .block_on(uninstall(&args.cluster.target(), args.purge, 16, progress.as_mut()))
-        .map_err(cluster_error)?;
+    let report = runtime.block_on(uninstall(&target, &options, progress.as_mut())).map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Output::Text => {
@@ -49,7 +69,7 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
                 report.kept.len()
             );
             for kept in &report.kept {
-                println!("  kept (existed before install): {kept}");
+                println!("  kept: {} ({})", kept.object, kept.reason);
             }
         }
     }

@@ -70,13 +70,25 @@ pub struct Engine {
     pub redactor: Redactor,
     pub crd_kinds: HashSet<String>,
     pub interrupt: Option<watch::Receiver<bool>>,
+    /// When the run started: an object created after it by our apply was created by this run.
+    pub started: k8s_openapi::jiff::Timestamp,
     crds_done_at: Mutex<Option<Instant>>,
 }
 
 impl Engine {
     pub fn new(api: ApiClient, settings: Settings, redactor: Redactor, crd_kinds: HashSet<String>) -> Self {
         let resolver = Resolver::new(api.clone());
-        Engine { api, resolver, settings, redactor, crd_kinds, interrupt: None, crds_done_at: Mutex::new(None) }
+        let started = super::lease::now();
+        Engine {
+            api,
+            resolver,
+            settings,
+            redactor,
+            crd_kinds,
+            interrupt: None,
+            started,
+            crds_done_at: Mutex::new(None),
+        }
     }
 
     /// Mark the end of the CRD wave: the discovery grace period starts now.
@@ -160,20 +172,37 @@ impl Engine {
         notes: &mpsc::UnboundedSender<RetryNote>,
     ) -> Result<Applied, ObjectError> {
         let r = &object.reference;
-        self.retrying(r, notes, || async {
-            let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
-            let namespace = scoped(&path, r);
-            let result = self
-                .api
-                .without_retries()
-                .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
-                .await;
-            if matches!(&result, Err(f) if f.is_unserved_resource()) {
-                self.resolver.forget(&r.api_version).await;
-            }
-            result
-        })
-        .await
+        let lost = AtomicBool::new(false);
+        let applied = self
+            .retrying(r, notes, || async {
+                let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
+                let namespace = scoped(&path, r);
+                let result = self
+                    .api
+                    .without_retries()
+                    .apply(
+                        &path,
+                        namespace,
+                        &r.name,
+                        &object.body,
+                        self.settings.force_conflicts,
+                        self.settings.dry_run,
+                    )
+                    .await;
+                if matches!(&result, Err(f) if f.is_unserved_resource()) {
+                    self.resolver.forget(&r.api_version).await;
+                }
+                if matches!(&result, Err(f) if f.status.is_none()) {
+                    lost.store(true, Ordering::Relaxed);
+                }
+                result
+            })
+            .await?;
+        // a response lost in transport may have been a 201: the object itself tells
+        if lost.load(Ordering::Relaxed) && !self.settings.dry_run {
+            return Ok(super::converge::recount_created(applied, self.started));
+        }
+        Ok(applied)
     }
 
     /// Apply every object of a wave; `applied` is called for each object the server accepted.

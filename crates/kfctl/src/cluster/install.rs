@@ -6,21 +6,30 @@
 //! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
 //! record; custom resources whose CRD is not installed yet are skipped with a notice.
 //!
+//! Onto a cluster with a record it converges (see [`super::converge`], [`super::upgrade`]):
+//! CRD stored versions are checked before anything is applied, the run holds the
+//! [`super::lease`], Terminating namespaces are waited for, and after the last wave what the
+//! previous record lists and the render no longer holds is pruned; `lastRun` in the record
+//! says how the run ended.
+//!
 //! Re-running converges: every wave is applied again (server-side apply of an unchanged body
 //! changes nothing and the patch bytes are identical), the record resumes from the previous
 //! one and is only written when its content changes.
 
 use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath, Target};
+use super::converge::{self, PruneReport};
 use super::engine::{Engine, Settings};
+use super::lease::Lease;
 use super::object::ObjectRef;
 use super::order::Class;
 use super::plan::{Plan, PlannedObject, Wave};
 use super::preflight::{self, PreflightOptions};
 use super::progress::{Event, Progress};
-use super::record::{self, InstallMeta, InstallRecord};
+use super::record::{self, InstallMeta, InstallRecord, LastRun};
 use super::redact::Redactor;
 use super::retry::Backoff;
+use super::upgrade::{self, LifecycleError};
 use crate::catalog::RenderedObject;
 use serde::Serialize;
 use serde_json::Value;
@@ -53,6 +62,30 @@ pub struct InstallOptions {
     pub crd_grace: Duration,
     /// Ctrl-C: set to `true` to stop after the requests in flight, recording progress.
     pub interrupt: Option<watch::Receiver<bool>>,
+    /// `install` or `upgrade` (which refuses when nothing is installed).
+    pub operation: Operation,
+    /// Prune CRDs and PVCs the new render dropped too (they are kept otherwise).
+    pub purge: bool,
+    /// How long to wait for another run's lease.
+    pub lock_wait: Duration,
+}
+
+/// Which verb runs the install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    #[default]
+    Install,
+    Upgrade,
+}
+
+impl Operation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Install => "install",
+            Operation::Upgrade => "upgrade",
+        }
+    }
 }
 
 impl InstallOptions {
@@ -69,6 +102,9 @@ impl InstallOptions {
             backoff: Backoff::default(),
             crd_grace: Duration::from_secs(60),
             interrupt: None,
+            operation: Operation::Install,
+            purge: false,
+            lock_wait: Duration::from_secs(120),
         }
     }
 }
@@ -87,6 +123,12 @@ pub struct InstallReport {
     pub warnings: Vec<String>,
     pub elapsed_seconds: f64,
     pub plan_digest: String,
+    /// What the record said was installed before this run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<InstallMeta>,
+    /// Objects the previous record listed and the render no longer holds: deleted, or kept.
+    #[serde(flatten)]
+    pub prune: PruneReport,
 }
 
 /// Install `objects` (each tagged with its catalog component) onto the cluster of `options.target`.
@@ -120,10 +162,30 @@ pub async fn install(
     for warning in &checks.warnings {
         progress.event(&Event::Notice(warning));
     }
-    let mut run = Run::start(&engine, &plan, options.meta.clone()).await?;
-    let outcome = run.waves(&engine, &plan, progress).await;
+    let previous = read_record(&api).await?;
+    if options.operation == Operation::Upgrade && previous.is_none() {
+        return Err(LifecycleError::NothingInstalled { server: api.server.clone() }.into());
+    }
+    let from = previous.as_ref().map(|r| r.meta.clone());
+    upgrade::check_stored_versions(&api, &plan).await?;
+    let lease = if engine.settings.dry_run {
+        None
+    } else {
+        converge::ensure_record_namespace(&engine, progress).await?;
+        let lease =
+            Lease::acquire(&api, options.operation.name(), options.timeout, options.lock_wait, progress).await?;
+        Some(lease)
+    };
+    // the record as it is now, after waiting for the lease: another run may have changed it
+    let previous = if lease.is_some() { read_record(&api).await? } else { previous };
+    let mut run = Run::start(&engine, &plan, options.meta.clone(), previous);
+    let outcome = run.converge(&engine, &plan, &options, progress).await;
+    run.finish(options.operation, outcome.as_ref().err());
     run.save(&engine).await;
-    outcome?;
+    if let Some(lease) = lease {
+        lease.release().await;
+    }
+    let prune = outcome?;
     Ok(InstallReport {
         server: api.server.clone(),
         server_version: checks.server_version,
@@ -135,6 +197,8 @@ pub async fn install(
         warnings: checks.warnings,
         elapsed_seconds: started.elapsed().as_secs_f64(),
         plan_digest: plan.digest.clone(),
+        from,
+        prune,
     })
 }
 
@@ -162,10 +226,6 @@ fn configmaps() -> ResourcePath {
     ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true }
 }
 
-fn namespaces() -> ResourcePath {
-    ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false }
-}
-
 /// Read the install record, if there is one.
 pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
     let found = api
@@ -182,30 +242,45 @@ struct Run {
     waves_done: usize,
     applied: usize,
     created: usize,
+    /// The wave (or `prune`) in progress, for the record's `lastRun`.
+    stage: String,
 }
 
 /// How long past the install's deadline the record of a timed-out run may still be written.
 const RECORD_GRACE: Duration = Duration::from_secs(10);
 
 impl Run {
-    async fn start(engine: &Engine, plan: &Plan, meta: InstallMeta) -> Result<Run, ClusterError> {
-        let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0 };
+    fn start(engine: &Engine, plan: &Plan, meta: InstallMeta, previous: Option<InstallRecord>) -> Run {
+        let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0, stage: String::new() };
         if engine.settings.dry_run {
-            return Ok(run);
-        }
-        let previous = read_record(&engine.api).await?;
-        if previous.is_none() {
-            let ns = record::record_namespace();
-            engine.api.apply(&namespaces(), None, record::RECORD_NAMESPACE, &ns, true, false).await.map_err(
-                |failure| ClusterError::Api {
-                    what: format!("namespace {}", record::RECORD_NAMESPACE),
-                    failure: Box::new(failure),
-                },
-            )?;
+            return run;
         }
         run.written = previous.as_ref().map(InstallRecord::to_configmap);
         run.record = Some(InstallRecord::resume(previous, meta, &plan.digest, plan.waves.len()));
-        Ok(run)
+        run
+    }
+
+    /// Every wave, then the prune.
+    async fn converge(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        options: &InstallOptions,
+        progress: &mut dyn Progress,
+    ) -> Result<PruneReport, ClusterError> {
+        self.waves(engine, plan, progress).await?;
+        let Some(record) = self.record.as_mut() else { return Ok(PruneReport::default()) };
+        self.stage = "prune".into();
+        converge::prune(engine, record, plan, options.purge, progress).await
+    }
+
+    /// Note how the run ended in the record.
+    fn finish(&mut self, operation: Operation, error: Option<&ClusterError>) {
+        let Some(record) = self.record.as_mut() else { return };
+        let stage = if error.is_none() { "done".to_string() } else { self.stage.clone() };
+        let error = error.map(|e| e.to_string().chars().take(2000).collect());
+        let at = super::lease::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        record.finish(LastRun { operation: operation.name().into(), succeeded: error.is_none(), stage, error, at });
     }
 
     async fn waves(&mut self, engine: &Engine, plan: &Plan, progress: &mut dyn Progress) -> Result<(), ClusterError> {
@@ -218,6 +293,10 @@ impl Run {
                 name: &wave.name,
                 objects: wave.objects.len(),
             });
+            self.stage = format!("wave {}/{total}: {}", wave.index, wave.name);
+            if !engine.settings.dry_run && wave.class == Class::Namespace {
+                converge::wait_for_namespace_wave(engine, wave, progress).await?;
+            }
             if !engine.settings.dry_run && matches!(wave.class, Class::MutatingWebhook | Class::ValidatingWebhook) {
                 wait_for_endpoints(engine, wave, progress).await?;
             }

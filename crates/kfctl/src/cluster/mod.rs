@@ -17,29 +17,34 @@
 //! | [`engine`] | applying one object with retries; waiting for a wave |
 //! | [`install`], [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
+//! | [`upgrade`], [`prune`], [`lease`] | converging onto a record: storage checks, the prune/keep table, one run at a time |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
 //! unreachable is 5, objects not ready by the deadline 6, Ctrl-C 130.
 
 pub mod api;
+pub mod converge;
 pub mod diff;
 pub mod discovery;
 pub mod engine;
 pub mod install;
 pub mod kind;
+pub mod lease;
 pub mod object;
 pub mod order;
 pub mod plan;
 pub mod preflight;
 pub mod prepare;
 pub mod progress;
+pub mod prune;
 pub mod readiness;
 pub mod record;
 pub mod redact;
 pub mod retry;
 pub mod status;
 pub mod uninstall;
+pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};
 pub use object::ObjectRef;
@@ -98,6 +103,10 @@ pub enum ClusterError {
     Record(#[from] record::RecordError),
     #[error("{what}{}: {failure}", while_doing(failure))]
     Api { what: String, failure: Box<ApiFailure> },
+    #[error(transparent)]
+    Lifecycle(#[from] upgrade::LifecycleError),
+    #[error(transparent)]
+    Lease(#[from] lease::LeaseError),
 }
 
 /// ` (GET /version)`: the request a failure comes from, when known.

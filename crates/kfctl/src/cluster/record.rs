@@ -7,11 +7,16 @@
 //! inventory held components reads with [`UNKNOWN_COMPONENT`] for each entry. It is rewritten after each wave, so an interrupted install leaves an
 //! accurate record; `status` reports from it and `uninstall` deletes its inventory.
 //!
+//! Objects a later render dropped but that hold data (CRDs, PVCs, Namespaces) move to `kept`;
+//! `lastRun` says how the last run ended (operation, stage reached, error, when), so `status`
+//! tells a failed or partial run from a healthy one.
+//!
 //! The record holds references only, never object bodies, so no Secret value reaches it. Its
-//! content is deterministic (no timestamps): an unchanged re-run produces the same record and
-//! writes nothing.
+//! content is deterministic (its one timestamp, `lastRun.at`, changes only with the outcome): an
+//! unchanged re-run produces the same record and writes nothing.
 
 use super::object::ObjectRef;
+use super::prune::identity;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -44,6 +49,29 @@ pub struct InstallRecord {
     pub waves_done: usize,
     pub last_wave: String,
     pub inventory: Vec<InventoryEntry>,
+    /// Guarded objects (CRDs, PVCs, Namespaces) a later render dropped: kept, not part of the
+    /// install any more, still deleted by `uninstall --purge`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<InventoryEntry>,
+    /// How the last run that changed the record ended (install, upgrade, uninstall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<LastRun>,
+}
+
+/// The outcome of a run: what `status` needs to tell a failed or partial run from a healthy one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastRun {
+    /// `install`, `upgrade` or `uninstall`.
+    pub operation: String,
+    pub succeeded: bool,
+    /// The stage reached: the wave (or `preflight`, `prune`) it was in when it stopped.
+    pub stage: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// When this outcome was first recorded (RFC 3339); an identical outcome later keeps it, so
+    /// an unchanged re-run writes nothing.
+    pub at: String,
 }
 
 /// One applied object.
@@ -87,14 +115,42 @@ impl InstallRecord {
             waves_total,
             waves_done,
             last_wave,
+            kept: previous.as_ref().map(|p| p.kept.clone()).unwrap_or_default(),
+            last_run: previous.as_ref().and_then(|p| p.last_run.clone()),
             inventory: previous.map(|p| p.inventory).unwrap_or_default(),
+        }
+    }
+
+    /// Record how this run ended; an outcome equal to the recorded one (but for its time) keeps
+    /// the recorded one.
+    pub fn finish(&mut self, outcome: LastRun) {
+        let same = self.last_run.as_ref().is_some_and(|l| LastRun { at: outcome.at.clone(), ..l.clone() } == outcome);
+        if !same {
+            self.last_run = Some(outcome);
+        }
+    }
+
+    /// Apply a prune: deleted and released entries leave the inventory, kept ones move to `kept`.
+    pub fn pruned(&mut self, deleted: &[InventoryEntry], kept: &[InventoryEntry], released: &[InventoryEntry]) {
+        let gone: Vec<_> = deleted.iter().chain(kept).chain(released).map(|e| identity(&e.reference)).collect();
+        self.inventory.retain(|e| !gone.contains(&identity(&e.reference)));
+        for entry in kept {
+            if !self.kept.iter().any(|k| identity(&k.reference) == identity(&entry.reference)) {
+                self.kept.push(entry.clone());
+            }
         }
     }
 
     /// Note an applied object; once created by kfctl-rs, always created by kfctl-rs.
     pub fn note_applied(&mut self, reference: &ObjectRef, component: &str, wave: usize, created: bool) {
-        match self.inventory.iter_mut().find(|e| &e.reference == reference) {
+        let id = identity(reference);
+        let was_kept = self.kept.iter().position(|e| identity(&e.reference) == id).map(|i| self.kept.remove(i));
+        if let Some(entry) = was_kept.filter(|_| !self.inventory.iter().any(|e| identity(&e.reference) == id)) {
+            self.inventory.push(entry);
+        }
+        match self.inventory.iter_mut().find(|e| identity(&e.reference) == id) {
             Some(entry) => {
+                entry.reference = reference.clone();
                 entry.created |= created;
                 entry.wave = wave;
                 entry.component = component.to_string();

@@ -5,6 +5,9 @@
 //!
 //! Objects with a readiness rule (workloads, CRDs, cert-manager resources, injected webhooks)
 //! are read live and judged; objects without one count as ready when the record lists them.
+//!
+//! The record's `lastRun` tells a failed run (its stage and error, and when) and an unfinished
+//! one (fewer waves done than planned) from a healthy install ([`run_state`]).
 
 use super::ClusterError;
 use super::api::{ApiClient, Target};
@@ -24,8 +27,11 @@ pub struct StatusReport {
     pub server: String,
     pub record: InstallRecord,
     pub components: Vec<ComponentStatus>,
-    /// The install finished and every checked object is ready.
+    /// The install finished, its last run succeeded and every checked object is ready.
     pub healthy: bool,
+    /// `healthy`, `failed` (the last run stopped with an error), `partial` (it stopped before
+    /// its last wave without recording an error: interrupted or killed) or `not ready`.
+    pub state: String,
 }
 
 /// One component's live readiness.
@@ -78,8 +84,19 @@ pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport,
             Some(pending) => component.pending.push(pending.into()),
         }
     }
-    let healthy = record.is_complete() && components.iter().all(|c| c.pending.is_empty());
-    Ok(StatusReport { server: api.server.clone(), record, components, healthy })
+    let ready = components.iter().all(|c| c.pending.is_empty());
+    let state = run_state(&record, ready).to_string();
+    Ok(StatusReport { server: api.server.clone(), healthy: state == "healthy", record, components, state })
+}
+
+/// What the record and the live readiness say about the last run.
+pub fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
+    match &record.last_run {
+        Some(run) if !run.succeeded => "failed",
+        _ if !record.is_complete() => "partial",
+        _ if !ready => "not ready",
+        _ => "healthy",
+    }
 }
 
 /// `None` when ready (or when the kind has no rule).
@@ -120,6 +137,16 @@ pub fn render_text(report: &StatusReport) -> String {
         r.waves_total,
         if r.last_wave.is_empty() { String::new() } else { format!(" (last: {})", r.last_wave) },
     );
+    if let Some(run) = &r.last_run {
+        let outcome = if run.succeeded { "succeeded" } else { "failed" };
+        out.push_str(&format!("last run: {} {outcome} at {} (stage: {})\n", run.operation, run.at, run.stage));
+        if let Some(error) = &run.error {
+            out.push_str(&format!("last error: {error}\n"));
+        }
+    }
+    if !r.kept.is_empty() {
+        out.push_str(&format!("kept (no longer installed, not deleted): {} objects\n", r.kept.len()));
+    }
     for c in &report.components {
         out.push_str(&format!("{:<14} {}/{} ready\n", c.name, c.ready, c.objects));
         for p in &c.pending {
@@ -127,5 +154,8 @@ pub fn render_text(report: &StatusReport) -> String {
         }
     }
     out.push_str(if report.healthy { "healthy\n" } else { "not healthy\n" });
+    if !report.healthy {
+        out.push_str(&format!("state: {}\n", report.state));
+    }
     out
 }

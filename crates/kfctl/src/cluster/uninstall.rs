@@ -1,23 +1,46 @@
-//! `uninstall`: delete the recorded inventory in reverse order.
+//! `uninstall`: delete the recorded inventory in reverse order, keeping users' data.
 //!
 //! Objects go latest wave first (validating webhooks before the Services they call, custom
-//! resources before their CRDs, namespaces last). CRDs and Namespaces that existed before the
-//! install (the record says kfctl-rs did not create them) are kept unless `purge` is set:
-//! deleting a CRD deletes every object of its kind, deleting a namespace everything in it.
-//! Finally the record and its namespace go. Deletions are background deletions; a kind nobody
-//! serves any more (its CRD already gone) counts as deleted.
+//! resources before their CRDs, namespaces last). By default it keeps, and says why:
+//! * CRDs (deleting one deletes every custom resource of its kind, users' TrainJobs and
+//!   Notebooks included) and PVCs (their volumes' data): the table of [`super::prune`];
+//! * any Namespace holding objects kfctl-rs did not create (counted by listing every
+//!   namespaced kind the server serves, minus the inventory, minus what the cluster makes by
+//!   itself: [`CLUSTER_MADE`] and objects with an owner);
+//! * Namespaces and CRDs that existed before the install.
+//!
+//! `purge` deletes CRDs and PVCs too (also those an upgrade kept); [`preview`] counts the custom
+//! resources that would go with them, for the confirmation. Deletions are background
+//! deletions; a kind nobody serves any more counts as deleted. It then waits (bounded, with
+//! progress) until every deleted Namespace is gone, so an install right after it works, and
+//! finally deletes the record and its namespace. The run holds the [`super::lease`].
 
 use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::install::read_record;
+use super::lease::Lease;
 use super::object::ObjectRef;
 use super::progress::{Event, Progress};
-use super::record::{self, InventoryEntry};
+use super::prune::{Kept, PREEXISTING, guarded, identity};
+use super::record::{self, InstallRecord, InventoryEntry};
 use super::retry::{ApiFailure, Backoff, Context, Decision, classify};
 use futures::StreamExt;
 use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// Objects the cluster creates in every namespace by itself: (group/resource, name or `*`).
+pub const CLUSTER_MADE: &[(&str, &str)] = &[
+    ("/configmaps", "kube-root-ca.crt"),
+    ("/serviceaccounts", "default"),
+    ("/endpoints", "*"),
+    ("discovery.k8s.io/endpointslices", "*"),
+    ("/events", "*"),
+    ("events.k8s.io/events", "*"),
+];
 
 /// What an uninstall did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -25,55 +48,305 @@ use serde::Serialize;
 pub struct UninstallReport {
     pub deleted: Vec<ObjectRef>,
     pub already_gone: Vec<ObjectRef>,
-    /// CRDs and Namespaces that existed before the install, kept.
-    pub kept: Vec<ObjectRef>,
+    /// Objects kept, each with why.
+    pub kept: Vec<Kept>,
 }
 
-/// Whether an entry is kept: a pre-existing CRD or Namespace without `purge`.
-pub fn keeps(entry: &InventoryEntry, purge: bool) -> bool {
+/// How an uninstall behaves.
+#[derive(Debug, Clone)]
+pub struct UninstallOptions {
+    pub purge: bool,
+    pub concurrency: usize,
+    /// How long to wait for deleted Namespaces to go.
+    pub timeout: Duration,
+    /// How long to wait for another run's lease.
+    pub lock_wait: Duration,
+}
+
+impl Default for UninstallOptions {
+    fn default() -> Self {
+        UninstallOptions {
+            purge: false,
+            concurrency: 16,
+            timeout: Duration::from_secs(300),
+            lock_wait: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Why an entry is kept regardless of its namespace's content, if it is.
+pub fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
     let kind = entry.reference.group_kind();
-    let guarded = kind == "Namespace" || kind == "apiextensions.k8s.io/CustomResourceDefinition";
-    guarded && !entry.created && !purge
+    let guard = guarded(&entry.reference)?;
+    if !entry.created && (kind == "Namespace" || kind == "apiextensions.k8s.io/CustomResourceDefinition") && !purge {
+        return Some(PREEXISTING.to_string());
+    }
+    if kind == "Namespace" {
+        return None;
+    }
+    (!purge).then(|| format!("{}; --purge to delete", guard.loses))
 }
 
-/// Delete everything the record lists.
+/// What an uninstall would do, for its confirmation.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preview {
+    pub server: String,
+    pub objects: usize,
+    pub crds: usize,
+    /// Custom resources of the recorded CRDs, cluster-wide: lost with `purge`.
+    pub custom_resources: usize,
+}
+
+/// Count what the record lists and the custom resources its CRDs serve; writes nothing.
+pub async fn preview(target: &Target) -> Result<Preview, ClusterError> {
+    let api = ApiClient::connect(target).await?;
+    let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let crds: Vec<&InventoryEntry> = all_entries(&record).filter(|e| is_crd_ref(&e.reference)).collect();
+    let mut custom_resources = 0;
+    for crd in &crds {
+        custom_resources += count_custom_resources(&api, &crd.reference.name).await;
+    }
+    Ok(Preview {
+        server: api.server.clone(),
+        objects: all_entries(&record).count(),
+        crds: crds.len(),
+        custom_resources,
+    })
+}
+
+fn is_crd_ref(r: &ObjectRef) -> bool {
+    r.group_kind() == "apiextensions.k8s.io/CustomResourceDefinition"
+}
+
+fn all_entries(record: &InstallRecord) -> impl Iterator<Item = &InventoryEntry> {
+    record.inventory.iter().chain(record.kept.iter())
+}
+
+async fn count_custom_resources(api: &ApiClient, crd: &str) -> usize {
+    let path = ResourcePath {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        plural: "customresourcedefinitions".into(),
+        namespaced: false,
+    };
+    let Ok(Some(live)) = api.get(&path, None, crd).await else { return 0 };
+    let text = |p: &str| live.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    let version = live
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .and_then(|vs| vs.iter().find(|v| v.get("served").and_then(Value::as_bool) != Some(false)))
+        .and_then(|v| v.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("v1")
+        .to_string();
+    let served =
+        ResourcePath { group: text("/spec/group"), version, plural: text("/spec/names/plural"), namespaced: false };
+    api.list(&served, None, None).await.ok().and_then(|l| l["items"].as_array().map(Vec::len)).unwrap_or(0)
+}
+
+/// Delete everything the record lists, but what it keeps.
 pub async fn uninstall(
     target: &Target,
-    purge: bool,
-    concurrency: usize,
+    options: &UninstallOptions,
     progress: &mut dyn Progress,
 ) -> Result<UninstallReport, ClusterError> {
     let api = ApiClient::connect(target).await?;
     let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let lease = Lease::acquire(&api, "uninstall", options.timeout, options.lock_wait, progress).await?;
+    let outcome = remove(&api, &record, options, progress).await;
+    lease.release().await;
+    let report = outcome?;
+    delete_record(&api).await?;
+    wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], options.timeout, progress).await?;
+    Ok(report)
+}
+
+async fn remove(
+    api: &ApiClient,
+    record: &InstallRecord,
+    options: &UninstallOptions,
+    progress: &mut dyn Progress,
+) -> Result<UninstallReport, ClusterError> {
     let resolver = Resolver::new(api.clone());
     let mut report = UninstallReport::default();
-    let order = record.deletion_order();
-    let mut waves: Vec<usize> = order.iter().map(|e| e.wave).collect();
+    let mut entries: Vec<InventoryEntry> = record.deletion_order().into_iter().cloned().collect();
+    entries.extend(record.kept.iter().cloned());
+    entries.sort_by(|a, b| b.wave.cmp(&a.wave));
+    let inventory: HashSet<_> = entries.iter().map(|e| identity(&e.reference)).collect();
+    let mut waves: Vec<usize> = entries.iter().map(|e| e.wave).collect();
     waves.dedup();
+    let mut deleted_namespaces = Vec::new();
     for wave in waves {
-        let batch: Vec<&InventoryEntry> = order.iter().copied().filter(|e| e.wave == wave).collect();
-        let (kept, doomed): (Vec<&InventoryEntry>, Vec<&InventoryEntry>) =
-            batch.into_iter().partition(|e| keeps(e, purge));
-        report.kept.extend(kept.iter().map(|e| e.reference.clone()));
-        let results: Vec<(ObjectRef, Result<bool, ApiFailure>)> = futures::stream::iter(doomed)
-            .map(|e| async { (e.reference.clone(), delete_one(&api, &resolver, &e.reference).await) })
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
-        for (object, result) in results {
+        let mut doomed = Vec::new();
+        for entry in entries.iter().filter(|e| e.wave == wave) {
+            let reason = match keeps(entry, options.purge) {
+                Some(reason) => Some(reason),
+                None if entry.reference.is_kind("", "Namespace") => {
+                    foreign_objects(api, &entry.reference.name, &inventory)
+                        .await?
+                        .map(|n| format!("holds {n} objects kfctl-rs did not create"))
+                }
+                None => None,
+            };
+            match reason {
+                Some(reason) => report.kept.push(Kept { object: entry.reference.clone(), reason }),
+                None => doomed.push(entry.clone()),
+            }
+        }
+        for (object, result) in delete_batch(api, &resolver, &doomed, options.concurrency).await {
             match result {
                 Ok(true) => report.deleted.push(object),
                 Ok(false) => report.already_gone.push(object),
-                Err(failure) => {
-                    return Err(ClusterError::Refused { object, failure: Box::new(failure) });
-                }
+                Err(failure) => return Err(ClusterError::Refused { object, failure: Box::new(failure) }),
             }
         }
-        let line = format!("deleted wave {wave}");
-        progress.event(&Event::Notice(&line));
+        deleted_namespaces
+            .extend(doomed.iter().filter(|e| e.reference.is_kind("", "Namespace")).map(|e| e.reference.name.clone()));
+        progress.event(&Event::Notice(&format!("deleted wave {wave}")));
     }
-    delete_record(&api).await?;
+    wait_gone(api, &deleted_namespaces, options.timeout, progress).await?;
     Ok(report)
+}
+
+/// Objects in `namespace` that are not in the inventory and not made by the cluster itself;
+/// `None` when there are none.
+async fn foreign_objects(
+    api: &ApiClient,
+    namespace: &str,
+    inventory: &HashSet<(String, Option<String>, String)>,
+) -> Result<Option<usize>, ClusterError> {
+    let mut count = 0;
+    for (group, kind, path) in namespaced_kinds(api).await? {
+        let Ok(list) = api.list(&path, Some(namespace), None).await else { continue };
+        let key = format!("{group}/{}", path.plural);
+        for item in list["items"].as_array().into_iter().flatten() {
+            let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+            let made = CLUSTER_MADE.iter().any(|(k, n)| *k == key && (*n == "*" || *n == name))
+                || item.pointer("/metadata/ownerReferences").and_then(Value::as_array).is_some_and(|o| !o.is_empty());
+            let gk = super::object::group_kind(&group, &kind);
+            if !made && !inventory.contains(&(gk, Some(namespace.to_string()), name.to_string())) {
+                count += 1;
+            }
+        }
+    }
+    Ok((count > 0).then_some(count))
+}
+
+/// Every namespaced, listable kind the server serves (preferred versions): (group, kind, path).
+async fn namespaced_kinds(api: &ApiClient) -> Result<Vec<(String, String, ResourcePath)>, ClusterError> {
+    let fail = |failure| ClusterError::Api { what: "discovery".into(), failure: Box::new(failure) };
+    let mut versions = vec![(String::new(), "v1".to_string(), "/api/v1".to_string())];
+    let groups = api.get_path("/apis").await.map_err(fail)?;
+    for group in groups["groups"].as_array().into_iter().flatten() {
+        let name = group["name"].as_str().unwrap_or("").to_string();
+        if let Some(v) = group.pointer("/preferredVersion/version").and_then(Value::as_str) {
+            versions.push((name.clone(), v.to_string(), format!("/apis/{name}/{v}")));
+        }
+    }
+    let mut kinds = Vec::new();
+    for (group, version, url) in versions {
+        let Ok(doc) = api.get_path(&url).await else { continue };
+        for r in doc["resources"].as_array().into_iter().flatten() {
+            let plural = r["name"].as_str().unwrap_or("");
+            let listable = r["verbs"].as_array().is_some_and(|v| v.iter().any(|v| v == "list"));
+            if r["namespaced"] == true && listable && !plural.contains('/') {
+                let path = ResourcePath {
+                    group: group.clone(),
+                    version: version.clone(),
+                    plural: plural.into(),
+                    namespaced: true,
+                };
+                kinds.push((group.clone(), r["kind"].as_str().unwrap_or("").to_string(), path));
+            }
+        }
+    }
+    Ok(kinds)
+}
+
+/// Wait (bounded, with progress) until the named Namespaces are gone.
+async fn wait_gone(
+    api: &ApiClient,
+    names: &[String],
+    timeout: Duration,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let path =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false };
+    let started = Instant::now();
+    let mut pending: Vec<String> = names.to_vec();
+    let mut last_line = String::new();
+    while !pending.is_empty() {
+        let mut still = Vec::new();
+        for name in pending {
+            if !matches!(api.get(&path, None, &name).await, Ok(None)) {
+                still.push(name);
+            }
+        }
+        pending = still;
+        if pending.is_empty() {
+            break;
+        }
+        if started.elapsed() >= timeout {
+            let pending = pending
+                .iter()
+                .map(|n| super::progress::Pending {
+                    object: ObjectRef {
+                        api_version: "v1".into(),
+                        kind: "Namespace".into(),
+                        namespace: None,
+                        name: n.clone(),
+                    },
+                    message: "still terminating".into(),
+                })
+                .collect();
+            return Err(ClusterError::Timeout {
+                wave: "namespace deletion".into(),
+                seconds: timeout.as_secs_f64(),
+                pending,
+            });
+        }
+        let line = format!("waiting for {} namespaces to terminate: {}", pending.len(), pending.join(", "));
+        if line != last_line {
+            progress.event(&Event::Notice(&line));
+            last_line = line;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
+}
+
+/// Delete entries in the order given, a wave at a time; the objects deleted (or already gone).
+pub(crate) async fn delete_entries(
+    api: &ApiClient,
+    resolver: &Resolver,
+    entries: &[InventoryEntry],
+    concurrency: usize,
+) -> Result<Vec<ObjectRef>, ClusterError> {
+    let mut done = Vec::new();
+    let mut waves: Vec<usize> = entries.iter().map(|e| e.wave).collect();
+    waves.dedup();
+    for wave in waves {
+        let batch: Vec<InventoryEntry> = entries.iter().filter(|e| e.wave == wave).cloned().collect();
+        for (object, result) in delete_batch(api, resolver, &batch, concurrency).await {
+            result.map_err(|failure| ClusterError::Refused { object: object.clone(), failure: Box::new(failure) })?;
+            done.push(object);
+        }
+    }
+    Ok(done)
+}
+
+async fn delete_batch(
+    api: &ApiClient,
+    resolver: &Resolver,
+    batch: &[InventoryEntry],
+    concurrency: usize,
+) -> Vec<(ObjectRef, Result<bool, ApiFailure>)> {
+    futures::stream::iter(batch)
+        .map(|e| async { (e.reference.clone(), delete_one(api, resolver, &e.reference).await) })
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
 }
 
 /// Delete one object, retrying transient failures a few times; `false` when already gone.
@@ -117,13 +390,15 @@ mod tests {
     }
 
     #[test]
-    fn preexisting_crds_and_namespaces_are_kept_unless_purged() {
-        let crd = entry("apiextensions.k8s.io/v1", "CustomResourceDefinition", false);
+    fn crds_and_pvcs_are_kept_unless_purged_preexisting_namespaces_always() {
+        let crd = entry("apiextensions.k8s.io/v1", "CustomResourceDefinition", true);
+        let pvc = entry("v1", "PersistentVolumeClaim", true);
         let ns = entry("v1", "Namespace", false);
         let cm = entry("v1", "ConfigMap", false);
-        assert!(keeps(&crd, false) && keeps(&ns, false));
-        assert!(!keeps(&cm, false));
-        assert!(!keeps(&crd, true));
-        assert!(!keeps(&entry("v1", "Namespace", true), false));
+        assert!(keeps(&crd, false).unwrap().contains("custom resources would be lost"));
+        assert!(keeps(&pvc, false).is_some() && keeps(&ns, false).is_some());
+        assert!(keeps(&cm, false).is_none());
+        assert!(keeps(&crd, true).is_none() && keeps(&pvc, true).is_none());
+        assert!(keeps(&entry("v1", "Namespace", true), false).is_none());
     }
 }

@@ -1,0 +1,72 @@
+//! `kfctl-rs upgrade`: `install` onto a cluster that has a record, saying `from → to`.
+//!
+//! Same flags and same code as `install` (which converges too); `upgrade` refuses when
+//! nothing is installed. `--plan` (`-o json`) judges every object against the cluster:
+//! create / update / unchanged / prune, plus what would be kept and why.
+
+use super::install::{InstallArgs, Output, cluster_error};
+use crate::exit::{Code, coded};
+use anyhow::Context as _;
+use clap::Args;
+use kfctl::catalog::RenderedObject;
+use kfctl::cluster::api::ApiClient;
+use kfctl::cluster::install::{Operation, read_record};
+use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan, from_to};
+use kfctl::cluster::{ClusterError, InstallOptions};
+
+#[derive(Debug, Clone, Args)]
+pub struct UpgradeArgs {
+    #[command(flatten)]
+    pub install: InstallArgs,
+}
+
+/// `kfctl-rs upgrade`: render (or read `--objects`), then converge.
+pub fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
+    let (objects, meta) = args.install.source.objects_and_meta()?;
+    super::install::run_operation(args.install, objects, meta, Operation::Upgrade)
+}
+
+/// Print `upgrade: from → to`, or refuse when nothing is installed.
+pub async fn announce(options: &InstallOptions) -> anyhow::Result<()> {
+    let api = ApiClient::connect(&options.target).await.map_err(|e| cluster_error(e.into()))?;
+    let record = read_record(&api).await.map_err(cluster_error)?;
+    let Some(record) = record else {
+        let refusal = LifecycleError::NothingInstalled { server: api.server.clone() };
+        return Err(cluster_error(ClusterError::from(refusal)));
+    };
+    eprintln!("upgrade: {}", from_to(&record.meta, &options.meta));
+    Ok(())
+}
+
+/// The plan judged against the cluster (`--plan` of `upgrade`, or of `install` naming a cluster).
+pub fn print_change_plan(args: &InstallArgs, objects: &[RenderedObject], operation: Operation) -> anyhow::Result<Code> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let target = args.cluster.target();
+    let plan = runtime.block_on(change_plan(objects, &target, args.purge, args.concurrency)).map_err(cluster_error)?;
+    if operation == Operation::Upgrade && plan.from.is_none() {
+        let refusal = LifecycleError::NothingInstalled { server: plan.server.clone() };
+        return Err(coded(Code::Cluster, refusal));
+    }
+    match args.output {
+        Output::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
+        Output::Text => {
+            let count = |c: Change| plan.objects.iter().filter(|o| o.change == c).count();
+            println!(
+                "plan against {}: {} create, {} update, {} unchanged, {} prune",
+                plan.server,
+                count(Change::Create),
+                count(Change::Update),
+                count(Change::Unchanged),
+                count(Change::Prune)
+            );
+            for o in &plan.objects {
+                let mark = serde_json::to_value(o.change)?.as_str().unwrap_or("").to_string();
+                println!("  {mark:<9} wave {:>2}  {}", o.wave, o.object);
+            }
+            for line in &plan.kept_summary {
+                println!("{line}");
+            }
+        }
+    }
+    Ok(Code::Success)
+}

@@ -1,0 +1,156 @@
+//! The parts of an install that make it converge onto what is already there.
+//!
+//! * the record's namespace, and every planned Namespace, may be `Terminating` (an uninstall
+//!   just deleted it): the install waits for it to go (bounded by its deadline, with progress)
+//!   and then re-creates it, rather than failing on "namespace is being terminated";
+//! * an apply whose response was lost (the connection dropped after the server wrote) is
+//!   retried and then answers 200, not 201: the object still counts as created by this run when
+//!   it reads so ([`created_by_this_run`]: manager `kfctl-rs`, created after the run started);
+//! * after every wave converged, what the record lists and the render no longer holds is
+//!   pruned by the table of [`super::prune`], latest wave first.
+
+use super::ClusterError;
+use super::api::{Applied, ResourcePath};
+use super::engine::Engine;
+use super::object::ObjectRef;
+use super::plan::{Plan, Wave};
+use super::progress::{Event, Progress};
+use super::prune::{self, Kept, identity};
+use super::record::{self, InstallRecord, InventoryEntry};
+use super::uninstall::delete_entries;
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+
+fn namespaces() -> ResourcePath {
+    ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false }
+}
+
+/// Whether `live` was created by kfctl-rs's apply after `started` (second precision, as the
+/// server stamps `creationTimestamp`).
+pub fn created_by_this_run(live: &Value, started: Timestamp) -> bool {
+    let created =
+        live.pointer("/metadata/creationTimestamp").and_then(Value::as_str).and_then(|t| t.parse::<Timestamp>().ok());
+    let ours = live.pointer("/metadata/managedFields").and_then(Value::as_array).is_some_and(|fields| {
+        fields.iter().any(|f| {
+            f.get("manager").and_then(Value::as_str) == Some(super::api::FIELD_MANAGER)
+                && f.get("operation").and_then(Value::as_str) == Some("Apply")
+        })
+    });
+    ours && created.is_some_and(|c| c.as_second() >= started.as_second())
+}
+
+/// An apply that answered 200 after a lost response: created by this run if the object says so.
+pub fn recount_created(applied: Applied, started: Timestamp) -> Applied {
+    if applied.created || !created_by_this_run(&applied.live, started) {
+        return applied;
+    }
+    Applied { created: true, ..applied }
+}
+
+/// `None` once the namespace is not terminating (gone, or active).
+async fn terminating(engine: &Engine, name: &str) -> Option<String> {
+    match engine.api.get(&namespaces(), None, name).await {
+        Ok(Some(live)) if live.pointer("/metadata/deletionTimestamp").is_some() => {
+            Some("Terminating; waiting for it to go before re-creating it".into())
+        }
+        Ok(_) => None,
+        Err(f) => Some(format!("cannot read: {f}")),
+    }
+}
+
+/// Wait until none of `names` is terminating.
+async fn wait_not_terminating(
+    engine: &Engine,
+    stage: &str,
+    names: Vec<String>,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let items = names
+        .into_iter()
+        .map(|name| {
+            let r =
+                ObjectRef { api_version: "v1".into(), kind: "Namespace".into(), namespace: None, name: name.clone() };
+            (r, name)
+        })
+        .collect();
+    engine.wait_until(stage, items, progress, |_, name| async move { terminating(engine, &name).await }).await
+}
+
+/// The planned Namespaces of a namespace wave must not be terminating when it is applied.
+pub async fn wait_for_namespace_wave(
+    engine: &Engine,
+    wave: &Wave,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let names = wave.objects.iter().filter(|o| o.reference.is_kind("", "Namespace")).map(|o| o.reference.name.clone());
+    wait_not_terminating(engine, &wave.name, names.collect(), progress).await
+}
+
+/// The record's namespace exists (created when missing, after a terminating one is gone).
+pub async fn ensure_record_namespace(engine: &Engine, progress: &mut dyn Progress) -> Result<(), ClusterError> {
+    wait_not_terminating(engine, "preflight", vec![record::RECORD_NAMESPACE.into()], progress).await?;
+    let what = || format!("namespace {}", record::RECORD_NAMESPACE);
+    let api_error = |failure| ClusterError::Api { what: what(), failure: Box::new(failure) };
+    if engine.api.get(&namespaces(), None, record::RECORD_NAMESPACE).await.map_err(api_error)?.is_some() {
+        return Ok(());
+    }
+    let ns = record::record_namespace();
+    engine.api.apply(&namespaces(), None, record::RECORD_NAMESPACE, &ns, true, false).await.map_err(api_error)?;
+    Ok(())
+}
+
+/// What a prune did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PruneReport {
+    pub pruned: Vec<ObjectRef>,
+    pub kept: Vec<Kept>,
+    pub kept_summary: Vec<String>,
+}
+
+/// Delete what the record lists and the plan no longer holds (guarded kinds only with `purge`).
+pub async fn prune(
+    engine: &Engine,
+    record: &mut InstallRecord,
+    plan: &Plan,
+    purge: bool,
+    progress: &mut dyn Progress,
+) -> Result<PruneReport, ClusterError> {
+    let held: HashSet<_> = plan.objects().map(|o| identity(&o.reference)).collect();
+    let holds = |r: &ObjectRef| held.contains(&identity(r));
+    let mut set = prune::prune_set(&record.inventory, holds, purge);
+    if purge {
+        let earlier: Vec<InventoryEntry> = record.kept.iter().filter(|e| !holds(&e.reference)).cloned().collect();
+        record.kept.retain(|e| holds(&e.reference));
+        set.delete.extend(earlier);
+    }
+    let pruned = delete_entries(&engine.api, &engine.resolver, &set.delete, engine.settings.concurrency).await?;
+    record.pruned(&set.delete, &set.kept, &set.released);
+    if !pruned.is_empty() {
+        progress.event(&Event::Notice(&format!("pruned {} objects the new render no longer holds", pruned.len())));
+    }
+    let kept_summary = prune::kept_summary(&set.kept);
+    for line in &kept_summary {
+        progress.event(&Event::Notice(line));
+    }
+    Ok(PruneReport { pruned, kept: prune::kept_with_reasons(&set), kept_summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn created_by_this_run_needs_our_apply_and_a_fresh_creation() {
+        let started: Timestamp = "2026-12-01T12:00:00.700Z".parse().unwrap();
+        let live = |at: &str, manager: &str| json!({"metadata": {"creationTimestamp": at, "managedFields": [{"manager": manager, "operation": "Apply"}]}});
+        assert!(created_by_this_run(&live("2026-12-01T12:00:00Z", "kfctl-rs"), started));
+        assert!(!created_by_this_run(&live("2026-12-01T11:59:59Z", "kfctl-rs"), started));
+        assert!(!created_by_this_run(&live("2026-12-01T12:00:05Z", "kubectl"), started));
+        let applied = Applied { live: live("2026-12-01T12:00:01Z", "kfctl-rs"), created: false };
+        assert!(recount_created(applied, started).created);
+    }
+}

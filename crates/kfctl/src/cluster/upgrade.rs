@@ -1,0 +1,190 @@
+//! Upgrade = converge: the checks and the plan of an install onto a cluster that has a record.
+//!
+//! `install` and `upgrade` run the same code ([`super::install`]); `upgrade` only refuses when
+//! nothing is installed and says `from → to`. Before anything is applied, every CRD of the new
+//! render is compared with the live one: a version still listed in the live CRD's
+//! `status.storedVersions` must stay in `spec.versions`, or objects stored in it become
+//! unreadable, so such a change is refused with a hint ([`check_stored_versions`]).
+//!
+//! [`change_plan`] is the plan with a verdict per object (`create`, `update`, `unchanged`,
+//! `prune`) and the guarded objects that would be kept: the server judges create/update/
+//! unchanged by a dry-run apply ([`super::diff`]), the record and [`super::prune`] decide
+//! prune and keep.
+
+use super::ClusterError;
+use super::api::{ApiClient, ResourcePath, Target};
+use super::diff::{self, Action};
+use super::install::read_record;
+use super::object::{ObjectRef, is_crd};
+use super::plan::Plan;
+use super::prune::{self, Kept, identity};
+use super::record::InstallMeta;
+use crate::catalog::RenderedObject;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// Refusals of the lifecycle (upgrade, prune, uninstall).
+#[derive(Debug, thiserror::Error)]
+pub enum LifecycleError {
+    #[error(
+        "customresourcedefinition {crd}: the new render drops version(s) {}, which the live CRD's \
+         status.storedVersions still lists; objects stored in them would become unreadable; nothing was applied; \
+         migrate the stored objects to a kept version (e.g. kube-storage-version-migrator), remove the old \
+         version(s) from status.storedVersions, then re-run",
+        versions.join(", ")
+    )]
+    StoredVersionDropped { crd: String, versions: Vec<String> },
+    #[error(
+        "upgrade: nothing installed by kfctl-rs on {server} (no install record); use `kfctl-rs install` for a first install"
+    )]
+    NothingInstalled { server: String },
+}
+
+fn crds() -> ResourcePath {
+    ResourcePath {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        plural: "customresourcedefinitions".into(),
+        namespaced: false,
+    }
+}
+
+/// The versions `status.storedVersions` lists that `new_crd` no longer has.
+pub fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
+    let kept: HashSet<&str> = new_crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    let stored = live.pointer("/status/storedVersions").and_then(Value::as_array).into_iter().flatten();
+    stored.filter_map(Value::as_str).filter(|v| !kept.contains(v)).map(str::to_string).collect()
+}
+
+/// Refuse a plan whose CRDs drop a stored version; reads each live CRD, writes nothing.
+pub async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), ClusterError> {
+    for object in plan.objects().filter(|o| is_crd(&o.body)) {
+        let name = &object.reference.name;
+        let live = api.get(&crds(), None, name).await.map_err(|f| ClusterError::Api {
+            what: format!("read customresourcedefinition {name}"),
+            failure: Box::new(f),
+        })?;
+        let Some(live) = live else { continue };
+        let versions = dropped_stored_versions(&live, &object.body);
+        if !versions.is_empty() {
+            return Err(LifecycleError::StoredVersionDropped { crd: name.clone(), versions }.into());
+        }
+    }
+    Ok(())
+}
+
+/// What converging would do to one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    Create,
+    Update,
+    Unchanged,
+    Prune,
+}
+
+/// One object of the change plan.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedChange {
+    #[serde(flatten)]
+    pub object: ObjectRef,
+    pub wave: usize,
+    pub component: String,
+    pub change: Change,
+}
+
+/// The plan against a cluster: what is installed, and what each object would undergo.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangePlan {
+    pub server: String,
+    /// What the record says is installed (`None`: nothing).
+    pub from: Option<InstallMeta>,
+    /// Every planned object in apply order, then the prunes in deletion order.
+    pub objects: Vec<PlannedChange>,
+    /// Guarded or pre-existing objects the render dropped, kept and why.
+    pub kept: Vec<Kept>,
+    pub kept_summary: Vec<String>,
+}
+
+/// Judge every planned object against the cluster and list prunes and keeps; writes nothing.
+pub async fn change_plan(
+    objects: &[RenderedObject],
+    target: &Target,
+    purge: bool,
+    concurrency: usize,
+) -> Result<ChangePlan, ClusterError> {
+    let plan = Plan::build(objects)?;
+    let api = ApiClient::connect(target).await?;
+    let record = read_record(&api).await?;
+    let judged = diff::diff(objects, target, concurrency).await?;
+    let mut changes: Vec<PlannedChange> = plan
+        .objects()
+        .zip(judged)
+        .map(|(o, d)| PlannedChange {
+            object: o.reference.clone(),
+            wave: plan.wave_of(&o.reference).unwrap_or(0),
+            component: o.component.clone(),
+            change: match d.action {
+                Action::Create | Action::Unknown => Change::Create,
+                Action::Change => Change::Update,
+                Action::Unchanged => Change::Unchanged,
+            },
+        })
+        .collect();
+    let held: HashSet<_> = plan.objects().map(|o| identity(&o.reference)).collect();
+    let set = record
+        .as_ref()
+        .map(|r| prune::prune_set(&r.inventory, |o| held.contains(&identity(o)), purge))
+        .unwrap_or_default();
+    changes.extend(set.delete.iter().map(|e| PlannedChange {
+        object: e.reference.clone(),
+        wave: e.wave,
+        component: e.component.clone(),
+        change: Change::Prune,
+    }));
+    Ok(ChangePlan {
+        server: api.server.clone(),
+        from: record.map(|r| r.meta),
+        objects: changes,
+        kept_summary: prune::kept_summary(&set.kept),
+        kept: prune::kept_with_reasons(&set),
+    })
+}
+
+/// `v1.10.2 (multi-tenant) → v1.11.0 (multi-tenant)`.
+pub fn from_to(from: &InstallMeta, to: &InstallMeta) -> String {
+    format!("{} ({}) → {} ({})", from.upstream_version, from.profile, to.upstream_version, to.profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_dropped_stored_version_is_found_a_kept_one_is_not() {
+        let live = json!({"status": {"storedVersions": ["v1alpha1", "v1"]}});
+        let next = json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2"}]}});
+        assert_eq!(dropped_stored_versions(&live, &next), ["v1alpha1"]);
+        let keeps = json!({"spec": {"versions": [{"name": "v1alpha1"}, {"name": "v1"}]}});
+        assert!(dropped_stored_versions(&live, &keeps).is_empty());
+        let text = LifecycleError::StoredVersionDropped { crd: "x.io".into(), versions: vec!["v1alpha1".into()] };
+        assert!(text.to_string().contains("status.storedVersions") && text.to_string().contains("nothing was applied"));
+    }
+
+    #[test]
+    fn from_to_names_versions_and_profiles() {
+        let meta =
+            |v: &str| InstallMeta { profile: "multi-tenant".into(), upstream_version: v.into(), ..Default::default() };
+        assert_eq!(from_to(&meta("v1.10.2"), &meta("v1.11.0")), "v1.10.2 (multi-tenant) → v1.11.0 (multi-tenant)");
+    }
+}

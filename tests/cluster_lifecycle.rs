@@ -1,0 +1,465 @@
+//! Day-2 lifecycle against the test API server: upgrade = converge with prune, CRD stored
+//! versions, an uninstall that keeps users' data, Terminating namespaces, a record that tells
+//! the truth (lost responses, the Lease, the last run), and v1.10.2 → v1.11.0 on the goldens.
+
+mod common;
+
+use kfctl::catalog::RenderedObject;
+use kfctl::catalog::attribute::attribute_prerendered;
+use kfctl::cluster::api::{ApiClient, ResourcePath, Target};
+use kfctl::cluster::install::Operation;
+use kfctl::cluster::progress::RecordingProgress;
+use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
+use kfctl::cluster::retry::Backoff;
+use kfctl::cluster::status::status;
+use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
+use kfctl::cluster::upgrade::{Change, change_plan};
+use kfctl::cluster::{ClusterError, InstallOptions, install};
+use kfctl_testapi::{
+    FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig, TestApiServer,
+};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::Duration;
+use tempfile::TempDir;
+
+struct Cluster {
+    server: TestApiServer,
+    _dir: TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Cluster {
+    fn start(config: TestApiConfig) -> Cluster {
+        let server = TestApiServer::start(config);
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        Cluster { server, _dir: dir, kubeconfig }
+    }
+
+    fn target(&self) -> Target {
+        Target { kubeconfig: Some(self.kubeconfig.clone()), context: None }
+    }
+
+    fn options(&self, version: &str) -> InstallOptions {
+        let meta = InstallMeta {
+            profile: "multi-tenant".into(),
+            upstream_version: version.into(),
+            upstream_digest: "sha256:test".into(),
+            values_digest: "sha256:values".into(),
+        };
+        let mut o = InstallOptions::new(self.target(), meta);
+        o.timeout = Duration::from_secs(60);
+        o.poll_interval = Duration::from_millis(20);
+        o.backoff = Backoff { initial: Duration::from_millis(10), max: Duration::from_millis(200) };
+        o.crd_grace = Duration::from_secs(5);
+        o.lock_wait = Duration::from_secs(20);
+        o
+    }
+
+    fn record(&self) -> Option<InstallRecord> {
+        let key = ObjectKey::new("", "configmaps", Some(RECORD_NAMESPACE), RECORD_NAME);
+        self.server.object(&key).map(|cm| InstallRecord::from_configmap(&cm).unwrap())
+    }
+
+    fn has(&self, group: &str, resource: &str, namespace: Option<&str>, name: &str) -> bool {
+        self.server.object(&ObjectKey::new(group, resource, namespace, name)).is_some()
+    }
+
+    /// Every stored object but leases, with its resourceVersion.
+    fn versions(&self) -> Vec<(String, Value)> {
+        let mut all: Vec<(String, Value)> = self
+            .server
+            .objects()
+            .into_iter()
+            .filter(|o| o.object["kind"] != "Lease")
+            .map(|o| (format!("{:?}", o.key), o.object["metadata"]["resourceVersion"].clone()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    fn writes(&self) -> usize {
+        let requests = self.server.requests();
+        let review = |path: &str| path.contains("selfsubjectaccessreviews");
+        requests.iter().filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD") && !review(&r.path)).count()
+    }
+}
+
+fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str, extra: Value) -> Value {
+    let mut doc = json!({"apiVersion": api, "kind": kind, "metadata": {"name": name}});
+    if let Some(ns) = ns {
+        doc["metadata"]["namespace"] = json!(ns);
+    }
+    if let (Some(map), Value::Object(extra)) = (doc.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    doc
+}
+
+fn crd(plural: &str, kind: &str, versions: &[(&str, bool)]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|(v, storage)| {
+            json!({"name": v, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+        })
+        .collect();
+    obj(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        &format!("{plural}.example.org"),
+        json!({"spec": {"group": "example.org", "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+            "versions": versions}}),
+    )
+}
+
+fn tag(component: &str, docs: Vec<Value>) -> Vec<RenderedObject> {
+    docs.into_iter().map(|obj| RenderedObject { component: component.into(), obj }).collect()
+}
+
+/// A platform: `kf` with a config map and a CRD; spark (optional) with its own CRD, PVC,
+/// namespace, service account and config map.
+fn platform(with_spark: bool) -> Vec<RenderedObject> {
+    let mut objects = tag(
+        "platform",
+        vec![
+            obj("v1", "Namespace", None, "kf", json!({})),
+            crd("trainjobs", "TrainJob", &[("v1", true)]),
+            obj("v1", "ConfigMap", Some("kf"), "settings", json!({"data": {"a": "1"}})),
+        ],
+    );
+    if with_spark {
+        objects.extend(tag(
+            "spark-operator",
+            vec![
+                obj("v1", "Namespace", None, "spark", json!({})),
+                crd("sparkapps", "SparkApp", &[("v1", true)]),
+                obj("v1", "ServiceAccount", Some("kf"), "spark-operator", json!({})),
+                obj("v1", "ConfigMap", Some("kf"), "spark-config", json!({"data": {"b": "2"}})),
+                obj(
+                    "v1",
+                    "PersistentVolumeClaim",
+                    Some("kf"),
+                    "spark-data",
+                    json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+                ),
+            ],
+        ));
+    }
+    objects
+}
+
+fn notices(progress: &RecordingProgress) -> Vec<String> {
+    progress.lines.clone()
+}
+
+/// cert-manager's controller, as status rules.
+fn cert_manager(config: TestApiConfig) -> TestApiConfig {
+    let mut config = config;
+    for kind in ["Certificate", "Issuer", "ClusterIssuer"] {
+        config =
+            config.status_rule(StatusRule::ready_after(Rule::kind(kind).in_group("cert-manager.io"), Duration::ZERO));
+    }
+    config
+}
+
+#[tokio::test]
+async fn dropping_a_component_prunes_its_objects_keeps_its_data_and_a_rerun_changes_nothing() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    install(platform(true), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    assert!(cluster.has("", "configmaps", Some("kf"), "spark-config"));
+
+    let plan = change_plan(&platform(false), &cluster.target(), false, 8).await.unwrap();
+    let marks =
+        |c: Change| plan.objects.iter().filter(|o| o.change == c).map(|o| o.object.name.clone()).collect::<Vec<_>>();
+    assert_eq!(marks(Change::Prune), ["spark-config", "spark-operator"]);
+    assert_eq!(marks(Change::Unchanged).len(), 3);
+    assert!(marks(Change::Create).is_empty() && marks(Change::Update).is_empty());
+    assert_eq!(plan.kept.len(), 3, "{:?}", plan.kept);
+
+    let mut progress = RecordingProgress::default();
+    let mut options = cluster.options("v2");
+    options.operation = Operation::Upgrade;
+    let report = install(platform(false), options, &mut progress).await.unwrap();
+    let pruned: Vec<&str> = report.prune.pruned.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(pruned, ["spark-config", "spark-operator"]);
+    assert!(!cluster.has("", "configmaps", Some("kf"), "spark-config"));
+    assert!(!cluster.has("", "serviceaccounts", Some("kf"), "spark-operator"));
+    assert!(cluster.has("apiextensions.k8s.io", "customresourcedefinitions", None, "sparkapps.example.org"));
+    assert!(cluster.has("", "persistentvolumeclaims", Some("kf"), "spark-data"));
+    assert!(cluster.has("", "namespaces", None, "spark"));
+    assert_eq!(
+        report.prune.kept_summary,
+        [
+            "kept: 1 CRDs — their custom resources would be lost; --purge to delete",
+            "kept: 1 PVCs — their volumes' data would be lost; --purge to delete",
+            "kept: 1 Namespaces — everything in them would be lost; --purge to delete"
+        ]
+    );
+    assert!(notices(&progress).iter().any(|l| l.contains("kept: 1 CRDs")), "{:?}", notices(&progress));
+    let record = cluster.record().unwrap();
+    assert!(record.inventory.iter().all(|e| e.component != "spark-operator"), "{:?}", record.inventory);
+    assert_eq!(record.kept.len(), 3);
+    let report = status(&cluster.target(), 8).await.unwrap();
+    assert!(report.components.iter().all(|c| c.name != "spark-operator") && report.healthy, "{report:?}");
+
+    // a re-run writes nothing but the lease
+    let before = cluster.versions();
+    let mut options = cluster.options("v2");
+    options.operation = Operation::Upgrade;
+    let report = install(platform(false), options, &mut RecordingProgress::default()).await.unwrap();
+    assert!(report.prune.pruned.is_empty() && report.created == 0);
+    assert_eq!(cluster.versions(), before, "a re-run changed objects");
+    let rerun = change_plan(&platform(false), &cluster.target(), false, 8).await.unwrap();
+    assert!(rerun.objects.iter().all(|o| o.change == Change::Unchanged), "{:?}", rerun.objects);
+    assert_eq!(cluster.record().unwrap(), record);
+}
+
+#[tokio::test]
+async fn upgrade_refuses_when_nothing_is_installed_and_a_stored_version_drop_applies_nothing() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    let mut options = cluster.options("v1");
+    options.operation = Operation::Upgrade;
+    let err = install(platform(false), options, &mut RecordingProgress::default()).await.unwrap_err();
+    assert!(err.to_string().contains("nothing installed by kfctl-rs"), "{err}");
+    assert!(cluster.record().is_none());
+
+    let old = vec![crd("widgets", "Widget", &[("v1alpha1", true)])];
+    install(tag("platform", old), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let writes = cluster.writes();
+    let new = vec![crd("widgets", "Widget", &[("v1", true)]), obj("v1", "Namespace", None, "fresh", json!({}))];
+    let err =
+        install(tag("platform", new), cluster.options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("widgets.example.org") && text.contains("v1alpha1") && text.contains("storedVersions"),
+        "{text}"
+    );
+    assert!(matches!(err, ClusterError::Lifecycle(_)));
+    assert_eq!(cluster.writes(), writes, "a refused upgrade wrote something");
+    assert!(!cluster.has("", "namespaces", None, "fresh"));
+}
+
+fn user_train_job(ns: &str) -> Value {
+    obj("example.org/v1", "TrainJob", Some(ns), "mine", json!({"spec": {"x": 1}}))
+}
+
+#[tokio::test]
+async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall_waits_for_terminating() {
+    let cluster = Cluster::start(TestApiConfig::default().namespace_finalize_after(Duration::from_millis(600)));
+    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    cluster.server.seed(obj("v1", "Namespace", None, "user", json!({}))).unwrap();
+    cluster.server.seed(user_train_job("user")).unwrap();
+    cluster.server.seed(user_train_job("kf")).unwrap();
+
+    let options = UninstallOptions { concurrency: 8, timeout: Duration::from_secs(20), ..Default::default() };
+    let mut progress = RecordingProgress::default();
+    let report = uninstall(&cluster.target(), &options, &mut progress).await.unwrap();
+    let kept: Vec<(String, String)> = report.kept.iter().map(|k| (k.object.name.clone(), k.reason.clone())).collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(kept[0].0 == "trainjobs.example.org" && kept[0].1.contains("custom resources would be lost"));
+    assert!(kept[1].0 == "kf" && kept[1].1 == "holds 1 objects kfctl-rs did not create", "{kept:?}");
+    assert!(cluster.has("example.org", "trainjobs", Some("user"), "mine"));
+    assert!(cluster.has("example.org", "trainjobs", Some("kf"), "mine"));
+    assert!(!cluster.has("", "configmaps", Some("kf"), "settings"));
+    assert!(!cluster.has("", "namespaces", None, RECORD_NAMESPACE), "uninstall returned before its namespace was gone");
+
+    // install right after: converges (kf kept; the record namespace re-created)
+    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let purge = UninstallOptions { purge: true, ..options.clone() };
+    cluster.server.clear_requests();
+    let report = uninstall(&cluster.target(), &purge, &mut RecordingProgress::default()).await.unwrap();
+    assert!(report.deleted.iter().any(|o| o.name == "trainjobs.example.org"), "{report:?}");
+    assert!(!cluster.has("apiextensions.k8s.io", "customresourcedefinitions", None, "trainjobs.example.org"));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!cluster.has("example.org", "trainjobs", Some("user"), "mine"), "purge leaves custom resources");
+
+    // a namespace deleted just before an install: the install waits for it and re-creates it
+    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let uninstalled = uninstall(&cluster.target(), &purge, &mut RecordingProgress::default()).await.unwrap();
+    assert!(uninstalled.deleted.iter().any(|o| o.name == "kf"), "{uninstalled:?}");
+    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    assert!(cluster.has("", "configmaps", Some("kf"), "settings"));
+    assert!(status(&cluster.target(), 8).await.unwrap().healthy);
+}
+
+#[tokio::test]
+async fn a_namespace_still_terminating_is_waited_for_and_recreated() {
+    let cluster = Cluster::start(TestApiConfig::default().namespace_finalize_after(Duration::from_millis(800)));
+    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let api = ApiClient::connect(&cluster.target()).await.unwrap();
+    let namespaces =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false };
+    assert!(api.delete(&namespaces, None, "kf").await.unwrap());
+    let kf = cluster.server.object(&ObjectKey::new("", "namespaces", None, "kf")).unwrap();
+    assert!(kf["metadata"].get("deletionTimestamp").is_some(), "the test double did not keep kf Terminating");
+    let mut progress = RecordingProgress::default();
+    install(platform(false), cluster.options("v1"), &mut progress).await.unwrap();
+    let kf = cluster.server.object(&ObjectKey::new("", "namespaces", None, "kf")).unwrap();
+    assert!(kf["metadata"].get("deletionTimestamp").is_none(), "{kf}");
+    assert!(cluster.has("", "configmaps", Some("kf"), "settings"));
+    assert!(notices(&progress).iter().any(|l| l.contains("Terminating")), "{:?}", notices(&progress));
+}
+
+#[tokio::test]
+async fn a_lost_create_response_still_counts_as_created() {
+    let lose = FaultRule::new(RequestMatch::any().method("PATCH").name("settings"), FaultAction::LoseResponse).times(1);
+    let cluster = Cluster::start(TestApiConfig::default().fault(lose));
+    let report = install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let settings = cluster.server.requests().into_iter().filter(|r| r.path.contains("/configmaps/settings")).count();
+    assert_eq!(settings, 2, "the lost response was not retried");
+    let record = cluster.record().unwrap();
+    let entry = record.inventory.iter().find(|e| e.reference.name == "settings").unwrap();
+    assert!(entry.created, "{entry:?}");
+    assert_eq!(report.created, 3);
+}
+
+#[tokio::test]
+async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_holder() {
+    let cluster = Cluster::start(TestApiConfig::default().latency(Duration::from_millis(2)));
+    let (mut a, mut b) = (RecordingProgress::default(), RecordingProgress::default());
+    let (ra, rb) = tokio::join!(
+        install(platform(true), cluster.options("v1"), &mut a),
+        install(platform(true), cluster.options("v1"), &mut b)
+    );
+    ra.unwrap();
+    rb.unwrap();
+    let waited =
+        notices(&a).into_iter().chain(notices(&b)).any(|l| l.contains("waiting for lease kfctl-system/kfctl-rs-lock"));
+    assert!(waited, "neither install waited for the other");
+    let record = cluster.record().unwrap();
+    assert_eq!(record.inventory.len(), 8);
+    assert!(record.inventory.iter().all(|e| e.created || e.reference.kind == "Namespace"), "{:?}", record.inventory);
+    assert!(
+        !cluster.has("coordination.k8s.io", "leases", Some(RECORD_NAMESPACE), "kfctl-rs-lock"),
+        "lease not released"
+    );
+
+    let held = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "kfctl-rs-lock", "namespace": RECORD_NAMESPACE},
+        "spec": {"holderIdentity": "kfctl-rs install on ci-runner (pid 7)", "leaseDurationSeconds": 3600,
+                 "acquireTime": "2030-01-01T00:00:00.000000Z", "renewTime": "2030-01-01T00:00:00.000000Z"}});
+    cluster.server.seed(held.clone()).unwrap();
+    let mut options = cluster.options("v1");
+    options.lock_wait = Duration::from_millis(300);
+    let err = install(platform(true), options, &mut RecordingProgress::default()).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("held by kfctl-rs install on ci-runner (pid 7) since 2030-01-01T00:00:00"), "{text}");
+
+    let mut stale = held;
+    stale["spec"]["renewTime"] = json!("2020-01-01T00:00:00.000000Z");
+    stale["spec"]["leaseDurationSeconds"] = json!(1);
+    cluster.server.seed(stale).unwrap();
+    let mut progress = RecordingProgress::default();
+    install(platform(true), cluster.options("v1"), &mut progress).await.unwrap();
+    assert!(notices(&progress).iter().any(|l| l.contains("took over a stale lease")), "{:?}", notices(&progress));
+}
+
+#[tokio::test]
+async fn status_tells_a_failed_run_from_a_healthy_one() {
+    let refuse = FaultRule::new(
+        RequestMatch::any().method("PATCH").name("settings"),
+        FaultAction::status(422, "Invalid", "settings is invalid"),
+    );
+    let cluster = Cluster::start(TestApiConfig::default());
+    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    cluster.server.set_fault(refuse);
+    install(platform(false), cluster.options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
+    let report = status(&cluster.target(), 8).await.unwrap();
+    assert!(!report.healthy && report.state == "failed", "{}", report.state);
+    let run = report.record.last_run.clone().unwrap();
+    assert!(!run.succeeded && run.stage.contains("wave") && run.error.unwrap().contains("settings is invalid"));
+    let text = kfctl::cluster::status::render_text(&report);
+    assert!(text.contains("last run: install failed at ") && text.contains("state: failed"), "{text}");
+    cluster.server.clear_faults();
+    install(platform(false), cluster.options("v2"), &mut RecordingProgress::default()).await.unwrap();
+    let report = status(&cluster.target(), 8).await.unwrap();
+    assert!(report.healthy && report.record.last_run.unwrap().succeeded);
+}
+
+fn golden(version: &str) -> Vec<RenderedObject> {
+    let path = common::golden_dir_of(version).join("example.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let docs = kfctl_yaml::parse_objects(&text, "example.yaml").unwrap();
+    let docs = docs
+        .into_iter()
+        .map(|mut d| {
+            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
+                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+            }
+            d
+        })
+        .collect();
+    attribute_prerendered(&kfctl::catalog::Catalog::embedded().unwrap(), docs)
+}
+
+fn identity(o: &RenderedObject) -> (String, String, String) {
+    let api = o.obj["apiVersion"].as_str().unwrap_or("");
+    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let kind = o.obj["kind"].as_str().unwrap_or("").to_string();
+    let ns = o.obj["metadata"]["namespace"].as_str().unwrap_or("").to_string();
+    (format!("{group}/{kind}"), ns, o.obj["metadata"]["name"].as_str().unwrap_or("").to_string())
+}
+
+#[tokio::test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+async fn upgrade_v1_10_2_to_v1_11_0_multi_tenant_keeps_the_users_notebook() {
+    let cluster = Cluster::start(cert_manager(TestApiConfig::default()));
+    let quiet = |o: &mut InstallOptions| {
+        o.timeout = Duration::from_secs(300);
+        o.preflight.allow_default_credentials = true;
+    };
+    let mut options = cluster.options("v1.10.2");
+    quiet(&mut options);
+    install(golden("v1.10.2"), options, &mut RecordingProgress::default()).await.unwrap();
+    cluster.server.seed(obj("v1", "Namespace", None, "kubeflow-user", json!({}))).unwrap();
+    cluster
+        .server
+        .seed(obj("kubeflow.org/v1", "Notebook", Some("kubeflow-user"), "mine", json!({"spec": {}})))
+        .unwrap();
+
+    let mut options = cluster.options("v1.11.0");
+    quiet(&mut options);
+    options.operation = Operation::Upgrade;
+    let report = install(golden("v1.11.0"), options, &mut RecordingProgress::default()).await.unwrap();
+    let new: std::collections::HashSet<_> = golden("v1.11.0").iter().map(identity).collect();
+    let only_old: Vec<_> = golden("v1.10.2").iter().map(identity).filter(|i| !new.contains(i)).collect();
+    let guarded = |gk: &str| {
+        ["apiextensions.k8s.io/CustomResourceDefinition", "/PersistentVolumeClaim", "/Namespace"].contains(&gk)
+    };
+    let live: std::collections::HashSet<(String, String, String)> = cluster
+        .server
+        .objects()
+        .into_iter()
+        .map(|o| {
+            let v = o.object;
+            let api = v["apiVersion"].as_str().unwrap_or("");
+            let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+            (
+                format!("{group}/{}", v["kind"].as_str().unwrap_or("")),
+                v["metadata"]["namespace"].as_str().unwrap_or("").to_string(),
+                v["metadata"]["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    for id in &new {
+        assert!(live.contains(id), "missing after upgrade: {id:?}");
+    }
+    for id in &only_old {
+        assert_eq!(live.contains(id), guarded(&id.0), "only in v1.10.2: {id:?}");
+    }
+    let kept = only_old.iter().filter(|i| guarded(&i.0)).count();
+    assert_eq!(report.prune.kept.len(), kept);
+    assert!(cluster.has("kubeflow.org", "notebooks", Some("kubeflow-user"), "mine"), "the user's Notebook is gone");
+
+    let rerun = change_plan(&golden("v1.11.0"), &cluster.target(), false, 16).await.unwrap();
+    let changed: Vec<_> = rerun.objects.iter().filter(|o| o.change != Change::Unchanged).collect();
+    assert!(changed.is_empty(), "a re-run would change {} objects, e.g. {:?}", changed.len(), changed.first());
+}
