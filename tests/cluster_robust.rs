@@ -15,7 +15,7 @@ use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::record::{InstallMeta, RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::retry::Backoff;
 use kfctl::cluster::status::status;
-use kfctl::cluster::uninstall::uninstall;
+use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::{DryRun, InstallOptions, install};
 use kfctl::source::MirrorResolver;
 use kfctl_testapi::{
@@ -181,7 +181,8 @@ async fn full_cycle_through(fault: FaultRule) {
     assert_eq!(report.waves_done, report.waves_total);
     let health = status(&cluster.target(), 8).await.unwrap_or_else(|e| panic!("status: {e}"));
     assert!(health.healthy, "status after a complete install: {health:?}");
-    let removed = uninstall(&cluster.target(), false, 8, &mut RecordingProgress::default())
+    let options = UninstallOptions { concurrency: 8, ..Default::default() };
+    let removed = uninstall(&cluster.target(), &options, &mut RecordingProgress::default())
         .await
         .unwrap_or_else(|e| panic!("uninstall: {e}"));
     assert!(!removed.deleted.is_empty());

@@ -134,7 +134,11 @@ impl Lease {
             if taken {
                 return Ok(Lease { api: api.clone(), holder });
             }
-            let Some(lease) = live else { continue };
+            let Some(lease) = live else {
+                // another run created it first, or the create met a transient failure: re-read
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
             let (who, since) = (text(&lease, "/spec/holderIdentity"), text(&lease, "/spec/acquireTime"));
             if started.elapsed() >= wait {
                 let expires = expiry(&lease).map_or("?".into(), |t| t.to_string());
@@ -158,15 +162,23 @@ impl Lease {
     }
 }
 
+/// Whether the retry table would retry this failure. The lease's writes are sent once each
+/// (resending a create of a taken name, or a replace with a stale `resourceVersion`, can only
+/// fail again): a transient failure counts as not taken, and [`Lease::acquire`] re-reads.
+fn retried(f: &ApiFailure) -> bool {
+    let (_, decision) = super::retry::classify(f, super::retry::Context::default());
+    matches!(decision, super::retry::Decision::Retry | super::retry::Decision::RetryAfter)
+}
+
 /// POST the lease: `false` when someone created it first.
 async fn create(api: &ApiClient, lease: &Value) -> Result<bool, ClusterError> {
     let bytes = serde_json::to_vec(lease).unwrap_or_default();
     let request = Request::new(leases().collection(Some(RECORD_NAMESPACE)))
         .create(&PostParams::default(), bytes)
         .map_err(|e| api_error("build request", ApiFailure { message: e.to_string(), ..Default::default() }))?;
-    match api.call(request).await {
+    match api.without_retries().call(request).await {
         Ok(_) => Ok(true),
-        Err(f) if f.status == Some(409) => Ok(false),
+        Err(f) if f.status == Some(409) || retried(&f) => Ok(false),
         Err(f) => Err(api_error("create", f)),
     }
 }
@@ -177,9 +189,9 @@ async fn replace(api: &ApiClient, lease: &Value) -> Result<bool, ClusterError> {
     let request = Request::new(leases().collection(Some(RECORD_NAMESPACE)))
         .replace(LEASE_NAME, &PostParams::default(), bytes)
         .map_err(|e| api_error("build request", ApiFailure { message: e.to_string(), ..Default::default() }))?;
-    match api.call(request).await {
+    match api.without_retries().call(request).await {
         Ok(_) => Ok(true),
-        Err(f) if matches!(f.status, Some(409) | Some(404)) => Ok(false),
+        Err(f) if matches!(f.status, Some(409) | Some(404)) || retried(&f) => Ok(false),
         Err(f) => Err(api_error("take over", f)),
     }
 }

@@ -40,6 +40,7 @@ pub enum FailureClass {
     UnknownKind,
     Throttled,
     ServerError,
+    AlreadyExists,
     OptimisticLock,
     ConnectionRefused,
     ConnectionDropped,
@@ -146,6 +147,13 @@ pub const RETRY_RULES: &[RetryRule] = &[
         evidence: Evidence::Status,
         matches: |f, _| f.status.is_some_and(|s| (500..600).contains(&s)),
         decision: Decision::Retry,
+    },
+    RetryRule {
+        // a create (POST) of a name that exists: the same request can only fail again
+        class: FailureClass::AlreadyExists,
+        evidence: Evidence::Status,
+        matches: |f, _| f.status == Some(409) && f.reason == Reason::AlreadyExists,
+        decision: Decision::FailFast,
     },
     RetryRule {
         class: FailureClass::OptimisticLock,
@@ -330,6 +338,8 @@ mod tests {
         assert_eq!(decide(&unknown), (FailureClass::Other, Decision::FailFast));
         let lock = failure(Some(409), "Conflict", "Apply failed with 1 conflict");
         assert_eq!(decide(&lock), (FailureClass::OptimisticLock, Decision::Retry), "no causes: not a field conflict");
+        let exists = failure(Some(409), "AlreadyExists", "leases \"kfctl-rs-lock\" already exists");
+        assert_eq!(decide(&exists), (FailureClass::AlreadyExists, Decision::FailFast), "a create is not retried");
         let dropped = transport(TransportKind::Dropped, "tcp connect error: Connection refused");
         assert_eq!(decide(&dropped).0, FailureClass::ConnectionDropped);
         let refused = transport(TransportKind::Refused, "error trying to connect");
