@@ -150,7 +150,7 @@ fn credentials_reach_no_readme_and_only_the_subcharts_that_read_them() {
     assert!(all["charts/dex/README.md"].1.contains("`<secret: set with --set-string staticUser.passwordHash="));
     for (value, canary) in canaries() {
         let mut readers = Vec::new();
-        for (rel, (_, text)) in all.iter().filter(|(_, (_, t))| t.contains(&canary)) {
+        for (rel, _) in all.iter().filter(|(_, (_, t))| t.contains(&canary)) {
             assert!(!rel.ends_with("README.md"), "{rel} shows {value}");
             if let Some(component) = subchart(rel) {
                 assert!(reads(&all, component, value), "{rel} holds {value}, which chart {component} never reads");
