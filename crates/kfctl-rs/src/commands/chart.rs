@@ -140,7 +140,7 @@ fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
 }
 
 /// The flags that shaped the render, for the README's "how this was made" line (value file
-/// names only; never their contents).
+/// names only, never their contents; a `--set` of a credential without its value).
 fn export_args(args: &ChartExportArgs) -> Vec<String> {
     let mut out = Vec::new();
     if !args.render.components.is_empty() {
@@ -152,7 +152,7 @@ fn export_args(args: &ChartExportArgs) -> Vec<String> {
             .iter()
             .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
     );
-    out.extend(args.render.set_flags().iter().map(|s| format!("{} {}", s.kind.flag(), s.expression)));
+    out.extend(args.render.set_flags().iter().map(chart::credentials::shown_set_flag));
     if args.argocd {
         out.push(format!(
             "--argocd --argocd-repo-url {} --argocd-revision {}",

@@ -23,9 +23,12 @@
 //! `helm template` prints them); `global.crds` (`only`/`skip`) splits an install in two.
 //!
 //! The export is pure ([`export`] returns the files; [`write::write_folder`] puts them on disk
-//! atomically) and deterministic: the same inputs give byte-identical folders.
+//! atomically) and deterministic: the same inputs give byte-identical folders. Credentials
+//! ([`credentials`]) go only into files created 0600, only into the subcharts that use them,
+//! and never into a README.
 
 pub mod argocd;
+pub mod credentials;
 pub mod gotmpl;
 pub mod hashed;
 pub mod helpers;
@@ -172,7 +175,8 @@ fn component_chart(
     }
     let mut values = section(&prepared.effective, component.name);
     values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
-    let values = Value::Object(values);
+    let mut values = Value::Object(values);
+    credentials::strip_unused(&mut values, component.name, &credentials::used_by(component.objects.iter().copied()));
     let crd_count =
         component.objects.iter().filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition"))).count();
     let namespace = prepared

@@ -45,7 +45,7 @@ pub struct ValueRow {
 }
 
 /// Every leaf of `values` (maps are walked, lists and empty maps are leaves) as a row, with
-/// keys under `prefix`.
+/// keys under `prefix`; a credential's default is [`super::credentials::placeholder`].
 pub fn value_rows(values: &Value, prefix: &str, component: Option<&str>) -> Vec<ValueRow> {
     let mut rows = Vec::new();
     walk(values, prefix, &mut Vec::new(), component, &mut rows);
@@ -68,12 +68,12 @@ fn walk(value: &Value, prefix: &str, path: &mut Vec<String>, component: Option<&
                 .collect::<Vec<_>>()
                 .join(".");
             let key = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
-            let shown = serde_json::to_string(leaf).unwrap_or_default();
-            rows.push(ValueRow {
-                key,
-                default: format!("`{}`", cell(&shown)),
-                description: cell(&describe(path, component)),
-            });
+            let default = if super::credentials::credential_at(&path.join("."), component).is_some() {
+                super::credentials::placeholder(&key)
+            } else {
+                format!("`{}`", cell(&serde_json::to_string(leaf).unwrap_or_default()))
+            };
+            rows.push(ValueRow { key, default, description: cell(&describe(path, component)) });
         }
     }
 }
@@ -94,10 +94,7 @@ fn cell(text: &str) -> String {
 pub fn describe(path: &[String], component: Option<&str>) -> String {
     let p: Vec<&str> = path.iter().map(String::as_str).collect();
     let credential = |rel: &str| {
-        crate::catalog::params::CREDENTIALS
-            .iter()
-            .find(|c| component.and_then(|comp| super::params::chart_value_path(c.value, comp)).as_deref() == Some(rel) || c.value == rel)
-            .map(|c| {
+        super::credentials::credential_at(rel, component).map(|c| {
                 format!(
                     "Credential: {}; empty keeps upstream's well-known default (`kfctl-rs secrets generate` makes fresh ones).",
                     c.what
@@ -211,6 +208,17 @@ mod tests {
     fn credentials_are_described_by_their_chart_relative_path() {
         let d = describe(&["staticUser".into(), "passwordHash".into()], Some("dex"));
         assert!(d.starts_with("Credential: the Dex demo user's password hash"), "{d}");
+    }
+
+    #[test]
+    fn credential_rows_never_show_the_value() {
+        let values = json!({"staticUser": {"passwordHash": "$2y$canary", "email": "canary@example.com"}, "global": {"oidcClientSecret": "canary"}, "replicas": {"dex": 1}});
+        let rows = value_rows(&values, "", Some("dex"));
+        assert!(rows.iter().all(|r| !r.default.contains("canary")), "{rows:?}");
+        assert_eq!(rows[0].default, "`<secret: set with --set-string staticUser.passwordHash=… or -f>`");
+        assert_eq!(rows[3].default, "`1`");
+        let umbrella = value_rows(&json!({"global": {"oidcClientSecret": "canary"}}), "", None);
+        assert!(umbrella[0].default.starts_with("`<secret:"), "{umbrella:?}");
     }
 
     #[test]

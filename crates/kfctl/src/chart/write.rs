@@ -5,6 +5,11 @@
 //! staging folder take `--out`'s place. An existing `--out` must be empty, or, with `--force`,
 //! an earlier kfctl-rs export (its `Chart.yaml` says so): `--force` never replaces a folder
 //! kfctl-rs did not write. On any failure the staging folder is removed and `--out` is as it was.
+//!
+//! Each file is created with its final mode (never widened, then narrowed): 0600 when it can
+//! hold a credential ([`super::credentials::holds_credentials`]), 0644 otherwise; the umask
+//! still applies. The staging folder is renamed whole, so no file is ever readable by others
+//! under a mode it was not meant to have.
 
 use crate::staging::{StageError, Staging, parent_of};
 use std::path::Path;
@@ -75,9 +80,26 @@ fn fill<'a>(staging: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>)
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(StageError::at(dir))?;
         }
-        std::fs::write(&path, text).map_err(StageError::at(&path))?;
+        let mode = if super::credentials::holds_credentials(rel) { PRIVATE } else { PUBLIC };
+        create_file(&path, text, mode).map_err(StageError::at(&path))?;
     }
     Ok(())
+}
+
+/// The mode of a file that can hold a credential, and of any other.
+pub const PRIVATE: u32 = 0o600;
+pub const PUBLIC: u32 = 0o644;
+
+/// Create `path` (new: the staging folder is fresh) with `mode` and write `text` to it.
+fn create_file(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    options.open(path)?.write_all(text.as_bytes())
 }
 
 #[cfg(test)]
@@ -102,6 +124,30 @@ mod tests {
         let names: Vec<String> =
             std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["chart"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_that_can_hold_credentials_are_created_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("modes");
+        let out = dir.join("chart");
+        let files = [
+            ("Chart.yaml", "# Written by kfctl-rs\n"),
+            ("values.yaml", "a: 1\n"),
+            ("charts/a/values.yaml", "b: 2\n"),
+            ("charts/a/templates/secret-n-s.yaml", "kind: Secret\n"),
+            ("charts/a/README.md", "x\n"),
+        ];
+        write_folder(&out, files, false).unwrap();
+        let mode = |rel: &str| std::fs::metadata(out.join(rel)).unwrap().permissions().mode() & 0o777;
+        for rel in ["values.yaml", "charts/a/values.yaml", "charts/a/templates/secret-n-s.yaml"] {
+            assert_eq!(mode(rel), PRIVATE, "{rel}");
+        }
+        for rel in ["Chart.yaml", "charts/a/README.md"] {
+            assert_eq!(mode(rel) & !PUBLIC, 0, "{rel}: never wider than 0644");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
