@@ -367,6 +367,29 @@ fn every_builtin_profile_exports_to_a_chart_helm_renders_as_kfctl_rs_templates()
     }
 }
 
+/// One values file disabling components serves every export: on `minimal`, which holds neither,
+/// `katib.enabled: false` (a file) and `--set ray.enabled=false` render as `kfctl-rs template`
+/// does; enabling a component the chart does not hold is refused by the schema, naming it.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn every_component_can_be_disabled_in_every_export() {
+    let chart = exported("minimal");
+    let disabled = value_set(
+        "disable-absent",
+        &["ray.enabled=false"],
+        Some(serde_json::json!({"katib": {"enabled": false}, "pipelines": {"enabled": false}})),
+    );
+    let helm = helm_template(&chart, &helm_args(&disabled));
+    assert_same(&template("minimal", &disabled), &helm, "minimal with absent components disabled");
+    let out = Command::new(common::tool("helm-template")).arg(&chart).args(["--set", "katib.enabled=true"]).output();
+    let out = out.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("katib"), "helm accepted katib.enabled=true: {stderr}");
+}
+
 #[test]
 #[cfg_attr(
     any(kfctl_no_upstream, kfctl_no_oracles),

@@ -133,19 +133,33 @@ pub fn describe(path: &[String], component: Option<&str>) -> String {
     }
 }
 
-/// values.schema.json of the umbrella chart: the kfctl-rs schema restricted to `global` and
-/// the exported components, each of which may also hold the `global` Helm copies into it.
+/// values.schema.json of the umbrella chart: the kfctl-rs schema with `global` and the exported
+/// components, each of which may also hold the `global` Helm copies into it. Every other
+/// catalog component may only be disabled (`<component>.enabled: false`, as `kfctl-rs
+/// template` takes it for any profile), so one values file serves every export.
 pub fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
     let mut schema = full.clone();
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        props.retain(|k, _| k == "global" || components.contains(&k.as_str()));
-        for (_, section) in props.iter_mut().filter(|(k, _)| *k != "global") {
-            if let Some(inner) = section.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, section) in props.iter_mut().filter(|(k, _)| *k != "global") {
+            if !components.contains(&name.as_str()) {
+                *section = only_disabled(name);
+            } else if let Some(inner) = section.get_mut("properties").and_then(Value::as_object_mut) {
                 inner.insert("global".into(), json!({"type": "object"}));
             }
         }
     }
     with_draft(schema)
+}
+
+/// The schema of a component the chart does not hold: `enabled: false` and nothing else.
+fn only_disabled(component: &str) -> Value {
+    let description = format!(
+        "`{component}` is not in this chart: it can only be disabled here; export a profile that \
+         holds it (or `--set {component}.enabled=true` at export) to install it"
+    );
+    json!({"type": "object", "additionalProperties": false, "properties": {
+        "enabled": {"const": false, "description": description},
+    }})
 }
 
 /// values.schema.json of a component's chart: its section's keys at the top, plus `global`.
@@ -228,7 +242,8 @@ mod tests {
             "katib": {"type": "object", "additionalProperties": false, "properties": {"enabled": {"type": "boolean"}}},
             "ray": {"type": "object", "properties": {}}}});
         let umbrella = umbrella_schema(&full, &["katib"]);
-        assert!(umbrella.pointer("/properties/ray").is_none());
+        assert_eq!(umbrella.pointer("/properties/ray/properties/enabled/const"), Some(&json!(false)));
+        assert_eq!(umbrella.pointer("/properties/ray/additionalProperties"), Some(&json!(false)));
         assert_eq!(umbrella.pointer("/properties/katib/properties/global/type").unwrap(), "object");
         let katib = component_schema(&full, "katib");
         assert_eq!(katib.pointer("/properties/enabled/type").unwrap(), "boolean");

@@ -172,7 +172,7 @@ async fn remove(
     let mut report = UninstallReport::default();
     let mut entries: Vec<InventoryEntry> = record.deletion_order().into_iter().cloned().collect();
     entries.extend(record.kept.iter().cloned());
-    entries.sort_by(|a, b| b.wave.cmp(&a.wave));
+    entries.sort_by_key(|e| std::cmp::Reverse(e.wave));
     let inventory: HashSet<_> = entries.iter().map(|e| identity(&e.reference)).collect();
     let mut waves: Vec<usize> = entries.iter().map(|e| e.wave).collect();
     waves.dedup();
