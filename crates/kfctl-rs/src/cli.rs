@@ -25,6 +25,8 @@ pub enum Command {
     /// List, show or print the kustomization of profiles.
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// The default values with their comments: the `values.yaml` `chart export` writes.
+    Values(ValuesArgs),
     /// Every image a profile's render would pull, one per line.
     Images(ImagesArgs),
     /// Generate fresh credentials as a values file.
@@ -154,6 +156,18 @@ pub struct TemplateArgs {
     /// Write one file per component into this folder instead of stdout.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    #[command(flatten)]
+    pub render: RenderFlags,
+    /// Print this subchart's values.yaml instead of the umbrella chart's.
+    #[arg(long)]
+    pub component: Option<String>,
+    /// The umbrella chart's name, as `chart export --name` takes it (its values.yaml names it).
+    #[arg(long, default_value = "kubeflow")]
+    pub name: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -128,7 +128,7 @@ impl ExitStatus for CatalogError {
 impl ExitStatus for ChartError {
     fn exit_code(&self) -> Code {
         match self {
-            ChartError::BadName { .. } => Code::Usage,
+            ChartError::BadName { .. } | ChartError::NotInProfile { .. } => Code::Usage,
             _ => Code::Failure,
         }
     }

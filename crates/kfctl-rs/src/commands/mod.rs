@@ -22,6 +22,7 @@ pub mod status;
 pub mod template;
 pub mod uninstall;
 pub mod upgrade;
+pub mod values;
 
 /// Print the best-effort notice on stderr: every rendering and installing command does.
 pub fn print_notice() {
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Build(args) => build::run(args),
         Command::Template(args) => template::run(args),
         Command::Profile(cmd) => profile::run(cmd),
+        Command::Values(args) => values::run(args),
         Command::Images(args) => images::run(args),
         Command::Secrets(cmd) => secrets::run(cmd),
         Command::Compare(args) => compare::run(args),

@@ -4,6 +4,7 @@
 //! - [`profile`]: which components and variants a profile enables, and the kustomization
 //!   whose real `kustomize build` is that profile's default render (the 1:1 contract);
 //! - [`values`] and [`schema`]: Helm-style values layering and checking;
+//! - [`docs`]: what every key of the values does (comments, schema descriptions, READMEs);
 //! - [`credentials`]: upstream's well-known demo login, the one place it is known;
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
@@ -14,6 +15,7 @@
 pub mod attribute;
 pub mod component;
 pub mod credentials;
+pub mod docs;
 pub mod embedded;
 pub mod image_refs;
 pub mod images;

@@ -106,19 +106,36 @@ impl Schema {
         }
     }
 
-    /// JSON Schema (draft 7) for Helm's `values.schema.json`.
-    pub fn to_json_schema(&self) -> Value {
+    /// JSON Schema (draft 7) for Helm's `values.schema.json`; every property carries the
+    /// `description` that `describe` gives its path (see [`super::docs`]).
+    pub fn to_json_schema(&self, describe: &dyn Fn(&[&str]) -> Option<String>) -> Value {
+        self.json_at(&mut Vec::new(), describe)
+    }
+
+    fn json_at<'a>(&'a self, path: &mut Vec<&'a str>, describe: &dyn Fn(&[&str]) -> Option<String>) -> Value {
         match self {
             Schema::Any => json!({}),
             Schema::Bool => json!({"type": "boolean"}),
             Schema::Int => json!({"type": "integer", "minimum": 0}),
             Schema::String => json!({"type": "string"}),
             Schema::Enum(v) => json!({"type": "string", "enum": v}),
-            Schema::List(item) => json!({"type": "array", "items": item.to_json_schema()}),
+            Schema::List(item) => json!({"type": "array", "items": item.json_at(&mut Vec::new(), &|_| None)}),
             Schema::Map { known, extra } => {
-                let props: Map<String, Value> = known.iter().map(|(k, s)| (k.clone(), s.to_json_schema())).collect();
+                let mut props = Map::new();
+                for (key, schema) in known {
+                    path.push(key);
+                    let mut prop = Map::new();
+                    if let Some(text) = describe(path) {
+                        prop.insert("description".into(), Value::String(text));
+                    }
+                    if let Value::Object(m) = schema.json_at(path, describe) {
+                        prop.extend(m);
+                    }
+                    path.pop();
+                    props.insert(key.clone(), Value::Object(prop));
+                }
                 let additional = match extra {
-                    Some(s) => s.to_json_schema(),
+                    Some(s) => s.json_at(&mut Vec::new(), &|_| None),
                     None => Value::Bool(false),
                 };
                 json!({"type": "object", "properties": props, "additionalProperties": additional})
@@ -221,5 +238,16 @@ mod tests {
     fn free_form_maps_accept_any_key_of_the_right_type() {
         assert!(schema().check(&json!({"global": {"nodeSelector": {"gpu": "true"}}})).is_ok());
         assert!(schema().check(&json!({"global": {"nodeSelector": {"gpu": 1}}})).is_err());
+    }
+
+    #[test]
+    fn json_schema_describes_every_property_by_its_path() {
+        let json = schema().to_json_schema(&|p| Some(p.join(".")));
+        assert_eq!(
+            json.pointer("/properties/katib/properties/replicas/properties/katib-ui/description").unwrap(),
+            "katib.replicas.katib-ui"
+        );
+        assert_eq!(json.pointer("/properties/katib/properties/replicas/properties/katib-ui/minimum").unwrap(), 0);
+        assert_eq!(json.pointer("/properties/global/description").unwrap(), "global");
     }
 }

@@ -35,8 +35,10 @@ pub mod helpers;
 pub mod object;
 pub mod params;
 pub mod scaffold;
+pub mod values_doc;
 pub mod write;
 
+use crate::catalog::docs;
 use crate::catalog::render::{Prepared, RenderedObject};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -65,6 +67,8 @@ pub enum ChartError {
     ForeignHashedReference { object: String, component: String, other: String },
     #[error("chart scaffolding {name}: {message}")]
     Scaffold { name: String, message: String },
+    #[error("--component {name}: not a component of profile `{profile}`; its components: {known}")]
+    NotInProfile { name: String, profile: String, known: String },
 }
 
 /// What to export besides the render.
@@ -94,7 +98,7 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
     check_name(&options.chart_name)?;
     let components = group(prepared)?;
     let names: Vec<&str> = components.iter().map(|c| c.name).collect();
-    let full_schema = prepared.schema.to_json_schema();
+    let full_schema = prepared.schema.to_json_schema(&|path| docs::describe(path, &prepared.catalog));
     let mut files = ChartFiles::new();
     for component in &components {
         for (path, text) in component_chart(prepared, component, &full_schema, options)? {
@@ -106,6 +110,61 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
         files.extend(argocd::applications(&options.chart_name, &names, &prepared.catalog, argo)?);
     }
     Ok(files)
+}
+
+/// The `values.yaml` [`export`] writes for the umbrella chart `chart_name` (`component`
+/// `None`) or for the subchart of `component`: the text `kfctl-rs values` prints.
+pub fn values_file(prepared: &Prepared, chart_name: &str, component: Option<&str>) -> Result<String, ChartError> {
+    let components = group(prepared)?;
+    match component {
+        None => umbrella_values_file(prepared, chart_name, &umbrella_values(prepared, &components)),
+        Some(name) => {
+            let Some(c) = components.iter().find(|c| c.name == name) else {
+                let known: Vec<&str> = components.iter().map(|c| c.name).collect();
+                return Err(ChartError::NotInProfile {
+                    name: name.into(),
+                    profile: prepared.profile.name.clone(),
+                    known: known.join(", "),
+                });
+            };
+            component_values_file(prepared, c.name, &component_values(prepared, c))
+        }
+    }
+}
+
+fn umbrella_values_file(prepared: &Prepared, chart_name: &str, values: &Value) -> Result<String, ChartError> {
+    let body = values_doc::commented_yaml(values, None, &prepared.catalog);
+    let scope = "`global:` and one section per component";
+    values_text(chart_name, &prepared.profile.name, scope, &body)
+}
+
+fn component_values_file(prepared: &Prepared, component: &str, values: &Value) -> Result<String, ChartError> {
+    let body = values_doc::commented_yaml(values, Some(component), &prepared.catalog);
+    let scope = format!("its `{component}:` section, here at the top, and `global:`");
+    values_text(component, &prepared.profile.name, &scope, &body)
+}
+
+fn values_text(name: &str, profile: &str, scope: &str, body: &str) -> Result<String, ChartError> {
+    scaffold::render("chart/values.yaml.tera", &json!({"name": name, "profile": profile, "scope": scope, "body": body}))
+}
+
+/// A subchart's values: its section and `global:`, without the credentials its objects do not hold.
+fn component_values(prepared: &Prepared, component: &Component) -> Value {
+    let mut values = section(&prepared.effective, component.name);
+    values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
+    let mut values = Value::Object(values);
+    credentials::strip_unused(&mut values, component.name, &credentials::used_by(component.objects.iter().copied()));
+    values
+}
+
+/// The umbrella's values: `global:` and the section of every exported component.
+fn umbrella_values(prepared: &Prepared, components: &[Component]) -> Value {
+    let mut values = serde_json::Map::new();
+    values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
+    for c in components {
+        values.insert(c.name.to_string(), Value::Object(section(&prepared.effective, c.name)));
+    }
+    Value::Object(values)
 }
 
 fn check_name(name: &str) -> Result<(), ChartError> {
@@ -173,10 +232,7 @@ fn component_chart(
         }
         files.insert(format!("templates/{}", unique_file_name(&o.obj, &mut used)), text);
     }
-    let mut values = section(&prepared.effective, component.name);
-    values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
-    let mut values = Value::Object(values);
-    credentials::strip_unused(&mut values, component.name, &credentials::used_by(component.objects.iter().copied()));
+    let values = component_values(prepared, component);
     let crd_count =
         component.objects.iter().filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition"))).count();
     let namespace = prepared
@@ -189,12 +245,11 @@ fn component_chart(
         "name": component.name, "description": component.description, "profile": prepared.profile.name,
         "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
         "dependencies": [], "notice": crate::notice::BEST_EFFORT, "namespace": namespace,
-        "scope": format!("its `{}:` section, here at the top, and `global:`", component.name),
-        "body": kfctl_yaml::to_yaml(&values), "rows": scaffold::value_rows(&values, "", Some(component.name)),
+        "rows": scaffold::value_rows(&values, "", Some(component.name), &prepared.catalog),
         "object_count": component.objects.len(), "crd_count": crd_count,
     });
     files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
-    files.insert("values.yaml".into(), scaffold::render("chart/values.yaml.tera", &context)?);
+    files.insert("values.yaml".into(), component_values_file(prepared, component.name, &values)?);
     files.insert("values.schema.json".into(), pretty(&scaffold::component_schema(full_schema, component.name)));
     files.insert("README.md".into(), scaffold::render("chart/README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
@@ -240,13 +295,8 @@ fn umbrella(
     options: &ExportOptions,
 ) -> Result<ChartFiles, ChartError> {
     let names: Vec<&str> = components.iter().map(|c| c.name).collect();
-    let mut values = serde_json::Map::new();
-    values.insert("global".into(), prepared.effective.get("global").cloned().unwrap_or(json!({})));
-    for name in &names {
-        values.insert(name.to_string(), Value::Object(section(&prepared.effective, name)));
-    }
-    let values = Value::Object(values);
-    let global_rows = scaffold::value_rows(&json!({"global": values["global"]}), "", None);
+    let values = umbrella_values(prepared, components);
+    let global_rows = scaffold::value_rows(&json!({"global": values["global"]}), "", None, &prepared.catalog);
     let listed: Vec<Value> = components
         .iter()
         .map(|c| {
@@ -264,12 +314,12 @@ fn umbrella(
         "description": format!("Kubeflow, profile {}: {}", prepared.profile.name, prepared.profile.description),
         "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
         "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT,
-        "scope": "`global:` and one section per component", "body": kfctl_yaml::to_yaml(&values), "rows": global_rows,
+        "rows": global_rows,
         "export_args": options.export_args, "argocd": options.argocd.as_ref().map(|a| json!({"repo_url": a.repo_url, "path": a.path, "revision": a.revision})),
     });
     let mut files = ChartFiles::new();
     files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
-    files.insert("values.yaml".into(), scaffold::render("chart/values.yaml.tera", &context)?);
+    files.insert("values.yaml".into(), umbrella_values_file(prepared, &options.chart_name, &values)?);
     files.insert("values.schema.json".into(), pretty(&scaffold::umbrella_schema(full_schema, &names)));
     files.insert("README.md".into(), scaffold::render("chart/umbrella-README.md.tera", &context)?);
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);

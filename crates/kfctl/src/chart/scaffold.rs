@@ -3,7 +3,7 @@
 //! `templates/argocd/`), plus the values tables the READMEs list.
 
 use super::ChartError;
-use crate::catalog::embedded;
+use crate::catalog::{Catalog, docs, embedded};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -44,93 +44,53 @@ pub struct ValueRow {
     pub description: String,
 }
 
-/// Every leaf of `values` (maps are walked, lists and empty maps are leaves) as a row, with
-/// keys under `prefix`; a credential's default is [`super::credentials::placeholder`].
-pub fn value_rows(values: &Value, prefix: &str, component: Option<&str>) -> Vec<ValueRow> {
+/// Every leaf of `values` (maps are walked, lists and free-form maps are leaves) as a row,
+/// with keys under `prefix`, described by [`docs::describe`]; a credential's default is
+/// [`super::credentials::placeholder`].
+pub fn value_rows(values: &Value, prefix: &str, component: Option<&str>, catalog: &Catalog) -> Vec<ValueRow> {
     let mut rows = Vec::new();
-    walk(values, prefix, &mut Vec::new(), component, &mut rows);
+    let at = Place { prefix, component, catalog };
+    walk(values, &at, &mut Vec::new(), &mut rows);
     rows
 }
 
-fn walk(value: &Value, prefix: &str, path: &mut Vec<String>, component: Option<&str>, rows: &mut Vec<ValueRow>) {
+/// Where a README's rows come from: the chart (`component`, `None` for the umbrella).
+struct Place<'a> {
+    prefix: &'a str,
+    component: Option<&'a str>,
+    catalog: &'a Catalog,
+}
+
+fn walk<'a>(value: &'a Value, at: &Place, path: &mut Vec<&'a str>, rows: &mut Vec<ValueRow>) {
     match value {
-        Value::Object(m) if !m.is_empty() && !free_form(path) => {
+        Value::Object(m) if !m.is_empty() && !docs::free_form(&docs::full_path(path, at.component)) => {
             for (k, v) in m {
-                path.push(k.clone());
-                walk(v, prefix, path, component, rows);
+                path.push(k);
+                walk(v, at, path, rows);
                 path.pop();
             }
         }
         leaf => {
             let key = path
                 .iter()
-                .map(|k| if k.contains('.') { format!("\"{k}\"") } else { k.clone() })
+                .map(|k| if k.contains('.') { format!("\"{k}\"") } else { k.to_string() })
                 .collect::<Vec<_>>()
                 .join(".");
-            let key = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
-            let default = if super::credentials::credential_at(&path.join("."), component).is_some() {
+            let key = if at.prefix.is_empty() { key } else { format!("{}.{key}", at.prefix) };
+            let default = if super::credentials::credential_at(&path.join("."), at.component).is_some() {
                 super::credentials::placeholder(&key)
             } else {
                 format!("`{}`", cell(&serde_json::to_string(leaf).unwrap_or_default()))
             };
-            rows.push(ValueRow { key, default, description: cell(&describe(path, component)) });
+            let description = docs::describe(&docs::full_path(path, at.component), at.catalog).unwrap_or_default();
+            rows.push(ValueRow { key, default, description: cell(&description) });
         }
     }
-}
-
-/// Places whose keys are the user's own (labels, selectors, resources): listed whole.
-fn free_form(path: &[String]) -> bool {
-    let last = path.last().map(String::as_str);
-    matches!(last, Some("nodeSelector" | "affinity" | "commonLabels" | "commonAnnotations"))
-        || (path.len() == 3 && path[0] == "resources")
 }
 
 fn cell(text: &str) -> String {
     let text = text.replace('|', "\\|").replace('\n', " ");
     if text.chars().count() > 120 { format!("{}…", text.chars().take(117).collect::<String>()) } else { text }
-}
-
-/// What a value does, by its path inside a chart (a component's keys, or `global.…`).
-pub fn describe(path: &[String], component: Option<&str>) -> String {
-    let p: Vec<&str> = path.iter().map(String::as_str).collect();
-    let credential = |rel: &str| {
-        super::credentials::credential_at(rel, component).map(|c| {
-                format!(
-                    "Credential: {}; empty keeps upstream's well-known default (`kfctl-rs secrets generate` makes fresh ones).",
-                    c.what
-                )
-            })
-    };
-    match p.as_slice() {
-        ["global", "imageRegistry"] => {
-            "Pull every image from this registry instead (path, tag and digest kept).".into()
-        }
-        ["global", "imagePullSecrets"] => "Names of pull secrets added to every pod.".into(),
-        ["global", "nodeSelector"] => "Node selector merged into every pod (a component's own wins).".into(),
-        ["global", "tolerations"] => "Tolerations added to every pod (a component's own win).".into(),
-        ["global", "affinity"] => "Affinity set on every pod (a component's own wins).".into(),
-        ["global", "commonLabels"] => "Labels added to every object.".into(),
-        ["global", "commonAnnotations"] => "Annotations added to every object.".into(),
-        ["global", "crds"] => {
-            "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).".into()
-        }
-        ["global", "podSecurity", "namespaces"] => {
-            "PSS `enforce` level of the static namespaces that have one (`off` removes it).".into()
-        }
-        ["global", "podSecurity", "profiles"] => {
-            "PSS `enforce` level the Profiles controller gives profile namespaces (`off` none).".into()
-        }
-        ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
-        ["images", key] => format!("Image `{key}` (default: upstream's)."),
-        ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
-        ["resources", workload, container] => {
-            format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's.")
-        }
-        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global).".into(),
-        ["tolerations"] => "Tolerations added to this component's pods (instead of global's).".into(),
-        ["affinity"] => "Affinity set on this component's pods (instead of global's).".into(),
-        _ => credential(&path.join(".")).unwrap_or_default(),
-    }
 }
 
 /// values.schema.json of the umbrella chart: the kfctl-rs schema with `global` and the exported
@@ -144,7 +104,7 @@ pub fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
             if !components.contains(&name.as_str()) {
                 *section = only_disabled(name);
             } else if let Some(inner) = section.get_mut("properties").and_then(Value::as_object_mut) {
-                inner.insert("global".into(), json!({"type": "object"}));
+                inner.insert("global".into(), json!({"description": docs::GLOBAL_COPY, "type": "object"}));
             }
         }
     }
@@ -157,8 +117,8 @@ fn only_disabled(component: &str) -> Value {
         "`{component}` is not in this chart: it can only be disabled here; export a profile that \
          holds it (or `--set {component}.enabled=true` at export) to install it"
     );
-    json!({"type": "object", "additionalProperties": false, "properties": {
-        "enabled": {"const": false, "description": description},
+    json!({"description": description, "type": "object", "additionalProperties": false, "properties": {
+        "enabled": {"description": "Must stay false: this chart has no subchart to enable.", "const": false},
     }})
 }
 
@@ -211,27 +171,31 @@ mod tests {
     #[test]
     fn rows_walk_maps_but_list_free_form_values_whole() {
         let values = json!({"images": {"katib-ui": "ghcr.io/k:v1"}, "nodeSelector": {"a": "b"}, "resources": {"w": {"c": {"limits": {"cpu": "1"}}}}, "enabled": true});
-        let rows = value_rows(&values, "", Some("katib"));
+        let rows = value_rows(&values, "", Some("katib"), &catalog());
         let keys: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, ["images.katib-ui", "nodeSelector", "resources.w.c", "enabled"]);
         assert_eq!(rows[0].default, "`\"ghcr.io/k:v1\"`");
         assert_eq!(rows[2].description, "`resources` of container `c` in `w`; empty keeps upstream's.");
     }
 
+    fn catalog() -> Catalog {
+        Catalog::embedded().unwrap()
+    }
+
     #[test]
     fn credentials_are_described_by_their_chart_relative_path() {
-        let d = describe(&["staticUser".into(), "passwordHash".into()], Some("dex"));
-        assert!(d.starts_with("Credential: the Dex demo user's password hash"), "{d}");
+        let rows = value_rows(&json!({"staticUser": {"passwordHash": ""}}), "", Some("dex"), &catalog());
+        assert!(rows[0].description.starts_with("Credential: the Dex demo user's password hash"), "{rows:?}");
     }
 
     #[test]
     fn credential_rows_never_show_the_value() {
         let values = json!({"staticUser": {"passwordHash": "$2y$canary", "email": "canary@example.com"}, "global": {"oidcClientSecret": "canary"}, "replicas": {"dex": 1}});
-        let rows = value_rows(&values, "", Some("dex"));
+        let rows = value_rows(&values, "", Some("dex"), &catalog());
         assert!(rows.iter().all(|r| !r.default.contains("canary")), "{rows:?}");
         assert_eq!(rows[0].default, "`<secret: set with --set-string staticUser.passwordHash=… or -f>`");
         assert_eq!(rows[3].default, "`1`");
-        let umbrella = value_rows(&json!({"global": {"oidcClientSecret": "canary"}}), "", None);
+        let umbrella = value_rows(&json!({"global": {"oidcClientSecret": "canary"}}), "", None, &catalog());
         assert!(umbrella[0].default.starts_with("`<secret:"), "{umbrella:?}");
     }
 

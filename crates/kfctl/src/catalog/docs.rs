@@ -1,0 +1,138 @@
+//! The values' descriptions: the one place that says what each key of the values does.
+//!
+//! [`describe`] takes a key's full value path (`global.crds`, `katib.replicas.katib-ui`) and
+//! gives its sentence. Every reader takes it from here: the comments of the exported
+//! `values.yaml` files (helm-docs style, `# -- …`), the `description` of every property of
+//! `values.schema.json` ([`super::schema::Schema::to_json_schema`]), the READMEs' values
+//! tables and `kfctl-rs values`. Keys derived from the default render (one per image,
+//! workload or container) get a generated sentence naming that image, workload or container;
+//! a component's section is described by its catalog entry (`charts/<component>/component.yaml`);
+//! credentials by [`super::params::CREDENTIALS`].
+//!
+//! [`free_form`] names the places whose keys are the user's own (labels, node selectors,
+//! affinity, a container's resources): they are described as a whole, on their parent key.
+
+use super::Catalog;
+use super::params::CREDENTIALS;
+
+/// What the value at `path` (a full value path) does; `None` for a key the values do not have.
+pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
+    match path {
+        ["global", rest @ ..] => global(rest).map(str::to_string).or_else(|| credential(path)),
+        [component] => Some(section(component, catalog)),
+        [_, rest @ ..] => component_key(rest).or_else(|| credential(path)),
+        [] => None,
+    }
+}
+
+/// Whether the keys under `path` (a full value path) are the user's own, so that only the
+/// key at `path` itself is described.
+pub fn free_form(path: &[&str]) -> bool {
+    let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
+    let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets"]);
+    let resources = matches!(path, [c, "resources", _, _] if *c != "global");
+    scheduling || metadata || resources
+}
+
+/// `path` (inside the chart of `component`, `None` for the umbrella) as a full value path:
+/// a subchart's own keys sit under its component, `global` stays where it is.
+pub fn full_path<'a>(path: &[&'a str], component: Option<&'a str>) -> Vec<&'a str> {
+    match (component, path.first()) {
+        (Some(c), Some(first)) if *first != "global" => std::iter::once(c).chain(path.iter().copied()).collect(),
+        _ => path.to_vec(),
+    }
+}
+
+/// The copy of `global:` Helm hands each subchart (in a subchart's schema).
+pub const GLOBAL_COPY: &str = "Helm's copy of the umbrella chart's `global:` values; set them there.";
+
+fn global(rest: &[&str]) -> Option<&'static str> {
+    Some(match rest {
+        [] => "Values every component shares (Helm hands them to every subchart).",
+        ["imageRegistry"] => {
+            "Pull every image from this registry instead (path, tag and digest kept); empty keeps upstream's."
+        }
+        ["imagePullSecrets"] => "Names of pull secrets added to every pod.",
+        ["nodeSelector"] => "Node selector merged into every pod (a component's own wins).",
+        ["tolerations"] => "Tolerations added to every pod (a component's own win).",
+        ["affinity"] => "Affinity set on every pod (a component's own wins).",
+        ["commonLabels"] => "Labels added to every object.",
+        ["commonAnnotations"] => "Annotations added to every object.",
+        ["crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).",
+        ["podSecurity"] => {
+            "Pod Security Standards `enforce` levels (`\"\"` keeps upstream's, `off` removes the label)."
+        }
+        ["podSecurity", "namespaces"] => {
+            "PSS `enforce` level of the static namespaces that have one (`off` removes it)."
+        }
+        ["podSecurity", "profiles"] => {
+            "PSS `enforce` level the Profiles controller gives profile namespaces (`off` none)."
+        }
+        _ => return None,
+    })
+}
+
+fn section(component: &str, catalog: &Catalog) -> String {
+    let def = catalog.components.get(component).or_else(|| catalog.absent.get(component));
+    match def.map(|d| d.description.trim()).filter(|d| !d.is_empty()) {
+        Some(what) => format!("Component `{component}`: {what}"),
+        None => format!("Component `{component}`."),
+    }
+}
+
+fn component_key(rest: &[&str]) -> Option<String> {
+    Some(match rest {
+        ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
+        ["images"] => "The component's images by key; another reference replaces the image everywhere upstream names it.".into(),
+        ["images", key] => format!("Image `{key}` (default: upstream's)."),
+        ["replicas"] => "`spec.replicas` of the component's Deployments and StatefulSets, by name.".into(),
+        ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
+        ["resources"] => "Container `resources` of the component's Deployments and StatefulSets, by workload and container; empty keeps upstream's.".into(),
+        ["resources", workload] => format!("Container `resources` of `{workload}`, by container name."),
+        ["resources", workload, container] => {
+            format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's.")
+        }
+        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global).".into(),
+        ["tolerations"] => "Tolerations added to this component's pods (instead of global's).".into(),
+        ["affinity"] => "Affinity set on this component's pods (instead of global's).".into(),
+        ["staticUser"] => "Dex's static demo user (credentials; see `kfctl-rs secrets generate`).".into(),
+        ["objectStore"] => "The Pipelines object store's (minio) credentials.".into(),
+        _ => return None,
+    })
+}
+
+fn credential(path: &[&str]) -> Option<String> {
+    let dotted = path.join(".");
+    CREDENTIALS.iter().find(|c| c.value == dotted).map(|c| {
+        format!(
+            "Credential: {}; empty keeps upstream's well-known default (`kfctl-rs secrets generate` makes fresh ones).",
+            c.what
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_component_and_generated_keys_are_described() {
+        let catalog = Catalog::embedded().unwrap();
+        let d = |p: &[&str]| describe(p, &catalog).unwrap_or_default();
+        assert!(d(&["global", "crds"]).contains("`only`"));
+        assert!(d(&["katib"]).starts_with("Component `katib`: Katib"), "{}", d(&["katib"]));
+        assert_eq!(d(&["katib", "replicas", "katib-ui"]), "`spec.replicas` of `katib-ui`.");
+        assert!(d(&["dex", "staticUser", "passwordHash"]).starts_with("Credential: the Dex demo user's password hash"));
+        assert!(d(&["global", "oidcClientSecret"]).starts_with("Credential:"));
+        assert_eq!(describe(&["katib", "nope"], &catalog), None);
+    }
+
+    #[test]
+    fn free_form_places_and_full_paths() {
+        assert!(free_form(&["global", "commonLabels"]) && free_form(&["katib", "nodeSelector"]));
+        assert!(free_form(&["katib", "resources", "w", "c"]) && !free_form(&["katib", "resources", "w"]));
+        assert_eq!(full_path(&["replicas", "w"], Some("katib")), ["katib", "replicas", "w"]);
+        assert_eq!(full_path(&["global", "crds"], Some("katib")), ["global", "crds"]);
+        assert_eq!(full_path(&["katib"], None), ["katib"]);
+    }
+}
