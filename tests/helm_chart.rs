@@ -367,6 +367,32 @@ fn every_builtin_profile_exports_to_a_chart_helm_renders_as_kfctl_rs_templates()
     }
 }
 
+/// A null deletes the default it stands on (Helm's coalescing), in `global` as in a component:
+/// Helm and kfctl-rs both render the defaults again, even over a value a `-f` file set.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn nulls_reset_globals_and_component_values_to_their_defaults() {
+    let chart = exported("multi-tenant");
+    let nulls = value_set(
+        "nulls",
+        &[
+            "global.nodeSelector=null",
+            "global.podSecurity=null",
+            "global.imagePullSecrets=null",
+            "global.imageRegistry=null",
+            "katib.replicas.katib-ui=null",
+            "trainer.enabled=null",
+        ],
+        Some(serde_json::json!({"katib": {"replicas": {"katib-ui": 3}}, "global": {"imageRegistry": "r.example.com"}})),
+    );
+    let expected = template("multi-tenant", &nulls);
+    assert_same(&template("multi-tenant", &defaults_only()), &expected, "kfctl-rs: nulls give the defaults");
+    assert_same(&expected, &helm_template(&chart, &helm_args(&nulls)), "helm: nulls");
+}
+
 /// One values file disabling components serves every export: on `minimal`, which holds neither,
 /// `katib.enabled: false` (a file) and `--set ray.enabled=false` render as `kfctl-rs template`
 /// does; enabling a component the chart does not hold is refused by the schema, naming it.

@@ -129,6 +129,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     super::image_refs::all()?;
     let mut effective = defaults.clone();
     values::merge(&mut effective, &user);
+    schema.check(&effective)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
 

@@ -153,6 +153,10 @@ fn check_map(
     for (key, value) in map {
         let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
         match (known.iter().find(|(k, _)| k == key), extra) {
+            // A null on a key with a default deletes that default (Helm's coalescing): the key
+            // is then absent, as Helm's schema validation sees it. A null where no default
+            // stands survives the merge, and the check of the merged values meets it.
+            (Some(_), _) if value.is_null() => {}
             (Some((_, schema)), _) => schema.check_at(value, &child_path)?,
             (None, Some(schema)) => schema.check_at(value, &child_path)?,
             (None, None) => {
@@ -232,6 +236,13 @@ mod tests {
             e.to_string(),
             "values: `katib.replicas.katib-ui` must be a whole number, 0 or more, got the number -1"
         );
+    }
+
+    #[test]
+    fn a_null_on_a_known_key_deletes_its_default_and_passes_one_in_a_free_form_map_does_not() {
+        assert!(schema().check(&json!({"katib": {"enabled": null}, "global": {"nodeSelector": null}})).is_ok());
+        let e = schema().check(&json!({"global": {"nodeSelector": {"gpu": null}}})).unwrap_err();
+        assert!(e.to_string().contains("global.nodeSelector.gpu"), "{e}");
     }
 
     #[test]
