@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::cluster::Cluster;
+
 use kfctl::catalog::attribute::attribute_prerendered;
 use kfctl::catalog::{Catalog, RenderedObject};
 use kfctl::cluster::api::{ApiClient, ResourcePath, Target};
@@ -10,19 +12,15 @@ use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::object::{ObjectRef, crd_kinds};
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::progress::{Event, Progress, RecordingProgress};
-use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
-use kfctl::cluster::retry::{Backoff, TransportKind};
+use kfctl::cluster::record::{InstallMeta, RECORD_NAMESPACE};
+use kfctl::cluster::retry::TransportKind;
 use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::{ClusterError, InstallOptions, install};
 use kfctl::exit::{Code, ExitStatus};
-use kfctl_testapi::{
-    FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig, TestApiServer,
-};
+use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
 fn example() -> Vec<Value> {
     let path = common::example_golden();
@@ -49,52 +47,9 @@ fn without_ca_injection(docs: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
-/// A server plus a kubeconfig file pointing at it.
-struct Cluster {
-    server: TestApiServer,
-    _dir: TempDir,
-    kubeconfig: PathBuf,
-}
-
 impl Cluster {
-    fn start(config: TestApiConfig) -> Cluster {
-        let server = TestApiServer::start(config);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        Cluster { server, _dir: dir, kubeconfig }
-    }
-
-    fn target(&self) -> Target {
-        Target { kubeconfig: Some(self.kubeconfig.clone()), context: None }
-    }
-
     fn options(&self) -> InstallOptions {
-        let meta = InstallMeta {
-            profile: "kind".into(),
-            upstream_version: "v1.11.0".into(),
-            upstream_digest: "sha256:test".into(),
-            values_digest: "sha256:values".into(),
-        };
-        let mut o = InstallOptions::new(self.target(), meta);
-        o.timeout = Duration::from_secs(30);
-        o.poll_interval = Duration::from_millis(20);
-        o.backoff = Backoff { initial: Duration::from_millis(10), max: Duration::from_millis(200) };
-        o.crd_grace = Duration::from_secs(5);
-        o
-    }
-
-    fn patches(&self) -> Vec<(String, Vec<u8>)> {
-        self.server.requests().into_iter().filter(|r| r.method == "PATCH").map(|r| (r.path, r.body)).collect()
-    }
-
-    fn record(&self) -> Option<InstallRecord> {
-        let key = ObjectKey::new("", "configmaps", Some(RECORD_NAMESPACE), RECORD_NAME);
-        self.server.object(&key).map(|cm| InstallRecord::from_configmap(&cm).unwrap())
-    }
-
-    fn has(&self, group: &str, resource: &str, namespace: Option<&str>, name: &str) -> bool {
-        self.server.object(&ObjectKey::new(group, resource, namespace, name)).is_some()
+        self.options_for("kind", "v1.11.0")
     }
 }
 

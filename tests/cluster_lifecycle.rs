@@ -4,67 +4,28 @@
 
 mod common;
 
+use common::cluster::Cluster;
+
 use kfctl::catalog::RenderedObject;
 use kfctl::catalog::attribute::attribute_prerendered;
-use kfctl::cluster::api::{ApiClient, ResourcePath, Target};
+use kfctl::cluster::api::{ApiClient, ResourcePath};
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::progress::RecordingProgress;
-use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
-use kfctl::cluster::retry::Backoff;
+use kfctl::cluster::record::RECORD_NAMESPACE;
 use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::upgrade::{Change, change_plan};
 use kfctl::cluster::{ClusterError, InstallOptions, install};
-use kfctl_testapi::{
-    FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig, TestApiServer,
-};
+use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::time::Duration;
-use tempfile::TempDir;
-
-struct Cluster {
-    server: TestApiServer,
-    _dir: TempDir,
-    kubeconfig: PathBuf,
-}
 
 impl Cluster {
-    fn start(config: TestApiConfig) -> Cluster {
-        let server = TestApiServer::start(config);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        Cluster { server, _dir: dir, kubeconfig }
-    }
-
-    fn target(&self) -> Target {
-        Target { kubeconfig: Some(self.kubeconfig.clone()), context: None }
-    }
-
     fn options(&self, version: &str) -> InstallOptions {
-        let meta = InstallMeta {
-            profile: "multi-tenant".into(),
-            upstream_version: version.into(),
-            upstream_digest: "sha256:test".into(),
-            values_digest: "sha256:values".into(),
-        };
-        let mut o = InstallOptions::new(self.target(), meta);
+        let mut o = self.options_for("multi-tenant", version);
         o.timeout = Duration::from_secs(60);
-        o.poll_interval = Duration::from_millis(20);
-        o.backoff = Backoff { initial: Duration::from_millis(10), max: Duration::from_millis(200) };
-        o.crd_grace = Duration::from_secs(5);
         o.lock_wait = Duration::from_secs(20);
         o
-    }
-
-    fn record(&self) -> Option<InstallRecord> {
-        let key = ObjectKey::new("", "configmaps", Some(RECORD_NAMESPACE), RECORD_NAME);
-        self.server.object(&key).map(|cm| InstallRecord::from_configmap(&cm).unwrap())
-    }
-
-    fn has(&self, group: &str, resource: &str, namespace: Option<&str>, name: &str) -> bool {
-        self.server.object(&ObjectKey::new(group, resource, namespace, name)).is_some()
     }
 
     /// Every stored object but leases, with its resourceVersion.

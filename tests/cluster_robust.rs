@@ -7,59 +7,29 @@
 
 mod common;
 
+use common::cluster::Cluster;
+
 use kfctl::catalog::attribute::attribute_prerendered;
 use kfctl::catalog::{self, Catalog, RenderRequest, RenderedObject};
-use kfctl::cluster::api::Target;
 use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::progress::RecordingProgress;
-use kfctl::cluster::record::{InstallMeta, RECORD_NAME, RECORD_NAMESPACE};
-use kfctl::cluster::retry::Backoff;
+use kfctl::cluster::record::{RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::{DryRun, InstallOptions, install};
 use kfctl::source::MirrorResolver;
-use kfctl_testapi::{
-    FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig, TestApiServer,
-};
+use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use kube::core::params::{Patch, PatchParams};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
-
-/// A server plus a kubeconfig file pointing at it.
-struct Cluster {
-    server: TestApiServer,
-    dir: TempDir,
-    kubeconfig: PathBuf,
-}
 
 impl Cluster {
-    fn start(config: TestApiConfig) -> Cluster {
-        let server = TestApiServer::start(config);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        Cluster { server, dir, kubeconfig }
-    }
-
-    fn target(&self) -> Target {
-        Target { kubeconfig: Some(self.kubeconfig.clone()), context: None }
-    }
-
     fn options(&self) -> InstallOptions {
-        let meta = InstallMeta {
-            profile: "minimal".into(),
-            upstream_version: "v1.11.0".into(),
-            upstream_digest: "sha256:test".into(),
-            values_digest: "sha256:values".into(),
-        };
-        let mut o = InstallOptions::new(self.target(), meta);
+        let mut o = self.options_for("minimal", "v1.11.0");
         o.timeout = Duration::from_secs(120);
-        o.poll_interval = Duration::from_millis(20);
-        o.backoff = Backoff { initial: Duration::from_millis(10), max: Duration::from_millis(200) };
         o.crd_grace = Duration::from_secs(10);
         o
     }

@@ -9,6 +9,8 @@
 //! with the reason, never as passed.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::path::{Path, PathBuf};
 
 /// The repository root.

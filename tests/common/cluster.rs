@@ -1,0 +1,66 @@
+//! A test API server with a kubeconfig file pointing at it, for the cluster tests
+//! (`cluster_install`, `cluster_lifecycle`, `cluster_robust`). The server is
+//! `kfctl_testapi::TestApiServer`, the in-repo test double of a Kubernetes API server; nothing
+//! here talks to a real cluster.
+
+use kfctl::cluster::InstallOptions;
+use kfctl::cluster::api::Target;
+use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
+use kfctl::cluster::retry::Backoff;
+use kfctl_testapi::{ObjectKey, TestApiConfig, TestApiServer};
+use std::path::PathBuf;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// A server plus a kubeconfig file (in `dir`) pointing at it.
+pub struct Cluster {
+    pub server: TestApiServer,
+    pub dir: TempDir,
+    pub kubeconfig: PathBuf,
+}
+
+impl Cluster {
+    pub fn start(config: TestApiConfig) -> Cluster {
+        let server = TestApiServer::start(config);
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        Cluster { server, dir, kubeconfig }
+    }
+
+    pub fn target(&self) -> Target {
+        Target { kubeconfig: Some(self.kubeconfig.clone()), context: None }
+    }
+
+    /// Install options for a run of `profile` at `version`, with the tests' fast timings: polls
+    /// every 20 ms, retries after 10–200 ms, a 30 s deadline and a 5 s CRD grace.
+    pub fn options_for(&self, profile: &str, version: &str) -> InstallOptions {
+        let meta = InstallMeta {
+            profile: profile.into(),
+            upstream_version: version.into(),
+            upstream_digest: "sha256:test".into(),
+            values_digest: "sha256:values".into(),
+        };
+        let mut o = InstallOptions::new(self.target(), meta);
+        o.timeout = Duration::from_secs(30);
+        o.poll_interval = Duration::from_millis(20);
+        o.backoff = Backoff { initial: Duration::from_millis(10), max: Duration::from_millis(200) };
+        o.crd_grace = Duration::from_secs(5);
+        o
+    }
+
+    /// The install record, if one is stored.
+    pub fn record(&self) -> Option<InstallRecord> {
+        let key = ObjectKey::new("", "configmaps", Some(RECORD_NAMESPACE), RECORD_NAME);
+        self.server.object(&key).map(|cm| InstallRecord::from_configmap(&cm).unwrap())
+    }
+
+    pub fn has(&self, group: &str, resource: &str, namespace: Option<&str>, name: &str) -> bool {
+        self.server.object(&ObjectKey::new(group, resource, namespace, name)).is_some()
+    }
+
+    /// Every PATCH the server received: path and body.
+    pub fn patches(&self) -> Vec<(String, Vec<u8>)> {
+        self.server.requests().into_iter().filter(|r| r.method == "PATCH").map(|r| (r.path, r.body)).collect()
+    }
+}
