@@ -739,6 +739,7 @@ fn edge_prepared() -> Prepared {
         values: json!({}),
         example: false,
         warnings: Vec::new(),
+        changes: Default::default(),
     };
     let pod = |image: &str| json!({"containers": [{"name": "main", "image": image}]});
     let katib = vec![

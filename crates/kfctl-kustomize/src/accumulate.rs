@@ -59,11 +59,19 @@ impl Accumulated {
 pub struct Accumulator<'a> {
     loader: &'a Loader,
     chain: Vec<PathBuf>,
+    /// [`crate::BuildOptions::strict_patches`], for the in-memory kustomization only.
+    strict_patches: bool,
 }
 
 impl<'a> Accumulator<'a> {
     pub fn new(loader: &'a Loader) -> Self {
-        Accumulator { loader, chain: Vec::new() }
+        Accumulator { loader, chain: Vec::new(), strict_patches: false }
+    }
+
+    /// Refuse `patches` entries of the in-memory kustomization that select nothing.
+    pub fn strict_patches(mut self, on: bool) -> Self {
+        self.strict_patches = on;
+        self
     }
 
     /// Accumulate the folder being built into a fresh accumulator. Like kustomize, this may be
@@ -78,7 +86,7 @@ impl<'a> Accumulator<'a> {
         super::unsupported::check(k, dir)?;
         let mut acc = Accumulated::default();
         self.chain.push(dir.to_path_buf());
-        let result = self.run_directives(dir, dir, k, &mut acc);
+        let result = self.run_directives(dir, dir, k, &mut acc, self.strict_patches);
         self.chain.pop();
         result.map(|()| acc)
     }
@@ -92,13 +100,21 @@ impl<'a> Accumulator<'a> {
         let (path, k) = self.loader.kustomization(&dir)?;
         check_kind(&path, &k, role)?;
         self.chain.push(dir.clone());
-        let result = self.run_directives(&dir, &path, &k, &mut acc);
+        let result = self.run_directives(&dir, &path, &k, &mut acc, false);
         self.chain.pop();
         result.map(|()| (k, acc))
     }
 
-    /// The directives of kustomization `k` in `dir`; `origin` is its file (named in errors).
-    fn run_directives(&mut self, dir: &Path, origin: &Path, k: &Kustomization, acc: &mut Accumulated) -> Result<()> {
+    /// The directives of kustomization `k` in `dir`; `origin` is its file (named in errors);
+    /// `strict`: its `patches` must each select something.
+    fn run_directives(
+        &mut self,
+        dir: &Path,
+        origin: &Path,
+        k: &Kustomization,
+        acc: &mut Accumulated,
+        strict: bool,
+    ) -> Result<()> {
         let cx = plugins::Context { dir, origin, loader: self.loader };
         for entry in k.resources.iter().chain(&k.bases) {
             self.resource_entry(dir, entry, acc)?;
@@ -120,7 +136,7 @@ impl<'a> Accumulator<'a> {
             let (_, with_component) = self.target(&path, std::mem::take(acc), Role::Component)?;
             *acc = with_component;
         }
-        run_transformers(acc, k, dir, self.loader)?;
+        run_transformers(acc, k, dir, self.loader, strict)?;
         plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx)?;
         for var in &k.vars {
             builtins::vars::bind(&mut acc.resources, var)?;
@@ -208,12 +224,15 @@ pub fn push_objects(mut doc: Value, origin: &str, out: &mut Vec<Resource>) -> Re
 }
 
 /// The builtin transformers in kustomize's order.
-fn run_transformers(acc: &mut Accumulated, k: &Kustomization, dir: &Path, loader: &Loader) -> Result<()> {
+fn run_transformers(acc: &mut Accumulated, k: &Kustomization, dir: &Path, loader: &Loader, strict: bool) -> Result<()> {
     use builtins::*;
     let res = &mut acc.resources;
     let cfg = &acc.config;
     patches::strategic_merge_files(res, &k.patches_strategic_merge, dir, loader)?;
-    patches::patches(res, &k.patches, dir, loader)?;
+    match strict {
+        true => patches::patches_strict(res, &k.patches, dir, loader)?,
+        false => patches::patches(res, &k.patches, dir, loader)?,
+    }
     if let Some(ns) = k.namespace.as_deref().filter(|ns| !ns.is_empty()) {
         namespace::apply(res, ns, cfg)?;
     }

@@ -33,6 +33,8 @@ pub enum KustomizeError {
     DuplicateId { id: Box<ResId>, origin: String },
     #[error("{context}: {message}")]
     Transform { context: String, message: String },
+    #[error("patches entry {index} (counting from 0): {message}")]
+    TopPatch { index: usize, message: String },
     #[error("{context}: {source}")]
     Merge { context: String, source: super::merge::MergeError },
 }

@@ -42,6 +42,55 @@ pub fn split_path(path: &str, delimiter: char) -> Vec<String> {
     parts
 }
 
+/// kyaml's `SmarterPathSplitter`: split on `.` (a `\.` is a literal dot, kyaml's
+/// `PathSplitter`); an element opening a bracket that a later one closes is joined up to it,
+/// kept in brackets when it is a list match (`[name=x.y]`), else unbracketed
+/// (`[cert-manager.io/inject-ca-from]`).
+pub fn split_field_path(path: &str) -> Vec<String> {
+    let split = escaped_split(path, '.');
+    let mut result = Vec::new();
+    let mut i = 0;
+    while i < split.len() {
+        let elem = &split[i];
+        if elem.starts_with('[') && !elem.ends_with(']') {
+            let mut bracketed = vec![elem.clone()];
+            while i < split.len() - 1 {
+                i += 1;
+                bracketed.push(split[i].clone());
+                if split[i].ends_with(']') {
+                    break;
+                }
+            }
+            let joined = bracketed.join(".");
+            match joined.contains('=') {
+                true => result.push(joined),
+                false => result.push(joined.trim_matches(|c| c == '[' || c == ']').to_string()),
+            }
+        } else {
+            result.push(elem.clone());
+        }
+        i += 1;
+    }
+    result.retain(|s| !s.is_empty());
+    result
+}
+
+/// kyaml's `PathSplitter`: split on `delimiter`, a part ending in `\` joining the next.
+fn escaped_split(path: &str, delimiter: char) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for piece in path.split(delimiter) {
+        match parts.last_mut() {
+            Some(last) if last.ends_with('\\') => {
+                last.pop();
+                last.push(delimiter);
+                last.push_str(piece);
+            }
+            _ => parts.push(piece.to_string()),
+        }
+    }
+    parts
+}
+
 /// Parse a field-spec path (`/`-separated).
 pub fn parse(path: &str) -> Vec<Segment> {
     parse_with(path, '/')

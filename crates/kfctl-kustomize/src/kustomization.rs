@@ -6,7 +6,7 @@
 //! Fields kustomize knows but kfctl-rs does not implement are parsed so that
 //! [`crate::unsupported`] can refuse them by name.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -85,14 +85,18 @@ pub struct LabelSet {
     pub fields: Vec<FieldSpec>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Image {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub new_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub new_tag: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
     /// kustomize accepts `tagSuffix` in newer versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tag_suffix: Option<String>,
 }
 
@@ -104,33 +108,36 @@ pub struct Replica {
 }
 
 /// A patch: inline (`patch`) or from a file (`path`), with an optional target selector.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Patch {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<Selector>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, bool>,
 }
 
 /// kustomize's target selector. Name and namespace are anchored regular expressions.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Selector {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub version: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub namespace: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub label_selector: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub annotation_selector: String,
 }
 
@@ -211,12 +218,14 @@ pub struct VarFieldRef {
 }
 
 /// A `replacements:` entry: inline, or `path:` to a file of replacements.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplacementEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Value>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<Value>,
 }
 

@@ -39,11 +39,20 @@ use std::sync::Arc;
 pub struct BuildOptions {
     pub remote: Arc<dyn RemoteResolver>,
     pub restriction: LoadRestriction,
+    /// Stricter than kustomize, for kfctl-rs profiles: in the in-memory kustomization of
+    /// [`build_kustomization`], a `patches` entry whose target selects no object (or whose
+    /// untargeted strategic merge patch finds none) is [`KustomizeError::TopPatch`], naming the
+    /// entry. Never changes the output, only refuses. Nested kustomizations are not affected.
+    pub strict_patches: bool,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions { remote: Arc::new(crate::remote::NoRemote), restriction: LoadRestriction::RootOnly }
+        BuildOptions {
+            remote: Arc::new(crate::remote::NoRemote),
+            restriction: LoadRestriction::RootOnly,
+            strict_patches: false,
+        }
     }
 }
 
@@ -64,7 +73,8 @@ pub fn build_kustomization(
 ) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm_entries(&loader, dir, kustomization);
-    let acc = accumulate::Accumulator::new(&loader).in_memory(dir, kustomization)?;
+    let acc =
+        accumulate::Accumulator::new(&loader).strict_patches(options.strict_patches).in_memory(dir, kustomization)?;
     finish(kustomization.clone(), acc)
 }
 

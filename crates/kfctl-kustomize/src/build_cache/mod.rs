@@ -82,7 +82,9 @@ pub fn build_kustomization(
     let material = format!("in-memory\0{}\0{kustomization:?}", dir.display());
     cached(settings, &material, options, |loader| {
         prefetch::warm_entries(loader, dir, kustomization);
-        let acc = accumulate::Accumulator::new(loader).in_memory(dir, kustomization)?;
+        let acc = accumulate::Accumulator::new(loader)
+            .strict_patches(options.strict_patches)
+            .in_memory(dir, kustomization)?;
         crate::finish(kustomization.clone(), acc)
     })
 }
@@ -121,12 +123,13 @@ fn cached(
 /// The entry name: everything that decides the build besides the files it reads.
 fn entry_key(settings: &CacheSettings, material: &str, options: &BuildOptions) -> String {
     let text = format!(
-        "{FORMAT}\0{}\0{}\0{}\0{:?}\0{:?}\0{material}",
+        "{FORMAT}\0{}\0{}\0{}\0{:?}\0{:?}\0{}\0{material}",
         env!("CARGO_PKG_VERSION"),
         settings.version,
         executable_identity(),
         options.restriction,
         options.remote.cache_identity(),
+        options.strict_patches,
     );
     sha256_hex(text.as_bytes())
 }

@@ -93,6 +93,41 @@ pub fn patches(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &L
     Ok(())
 }
 
+/// `patches`, stricter than kustomize (kfctl-rs profiles): an entry whose target selects no
+/// object is an error, where kustomize silently does nothing; every error of an entry is
+/// [`KustomizeError::TopPatch`], naming the entry by position.
+pub fn patches_strict(resources: &mut ResMap, entries: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
+    for (index, entry) in entries.iter().enumerate() {
+        let wrap = |e: KustomizeError| KustomizeError::TopPatch { index, message: e.to_string() };
+        if let Some(target) = &entry.target
+            && resources.select(target).map_err(wrap)?.is_empty()
+        {
+            let message = format!(
+                "its target ({}) selects no object; kustomize would silently do nothing, kfctl-rs refuses: fix the target or remove the patch",
+                describe_selector(target)
+            );
+            return Err(KustomizeError::TopPatch { index, message });
+        }
+        patches(resources, std::slice::from_ref(entry), dir, loader).map_err(wrap)?;
+    }
+    Ok(())
+}
+
+/// A selector as `kind=Deployment, name=x`, its set fields only.
+fn describe_selector(s: &Selector) -> String {
+    let fields = [
+        ("group", &s.group),
+        ("version", &s.version),
+        ("kind", &s.kind),
+        ("name", &s.name),
+        ("namespace", &s.namespace),
+        ("labelSelector", &s.label_selector),
+        ("annotationSelector", &s.annotation_selector),
+    ];
+    let set: Vec<String> = fields.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect();
+    if set.is_empty() { "empty: every object".into() } else { set.join(", ") }
+}
+
 /// `patchesJson6902`: JSON 6902 operations (JSON or YAML), a target required.
 pub fn json6902(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
     for entry in patches {

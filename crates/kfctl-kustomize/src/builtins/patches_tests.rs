@@ -243,3 +243,22 @@ fn patches_json6902_needs_a_target() {
     let err = json6902(&mut resources(), &[entry("patch: '[]'")], dir.path(), &loader()).unwrap_err();
     assert!(err.to_string().contains("must specify a target"), "{err}");
 }
+
+#[test]
+fn strict_patches_refuse_a_target_that_selects_nothing_naming_the_entry() {
+    let mut map = resources();
+    let dir = tempfile::tempdir().unwrap();
+    let ok = entry(
+        "target: {kind: Deployment, name: web}\npatch: '[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 3}]'\n",
+    );
+    let none = entry(
+        "target: {kind: Deployment, name: nope}\npatch: '[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 3}]'\n",
+    );
+    patches(&mut map, std::slice::from_ref(&none), dir.path(), &loader()).expect("kustomize does nothing");
+    let e = patches_strict(&mut map, &[ok, none], dir.path(), &loader()).unwrap_err();
+    assert!(
+        matches!(&e, KustomizeError::TopPatch { index: 1, message } if message.contains("(kind=Deployment, name=nope) selects no object")),
+        "{e}"
+    );
+    assert_eq!(find(&map, "web")["spec"]["replicas"], json!(3));
+}

@@ -22,7 +22,7 @@
 
 use super::patches::kid;
 use crate::error::{KustomizeError, Result};
-use crate::fieldpath::{scalar_text, split_path};
+use crate::fieldpath::{scalar_text, split_field_path};
 use crate::kustomization::{ReplacementEntry, Selector};
 use crate::loader::Loader;
 use crate::resmap::{LabelSelector, ResMap};
@@ -173,19 +173,6 @@ fn source_value(resources: &ResMap, source: &SourceSelector) -> Result<Value> {
         .filter(|v| !is_nil_or_empty(v))
         .ok_or_else(|| error(format!("fieldPath `{field_path}` is missing for replacement source {}", kid(&id))))?;
     refine(value, source.options.as_ref())
-}
-
-/// kyaml's `SmarterPathSplitter`: split on `.` outside brackets; brackets stay around list
-/// matches (`[name=x]`) and are dropped around plain keys (`[cert-manager.io/inject-ca-from]`).
-pub(super) fn split_field_path(path: &str) -> Vec<String> {
-    split_path(path, '.')
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .map(|s| match s.strip_prefix('[').and_then(|i| i.strip_suffix(']')) {
-            Some(inner) if !inner.contains('=') => inner.to_string(),
-            _ => s,
-        })
-        .collect()
 }
 
 fn is_nil_or_empty(v: &Value) -> bool {

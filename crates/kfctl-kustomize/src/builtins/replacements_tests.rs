@@ -167,6 +167,7 @@ fn bracketed_keys_without_equals_are_plain_keys() {
         ["metadata", "annotations", "cert-manager.io/inject-ca-from"]
     );
     assert_eq!(split_field_path("spec.containers.[name=a.b].image"), ["spec", "containers", "[name=a.b]", "image"]);
+    assert_eq!(split_field_path(r"metadata.annotations.example\.com/x"), ["metadata", "annotations", "example.com/x"]);
 }
 
 #[test]

@@ -24,7 +24,7 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
         LoadRestrictor::RootOnly => LoadRestriction::RootOnly,
         LoadRestrictor::None => LoadRestriction::None,
     };
-    let resources = kfctl_kustomize::build(&args.dir, &BuildOptions { remote, restriction })?;
+    let resources = kfctl_kustomize::build(&args.dir, &BuildOptions { remote, restriction, strict_patches: false })?;
     match &args.output {
         Some(folder) if folder.is_dir() => write_individual_files(folder, &resources)?,
         Some(file) => write_atomically(file, kfctl_yaml::to_yaml_stream(&kfctl_kustomize::objects(&resources)))?,

@@ -3,6 +3,7 @@
 //! - [`component`]: the catalog (`charts/`), hand-written metadata naming upstream folders;
 //! - [`profile`]: which components and variants a profile enables, and the kustomization
 //!   whose real `kustomize build` is that profile's default render (the 1:1 contract);
+//! - [`changes`]: a profile file's own `resources`, `patches`, `images` and `replacements`;
 //! - [`values`] and [`schema`]: Helm-style values layering and checking;
 //! - [`docs`]: what every key of the values does (comments, schema descriptions, READMEs);
 //! - [`credentials`]: upstream's well-known demo login, the one place it is known;
@@ -13,6 +14,7 @@
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
 pub mod attribute;
+pub mod changes;
 pub mod component;
 pub mod credentials;
 pub mod docs;
@@ -60,6 +62,8 @@ pub enum CatalogError {
     Set(#[from] values::SetError),
     #[error(transparent)]
     Registry(#[from] images::RegistryError),
+    #[error("{file}: {entry}: {message}")]
+    OwnChange { file: String, entry: String, message: String },
     #[error("{path}: cannot read values file: {message}")]
     ValuesFile { path: String, message: String },
     #[error(transparent)]

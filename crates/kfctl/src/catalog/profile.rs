@@ -13,6 +13,7 @@
 //! as that tree's own `example/kustomization.yaml`.
 
 use super::CatalogError;
+use super::changes::{OwnChanges, RawChanges};
 use super::component::Catalog;
 use super::embedded;
 use indexmap::IndexMap;
@@ -50,6 +51,21 @@ pub struct ProfileFile {
     /// The profile is upstream's `example/` (not inherited through `extends`).
     #[serde(default)]
     pub example: bool,
+    /// kustomize `resources` (relative to the profile file), see [`super::changes`].
+    #[serde(default)]
+    pub resources: Vec<Value>,
+    /// kustomize `patches` (strategic merge or JSON 6902, with targets).
+    #[serde(default)]
+    pub patches: Vec<Value>,
+    /// kustomize `images`.
+    #[serde(default)]
+    pub images: Vec<Value>,
+    /// kustomize `replacements` (inline).
+    #[serde(default)]
+    pub replacements: Vec<Value>,
+    /// The four keys above checked and resolved, with those of the profiles it extends.
+    #[serde(skip)]
+    pub changes: OwnChanges,
 }
 
 /// A profile's component choices for the releases a requirement matches.
@@ -75,6 +91,8 @@ pub struct Resolved {
     pub example: bool,
     /// What the render should say once (an unknown upstream's unattributed entries).
     pub warnings: Vec<String>,
+    /// The profile's own kustomize changes, applied at its kustomization ([`super::changes`]).
+    pub changes: OwnChanges,
 }
 
 /// Names of the built-in profiles.
@@ -83,14 +101,15 @@ pub fn builtin_names() -> Vec<&'static str> {
 }
 
 fn load_file(name_or_path: &str, release: Option<&str>) -> Result<ProfileFile, CatalogError> {
-    let (origin, text) = if let Some(text) = embedded::file(&format!("profiles/{name_or_path}.yaml")) {
-        (format!("profile {name_or_path}"), text.to_string())
+    let (origin, text, dir) = if let Some(text) = embedded::file(&format!("profiles/{name_or_path}.yaml")) {
+        (format!("profile {name_or_path}"), text.to_string(), None)
     } else if name_or_path.contains('/') || name_or_path.ends_with(".yaml") || Path::new(name_or_path).is_file() {
         let text = std::fs::read_to_string(name_or_path).map_err(|e| CatalogError::Data {
             path: name_or_path.into(),
             message: format!("cannot read profile file: {e}"),
         })?;
-        (name_or_path.to_string(), text)
+        let dir = Path::new(name_or_path).parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+        (name_or_path.to_string(), text, dir.map(Path::to_path_buf))
     } else {
         return Err(CatalogError::UnknownProfile { name: name_or_path.into(), known: builtin_names().join(", ") });
     };
@@ -104,6 +123,13 @@ fn load_file(name_or_path: &str, release: Option<&str>) -> Result<ProfileFile, C
     if let Some(release) = release {
         apply_release_choices(&mut file, release, &origin)?;
     }
+    let raw = RawChanges {
+        resources: std::mem::take(&mut file.resources),
+        patches: std::mem::take(&mut file.patches),
+        images: std::mem::take(&mut file.images),
+        replacements: std::mem::take(&mut file.replacements),
+    };
+    file.changes = OwnChanges::read(&raw, &origin, dir.as_deref())?;
     Ok(file)
 }
 
@@ -152,6 +178,7 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
         values: merged.values,
         example: merged.example,
         warnings: Vec::new(),
+        changes: merged.changes,
     };
     resolved.apply_provides(catalog);
     Ok(resolved)
@@ -178,6 +205,7 @@ fn load_chain(name_or_path: &str, release: Option<&str>, chain: &mut Vec<String>
         }
     }
     super::values::merge(&mut base.values, &file.values);
+    base.changes.extend(file.changes);
     Ok(ProfileFile {
         name: file.name,
         description: file.description,
@@ -188,6 +216,11 @@ fn load_chain(name_or_path: &str, release: Option<&str>, chain: &mut Vec<String>
         values: base.values,
         releases: IndexMap::new(),
         example: file.example,
+        resources: Vec::new(),
+        patches: Vec::new(),
+        images: Vec::new(),
+        replacements: Vec::new(),
+        changes: base.changes,
     })
 }
 
@@ -253,6 +286,7 @@ impl Resolved {
             k.resources.extend(def.paths(variant)?.iter().map(|p| format!("../{p}")));
             k.components.extend(def.kustomize_components.iter().map(|p| format!("../{p}")));
         }
+        self.changes.apply_to(&mut k);
         Ok(k)
     }
 
@@ -272,8 +306,20 @@ impl Resolved {
     }
 }
 
-/// The kustomization as YAML text, for `kfctl-rs profile kustomization`.
+/// The kustomization as YAML text, for `kfctl-rs profile kustomization`. A profile's
+/// `resources` files are absolute paths outside its folder: a comment says how to build it.
 pub fn kustomization_yaml(k: &Kustomization) -> String {
+    let outside = k.resources.iter().any(|r| Path::new(r).is_absolute() && Path::new(r).is_file());
+    let note = match outside {
+        true => {
+            "# The profile's `resources` name files outside this folder: build with\n# kustomize build --load-restrictor LoadRestrictionsNone\n"
+        }
+        false => "",
+    };
+    format!("{note}{}", kustomization_doc(k))
+}
+
+fn kustomization_doc(k: &Kustomization) -> String {
     let mut doc = serde_json::json!({
         "apiVersion": k.api_version,
         "kind": k.kind,
@@ -281,6 +327,16 @@ pub fn kustomization_yaml(k: &Kustomization) -> String {
     });
     if !k.components.is_empty() {
         doc["components"] = serde_json::json!(k.components);
+    }
+    let to_value = |v: Result<Value, serde_json::Error>| v.unwrap_or_default();
+    if !k.patches.is_empty() {
+        doc["patches"] = to_value(serde_json::to_value(&k.patches));
+    }
+    if !k.images.is_empty() {
+        doc["images"] = to_value(serde_json::to_value(&k.images));
+    }
+    if !k.replacements.is_empty() {
+        doc["replacements"] = to_value(serde_json::to_value(&k.replacements));
     }
     if let Some(sort) = &k.sort_options {
         let legacy = sort.legacy_sort_options.as_ref();

@@ -23,8 +23,8 @@ use super::schema::Schema;
 use super::strvals::{self, SetFlag};
 use super::{CatalogError, images, values};
 use crate::source::RemoteResolver;
-use kfctl_kustomize::BuildOptions;
 use kfctl_kustomize::kustomization::Kustomization;
+use kfctl_kustomize::{BuildOptions, LoadRestriction};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -207,7 +207,9 @@ fn default_render(
         Some(example) if profile.example && req.components.is_empty() => {
             let tags = example.resources.iter().chain(&example.components);
             let tags = tags.filter_map(|a| Some((a.entry.clone(), a.component.clone()?.0))).collect();
-            (example.kustomization.clone(), req.manifests_dir.join("example"), tags)
+            let mut k = example.kustomization.clone();
+            profile.changes.apply_to(&mut k);
+            (k, req.manifests_dir.join("example"), tags)
         }
         Some(example) => {
             let (k, tags) = unknown_tree_kustomization(profile, catalog, &req.manifests_dir, example)?;
@@ -215,8 +217,14 @@ fn default_render(
         }
         None => (profile.kustomization(catalog)?, req.manifests_dir.join("kfctl-profile"), Vec::new()),
     };
-    let options = BuildOptions { remote: req.remote.clone(), ..BuildOptions::default() };
-    let resources = crate::render_cache::build_kustomization(&dir, &k, &options)?;
+    let restriction = match profile.changes.has_files() {
+        true => LoadRestriction::None,
+        false => LoadRestriction::RootOnly,
+    };
+    let options = BuildOptions { remote: req.remote.clone(), restriction, strict_patches: true };
+    let first_own_patch = k.patches.len() - profile.changes.patches.len();
+    let resources = crate::render_cache::build_kustomization(&dir, &k, &options)
+        .map_err(|e| profile.changes.explain(e, first_own_patch))?;
     let tag_of = |entry: &str| match example {
         Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),
         None => profile.component_of_entry(entry, catalog),
@@ -272,6 +280,7 @@ fn unknown_tree_kustomization(
         k.resources.extend(resources);
         k.components.extend(components);
     }
+    k.resources.extend(profile.changes.resources.iter().cloned());
     Ok((k, tags))
 }
 

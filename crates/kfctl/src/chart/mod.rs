@@ -55,7 +55,9 @@ pub enum ChartError {
         #[source]
         source: params::PointError,
     },
-    #[error("{object}: belongs to no component of the profile, so no chart can hold it")]
+    #[error(
+        "{object}: belongs to no component of the profile, so no chart can hold it (a profile's own `resources` are not exported; apply them beside the chart)"
+    )]
     NoComponent { object: String },
     #[error(
         "chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)"
