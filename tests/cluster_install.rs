@@ -51,6 +51,15 @@ impl Cluster {
     fn options(&self) -> InstallOptions {
         self.options_for("kind", "v1.11.0")
     }
+
+    /// For the whole platform (~650 objects), which takes 10–30 s in a debug build beside the
+    /// other tests: these tests are about one pass with nothing refused, not speed (that is
+    /// the benchmark's), so the deadline is wide.
+    fn platform_options(&self) -> InstallOptions {
+        let mut o = self.options();
+        o.timeout = Duration::from_secs(180);
+        o
+    }
 }
 
 /// cert-manager's controller and cainjector, as status rules.
@@ -181,7 +190,7 @@ async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothin
     let cluster = Cluster::start(cert_manager_rules(TestApiConfig::default()));
     let docs = without_ca_injection(example());
     let mut progress = RecordingProgress::default();
-    let report = install(tagged(docs.clone()), cluster.options(), &mut progress).await.unwrap();
+    let report = install(tagged(docs.clone()), cluster.platform_options(), &mut progress).await.unwrap();
     assert_eq!((report.applied, report.waves_done), (653, report.waves_total));
     let record = cluster.record().unwrap();
     assert!(record.is_complete());
@@ -201,7 +210,7 @@ async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothin
     };
     let before = versions(&cluster);
     cluster.server.clear_requests();
-    install(tagged(docs), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(docs), cluster.platform_options(), &mut RecordingProgress::default()).await.unwrap();
     let second = cluster.patches();
     assert_eq!(second.len(), first.len(), "a re-run applies each object once and writes no record");
     let mut a = first.clone();
@@ -649,11 +658,7 @@ async fn whole_platform_installs_in_one_pass_with_webhooks_simulated() {
     }
     let cluster = Cluster::start(config);
     let mut progress = RecordingProgress::default();
-    // ~650 objects take 10–30 s in a debug build beside the other tests: the point here is one
-    // pass with no write refused, not speed (that is the benchmark's), so the deadline is wide.
-    let mut options = cluster.options();
-    options.timeout = Duration::from_secs(180);
-    let report = install(tagged(example()), options, &mut progress).await.unwrap();
+    let report = install(tagged(example()), cluster.platform_options(), &mut progress).await.unwrap();
     assert_eq!(report.waves_done, report.waves_total);
     let refused: Vec<String> = cluster
         .server
