@@ -330,4 +330,22 @@ mod tests {
         assert_eq!(json.pointer("/properties/katib/properties/replicas/properties/katib-ui/minimum").unwrap(), 0);
         assert_eq!(json.pointer("/properties/global/description").unwrap(), "global");
     }
+
+    #[test]
+    fn formats_accept_their_kind_and_name_the_value_otherwise() {
+        assert!(DNS_SUBDOMAIN_OR_EMPTY.matches("") && DNS_SUBDOMAIN_OR_EMPTY.matches("fast.ssd-1"));
+        for bad in ["Fast", "a_b", "-a", "a.", &"a".repeat(254)] {
+            assert!(!DNS_SUBDOMAIN_OR_EMPTY.matches(bad), "{bad}");
+        }
+        assert!(DNS_LABEL_OR_EMPTY.matches("team-a") && !DNS_LABEL_OR_EMPTY.matches("a.b"));
+        assert!(!DNS_LABEL_OR_EMPTY.matches(&"a".repeat(64)));
+        assert!(EMAIL.matches("a.b@c.io") && !EMAIL.matches("a@b") && !EMAIL.matches("a b@c.io"));
+        let hash = "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72";
+        assert!(BCRYPT_OR_EMPTY.matches(hash) && BCRYPT_OR_EMPTY.matches(&hash.replace("$2y", "$2b")));
+        assert!(!BCRYPT_OR_EMPTY.matches("12341234") && !BCRYPT_OR_EMPTY.matches(&hash.replace("$2y", "$1")));
+        let schema = Schema::Pattern(EMAIL);
+        let e = schema.check(&json!("nope")).unwrap_err().to_string();
+        assert!(e.starts_with("values: `` must be an email address"), "{e}");
+        assert_eq!(schema.to_json_schema(&|_| None)["pattern"], EMAIL.pattern);
+    }
 }
