@@ -188,7 +188,8 @@ impl Schema {
                 json["required"] = json!(keys);
                 json
             }
-            Schema::List(item) => json!({"type": "array", "items": item.json_at(&mut Vec::new(), &|_| None)}),
+            // A list's items are described by the list's path (`global.users` → `global.users.email`).
+            Schema::List(item) => json!({"type": "array", "items": item.json_at(path, describe)}),
             Schema::Map { known, extra } => {
                 let mut props = Map::new();
                 for (key, schema) in known {
