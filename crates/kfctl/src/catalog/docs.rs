@@ -29,7 +29,7 @@ pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
 /// key at `path` itself is described.
 pub fn free_form(path: &[&str]) -> bool {
     let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
-    let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets"]);
+    let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets" | "users"]);
     let resources = matches!(path, [c, "resources", _, _] if *c != "global");
     scheduling || metadata || resources
 }
@@ -58,6 +58,19 @@ fn global(rest: &[&str]) -> Option<&'static str> {
         ["affinity"] => "Affinity set on every pod (a component's own wins).",
         ["commonLabels"] => "Labels added to every object.",
         ["commonAnnotations"] => "Annotations added to every object.",
+        ["storageClass"] => {
+            "StorageClass set as `spec.storageClassName` of every PersistentVolumeClaim and StatefulSet `volumeClaimTemplates` entry; empty keeps upstream's (none: the cluster default)."
+        }
+        ["users"] => {
+            "Kubeflow users `[{email, namespace, passwordHash}]`: one Profile each (owner = email; namespace defaults to the email lowercased with `@` and `.` as `-`), and a Dex login for each with a bcrypt `passwordHash`. Empty keeps upstream's demo user; set, it replaces it (and `dex.staticUser` must stay empty)."
+        }
+        ["users", "email"] => "The user's email: the Profile's owner and the Dex login.",
+        ["users", "namespace"] => {
+            "The user's profile namespace (a DNS-1123 label); empty: `kubeflow-` + the email lowercased, `@` and `.` as `-`."
+        }
+        ["users", "passwordHash"] => {
+            "A bcrypt hash (`$2a$`/`$2b$`/`$2y$`): the user gets a Dex static password login; empty: none (log in through another connector)."
+        }
         ["crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).",
         ["podSecurity"] => {
             "Pod Security Standards `enforce` levels (`\"\"` keeps upstream's, `off` removes the label)."

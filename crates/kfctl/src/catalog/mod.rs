@@ -10,6 +10,7 @@
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
 //!   two cannot drift;
+//! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
 //! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
@@ -27,6 +28,7 @@ pub mod rehash;
 pub mod render;
 pub mod schema;
 pub mod strvals;
+pub mod users;
 pub mod values;
 
 pub use component::{Catalog, ComponentDef};
@@ -60,6 +62,8 @@ pub enum CatalogError {
     Schema(#[from] schema::SchemaError),
     #[error(transparent)]
     Set(#[from] values::SetError),
+    #[error(transparent)]
+    Users(#[from] users::UsersError),
     #[error(transparent)]
     Registry(#[from] images::RegistryError),
     #[error("{file}: {entry}: {message}")]

@@ -17,6 +17,8 @@
 //! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
 //! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
+//! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
+//! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
 //! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
@@ -72,6 +74,8 @@ pub enum ParamId {
     CommonMetadata,
     Credentials,
     PodSecurity,
+    StorageClass,
+    Users,
 }
 
 /// One parameter point.
@@ -101,6 +105,12 @@ pub const PARAMS: &[Param] = &[
     row(ParamId::Replicas, "replicas", apply_replicas, &["kfctl.replicas"]),
     row(ParamId::Resources, "resources", apply_resources, &["kfctl.resources"]),
     row(ParamId::CommonMetadata, "commonMetadata", apply_common_metadata, &["kfctl.commonMetadata"]),
+    row(
+        ParamId::Users,
+        "users",
+        apply_users,
+        &["kfctl.users", "kfctl.profileUser", "kfctl.dexUsers", "kfctl.dexDemoHash"],
+    ),
     row(ParamId::Credentials, "credentials", apply_credentials, &["kfctl.credential"]),
     row(
         ParamId::PodSecurity,
@@ -108,6 +118,7 @@ pub const PARAMS: &[Param] = &[
         apply_pod_security,
         &["kfctl.podSecurityLevel", "kfctl.pssNamespace", "kfctl.pssProfiles"],
     ),
+    row(ParamId::StorageClass, "storageClass", apply_storage_class, &["kfctl.storageClass"]),
 ];
 
 /// Apply every parameter to one object of `component`.
@@ -457,6 +468,38 @@ pub fn replace_pss_line(text: &str, level: &str) -> String {
         .join("\n")
 }
 
+/// Visit the `spec` of every claim `obj` holds: a PersistentVolumeClaim's own, and each of a
+/// StatefulSet's `volumeClaimTemplates`.
+pub fn for_each_claim_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let api = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    match (api, kind) {
+        ("v1", "PersistentVolumeClaim") => {
+            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+                f(spec);
+            }
+        }
+        ("apps/v1", "StatefulSet") => {
+            let templates = obj.pointer_mut("/spec/volumeClaimTemplates").and_then(Value::as_array_mut);
+            for spec in templates.into_iter().flatten().filter_map(|t| t.get_mut("spec")?.as_object_mut()) {
+                f(spec);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn apply_storage_class(obj: &mut Value, ctx: &Ctx) {
+    let Some(class) = ctx.global(&["storageClass"]).cloned() else { return };
+    for_each_claim_spec(obj, &mut |spec| {
+        spec.insert("storageClassName".into(), class.clone());
+    });
+}
+
+fn apply_users(obj: &mut Value, ctx: &Ctx) {
+    super::users::apply_dex(obj, ctx.values);
+}
+
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in
 /// (`templates/chart/helpers/keep.tpl`).
 pub const KEEP_HELM: &[&str] = &["kfctl.enabled"];
@@ -596,6 +639,21 @@ mod tests {
         assert!(keep(&crd, &with("only")) && !keep(&dep, &with("only")));
         assert!(!keep(&crd, &with("skip")) && keep(&dep, &with("skip")));
         assert!(keep(&crd, &json!({})));
+    }
+
+    #[test]
+    fn storage_class_sets_every_claim() {
+        let mut pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p"}, "spec": {"accessModes": ["ReadWriteOnce"]}});
+        let mut sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
+                             "spec": {"volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": {"storageClassName": "old"}}]}});
+        let values = json!({"global": {"storageClass": "fast"}});
+        apply_all(&mut pvc, &values, &json!({}), "katib");
+        apply_all(&mut sts, &values, &json!({}), "katib");
+        assert_eq!(pvc.pointer("/spec/storageClassName").unwrap(), "fast");
+        assert_eq!(sts.pointer("/spec/volumeClaimTemplates/0/spec/storageClassName").unwrap(), "fast");
+        let before = pvc.clone();
+        apply_all(&mut pvc, &json!({"global": {"storageClass": ""}}), &json!({}), "katib");
+        assert_eq!(pvc, before);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::attribute::{self, ExampleAttribution};
 use super::component::Catalog;
 use super::params::{self, CREDENTIALS, Credential};
 use super::profile::{self, Resolved};
-use super::schema::Schema;
+use super::schema::{self, Schema};
 use super::strvals::{self, SetFlag};
 use super::{CatalogError, images, values};
 use crate::source::RemoteResolver;
@@ -130,13 +130,13 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     let mut effective = defaults.clone();
     values::merge(&mut effective, &user);
     schema.check(&effective)?;
+    super::users::users(&effective)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let Prepared { profile, defaults, effective, schema, objects, .. } = prepare(req)?;
-    let default_credentials = unset_credentials(&objects, &effective);
     let (mut objects, hashed): (Vec<_>, Vec<_>) = objects
         .into_iter()
         .filter(|o| params::keep(&o.obj, &effective))
@@ -147,6 +147,8 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         })
         .unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
+    super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
+    let default_credentials = unset_credentials(&objects, &effective);
     Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
 }
 
@@ -289,7 +291,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     let mut root = json!({
         "global": {
             "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
-            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "",
+            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "", "storageClass": "", "users": [],
             "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
         }
     });
@@ -391,6 +393,8 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "podSecurity", "namespaces"], Schema::Enum(levels.clone()));
     schema.set(&["global", "podSecurity", "profiles"], Schema::Enum(levels));
     schema.set(&["global", "crds"], Schema::Enum(vec!["", "only", "skip"]));
+    schema.set(&["global", "storageClass"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
+    schema.set(&["global", "users"], super::users::schema());
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
             scheduling(&mut schema, name);
@@ -408,9 +412,20 @@ fn unset_credentials(objects: &[RenderedObject], effective: &Value) -> Vec<&'sta
     let mut out: Vec<&'static Credential> = Vec::new();
     for cred in CREDENTIALS {
         let unset = values::get(effective, &cred.value_path()).and_then(Value::as_str).is_none_or(str::is_empty);
-        if unset && objects.iter().any(|o| cred.matches(&o.obj)) && !out.iter().any(|c| c.value == cred.value) {
+        if unset && objects.iter().any(|o| holds_default(cred, &o.obj)) && !out.iter().any(|c| c.value == cred.value) {
             out.push(cred);
         }
     }
     out
+}
+
+/// Whether `obj` (rendered) still holds the upstream default of `cred`: the field is there,
+/// not emptied (`global.users` empties the demo hash), and a text still has the default.
+fn holds_default(cred: &Credential, obj: &Value) -> bool {
+    let field = obj.pointer(cred.field).and_then(Value::as_str).unwrap_or_default();
+    cred.matches(obj)
+        && match cred.encoding {
+            params::Encoding::InText { needle, .. } => field.contains(needle),
+            params::Encoding::Plain | params::Encoding::Base64 => !field.is_empty(),
+        }
 }

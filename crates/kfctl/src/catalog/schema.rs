@@ -15,7 +15,51 @@ pub enum SchemaError {
     WrongType { path: String, expected: String, got: String },
     #[error("values: `{path}` must be one of {allowed}, got {got}")]
     NotAllowed { path: String, allowed: String, got: String },
+    #[error("values: `{path}` must be {expected}, got {got}")]
+    BadFormat { path: String, expected: &'static str, got: String },
+    #[error("values: `{path}` is missing; {hint}")]
+    Missing { path: String, hint: &'static str },
 }
+
+/// A string format: a JSON Schema `pattern` (ECMA syntax that the `regex` crate reads the
+/// same way), a length limit, and how errors name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Format {
+    pub pattern: &'static str,
+    pub max_len: usize,
+    pub expected: &'static str,
+}
+
+impl Format {
+    pub fn matches(&self, text: &str) -> bool {
+        text.len() <= self.max_len && regex::Regex::new(self.pattern).is_ok_and(|r| r.is_match(text))
+    }
+}
+
+/// A DNS-1123 subdomain, or empty (a StorageClass name).
+pub const DNS_SUBDOMAIN_OR_EMPTY: Format = Format {
+    pattern: r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    max_len: 253,
+    expected: "empty or a DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters, e.g. fast-ssd)",
+};
+/// A DNS-1123 label, or empty (a namespace name).
+pub const DNS_LABEL_OR_EMPTY: Format = Format {
+    pattern: r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    max_len: 63,
+    expected: "empty or a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters, e.g. team-a)",
+};
+/// An email address, as Dex and the profile controller take it.
+pub const EMAIL: Format = Format {
+    pattern: r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+    max_len: 254,
+    expected: "an email address (name@domain, e.g. alice@example.com)",
+};
+/// A bcrypt hash, or empty.
+pub const BCRYPT_OR_EMPTY: Format = Format {
+    pattern: r"^$|^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$",
+    max_len: 60,
+    expected: "empty or a bcrypt hash ($2a$, $2b$ or $2y$; make one with `kfctl-rs secrets generate` or htpasswd -bnBC 12)",
+};
 
 /// A node of the schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +70,14 @@ pub enum Schema {
     Int,
     String,
     Enum(Vec<&'static str>),
+    /// A string of a [`Format`].
+    Pattern(Format),
+    /// A map (the inner schema) that must have these keys, with what to do when one is missing.
+    Required {
+        keys: Vec<&'static str>,
+        hint: &'static str,
+        inner: Box<Schema>,
+    },
     List(Box<Schema>),
     /// A map with known keys; `extra` types the keys it does not list (None: none allowed).
     Map {
@@ -91,6 +143,17 @@ impl Schema {
             (Schema::Bool, Value::Bool(_)) | (Schema::String, Value::String(_)) => Ok(()),
             (Schema::Int, Value::Number(n)) if n.is_u64() => Ok(()),
             (Schema::Enum(allowed), Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
+            (Schema::Pattern(f), Value::String(s)) if f.matches(s) => Ok(()),
+            (Schema::Pattern(f), Value::String(_)) => {
+                Err(SchemaError::BadFormat { path: path.into(), expected: f.expected, got: describe(value) })
+            }
+            (Schema::Required { keys, hint, inner }, Value::Object(map)) => {
+                if let Some(key) = keys.iter().find(|k| !map.contains_key(**k)) {
+                    return Err(SchemaError::Missing { path: format!("{path}.{key}"), hint });
+                }
+                inner.check_at(value, path)
+            }
+            (Schema::Required { .. }, _) => Err(wrong("a map")),
             (Schema::Enum(allowed), _) => {
                 Err(SchemaError::NotAllowed { path: path.into(), allowed: allowed.join(", "), got: describe(value) })
             }
@@ -100,7 +163,7 @@ impl Schema {
             (Schema::Map { known, extra }, Value::Object(map)) => check_map(known, extra.as_deref(), map, path),
             (Schema::Bool, _) => Err(wrong("true or false")),
             (Schema::Int, _) => Err(wrong("a whole number, 0 or more")),
-            (Schema::String, _) => Err(wrong("a string")),
+            (Schema::String | Schema::Pattern(_), _) => Err(wrong("a string")),
             (Schema::List(_), _) => Err(wrong("a list")),
             (Schema::Map { .. }, _) => Err(wrong("a map")),
         }
@@ -119,7 +182,14 @@ impl Schema {
             Schema::Int => json!({"type": "integer", "minimum": 0}),
             Schema::String => json!({"type": "string"}),
             Schema::Enum(v) => json!({"type": "string", "enum": v}),
-            Schema::List(item) => json!({"type": "array", "items": item.json_at(&mut Vec::new(), &|_| None)}),
+            Schema::Pattern(f) => json!({"type": "string", "pattern": f.pattern, "maxLength": f.max_len}),
+            Schema::Required { keys, inner, .. } => {
+                let mut json = inner.json_at(path, describe);
+                json["required"] = json!(keys);
+                json
+            }
+            // A list's items are described by the list's path (`global.users` → `global.users.email`).
+            Schema::List(item) => json!({"type": "array", "items": item.json_at(path, describe)}),
             Schema::Map { known, extra } => {
                 let mut props = Map::new();
                 for (key, schema) in known {
@@ -260,5 +330,23 @@ mod tests {
         );
         assert_eq!(json.pointer("/properties/katib/properties/replicas/properties/katib-ui/minimum").unwrap(), 0);
         assert_eq!(json.pointer("/properties/global/description").unwrap(), "global");
+    }
+
+    #[test]
+    fn formats_accept_their_kind_and_name_the_value_otherwise() {
+        assert!(DNS_SUBDOMAIN_OR_EMPTY.matches("") && DNS_SUBDOMAIN_OR_EMPTY.matches("fast.ssd-1"));
+        for bad in ["Fast", "a_b", "-a", "a.", &"a".repeat(254)] {
+            assert!(!DNS_SUBDOMAIN_OR_EMPTY.matches(bad), "{bad}");
+        }
+        assert!(DNS_LABEL_OR_EMPTY.matches("team-a") && !DNS_LABEL_OR_EMPTY.matches("a.b"));
+        assert!(!DNS_LABEL_OR_EMPTY.matches(&"a".repeat(64)));
+        assert!(EMAIL.matches("a.b@c.io") && !EMAIL.matches("a@b") && !EMAIL.matches("a b@c.io"));
+        let hash = "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72";
+        assert!(BCRYPT_OR_EMPTY.matches(hash) && BCRYPT_OR_EMPTY.matches(&hash.replace("$2y", "$2b")));
+        assert!(!BCRYPT_OR_EMPTY.matches("12341234") && !BCRYPT_OR_EMPTY.matches(&hash.replace("$2y", "$1")));
+        let schema = Schema::Pattern(EMAIL);
+        let e = schema.check(&json!("nope")).unwrap_err().to_string();
+        assert!(e.starts_with("values: `` must be an email address"), "{e}");
+        assert_eq!(schema.to_json_schema(&|_| None)["pattern"], EMAIL.pattern);
     }
 }

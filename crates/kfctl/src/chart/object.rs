@@ -18,11 +18,14 @@
 //!   When the marker key is the first key of a sequence item (`- MARKER: null`), the dash goes
 //!   on a line of its own, so the item stays well-formed whether or not the line renders.
 //!
+//! The demo Profile's template repeats once per user of `global.users` (a `range` over
+//! `kfctl.users`, one `---` document each; once, as upstream's, when it is unset).
+//!
 //! The whole document is wrapped in `kfctl.enabled`, which implements `<component>.enabled`
 //! and `global.crds` (the native `params::keep`).
 
 use super::gotmpl::{escape_actions, go_literal};
-use super::params::{Point, PointError, Scope, TOKEN_PREFIX, mark_all, token};
+use super::params::{Point, PointError, Scope, TOKEN_PREFIX, USER_VAR, mark_all, repeats_per_user, token};
 use serde_json::Value;
 
 /// The template text of `obj` (one document), for `component`'s chart.
@@ -34,6 +37,12 @@ pub fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, Poin
     let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
     out.push_str(&format!("{{{{- /* {} */}}}}\n", header.replace("*/", "* /")));
     out.push_str(&format!("{{{{- if include \"kfctl.enabled\" (list $ {is_crd}) }}}}\n"));
+    let per_user = repeats_per_user(&points);
+    if per_user {
+        out.push_str(&format!(
+            "{{{{- range {USER_VAR} := include \"kfctl.users\" (list $) | fromJsonArray }}}}\n---\n"
+        ));
+    }
     let mut seen = 0;
     for line in yaml.lines() {
         match line.find(TOKEN_PREFIX) {
@@ -54,6 +63,9 @@ pub fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, Poin
     }
     if seen != points.len() {
         return Err(PointError::MarkerInData);
+    }
+    if per_user {
+        out.push_str("{{- end }}\n");
     }
     out.push_str("{{- end }}\n");
     Ok(out)

@@ -17,6 +17,7 @@
 
 use crate::catalog::image_refs::{self, Rewrite};
 use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding, ParamId};
+use crate::catalog::users;
 use serde_json::{Map, Value};
 
 /// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
@@ -50,7 +51,19 @@ pub enum Step {
     PssNamespace,
     /// `global.podSecurity.profiles` on the profile controller's label config.
     PssProfiles,
+    /// `global.storageClass` on a claim's `storageClassName`.
+    StorageClass,
+    /// A field of the Profile the template repeats per user of `global.users` (`namespace`
+    /// for its name, `email` for its owner); see [`USER_VAR`].
+    ProfileUser { field: &'static str },
+    /// `global.users` on Dex's configuration text.
+    DexUsers,
+    /// `global.users` on the demo user's hash.
+    DexDemoHash,
 }
+
+/// The template variable holding the user a repeated Profile template renders.
+pub const USER_VAR: &str = "$kfctlUser";
 
 impl Step {
     /// The Helm expression for this step applied to `inner` (an expression giving JSON).
@@ -90,6 +103,12 @@ impl Step {
             }
             Step::PssNamespace => format!("include \"kfctl.pssNamespace\" (list $ {inner})"),
             Step::PssProfiles => format!("include \"kfctl.pssProfiles\" (list $ {inner})"),
+            Step::StorageClass => format!("include \"kfctl.storageClass\" (list $ {inner})"),
+            Step::ProfileUser { field } => {
+                format!("include \"kfctl.profileUser\" (list $ {USER_VAR} {} {inner})", q(field))
+            }
+            Step::DexUsers => format!("include \"kfctl.dexUsers\" (list $ {inner})"),
+            Step::DexDemoHash => format!("include \"kfctl.dexDemoHash\" (list $ {inner})"),
         }
     }
 
@@ -227,6 +246,8 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::CommonMetadata => mark_common_metadata,
         ParamId::Credentials => mark_credentials,
         ParamId::PodSecurity => mark_pod_security,
+        ParamId::StorageClass => mark_storage_class,
+        ParamId::Users => mark_users,
     }
 }
 
@@ -378,6 +399,40 @@ fn mark_pod_security(obj: &mut Value, _: &Scope, marks: &mut Marks) {
         }
         _ => {}
     }
+}
+
+/// `apply_storage_class`: `storageClassName` of every claim's spec.
+fn mark_storage_class(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    params::for_each_claim_spec(obj, &mut |spec| marks.mark(spec, "storageClassName", Step::StorageClass));
+}
+
+/// `apply_users` and `users::expand_profiles`: the demo Profile's name and owner (the
+/// template repeats per user, [`USER_VAR`]), Dex's configuration and the demo hash.
+fn mark_users(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    if users::is_demo_profile(obj) {
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            marks.mark(meta, "name", Step::ProfileUser { field: "namespace" });
+        }
+        if let Some(owner) = obj.pointer_mut("/spec/owner").and_then(Value::as_object_mut) {
+            marks.mark(owner, "name", Step::ProfileUser { field: "email" });
+        }
+    }
+    if users::is_dex_config(obj)
+        && let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)
+    {
+        marks.mark(data, "config.yaml", Step::DexUsers);
+    }
+    if users::is_dex_passwords(obj)
+        && let Some(data) = obj.get_mut("stringData").and_then(Value::as_object_mut)
+    {
+        let key = users::DEMO_PASSWORD_FIELD.rsplit('/').next().unwrap_or_default();
+        marks.mark(data, key, Step::DexDemoHash);
+    }
+}
+
+/// Whether a template's points repeat it once per user (the demo Profile).
+pub fn repeats_per_user(points: &[Point]) -> bool {
+    points.iter().any(|p| p.steps.iter().any(|s| matches!(s, Step::ProfileUser { .. })))
 }
 
 #[cfg(test)]

@@ -70,7 +70,8 @@ fn credentials_use_chart_relative_paths_and_refuse_foreign_ones() {
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"}, "stringData": {"DEX_USER_PASSWORD": "x"}});
     let (_, points) = marked(secret.clone(), "dex");
     assert!(points.iter().any(|p| p.key == "DEX_USER_PASSWORD"
-        && matches!(&p.steps[0], Step::Credential { path, .. } if path == "staticUser.passwordHash")));
+        && p.steps[0] == Step::DexDemoHash
+        && matches!(&p.steps[1], Step::Credential { path, .. } if path == "staticUser.passwordHash")));
     let mut copy = secret;
     let err = mark_all(&mut copy, &Scope { component: "istio", defaults: &json!({}) }).unwrap_err();
     assert!(matches!(err, PointError::ForeignCredential { .. }), "{err}");
