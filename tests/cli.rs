@@ -196,3 +196,48 @@ fn build_output_to_a_file_or_a_folder_as_kustomize_writes_them() {
         assert_eq!(std::fs::read(folder.join(&name)).unwrap(), std::fs::read(expected.join(&name)).unwrap(), "{name}");
     }
 }
+
+/// Issue 11 item 7: `template --output-dir` takes an existing empty folder (here behind a
+/// symlink, as a mount point would be: neither can be replaced by a rename) and fills it; a
+/// folder with something in it is refused with exit 2 naming the flag and path; no staging
+/// folder is left behind either way.
+#[cfg(unix)]
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn template_output_dir_fills_an_empty_folder_behind_a_symlink_and_refuses_a_full_one() {
+    let d = tempfile::tempdir().unwrap();
+    let real = d.path().join("mnt");
+    std::fs::create_dir(&real).unwrap();
+    let link = d.path().join("out");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let template = |dir: &std::path::Path| {
+        Command::new(common::binary())
+            .args(["template", "--profile", "minimal", "--offline", "--source"])
+            .arg(common::manifests_dir())
+            .arg("--remote-mirror")
+            .arg(common::mirror_dir())
+            .arg("--output-dir")
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let names = |dir: &std::path::Path| {
+        let mut n: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        n.sort();
+        n
+    };
+    let first = template(&link);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the symlink is kept");
+    assert_eq!(names(&real), ["kubeflow-namespace.yaml", "trainer.yaml"]);
+    let again = template(&link);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("--output-dir {}", link.display())) && stderr.contains("not an empty folder"));
+    assert_eq!(names(&real), ["kubeflow-namespace.yaml", "trainer.yaml"]);
+    assert_eq!(names(d.path()), ["mnt", "out"], "no staging folder left");
+}

@@ -68,6 +68,32 @@ impl Staging {
     }
 }
 
+impl Staging {
+    /// Move a staging folder's entries into `dest`, an existing empty folder that cannot be
+    /// replaced by a rename (a mount point, or the folder a symlink names; stage inside it
+    /// with [`Staging::dir`]`(dest, …)` so every move stays on its file system). If a move
+    /// fails, the entries already moved are removed again: `dest` is left as empty as it was.
+    pub fn spill_into(self, dest: &Path) -> Result<(), StageError> {
+        let entries = std::fs::read_dir(self.path()).map_err(StageError::at(self.path()))?;
+        let mut moved = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(StageError::at(self.path()))?;
+            let target = dest.join(entry.file_name());
+            if let Err(e) = std::fs::rename(entry.path(), &target) {
+                moved.iter().for_each(|m: &PathBuf| remove_any(m));
+                return Err(StageError::at(&target)(e));
+            }
+            moved.push(target);
+        }
+        Ok(())
+    }
+}
+
+/// Whether `path` is an existing folder with nothing in it (following a symlink).
+pub fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+}
+
 /// Create `parent`, then a `.kfctl-tmp-<label>-XXXXXX` entry in it with `make`, asking for
 /// `mode` (the umask still applies, as for `create_dir` and `File::create`).
 fn create<T>(
@@ -173,6 +199,26 @@ mod tests {
         staged.place(&dest).unwrap();
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn spilling_fills_an_empty_folder_through_a_symlink_and_leaves_the_link() {
+        let parent = tempfile::tempdir().unwrap();
+        let real = parent.path().join("mnt");
+        std::fs::create_dir(&real).unwrap();
+        let link = parent.path().join("out");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(is_empty_dir(&link) && !is_empty_dir(&parent.path().join("missing")));
+        let staging = Staging::dir(&link, "output").unwrap();
+        std::fs::write(staging.path().join("a.yaml"), "a").unwrap();
+        std::fs::write(staging.path().join("b.yaml"), "b").unwrap();
+        staging.spill_into(&link).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        let mut names: Vec<String> =
+            std::fs::read_dir(&real).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["a.yaml", "b.yaml"], "the staging folder is gone, the files are in place");
     }
 
     #[cfg(unix)]

@@ -41,30 +41,36 @@ pub fn warn_default_credentials(rendered: &Rendered) {
 }
 
 /// One `<component>.yaml` per component, written into a fresh staging folder
-/// ([`kfctl::staging`]) that replaces `dir` only when complete and is removed on failure.
+/// ([`kfctl::staging`]) and put in place only when complete; on failure it is removed, so
+/// nothing half-written (a file truncated by a full disk) is left. A new `dir` is the staging
+/// folder renamed; an existing empty one (a mount point, or a symlink to an empty folder) is
+/// filled from a staging folder inside it.
 fn write_per_component(dir: &Path, objects: &[RenderedObject]) -> anyhow::Result<()> {
-    if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+    let fill = kfctl::staging::is_empty_dir(dir);
+    if !fill && std::fs::symlink_metadata(dir).is_ok() {
         return Err(coded(
             Code::Usage,
             anyhow::anyhow!(
-                "--output-dir {}: exists and is not empty; choose a new folder or remove it",
+                "--output-dir {}: exists and is not an empty folder; choose a new folder or remove it",
                 dir.display()
             ),
         ));
     }
-    let parent = kfctl::staging::parent_of(dir).unwrap_or(Path::new("."));
+    let parent = if fill { dir } else { kfctl::staging::parent_of(dir).unwrap_or(Path::new(".")) };
     let staging = kfctl::staging::Staging::dir(parent, "output")
         .map_err(|e| anyhow::anyhow!("{}: cannot create a staging folder: {}", e.path.display(), e.message))?;
     let mut components: Vec<&str> = objects.iter().map(|o| o.component.as_str()).collect();
-    components.dedup();
     components.sort();
     components.dedup();
     for component in components {
         let docs: Vec<_> = objects.iter().filter(|o| o.component == component).map(|o| o.obj.clone()).collect();
-        std::fs::write(staging.path().join(format!("{component}.yaml")), kfctl_yaml::to_yaml_stream(&docs))?;
+        let file = staging.path().join(format!("{component}.yaml"));
+        std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs))
+            .map_err(|e| anyhow::anyhow!("--output-dir {}: cannot write {}: {e}", dir.display(), file.display()))?;
     }
-    staging.place(dir).map_err(|e| {
-        anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {}", dir.display(), e.message)
+    let placed = if fill { staging.spill_into(dir) } else { staging.place(dir) };
+    placed.map_err(|e| {
+        anyhow::anyhow!("--output-dir {}: cannot move the rendered files into place: {e}", dir.display())
     })?;
     Ok(())
 }
