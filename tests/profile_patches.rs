@@ -11,7 +11,7 @@ use kfctl_yaml::compare;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 fn fixture(name: &str) -> PathBuf {
     common::repo_root().join("tests/fixtures/profiles").join(format!("{name}.yaml"))
@@ -34,22 +34,6 @@ fn template_text(profile: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// A network-free copy of the snapshot for real kustomize, made once per test run.
-fn localized_snapshot() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("kfctl-localized-patches-{}", std::process::id()));
-        let status = Command::new(common::tool("localize-snapshot"))
-            .arg("v1.11.0")
-            .arg(&out)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("localize-snapshot runs");
-        assert!(status.success(), "localize-snapshot failed");
-        out.join("manifests")
-    })
-}
-
 /// Real kustomize of the kustomization `kfctl-rs profile kustomization FILE` prints, in a
 /// folder directly under the localized manifests root (with `--load-restrictor none` when the
 /// printed kustomization says it needs it).
@@ -61,7 +45,7 @@ fn real_kustomize_of_printed(name: &str) -> String {
         .expect("kfctl-rs runs");
     assert!(out.status.success(), "profile kustomization {name}: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    let dir = localized_snapshot().join(format!("kfctl-profile-{name}"));
+    let dir = common::localized_snapshot().join(format!("kfctl-profile-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("kustomization.yaml"), &text).unwrap();
     let mut cmd = Command::new(common::tool("kustomize-build"));

@@ -54,26 +54,10 @@ fn multi_tenant_equals_upstream_example_golden() {
     }
 }
 
-/// A network-free copy of the snapshot for real kustomize, made once per test run.
-fn localized_snapshot() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("kfctl-localized-{}", std::process::id()));
-        let status = Command::new(common::tool("localize-snapshot"))
-            .arg("v1.11.0")
-            .arg(&out)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("localize-snapshot runs");
-        assert!(status.success(), "localize-snapshot failed");
-        out.join("manifests")
-    })
-}
-
 fn real_kustomize_of_profile(name: &str) -> Vec<Value> {
     let catalog = Catalog::embedded().unwrap();
     let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
-    let dir = localized_snapshot().join(format!("kfctl-profile-{name}"));
+    let dir = common::localized_snapshot().join(format!("kfctl-profile-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
     let out = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
@@ -538,7 +522,7 @@ fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
     let name = file.to_str().unwrap();
     let catalog = Catalog::embedded().unwrap();
     let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
-    let kdir = localized_snapshot().join("kfctl-profile-ambient");
+    let kdir = common::localized_snapshot().join("kfctl-profile-ambient");
     std::fs::create_dir_all(&kdir).unwrap();
     std::fs::write(kdir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
     let out = Command::new(common::tool("kustomize-build")).arg(&kdir).output().unwrap();

@@ -85,3 +85,20 @@ pub fn binary() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
 }
+
+/// A network-free copy of the v1.11.0 snapshot for real kustomize (`localize-snapshot`, from
+/// the oracles), made once per test binary; its `manifests/` folder.
+pub fn localized_snapshot() -> &'static PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = std::env::temp_dir().join(format!("kfctl-localized-{}", std::process::id()));
+        let status = std::process::Command::new(tool("localize-snapshot"))
+            .arg("v1.11.0")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("localize-snapshot runs");
+        assert!(status.success(), "localize-snapshot failed");
+        out.join("manifests")
+    })
+}
