@@ -12,15 +12,14 @@
 
 mod common;
 
+use kfctl::catalog::params::CREDENTIALS;
 use kfctl::catalog::strvals::{SetFlag, SetKind};
-use kfctl::catalog::{RenderRequest, params::CREDENTIALS};
-use kfctl::source::MirrorResolver;
 use kfctl_yaml::compare;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// One canary per credential value path (the value's text is unique, so a hit names it).
 fn canaries() -> BTreeMap<&'static str, String> {
@@ -197,15 +196,8 @@ fn helm_template(chart: &Path) -> Vec<Value> {
 }
 
 fn native() -> Vec<kfctl::catalog::render::RenderedObject> {
-    let request = RenderRequest {
-        profile: "multi-tenant".into(),
-        components: Vec::new(),
-        value_files: Vec::new(),
-        sets: sets().into_iter().map(|s| SetFlag::new(SetKind::String, s)).collect(),
-        manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
-    };
+    let request =
+        common::render_request("multi-tenant", sets().into_iter().map(|s| SetFlag::new(SetKind::String, s)).collect());
     kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render: {e}")).objects
 }
 

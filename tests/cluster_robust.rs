@@ -10,20 +10,18 @@ mod common;
 use common::cluster::Cluster;
 
 use kfctl::catalog::attribute::attribute_prerendered;
-use kfctl::catalog::{self, Catalog, RenderRequest, RenderedObject};
+use kfctl::catalog::{self, Catalog, RenderedObject};
 use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::record::{RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::{DryRun, InstallOptions, install};
-use kfctl::source::MirrorResolver;
 use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use kube::core::params::{Patch, PatchParams};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 impl Cluster {
@@ -109,15 +107,7 @@ fn minimal() -> Vec<RenderedObject> {
     static RENDERED: std::sync::OnceLock<Vec<RenderedObject>> = std::sync::OnceLock::new();
     RENDERED
         .get_or_init(|| {
-            let request = RenderRequest {
-                profile: "minimal".into(),
-                components: Vec::new(),
-                value_files: Vec::new(),
-                sets: Vec::new(),
-                manifests_dir: common::manifests_dir(),
-                remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-                layout: Default::default(),
-            };
+            let request = common::render_request("minimal", Vec::new());
             let mut objects = catalog::render(&request).unwrap_or_else(|e| panic!("render minimal: {e}")).objects;
             for o in &mut objects {
                 if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {

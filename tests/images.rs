@@ -11,27 +11,16 @@
 
 mod common;
 
-use kfctl::catalog::strvals::{SetFlag, SetKind};
 use kfctl::catalog::{self, RenderRequest, image_refs};
-use kfctl::source::MirrorResolver;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 
 const MIRROR: &str = "mirror.example.com/kf";
 
 fn request(profile: &str, sets: &[&str]) -> RenderRequest {
-    RenderRequest {
-        profile: profile.into(),
-        components: Vec::new(),
-        value_files: Vec::new(),
-        sets: sets.iter().map(|s| SetFlag::new(SetKind::Set, *s)).collect(),
-        manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
-    }
+    common::render_request_set(profile, sets)
 }
 
 fn render(profile: &str, sets: &[&str]) -> Vec<Value> {

@@ -6,12 +6,10 @@
 mod common;
 
 use kfctl::catalog::{self, RenderRequest};
-use kfctl::source::MirrorResolver;
 use kfctl_yaml::compare;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
 
 fn fixture(name: &str) -> PathBuf {
     common::repo_root().join("tests/fixtures/profiles").join(format!("{name}.yaml"))
@@ -141,15 +139,7 @@ fn a_replacements_entry_renders_as_real_kustomize() {
 }
 
 fn request(profile: &str) -> RenderRequest {
-    RenderRequest {
-        profile: profile.into(),
-        components: Vec::new(),
-        value_files: Vec::new(),
-        sets: Vec::new(),
-        manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
-    }
+    common::render_request(profile, Vec::new())
 }
 
 fn components_by_object(profile: &str) -> Vec<(String, String)> {

@@ -102,3 +102,23 @@ pub fn localized_snapshot() -> &'static PathBuf {
         out.join("manifests")
     })
 }
+
+/// The render request every profile suite starts from: `profile` from the v1.11.0 snapshot, its
+/// remote bases from the snapshot's mirror, `--set`-style flags `sets` and nothing else.
+pub fn render_request(profile: &str, sets: Vec<kfctl::catalog::strvals::SetFlag>) -> kfctl::catalog::RenderRequest {
+    kfctl::catalog::RenderRequest {
+        profile: profile.into(),
+        components: Vec::new(),
+        value_files: Vec::new(),
+        sets,
+        manifests_dir: manifests_dir(),
+        remote: std::sync::Arc::new(kfctl::source::MirrorResolver { root: mirror_dir() }),
+        layout: Default::default(),
+    }
+}
+
+/// [`render_request`] with plain `--set` flags.
+pub fn render_request_set(profile: &str, sets: &[&str]) -> kfctl::catalog::RenderRequest {
+    use kfctl::catalog::strvals::{SetFlag, SetKind};
+    render_request(profile, sets.iter().map(|s| SetFlag::new(SetKind::Set, *s)).collect())
+}
