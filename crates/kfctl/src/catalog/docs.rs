@@ -72,6 +72,9 @@ fn global(rest: &[&str]) -> Option<&'static str> {
             "A bcrypt hash (`$2a$`/`$2b$`/`$2y$`): the user gets a Dex static password login; empty: none (log in through another connector)."
         }
         ["crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).",
+        ["resourcePolicy"] => {
+            "`keep` annotates every CRD, PersistentVolumeClaim and Namespace with `helm.sh/resource-policy: keep` and Argo CD's `argocd.argoproj.io/sync-options: Delete=false,Prune=false`, so neither `helm uninstall`/`upgrade` nor an Argo CD prune or Application deletion deletes them (custom resources, volumes' data, users' namespaces); empty adds nothing (they go with the release)."
+        }
         ["podSecurity"] => {
             "Pod Security Standards `enforce` levels (`\"\"` keeps upstream's, `off` removes the label)."
         }

@@ -20,6 +20,7 @@ pub mod component;
 pub mod credentials;
 pub mod docs;
 pub mod embedded;
+pub mod guarded;
 pub mod image_refs;
 pub mod images;
 pub mod params;

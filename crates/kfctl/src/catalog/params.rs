@@ -15,6 +15,7 @@
 //! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet |
 //! | `<component>.resources.<workload>.<container>` | that container's `resources` |
 //! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
+//! | `global.resourcePolicy` | `keep`: Helm's `helm.sh/resource-policy: keep` and Argo CD's `Delete=false,Prune=false` sync options on every object of a kind in [`super::guarded::GUARDED`] (CRDs, PVCs, Namespaces) |
 //! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
 //! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
@@ -72,6 +73,7 @@ pub enum ParamId {
     Replicas,
     Resources,
     CommonMetadata,
+    ResourcePolicy,
     Credentials,
     PodSecurity,
     StorageClass,
@@ -105,6 +107,7 @@ pub const PARAMS: &[Param] = &[
     row(ParamId::Replicas, "replicas", apply_replicas, &["kfctl.replicas"]),
     row(ParamId::Resources, "resources", apply_resources, &["kfctl.resources"]),
     row(ParamId::CommonMetadata, "commonMetadata", apply_common_metadata, &["kfctl.commonMetadata"]),
+    row(ParamId::ResourcePolicy, "resourcePolicy", apply_resource_policy, &["kfctl.resourcePolicy"]),
     row(
         ParamId::Users,
         "users",
@@ -293,6 +296,28 @@ fn apply_common_metadata(obj: &mut Value, ctx: &Ctx) {
         let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else { continue };
         if let Value::Object(m) = meta.entry(field).or_insert_with(|| json!({})) {
             m.extend(extra);
+        }
+    }
+}
+
+/// The annotations `global.resourcePolicy: keep` sets: Helm's, which keeps an object on `helm
+/// uninstall` and `helm upgrade`, and Argo CD's, which keeps it when it leaves the Application
+/// (prune) or the Application is deleted.
+pub const KEEP_ANNOTATIONS: [(&str, &str); 2] =
+    [("helm.sh/resource-policy", "keep"), ("argocd.argoproj.io/sync-options", "Delete=false,Prune=false")];
+
+/// `global.resourcePolicy: keep` on the guarded kinds (after `commonAnnotations`: it wins).
+fn apply_resource_policy(obj: &mut Value, ctx: &Ctx) {
+    if ctx.global(&["resourcePolicy"]).and_then(Value::as_str) != Some("keep") {
+        return;
+    }
+    if super::guarded::guarded_object(obj).is_none() {
+        return;
+    }
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    if let Value::Object(m) = meta.entry("annotations").or_insert_with(|| json!({})) {
+        for (key, value) in KEEP_ANNOTATIONS {
+            m.insert(key.into(), value.into());
         }
     }
 }

@@ -291,7 +291,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     let mut root = json!({
         "global": {
             "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
-            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "", "storageClass": "", "users": [],
+            "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "", "storageClass": "", "users": [], "resourcePolicy": "",
             "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
         }
     });
@@ -393,6 +393,7 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "podSecurity", "namespaces"], Schema::Enum(levels.clone()));
     schema.set(&["global", "podSecurity", "profiles"], Schema::Enum(levels));
     schema.set(&["global", "crds"], Schema::Enum(vec!["", "only", "skip"]));
+    schema.set(&["global", "resourcePolicy"], Schema::Enum(vec!["", "keep"]));
     schema.set(&["global", "storageClass"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
     schema.set(&["global", "users"], super::users::schema());
     if let Some(map) = defaults.as_object() {

@@ -109,7 +109,7 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
     }
     files.extend(umbrella(prepared, &components, &full_schema, options)?);
     if let Some(argo) = &options.argocd {
-        files.extend(argocd::applications(&options.chart_name, &names, &prepared.catalog, argo)?);
+        files.extend(argocd::applications(&options.chart_name, &names, &prepared.catalog, &prepared.objects, argo)?);
     }
     Ok(files)
 }
@@ -246,9 +246,10 @@ fn component_chart(
     let context = json!({
         "name": component.name, "description": component.description, "profile": prepared.profile.name,
         "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
+        "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
         "dependencies": [], "notice": crate::notice::BEST_EFFORT, "namespace": namespace,
         "rows": scaffold::value_rows(&values, "", Some(component.name), &prepared.catalog),
-        "object_count": component.objects.len(), "crd_count": crd_count,
+        "object_count": component.objects.len(), "crd_count": crd_count, "umbrella": false, "components": [],
     });
     files.insert("Chart.yaml".into(), scaffold::render("chart/Chart.yaml.tera", &context)?);
     files.insert("values.yaml".into(), component_values_file(prepared, component.name, &values)?);
@@ -315,7 +316,8 @@ fn umbrella(
         "name": options.chart_name, "profile": prepared.profile.name,
         "description": format!("Kubeflow, profile {}: {}", prepared.profile.name, prepared.profile.description),
         "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
-        "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT,
+        "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
+        "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT, "umbrella": true, "crd_count": 0,
         "rows": global_rows,
         "export_args": options.export_args, "argocd": options.argocd.as_ref().map(|a| json!({"repo_url": a.repo_url, "path": a.path, "revision": a.revision})),
     });

@@ -45,6 +45,8 @@ pub enum Step {
     Resources { workload: String, container: String },
     /// `global.commonLabels` or `global.commonAnnotations` (the value's name).
     CommonMetadata { value: &'static str },
+    /// `global.resourcePolicy` on a guarded object's annotations.
+    ResourcePolicy,
     /// A credential; `path` is the value's path inside the chart's values.
     Credential { path: String, encoding: Encoding },
     /// `global.podSecurity.namespaces` on a Namespace's labels.
@@ -87,6 +89,7 @@ impl Step {
                 format!("include \"kfctl.resources\" (list $ {} {} {inner})", q(workload), q(container))
             }
             Step::CommonMetadata { value } => format!("include \"kfctl.commonMetadata\" (list $ {} {inner})", q(value)),
+            Step::ResourcePolicy => format!("include \"kfctl.resourcePolicy\" (list $ {inner})"),
             Step::Credential { path, encoding } => {
                 let (kind, needle, prefix) = match encoding {
                     Encoding::Plain => ("plain", "", ""),
@@ -244,6 +247,7 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::Replicas => mark_replicas,
         ParamId::Resources => mark_resources,
         ParamId::CommonMetadata => mark_common_metadata,
+        ParamId::ResourcePolicy => mark_resource_policy,
         ParamId::Credentials => mark_credentials,
         ParamId::PodSecurity => mark_pod_security,
         ParamId::StorageClass => mark_storage_class,
@@ -353,6 +357,16 @@ fn mark_common_metadata(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     };
     marks.mark(meta, "labels", Step::CommonMetadata { value: "commonLabels" });
     marks.mark(meta, "annotations", Step::CommonMetadata { value: "commonAnnotations" });
+}
+
+/// `apply_resource_policy`: the annotations of an object of a guarded kind.
+fn mark_resource_policy(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+    if crate::catalog::guarded::guarded_object(obj).is_none() {
+        return;
+    }
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        marks.mark(meta, "annotations", Step::ResourcePolicy);
+    }
 }
 
 /// The path of a credential's value inside the chart of `component`: `global.…` stays, the

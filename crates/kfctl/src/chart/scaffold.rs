@@ -36,6 +36,24 @@ pub fn verbatim(name: &str) -> Result<String, ChartError> {
         .ok_or(ChartError::Scaffold { name: path, message: "not compiled into the binary".into() })
 }
 
+/// The charts' `kubeVersion` for the upstream release `app_version`, from the release catalog
+/// (`charts/releases.yaml`): its oldest supported Kubernetes minor, as a lower bound only
+/// (`>=1.33.0-0`; `-0` admits pre-release and vendor builds such as `v1.33.1-gke.100`). The
+/// catalog's newest tested minor is not a bound: Helm refuses a chart outside `kubeVersion`
+/// outright, `helm template` included (it checks against its own default version), and a
+/// newer cluster is untested, not known to be incompatible; the README says the tested range.
+/// `None` for a release the catalog does not know (an `--app-version` of your own).
+pub fn kube_version(app_version: &str) -> Option<String> {
+    let release = crate::source::releases::known().iter().find(|r| r.version == app_version)?;
+    let (major, minor) = release.min_kubernetes;
+    Some(format!(">={major}.{minor}.0-0"))
+}
+
+/// The tested Kubernetes range of `app_version` for READMEs (`1.33 and newer`), if known.
+pub fn kubernetes_range(app_version: &str) -> Option<String> {
+    crate::source::releases::known().iter().find(|r| r.version == app_version).map(|r| r.kubernetes_range())
+}
+
 /// One line of a README's values table.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ValueRow {
@@ -225,5 +243,18 @@ mod tests {
         );
         assert_eq!(doc["appVersion"], "v1.11.0");
         assert_eq!(doc["description"], "d: x");
+        assert!(doc.get("kubeVersion").is_none(), "no kubeVersion without a known release");
+    }
+
+    #[test]
+    fn kube_version_is_the_release_catalogs_lower_bound() {
+        assert_eq!(kube_version("v1.11.0").as_deref(), Some(">=1.33.0-0"));
+        assert_eq!(kube_version("v1.10.2").as_deref(), Some(">=1.32.0-0"));
+        assert_eq!(kube_version("v0.0.0-mine"), None);
+        let context = json!({"name": "c", "description": "d", "version": "0.1.0", "app_version": "v1.11.0",
+            "kfctl_version": "0.1.0", "dependencies": [], "kube_version": kube_version("v1.11.0")});
+        let doc =
+            &kfctl_yaml::parse_stream(&render("chart/Chart.yaml.tera", &context).unwrap(), "Chart.yaml").unwrap()[0];
+        assert_eq!(doc["kubeVersion"], ">=1.33.0-0");
     }
 }

@@ -15,27 +15,8 @@ use super::object::ObjectRef;
 use super::record::InventoryEntry;
 use serde::Serialize;
 
-/// A kind that is never deleted implicitly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Guarded {
-    /// `group/Kind` (bare `Kind` for the core group).
-    pub group_kind: &'static str,
-    /// Plural for reports.
-    pub plural: &'static str,
-    /// What deleting one would lose.
-    pub loses: &'static str,
-}
-
-/// The kinds whose deletion loses users' data: kept unless `--purge`.
-pub const GUARDED: &[Guarded] = &[
-    Guarded {
-        group_kind: "apiextensions.k8s.io/CustomResourceDefinition",
-        plural: "CRDs",
-        loses: "their custom resources would be lost",
-    },
-    Guarded { group_kind: "PersistentVolumeClaim", plural: "PVCs", loses: "their volumes' data would be lost" },
-    Guarded { group_kind: "Namespace", plural: "Namespaces", loses: "everything in them would be lost" },
-];
+/// The table lives with the catalog's data (it also drives the chart export's resource policy).
+pub use crate::catalog::guarded::{GUARDED, Guarded};
 
 /// The reason given for objects kfctl-rs found already there.
 pub const PREEXISTING: &str = "existed before kfctl-rs applied it; released, not deleted";
