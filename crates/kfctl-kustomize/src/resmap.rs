@@ -5,6 +5,7 @@ use super::error::{KustomizeError, Result};
 use super::kustomization::Selector;
 use super::resource::{Gvk, ResId, Resource};
 use regex::Regex;
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResMap {
@@ -68,9 +69,29 @@ impl ResMap {
         Ok(())
     }
 
+    /// Add every resource of `other`, each checked as [`ResMap::append`] checks it, against an
+    /// index by name built once: an overlay appends each base's objects, and scanning every
+    /// object for every appended one was quadratic in the size of the build.
     pub fn append_all(&mut self, other: ResMap, origin: &str) -> Result<()> {
-        for r in other.resources {
-            self.append(r, origin)?;
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(self.len() + other.len());
+        for (i, r) in self.resources.iter().enumerate() {
+            by_name.entry(r.name().to_string()).or_default().push(i);
+        }
+        for resource in other.resources {
+            let same = |r: &Resource| {
+                r.kind() == resource.kind()
+                    && r.api_version() == resource.api_version()
+                    && r.current_id().same_object(&resource.current_id())
+            };
+            let candidates = by_name.get(resource.name()).map_or(&[][..], Vec::as_slice);
+            if candidates.iter().any(|&i| same(&self.resources[i])) {
+                return Err(KustomizeError::DuplicateId {
+                    id: Box::new(resource.current_id()),
+                    origin: origin.to_string(),
+                });
+            }
+            by_name.entry(resource.name().to_string()).or_default().push(self.resources.len());
+            self.resources.push(resource);
         }
         Ok(())
     }
@@ -249,6 +270,31 @@ fn parse_requirement(clause: &str) -> Option<Requirement> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn map_of(objects: &[serde_json::Value]) -> ResMap {
+        let mut map = ResMap::new();
+        for o in objects {
+            map.append(Resource::new(o.clone()), "t").unwrap();
+        }
+        map
+    }
+
+    #[test]
+    fn append_all_refuses_an_id_already_present_and_admits_same_names_of_other_ids() {
+        let cm = |name: &str, ns: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}});
+        let mut base = map_of(&[cm("a", "x"), cm("b", "x")]);
+        let other = map_of(&[
+            cm("a", "y"),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a", "namespace": "x"}}),
+            cm("c", "x"),
+        ]);
+        base.append_all(other, "o").unwrap();
+        assert_eq!(base.len(), 5);
+        let err = base.append_all(map_of(&[cm("d", "x"), cm("b", "x")]), "dup").unwrap_err();
+        assert!(matches!(err, KustomizeError::DuplicateId { ref origin, .. } if origin == "dup"), "{err}");
+        assert!(base.append_all(map_of(&[cm("d", "x")]), "again").is_err(), "the failed call had appended `d`");
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()

@@ -120,9 +120,7 @@ pub fn parse_objects(text: &str, origin: &str) -> Result<Vec<Value>, YamlError> 
 /// Write documents as kustomize writes a build: each document, separated by `---\n`.
 /// Large streams are written on all cores, a document per task, then joined in order.
 pub fn to_yaml_stream(docs: &[Value]) -> String {
-    use rayon::prelude::*;
-    let parts: Vec<String> =
-        if docs.len() >= 64 { docs.par_iter().map(to_yaml).collect() } else { docs.iter().map(to_yaml).collect() };
+    let parts = document_texts(docs);
     let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 4).sum());
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {
@@ -131,6 +129,24 @@ pub fn to_yaml_stream(docs: &[Value]) -> String {
         out.push_str(part);
     }
     out
+}
+
+/// [`to_yaml_stream`] written to `out` as it is made, without the whole stream in one string
+/// (a 10 MB copy, and its fresh pages, saved for the platform's render).
+pub fn write_yaml_stream(docs: &[Value], out: &mut impl std::io::Write) -> std::io::Result<()> {
+    for (i, part) in document_texts(docs).iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"---\n")?;
+        }
+        out.write_all(part.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Each document's text, written in parallel for long streams.
+fn document_texts(docs: &[Value]) -> Vec<String> {
+    use rayon::prelude::*;
+    if docs.len() >= 64 { docs.par_iter().map(to_yaml).collect() } else { docs.iter().map(to_yaml).collect() }
 }
 
 /// Write one document as kustomize writes a resource (ends with a line break).

@@ -197,3 +197,14 @@ fn scalar_roots_and_empty_collections_round_trip() {
         assert_eq!(parse_stream(&text, "root.yaml").unwrap(), vec![doc.clone()], "{text}");
     }
 }
+
+#[test]
+fn a_stream_written_to_a_writer_is_the_stream_as_one_string() {
+    let mut rng = Rng(7);
+    for count in [0, 1, 3, 64, 130] {
+        let docs: Vec<Value> = (0..count).map(|_| Value::Object(random_map(&mut rng, 3))).collect();
+        let mut written = Vec::new();
+        super::write_yaml_stream(&docs, &mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), super::to_yaml_stream(&docs), "{count} documents");
+    }
+}

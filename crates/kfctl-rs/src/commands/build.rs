@@ -35,12 +35,11 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
 
 fn print_stream(resources: ResMap) -> anyhow::Result<()> {
     let objects = kfctl_kustomize::into_objects(resources);
-    let text = kfctl_yaml::to_yaml_stream(&objects);
+    let mut out = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
+    kfctl_yaml::write_yaml_stream(&objects, &mut out)?;
+    out.flush()?;
     // The process ends next: leave the object graph to the OS instead of freeing it piece by piece.
     std::mem::forget(objects);
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
     Ok(())
 }
 

@@ -18,12 +18,11 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
     match &args.output_dir {
         None => {
             let objects: Vec<_> = rendered.objects.into_iter().map(|o| o.obj).collect();
-            let text = kfctl_yaml::to_yaml_stream(&objects);
+            let mut out = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
+            kfctl_yaml::write_yaml_stream(&objects, &mut out)?;
+            out.flush()?;
             // The process ends next: leave the object graph to the OS instead of freeing it.
             std::mem::forget(objects);
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
         }
         Some(dir) => write_per_component(dir, &rendered.objects)?,
     }
