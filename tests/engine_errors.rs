@@ -130,7 +130,6 @@ fn yaml_bombs_fail_fast_within_limits() {
 fn unsupported_kustomization_fields_are_refused_by_name_never_ignored() {
     let cases = [
         ("crds", "crds:\n- crd.json\n"),
-        ("openapi", "openapi:\n  path: schema.json\n"),
         ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
         ("validators", "validators:\n- v.yaml\n"),
         ("helmCharts", "helmCharts:\n- name: minecraft\n  repo: https://example.com\n"),
@@ -155,6 +154,29 @@ fn unsupported_fields_in_a_component_or_base_name_that_file() {
     ]);
     let e = build_error(d.path());
     assert!(e.contains("base/kustomization.yaml: `validators` is not supported by kfctl-rs"), "{e}");
+}
+
+#[test]
+fn a_custom_openapi_schema_set_by_a_base_is_refused_by_name() {
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- base\n"),
+        ("base/kustomization.yaml", "resources:\n- cm.yaml\nopenapi:\n  path: schema.json\n"),
+        ("base/schema.json", "{\"definitions\": {}}\n"),
+        ("base/cm.yaml", CM),
+    ]);
+    let e = build_error(d.path());
+    assert!(e.contains("base/kustomization.yaml: `openapi.path` is not supported by kfctl-rs"), "{e}");
+    assert!(e.contains("move `openapi: path:` to the kustomization being built"), "{e}");
+}
+
+#[test]
+fn an_invalid_custom_openapi_schema_names_the_file() {
+    for (name, text) in [("schema.json", "{not json\n"), ("schema.yaml", "definitions: [a, b]\n")] {
+        let kustomization = format!("resources:\n- cm.yaml\nopenapi:\n  path: {name}\n");
+        let d = folder(&[("kustomization.yaml", kustomization.as_str()), (name, text), ("cm.yaml", CM)]);
+        let e = build_error(d.path());
+        assert!(e.contains(name) && e.contains("invalid schema file"), "{name}: {e}");
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{Kustomization, Var};
 use super::loader::{Entry, Loader};
+use super::openapi;
 use super::resmap::ResMap;
 use super::resource::Resource;
 use serde_json::Value;
@@ -61,11 +62,19 @@ pub struct Accumulator<'a> {
     chain: Vec<PathBuf>,
     /// [`crate::BuildOptions::strict_patches`], for the in-memory kustomization only.
     strict_patches: bool,
+    /// The build's `openapi:` so far, for nested kustomizations (see [`crate::openapi`]).
+    openapi: openapi::State,
 }
 
 impl<'a> Accumulator<'a> {
     pub fn new(loader: &'a Loader) -> Self {
-        Accumulator { loader, chain: Vec::new(), strict_patches: false }
+        Accumulator { loader, chain: Vec::new(), strict_patches: false, openapi: openapi::State::default() }
+    }
+
+    /// What the top kustomization's `openapi:` set (from [`openapi::top`]).
+    pub fn openapi(mut self, state: openapi::State) -> Self {
+        self.openapi = state;
+        self
     }
 
     /// Refuse `patches` entries of the in-memory kustomization that select nothing.
@@ -99,6 +108,9 @@ impl<'a> Accumulator<'a> {
         }
         let (path, k) = self.loader.kustomization(&dir)?;
         check_kind(&path, &k, role)?;
+        if role != Role::Top {
+            openapi::nested(self.loader, &dir, &path, &k, &mut self.openapi)?;
+        }
         self.chain.push(dir.clone());
         let result = self.run_directives(&dir, &path, &k, &mut acc, false);
         self.chain.pop();

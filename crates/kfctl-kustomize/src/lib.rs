@@ -20,6 +20,7 @@ pub mod fieldpath;
 pub mod kustomization;
 pub mod loader;
 pub mod merge;
+pub mod openapi;
 pub mod prefetch;
 pub mod remote;
 pub mod resmap;
@@ -60,8 +61,37 @@ impl Default for BuildOptions {
 pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm(&loader, dir);
-    let (top, acc) = accumulate::Accumulator::new(&loader).folder(dir)?;
-    finish(top, acc)
+    build_folder(&loader, dir)
+}
+
+/// Accumulate and finish the folder `dir`, with the schema its `openapi:` names active.
+pub(crate) fn build_folder(loader: &Loader, dir: &Path) -> Result<ResMap> {
+    // A folder without a readable kustomization is reported by the accumulator, as before.
+    let (schema, state) = match loader.kustomization(dir) {
+        Ok((path, k)) => openapi::top(loader, dir, &path, &k)?,
+        Err(_) => (None, openapi::State::default()),
+    };
+    merge::custom::with_active(schema, || {
+        let (top, acc) = accumulate::Accumulator::new(loader).openapi(state).folder(dir)?;
+        finish(top, acc)
+    })
+}
+
+/// Accumulate and finish an in-memory kustomization, with the schema its `openapi:` names.
+pub(crate) fn build_in_memory(
+    loader: &Loader,
+    dir: &Path,
+    kustomization: &kustomization::Kustomization,
+    strict_patches: bool,
+) -> Result<ResMap> {
+    let (schema, state) = openapi::top(loader, dir, dir, kustomization)?;
+    merge::custom::with_active(schema, || {
+        let acc = accumulate::Accumulator::new(loader)
+            .strict_patches(strict_patches)
+            .openapi(state)
+            .in_memory(dir, kustomization)?;
+        finish(kustomization.clone(), acc)
+    })
 }
 
 /// Build an in-memory kustomization as if it were the kustomization file of `dir` (a folder
@@ -73,9 +103,7 @@ pub fn build_kustomization(
 ) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm_entries(&loader, dir, kustomization);
-    let acc =
-        accumulate::Accumulator::new(&loader).strict_patches(options.strict_patches).in_memory(dir, kustomization)?;
-    finish(kustomization.clone(), acc)
+    build_in_memory(&loader, dir, kustomization, options.strict_patches)
 }
 
 pub(crate) fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Result<ResMap> {
