@@ -130,7 +130,7 @@ fn yaml_bombs_fail_fast_within_limits() {
 fn unsupported_kustomization_fields_are_refused_by_name_never_ignored() {
     let cases = [
         ("crds", "crds:\n- crd.json\n"),
-        ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
+        ("buildMetadata", "buildMetadata: [originAnotations]\n"),
         ("validators", "validators:\n- v.yaml\n"),
         ("helmCharts", "helmCharts:\n- name: minecraft\n  repo: https://example.com\n"),
         ("helmGlobals", "helmGlobals:\n  chartHome: charts\n"),
@@ -167,6 +167,26 @@ fn a_custom_openapi_schema_set_by_a_base_is_refused_by_name() {
     let e = build_error(d.path());
     assert!(e.contains("base/kustomization.yaml: `openapi.path` is not supported by kfctl-rs"), "{e}");
     assert!(e.contains("move `openapi: path:` to the kustomization being built"), "{e}");
+}
+
+#[test]
+fn origin_annotations_refuse_remote_resources_and_plugin_configs_by_name() {
+    let remote = "https://github.com/kubeflow/manifests//common/x?ref=v1.10.2";
+    let plugin = "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  a: b\nfieldSpecs:\n- path: metadata/labels\n  create: true\n";
+    let cases = [
+        (format!("resources:\n- {remote}\n"), "with the remote resource"),
+        (format!("resources:\n- cm.yaml\ntransformers:\n- |\n{}", indent(plugin)), "with `transformers:` configs"),
+    ];
+    for (body, what) in cases {
+        let text = format!("buildMetadata: [originAnnotations]\n{body}");
+        let d = folder(&[("kustomization.yaml", text.as_str()), ("cm.yaml", CM)]);
+        let e = build_error(d.path());
+        assert!(e.contains("`buildMetadata` is not supported by kfctl-rs") && e.contains(what), "{what}: {e}");
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 #[test]

@@ -13,6 +13,7 @@
 
 pub mod accumulate;
 pub mod build_cache;
+pub mod build_metadata;
 pub mod builtins;
 pub mod error;
 pub mod fieldcase;
@@ -67,12 +68,15 @@ pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
 /// Accumulate and finish the folder `dir`, with the schema its `openapi:` names active.
 pub(crate) fn build_folder(loader: &Loader, dir: &Path) -> Result<ResMap> {
     // A folder without a readable kustomization is reported by the accumulator, as before.
-    let (schema, state) = match loader.kustomization(dir) {
-        Ok((path, k)) => openapi::top(loader, dir, &path, &k)?,
-        Err(_) => (None, openapi::State::default()),
+    let (schema, state, tracking) = match loader.kustomization(dir) {
+        Ok((path, k)) => {
+            let (schema, state) = openapi::top(loader, dir, &path, &k)?;
+            (schema, state, build_metadata::tracking(&k))
+        }
+        Err(_) => (None, openapi::State::default(), None),
     };
     merge::custom::with_active(schema, || {
-        let (top, acc) = accumulate::Accumulator::new(loader).openapi(state).folder(dir)?;
+        let (top, acc) = accumulate::Accumulator::new(loader).openapi(state).tracking(tracking).folder(dir)?;
         finish(top, acc)
     })
 }
@@ -89,6 +93,7 @@ pub(crate) fn build_in_memory(
         let acc = accumulate::Accumulator::new(loader)
             .strict_patches(strict_patches)
             .openapi(state)
+            .tracking(build_metadata::tracking(kustomization))
             .in_memory(dir, kustomization)?;
         finish(kustomization.clone(), acc)
     })
@@ -112,6 +117,7 @@ pub(crate) fn finish(top: kustomization::Kustomization, acc: accumulate::Accumul
     builtins::nameref::fix_back_references(&mut resources, &acc.config)?;
     builtins::vars::resolve(&mut resources, &acc.vars, &acc.config)?;
     drop_local_config(&mut resources);
+    build_metadata::strip_unrequested(&mut resources, &top);
     resources.iter_mut().for_each(rewrite_annotations);
     builtins::sort::apply(&mut resources, top.sort_options.as_ref())?;
     if top.build_metadata.iter().any(|option| option == unsupported::MANAGED_BY_LABEL) {

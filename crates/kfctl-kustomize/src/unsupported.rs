@@ -13,8 +13,12 @@ use super::kustomization::Kustomization;
 use serde_json::Value;
 use std::path::Path;
 
-/// The one `buildMetadata` option the engine implements (see [`crate::build`]).
+/// The `buildMetadata` option for the managed-by label (see [`crate::build`]).
 pub const MANAGED_BY_LABEL: &str = "managedByLabel";
+
+/// The `buildMetadata` options kustomize v5.6 knows, all implemented (the annotations in
+/// [`crate::build_metadata`]).
+const BUILD_METADATA: [&str; 3] = [MANAGED_BY_LABEL, "originAnnotations", "transformerAnnotations"];
 
 /// Each field kfctl-rs refuses, with a hint for the user.
 const HINTS: &[(&str, &str)] = &[
@@ -23,7 +27,7 @@ const HINTS: &[(&str, &str)] = &[
         "openapi.path",
         "in a base or component it would swap the build's schema mid-build; move `openapi: path:` to the kustomization being built",
     ),
-    ("buildMetadata", "only `managedByLabel` is supported; remove `originAnnotations` and `transformerAnnotations`"),
+    ("buildMetadata", "the options are `managedByLabel`, `originAnnotations` and `transformerAnnotations`"),
     ("validators", "remove it, or build with kustomize"),
     ("helmCharts", "render the chart with `helm template` and list its output under `resources`"),
     ("helmGlobals", "render the chart with `helm template` and list its output under `resources`"),
@@ -50,7 +54,7 @@ fn set_fields(k: &Kustomization) -> Vec<&'static str> {
     let set = |name: &str| -> bool {
         match name {
             "crds" => !k.crds.is_empty(),
-            "buildMetadata" => k.build_metadata.iter().any(|option| option != MANAGED_BY_LABEL),
+            "buildMetadata" => k.build_metadata.iter().any(|option| !BUILD_METADATA.contains(&option.as_str())),
             "validators" => !k.validators.is_empty(),
             "helmCharts" => present(k.helm_charts.as_ref()),
             "helmGlobals" => present(k.helm_globals.as_ref()),
@@ -86,8 +90,8 @@ mod tests {
     fn each_unsupported_field_is_refused_by_name() {
         let cases = [
             ("crds", "crds:\n- crd.json\n"),
-            ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
-            ("buildMetadata", "buildMetadata: [managedByLabel, transformerAnnotations]\n"),
+            ("buildMetadata", "buildMetadata: [originAnotations]\n"),
+            ("buildMetadata", "buildMetadata: [managedByLabel, transformerAnnotations, other]\n"),
             ("validators", "validators:\n- v.yaml\n"),
             ("helmCharts", "helmCharts:\n- name: x\n"),
             ("helmGlobals", "helmGlobals:\n  chartHome: c\n"),
@@ -109,7 +113,7 @@ mod tests {
 
     #[test]
     fn empty_values_are_not_refused() {
-        let yaml = "openapi: {path: schema.json}\nhelmCharts: []\nbuildMetadata: [managedByLabel]\n";
+        let yaml = "openapi: {path: schema.json}\nhelmCharts: []\nbuildMetadata: [managedByLabel, originAnnotations, transformerAnnotations]\n";
         let doc = kfctl_yaml::parse_stream(yaml, "k.yaml").expect("yaml").remove(0);
         let k: Kustomization = serde_json::from_value(doc).expect("parses");
         assert!(check(&k, Path::new("k.yaml")).is_ok());
