@@ -129,7 +129,6 @@ fn yaml_bombs_fail_fast_within_limits() {
 #[test]
 fn unsupported_kustomization_fields_are_refused_by_name_never_ignored() {
     let cases = [
-        ("crds", "crds:\n- crd.json\n"),
         ("buildMetadata", "buildMetadata: [originAnotations]\n"),
         ("validators", "validators:\n- v.yaml\n"),
         ("helmCharts", "helmCharts:\n- name: minecraft\n  repo: https://example.com\n"),

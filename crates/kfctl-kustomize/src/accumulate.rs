@@ -3,7 +3,7 @@
 //! For one kustomization folder, in kustomize's order:
 //! 1. `resources` (and legacy `bases`): files are read as objects; folders are accumulated
 //!    recursively into a fresh accumulator and merged in (objects, configs, vars);
-//! 2. `configurations` add field specs to the defaults;
+//! 2. `configurations`, then `crds`, add field specs to the defaults;
 //! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
 //! 4. `components` run *on this accumulator*, each as if its directives were written here;
 //! 5. transformers run in kustomize's fixed order (see [`run_transformers`]), then the
@@ -157,6 +157,10 @@ impl<'a> Accumulator<'a> {
         }
         let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
         acc.config.merge(&files);
+        let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
+        acc.config
+            .merge_checked(&crds)
+            .map_err(|c| KustomizeError::transform(format!("{}: crds", origin.display()), c.to_string()))?;
         let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
         let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
         builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;

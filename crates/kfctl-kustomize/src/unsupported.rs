@@ -22,7 +22,6 @@ const BUILD_METADATA: [&str; 3] = [MANAGED_BY_LABEL, "originAnnotations", "trans
 
 /// Each field kfctl-rs refuses, with a hint for the user.
 const HINTS: &[(&str, &str)] = &[
-    ("crds", "declare the CRD's reference fields with `configurations` instead"),
     (
         "openapi.path",
         "in a base or component it would swap the build's schema mid-build; move `openapi: path:` to the kustomization being built",
@@ -53,7 +52,6 @@ pub fn refusal(origin: &Path, field: &str) -> KustomizeError {
 fn set_fields(k: &Kustomization) -> Vec<&'static str> {
     let set = |name: &str| -> bool {
         match name {
-            "crds" => !k.crds.is_empty(),
             "buildMetadata" => k.build_metadata.iter().any(|option| !BUILD_METADATA.contains(&option.as_str())),
             "validators" => !k.validators.is_empty(),
             "helmCharts" => present(k.helm_charts.as_ref()),
@@ -89,7 +87,6 @@ mod tests {
     #[test]
     fn each_unsupported_field_is_refused_by_name() {
         let cases = [
-            ("crds", "crds:\n- crd.json\n"),
             ("buildMetadata", "buildMetadata: [originAnotations]\n"),
             ("buildMetadata", "buildMetadata: [managedByLabel, transformerAnnotations, other]\n"),
             ("validators", "validators:\n- v.yaml\n"),
