@@ -6,6 +6,9 @@
 //! add the `managedByLabel` build metadata.
 //! The builtin generators and transformers live one per file in `builtins/`; strategic merge
 //! in `merge/`. Output is written by [`kfctl_yaml`] exactly as kustomize writes it.
+//! A custom schema named by `openapi: path:` ([`openapi`]) is active on the build's thread
+//! for the whole build, as kustomize's one global schema is; `buildMetadata` annotations are
+//! tracked during accumulation ([`build_metadata`]).
 //!
 //! The engine reads files only through [`loader::Loader`]: the load restriction, remote
 //! references and the parse cache all live there. [`build_cache`] keeps results on disk,
