@@ -169,23 +169,17 @@ fn a_custom_openapi_schema_set_by_a_base_is_refused_by_name() {
 }
 
 #[test]
-fn origin_annotations_refuse_remote_resources_and_plugin_configs_by_name() {
+fn origin_annotations_refuse_remote_resources_by_name() {
     let remote = "https://github.com/kubeflow/manifests//common/x?ref=v1.10.2";
-    let plugin = "apiVersion: builtin\nkind: LabelTransformer\nmetadata:\n  name: l\nlabels:\n  a: b\nfieldSpecs:\n- path: metadata/labels\n  create: true\n";
-    let cases = [
-        (format!("resources:\n- {remote}\n"), "with the remote resource"),
-        (format!("resources:\n- cm.yaml\ntransformers:\n- |\n{}", indent(plugin)), "with `transformers:` configs"),
-    ];
-    for (body, what) in cases {
-        let text = format!("buildMetadata: [originAnnotations]\n{body}");
+    for list in ["resources", "components"] {
+        let text = format!("buildMetadata: [originAnnotations]\nresources:\n- cm.yaml\n{list}:\n- {remote}\n");
         let d = folder(&[("kustomization.yaml", text.as_str()), ("cm.yaml", CM)]);
         let e = build_error(d.path());
-        assert!(e.contains("`buildMetadata` is not supported by kfctl-rs") && e.contains(what), "{what}: {e}");
+        assert!(
+            e.contains("`buildMetadata` is not supported by kfctl-rs") && e.contains("with the remote resource"),
+            "{list}: {e}"
+        );
     }
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 #[test]

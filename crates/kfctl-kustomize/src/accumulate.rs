@@ -146,12 +146,9 @@ impl<'a> Accumulator<'a> {
         acc: &mut Accumulated,
         strict: bool,
     ) -> Result<()> {
-        let cx = plugins::Context { dir, origin, loader: self.loader };
         let tracking = self.origin.clone();
         let file = kustomization_file_name(dir, origin);
-        if tracking.is_some() {
-            build_metadata::check_supported(k, origin)?;
-        }
+        let cx = plugins::Context { dir, origin, loader: self.loader, tracking: tracking.as_ref(), file: &file };
         for entry in k.resources.iter().chain(&k.bases) {
             self.resource_entry(dir, origin, entry, acc)?;
         }
@@ -166,6 +163,9 @@ impl<'a> Accumulator<'a> {
         builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;
         plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx)?;
         for component in &k.components {
+            if self.origin.is_some() && super::remote::is_remote(component) {
+                return Err(build_metadata::refuse_remote(origin, component));
+            }
             let path = match self.loader.resolve_entry(dir, component)? {
                 Entry::Folder(p) => p,
                 Entry::File(p) => {

@@ -15,11 +15,13 @@
 //! At the end of every build both annotations are removed unless asked for, even ones written
 //! in the input files (kustomize does the same).
 //!
-//! Refused by name: remote (git URL) resources (kustomize writes `repo:` and `ref:` from its own
-//! parse of the URL) and `generators:`/`transformers:` configs (whose origin is the config
-//! object's own), when either option is on.
+//! `generators:`/`transformers:` configs are origins too: `configuredIn:` their file (the
+//! kustomization file for an inline config), `configuredBy:` the config object.
+//!
+//! Refused by name while either option is on: remote (git URL) resources (kustomize writes
+//! `repo:` and `ref:` from its own parse of the URL, which the engine does not reproduce).
 
-use super::error::{KustomizeError, Result};
+use super::error::KustomizeError;
 use super::kustomization::Kustomization;
 use super::resmap::ResMap;
 use super::resource::Resource;
@@ -65,6 +67,27 @@ impl Origin {
     }
 }
 
+impl Origin {
+    /// The origin of a `generators:`/`transformers:` config read from here (`self` is the
+    /// config's file, or the kustomization file for an inline config): kustomize's
+    /// `OriginFromCustomPlugin`, naming the config object.
+    pub fn of_plugin(&self, config: &Value) -> String {
+        let text = |pointer: &str| config.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+        let mut out = format!("configuredIn: {}\nconfiguredBy:\n", scalar(&self.path));
+        for (key, value) in [
+            ("apiVersion", text("/apiVersion")),
+            ("kind", text("/kind")),
+            ("name", text("/metadata/name")),
+            ("namespace", text("/metadata/namespace")),
+        ] {
+            if !value.is_empty() {
+                out.push_str(&format!("  {key}: {}\n", scalar(value)));
+            }
+        }
+        out
+    }
+}
+
 /// The builtin transformer runs of a kustomization, in kustomize's order, one per instance.
 pub fn transformer_runs(k: &Kustomization) -> Vec<&'static str> {
     let mut runs = Vec::new();
@@ -83,19 +106,6 @@ pub fn transformer_runs(k: &Kustomization) -> Vec<&'static str> {
     add("ImageTagTransformer", k.images.len());
     add("ReplacementTransformer", usize::from(!k.replacements.is_empty()));
     runs
-}
-
-/// Refuse what tracking does not cover (see the module docs); `origin` names the file.
-pub fn check_supported(k: &Kustomization, origin: &Path) -> Result<()> {
-    let plugins = if !k.generators.is_empty() {
-        Some("generators")
-    } else {
-        (!k.transformers.is_empty()).then_some("transformers")
-    };
-    match plugins {
-        Some(field) => Err(refusal(origin, &format!("with `{field}:` configs"))),
-        None => Ok(()),
-    }
 }
 
 /// The refusal of a remote entry while tracking.
