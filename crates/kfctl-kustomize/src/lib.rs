@@ -68,6 +68,16 @@ pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
     build_folder(&loader, dir)
 }
 
+/// Run `f` with the custom schema that the kustomization in `dir` names (`openapi: path:`)
+/// active, as it was during the build of `dir`: for callers that ask about scope after the
+/// build (`kfctl-rs build -o FOLDER` names files by scope, as kustomize does with its schema).
+pub fn with_schema_of<R>(dir: &Path, options: &BuildOptions, f: impl FnOnce() -> R) -> Result<R> {
+    let loader = Loader::new(options.remote.clone(), options.restriction);
+    let (path, k) = loader.kustomization(dir)?;
+    let (schema, _) = openapi::top(&loader, dir, &path, &k)?;
+    Ok(merge::custom::with_active(schema, f))
+}
+
 /// Accumulate and finish the folder `dir`, with the schema its `openapi:` names active.
 pub(crate) fn build_folder(loader: &Loader, dir: &Path) -> Result<ResMap> {
     // A folder without a readable kustomization is reported by the accumulator, as before.
