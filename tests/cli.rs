@@ -197,6 +197,33 @@ fn build_output_to_a_file_or_a_folder_as_kustomize_writes_them() {
     }
 }
 
+/// With `openapi: path:`, `-o FOLDER` names files by the custom schema's scopes (a custom
+/// cluster-scoped kind gets no namespace prefix, a kind the schema does not list is
+/// namespaced), as real kustomize does (`expected/` recorded with `kubectl kustomize -o`).
+#[test]
+fn build_output_folder_names_files_by_the_custom_openapi_schema() {
+    let fixture = common::repo_root().join("tests/fixtures/build-output-openapi");
+    let d = tempfile::tempdir().unwrap();
+    let app = fixture.join("app").display().to_string();
+    let out = run(&["build", &app, "-o", &d.path().display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let names = |dir: &std::path::Path| {
+        let mut n: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        n.sort();
+        n
+    };
+    let expected = fixture.join("expected");
+    assert_eq!(names(d.path()), names(&expected));
+    for name in names(&expected) {
+        assert_eq!(
+            std::fs::read(d.path().join(&name)).unwrap(),
+            std::fs::read(expected.join(&name)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
 /// Issue 11 item 7: `template --output-dir` takes an existing empty folder (here behind a
 /// symlink, as a mount point would be: neither can be replaced by a rename) and fills it; a
 /// folder with something in it is refused with exit 2 naming the flag and path; no staging

@@ -129,9 +129,7 @@ fn yaml_bombs_fail_fast_within_limits() {
 #[test]
 fn unsupported_kustomization_fields_are_refused_by_name_never_ignored() {
     let cases = [
-        ("crds", "crds:\n- crd.json\n"),
-        ("openapi", "openapi:\n  path: schema.json\n"),
-        ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
+        ("buildMetadata", "buildMetadata: [originAnotations]\n"),
         ("validators", "validators:\n- v.yaml\n"),
         ("helmCharts", "helmCharts:\n- name: minecraft\n  repo: https://example.com\n"),
         ("helmGlobals", "helmGlobals:\n  chartHome: charts\n"),
@@ -155,6 +153,43 @@ fn unsupported_fields_in_a_component_or_base_name_that_file() {
     ]);
     let e = build_error(d.path());
     assert!(e.contains("base/kustomization.yaml: `validators` is not supported by kfctl-rs"), "{e}");
+}
+
+#[test]
+fn a_custom_openapi_schema_set_by_a_base_is_refused_by_name() {
+    let d = folder(&[
+        ("kustomization.yaml", "resources:\n- base\n"),
+        ("base/kustomization.yaml", "resources:\n- cm.yaml\nopenapi:\n  path: schema.json\n"),
+        ("base/schema.json", "{\"definitions\": {}}\n"),
+        ("base/cm.yaml", CM),
+    ]);
+    let e = build_error(d.path());
+    assert!(e.contains("base/kustomization.yaml: `openapi.path` is not supported by kfctl-rs"), "{e}");
+    assert!(e.contains("move `openapi: path:` to the kustomization being built"), "{e}");
+}
+
+#[test]
+fn origin_annotations_refuse_remote_resources_by_name() {
+    let remote = "https://github.com/kubeflow/manifests//common/x?ref=v1.10.2";
+    for list in ["resources", "components"] {
+        let text = format!("buildMetadata: [originAnnotations]\nresources:\n- cm.yaml\n{list}:\n- {remote}\n");
+        let d = folder(&[("kustomization.yaml", text.as_str()), ("cm.yaml", CM)]);
+        let e = build_error(d.path());
+        assert!(
+            e.contains("`buildMetadata` is not supported by kfctl-rs") && e.contains("with the remote resource"),
+            "{list}: {e}"
+        );
+    }
+}
+
+#[test]
+fn an_invalid_custom_openapi_schema_names_the_file() {
+    for (name, text) in [("schema.json", "{not json\n"), ("schema.yaml", "definitions: [a, b]\n")] {
+        let kustomization = format!("resources:\n- cm.yaml\nopenapi:\n  path: {name}\n");
+        let d = folder(&[("kustomization.yaml", kustomization.as_str()), (name, text), ("cm.yaml", CM)]);
+        let e = build_error(d.path());
+        assert!(e.contains(name) && e.contains("invalid schema file"), "{name}: {e}");
+    }
 }
 
 #[test]

@@ -3,17 +3,22 @@
 //! For one kustomization folder, in kustomize's order:
 //! 1. `resources` (and legacy `bases`): files are read as objects; folders are accumulated
 //!    recursively into a fresh accumulator and merged in (objects, configs, vars);
-//! 2. `configurations` add field specs to the defaults;
+//! 2. `configurations`, then `crds`, add field specs to the defaults;
 //! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
 //! 4. `components` run *on this accumulator*, each as if its directives were written here;
 //! 5. transformers run in kustomize's fixed order (see [`run_transformers`]), then the
 //!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's);
 //! 6. `vars` are collected for resolution at the very end of the build.
+//!
+//! With `buildMetadata` origin or transformer annotations, the walk also tracks where each
+//! kustomization sits and annotates objects as it goes (see [`crate::build_metadata`]).
 
+use super::build_metadata;
 use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{Kustomization, Var};
 use super::loader::{Entry, Loader};
+use super::openapi;
 use super::resmap::ResMap;
 use super::resource::Resource;
 use serde_json::Value;
@@ -61,11 +66,34 @@ pub struct Accumulator<'a> {
     chain: Vec<PathBuf>,
     /// [`crate::BuildOptions::strict_patches`], for the in-memory kustomization only.
     strict_patches: bool,
+    /// The build's `openapi:` so far, for nested kustomizations (see [`crate::openapi`]).
+    openapi: openapi::State,
+    /// Where the kustomization being accumulated sits, while `buildMetadata` origin or
+    /// transformer annotations are tracked (see [`crate::build_metadata`]).
+    origin: Option<build_metadata::Origin>,
 }
 
 impl<'a> Accumulator<'a> {
     pub fn new(loader: &'a Loader) -> Self {
-        Accumulator { loader, chain: Vec::new(), strict_patches: false }
+        Accumulator {
+            loader,
+            chain: Vec::new(),
+            strict_patches: false,
+            openapi: openapi::State::default(),
+            origin: None,
+        }
+    }
+
+    /// Track origins and transformations from the top kustomization's `buildMetadata`.
+    pub fn tracking(mut self, origin: Option<build_metadata::Origin>) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// What the top kustomization's `openapi:` set (from [`openapi::top`]).
+    pub fn openapi(mut self, state: openapi::State) -> Self {
+        self.openapi = state;
+        self
     }
 
     /// Refuse `patches` entries of the in-memory kustomization that select nothing.
@@ -99,6 +127,9 @@ impl<'a> Accumulator<'a> {
         }
         let (path, k) = self.loader.kustomization(&dir)?;
         check_kind(&path, &k, role)?;
+        if role != Role::Top {
+            openapi::nested(self.loader, &dir, &path, &k, &mut self.openapi)?;
+        }
         self.chain.push(dir.clone());
         let result = self.run_directives(&dir, &path, &k, &mut acc, false);
         self.chain.pop();
@@ -115,15 +146,26 @@ impl<'a> Accumulator<'a> {
         acc: &mut Accumulated,
         strict: bool,
     ) -> Result<()> {
-        let cx = plugins::Context { dir, origin, loader: self.loader };
+        let tracking = self.origin.clone();
+        let file = kustomization_file_name(dir, origin);
+        let cx = plugins::Context { dir, origin, loader: self.loader, tracking: tracking.as_ref(), file: &file };
         for entry in k.resources.iter().chain(&k.bases) {
-            self.resource_entry(dir, entry, acc)?;
+            self.resource_entry(dir, origin, entry, acc)?;
         }
         let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
         acc.config.merge(&files);
-        builtins::generators::run(&mut acc.resources, k, dir, self.loader)?;
+        let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
+        acc.config
+            .merge_checked(&crds)
+            .map_err(|c| KustomizeError::transform(format!("{}: crds", origin.display()), c.to_string()))?;
+        let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
+        let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
+        builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;
         plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx)?;
         for component in &k.components {
+            if self.origin.is_some() && super::remote::is_remote(component) {
+                return Err(build_metadata::refuse_remote(origin, component));
+            }
             let path = match self.loader.resolve_entry(dir, component)? {
                 Entry::Folder(p) => p,
                 Entry::File(p) => {
@@ -133,10 +175,17 @@ impl<'a> Accumulator<'a> {
                     ));
                 }
             };
-            let (_, with_component) = self.target(&path, std::mem::take(acc), Role::Component)?;
-            *acc = with_component;
+            let outer = self.enter(origin, component)?;
+            let result = self.target(&path, std::mem::take(acc), Role::Component);
+            self.origin = outer;
+            *acc = result?.1;
         }
         run_transformers(acc, k, dir, self.loader, strict)?;
+        if let Some(tracking) = &tracking {
+            let runs = build_metadata::transformer_runs(k);
+            let origins: Vec<String> = runs.iter().map(|kind| tracking.configured(&file, kind)).collect();
+            build_metadata::add_transformations(&mut acc.resources, &origins);
+        }
         plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx)?;
         for var in &k.vars {
             builtins::vars::bind(&mut acc.resources, var)?;
@@ -145,23 +194,53 @@ impl<'a> Accumulator<'a> {
         Ok(())
     }
 
-    fn resource_entry(&mut self, dir: &Path, entry: &str, acc: &mut Accumulated) -> Result<()> {
+    /// Step into the folder `entry` of the kustomization `file`: returns the origin to
+    /// restore afterwards.
+    fn enter(&mut self, file: &Path, entry: &str) -> Result<Option<build_metadata::Origin>> {
+        let Some(outer) = self.origin.clone() else { return Ok(None) };
+        if super::remote::is_remote(entry) {
+            return Err(build_metadata::refuse_remote(file, entry));
+        }
+        self.origin = Some(outer.append(entry));
+        Ok(Some(outer))
+    }
+
+    fn resource_entry(&mut self, dir: &Path, file: &Path, entry: &str, acc: &mut Accumulated) -> Result<()> {
         let label: std::sync::Arc<str> = entry.into();
+        if self.origin.is_some() && super::remote::is_remote(entry) {
+            return Err(build_metadata::refuse_remote(file, entry));
+        }
         match self.loader.resolve_entry(dir, entry)? {
             Entry::File(path) => {
                 let origin = path.display().to_string();
+                let annotation = self.origin.as_ref().map(|o| o.of_file(entry));
                 for mut resource in objects_from_file(self.loader, &path)? {
                     resource.origin = Some(label.clone());
+                    if let Some(annotation) = &annotation {
+                        build_metadata::set_origin(&mut resource, annotation);
+                    }
                     acc.resources.append(resource, &origin)?;
                 }
                 Ok(())
             }
             Entry::Folder(path) => {
-                let (_, mut sub) = self.target(&path, Accumulated::default(), Role::Resource)?;
+                let outer = self.enter(file, entry)?;
+                let result = self.target(&path, Accumulated::default(), Role::Resource);
+                self.origin = outer;
+                let (_, mut sub) = result?;
                 sub.resources.iter_mut().for_each(|r| r.origin = Some(label.clone()));
                 acc.absorb(sub, &path)
             }
         }
+    }
+}
+
+/// The kustomization file's name in its folder (`origin` is the folder itself for an
+/// in-memory kustomization, which is written as `kustomization.yaml`).
+fn kustomization_file_name(dir: &Path, origin: &Path) -> String {
+    match origin == dir {
+        true => super::kustomization::FILE_NAMES[0].to_string(),
+        false => origin.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
     }
 }
 

@@ -6,6 +6,9 @@
 //! add the `managedByLabel` build metadata.
 //! The builtin generators and transformers live one per file in `builtins/`; strategic merge
 //! in `merge/`. Output is written by [`kfctl_yaml`] exactly as kustomize writes it.
+//! A custom schema named by `openapi: path:` ([`openapi`]) is active on the build's thread
+//! for the whole build, as kustomize's one global schema is; `buildMetadata` annotations are
+//! tracked during accumulation ([`build_metadata`]).
 //!
 //! The engine reads files only through [`loader::Loader`]: the load restriction, remote
 //! references and the parse cache all live there. [`build_cache`] keeps results on disk,
@@ -13,6 +16,7 @@
 
 pub mod accumulate;
 pub mod build_cache;
+pub mod build_metadata;
 pub mod builtins;
 pub mod error;
 pub mod fieldcase;
@@ -20,6 +24,7 @@ pub mod fieldpath;
 pub mod kustomization;
 pub mod loader;
 pub mod merge;
+pub mod openapi;
 pub mod prefetch;
 pub mod remote;
 pub mod resmap;
@@ -60,8 +65,51 @@ impl Default for BuildOptions {
 pub fn build(dir: &Path, options: &BuildOptions) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm(&loader, dir);
-    let (top, acc) = accumulate::Accumulator::new(&loader).folder(dir)?;
-    finish(top, acc)
+    build_folder(&loader, dir)
+}
+
+/// Run `f` with the custom schema that the kustomization in `dir` names (`openapi: path:`)
+/// active, as it was during the build of `dir`: for callers that ask about scope after the
+/// build (`kfctl-rs build -o FOLDER` names files by scope, as kustomize does with its schema).
+pub fn with_schema_of<R>(dir: &Path, options: &BuildOptions, f: impl FnOnce() -> R) -> Result<R> {
+    let loader = Loader::new(options.remote.clone(), options.restriction);
+    let (path, k) = loader.kustomization(dir)?;
+    let (schema, _) = openapi::top(&loader, dir, &path, &k)?;
+    Ok(merge::custom::with_active(schema, f))
+}
+
+/// Accumulate and finish the folder `dir`, with the schema its `openapi:` names active.
+pub(crate) fn build_folder(loader: &Loader, dir: &Path) -> Result<ResMap> {
+    // A folder without a readable kustomization is reported by the accumulator, as before.
+    let (schema, state, tracking) = match loader.kustomization(dir) {
+        Ok((path, k)) => {
+            let (schema, state) = openapi::top(loader, dir, &path, &k)?;
+            (schema, state, build_metadata::tracking(&k))
+        }
+        Err(_) => (None, openapi::State::default(), None),
+    };
+    merge::custom::with_active(schema, || {
+        let (top, acc) = accumulate::Accumulator::new(loader).openapi(state).tracking(tracking).folder(dir)?;
+        finish(top, acc)
+    })
+}
+
+/// Accumulate and finish an in-memory kustomization, with the schema its `openapi:` names.
+pub(crate) fn build_in_memory(
+    loader: &Loader,
+    dir: &Path,
+    kustomization: &kustomization::Kustomization,
+    strict_patches: bool,
+) -> Result<ResMap> {
+    let (schema, state) = openapi::top(loader, dir, dir, kustomization)?;
+    merge::custom::with_active(schema, || {
+        let acc = accumulate::Accumulator::new(loader)
+            .strict_patches(strict_patches)
+            .openapi(state)
+            .tracking(build_metadata::tracking(kustomization))
+            .in_memory(dir, kustomization)?;
+        finish(kustomization.clone(), acc)
+    })
 }
 
 /// Build an in-memory kustomization as if it were the kustomization file of `dir` (a folder
@@ -73,9 +121,7 @@ pub fn build_kustomization(
 ) -> Result<ResMap> {
     let loader = Loader::new(options.remote.clone(), options.restriction);
     prefetch::warm_entries(&loader, dir, kustomization);
-    let acc =
-        accumulate::Accumulator::new(&loader).strict_patches(options.strict_patches).in_memory(dir, kustomization)?;
-    finish(kustomization.clone(), acc)
+    build_in_memory(&loader, dir, kustomization, options.strict_patches)
 }
 
 pub(crate) fn finish(top: kustomization::Kustomization, acc: accumulate::Accumulated) -> Result<ResMap> {
@@ -84,6 +130,7 @@ pub(crate) fn finish(top: kustomization::Kustomization, acc: accumulate::Accumul
     builtins::nameref::fix_back_references(&mut resources, &acc.config)?;
     builtins::vars::resolve(&mut resources, &acc.vars, &acc.config)?;
     drop_local_config(&mut resources);
+    build_metadata::strip_unrequested(&mut resources, &top);
     resources.iter_mut().for_each(rewrite_annotations);
     builtins::sort::apply(&mut resources, top.sort_options.as_ref())?;
     if top.build_metadata.iter().any(|option| option == unsupported::MANAGED_BY_LABEL) {

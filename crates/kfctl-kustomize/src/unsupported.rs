@@ -5,21 +5,28 @@
 //! anything but an empty value) is an error naming the file and the field. Fields the engine
 //! does not know at all are refused earlier, by serde (`deny_unknown_fields`), as kustomize
 //! refuses them. (`generators:` and `transformers:` are run, and their unsupported entries
-//! refused, by [`crate::builtins::plugins`].)
+//! refused, by [`crate::builtins::plugins`]. `openapi:` is checked in load order by
+//! [`crate::openapi`], which refuses its one unsupported case with [`refusal`].)
 
 use super::error::{KustomizeError, Result};
 use super::kustomization::Kustomization;
 use serde_json::Value;
 use std::path::Path;
 
-/// The one `buildMetadata` option the engine implements (see [`crate::build`]).
+/// The `buildMetadata` option for the managed-by label (see [`crate::build`]).
 pub const MANAGED_BY_LABEL: &str = "managedByLabel";
+
+/// The `buildMetadata` options kustomize v5.6 knows, all implemented (the annotations in
+/// [`crate::build_metadata`]).
+const BUILD_METADATA: [&str; 3] = [MANAGED_BY_LABEL, "originAnnotations", "transformerAnnotations"];
 
 /// Each field kfctl-rs refuses, with a hint for the user.
 const HINTS: &[(&str, &str)] = &[
-    ("crds", "declare the CRD's reference fields with `configurations` instead"),
-    ("openapi", "custom schemas (`path`) are not read; remove it to use the built-in schema (v1.21.2)"),
-    ("buildMetadata", "only `managedByLabel` is supported; remove `originAnnotations` and `transformerAnnotations`"),
+    (
+        "openapi.path",
+        "in a base or component it would swap the build's schema mid-build; move `openapi: path:` to the kustomization being built",
+    ),
+    ("buildMetadata", "the options are `managedByLabel`, `originAnnotations` and `transformerAnnotations`"),
     ("validators", "remove it, or build with kustomize"),
     ("helmCharts", "render the chart with `helm template` and list its output under `resources`"),
     ("helmGlobals", "render the chart with `helm template` and list its output under `resources`"),
@@ -29,7 +36,6 @@ const HINTS: &[(&str, &str)] = &[
 /// Refuse the first unsupported field `k` sets. `origin` is its kustomization file (or the
 /// folder of an in-memory kustomization).
 pub fn check(k: &Kustomization, origin: &Path) -> Result<()> {
-    check_openapi_version(k, origin)?;
     match set_fields(k).into_iter().next() {
         Some(field) => Err(refusal(origin, field)),
         None => Ok(()),
@@ -46,9 +52,7 @@ pub fn refusal(origin: &Path, field: &str) -> KustomizeError {
 fn set_fields(k: &Kustomization) -> Vec<&'static str> {
     let set = |name: &str| -> bool {
         match name {
-            "crds" => !k.crds.is_empty(),
-            "openapi" => present(k.openapi.as_ref()) && !only_builtin_version(k.openapi.as_ref()),
-            "buildMetadata" => k.build_metadata.iter().any(|option| option != MANAGED_BY_LABEL),
+            "buildMetadata" => k.build_metadata.iter().any(|option| !BUILD_METADATA.contains(&option.as_str())),
             "validators" => !k.validators.is_empty(),
             "helmCharts" => present(k.helm_charts.as_ref()),
             "helmGlobals" => present(k.helm_globals.as_ref()),
@@ -57,31 +61,6 @@ fn set_fields(k: &Kustomization) -> Vec<&'static str> {
         }
     };
     HINTS.iter().map(|(name, _)| *name).filter(|name| set(name)).collect()
-}
-
-/// The one OpenAPI version kustomize v5.6 has built in, the schema the engine's tables hold.
-const BUILTIN_OPENAPI: &str = "v1.21.2";
-
-/// `openapi: {version: v1.21.2}` names the built-in schema: nothing to do.
-fn only_builtin_version(openapi: Option<&Value>) -> bool {
-    openapi
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.iter().all(|(key, value)| key == "version" && value.as_str() == Some(BUILTIN_OPENAPI)))
-}
-
-/// Like kustomize, an `openapi.version` that is not built in is an error.
-fn check_openapi_version(k: &Kustomization, origin: &Path) -> Result<()> {
-    match k.openapi.as_ref().and_then(|o| o.get("version")).and_then(Value::as_str) {
-        Some(version) if !version.is_empty() && version != BUILTIN_OPENAPI => {
-            Err(KustomizeError::InvalidKustomization {
-                path: origin.to_path_buf(),
-                message: format!(
-                    "the specified OpenAPI version `{version}` is not built in; kustomize has {BUILTIN_OPENAPI} only (remove `openapi`)"
-                ),
-            })
-        }
-        _ => Ok(()),
-    }
 }
 
 /// Set to something: not null, not an empty list, map or string.
@@ -108,10 +87,8 @@ mod tests {
     #[test]
     fn each_unsupported_field_is_refused_by_name() {
         let cases = [
-            ("crds", "crds:\n- crd.json\n"),
-            ("openapi", "openapi:\n  path: schema.json\n"),
-            ("buildMetadata", "buildMetadata: [originAnnotations]\n"),
-            ("buildMetadata", "buildMetadata: [managedByLabel, transformerAnnotations]\n"),
+            ("buildMetadata", "buildMetadata: [originAnotations]\n"),
+            ("buildMetadata", "buildMetadata: [managedByLabel, transformerAnnotations, other]\n"),
             ("validators", "validators:\n- v.yaml\n"),
             ("helmCharts", "helmCharts:\n- name: x\n"),
             ("helmGlobals", "helmGlobals:\n  chartHome: c\n"),
@@ -125,23 +102,17 @@ mod tests {
     }
 
     #[test]
+    fn a_custom_schema_in_a_base_is_refused_as_openapi_path() {
+        // Raised by `crate::openapi::nested`, which has its own load-order logic.
+        let e = refusal(Path::new("/x/base/kustomization.yaml"), "openapi.path").to_string();
+        assert!(e.contains("`openapi.path` is not supported by kfctl-rs; in a base or component"), "{e}");
+    }
+
+    #[test]
     fn empty_values_are_not_refused() {
-        let yaml = "openapi: {version: v1.21.2}\nhelmCharts: []\nbuildMetadata: [managedByLabel]\n";
+        let yaml = "openapi: {path: schema.json}\nhelmCharts: []\nbuildMetadata: [managedByLabel, originAnnotations, transformerAnnotations]\n";
         let doc = kfctl_yaml::parse_stream(yaml, "k.yaml").expect("yaml").remove(0);
         let k: Kustomization = serde_json::from_value(doc).expect("parses");
         assert!(check(&k, Path::new("k.yaml")).is_ok());
-    }
-}
-
-#[cfg(test)]
-mod openapi_tests {
-    use super::*;
-
-    #[test]
-    fn an_openapi_version_that_is_not_built_in_is_refused_like_kustomize() {
-        let doc = serde_json::json!({"openapi": {"version": "v1.20.4"}});
-        let k: Kustomization = serde_json::from_value(doc).expect("parses");
-        let e = check(&k, Path::new("k.yaml")).expect_err("refused").to_string();
-        assert!(e.contains("OpenAPI version `v1.20.4` is not built in"), "{e}");
     }
 }

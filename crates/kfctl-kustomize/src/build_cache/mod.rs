@@ -31,7 +31,7 @@ use crate::kustomization::Kustomization;
 use crate::loader::Loader;
 use crate::resmap::ResMap;
 use crate::resource::Resource;
-use crate::{BuildOptions, accumulate, prefetch};
+use crate::{BuildOptions, prefetch};
 use inputs::{Input, Recorder, sha256_hex};
 use serde_json::Value;
 use std::io::Write;
@@ -67,8 +67,7 @@ pub fn build(dir: &Path, options: &BuildOptions, settings: &CacheSettings) -> Re
     let material = format!("folder\0{}", dir.display());
     cached(settings, &material, options, |loader| {
         prefetch::warm(loader, dir);
-        let (top, acc) = accumulate::Accumulator::new(loader).folder(dir)?;
-        crate::finish(top, acc)
+        crate::build_folder(loader, dir)
     })
 }
 
@@ -82,10 +81,7 @@ pub fn build_kustomization(
     let material = format!("in-memory\0{}\0{kustomization:?}", dir.display());
     cached(settings, &material, options, |loader| {
         prefetch::warm_entries(loader, dir, kustomization);
-        let acc = accumulate::Accumulator::new(loader)
-            .strict_patches(options.strict_patches)
-            .in_memory(dir, kustomization)?;
-        crate::finish(kustomization.clone(), acc)
+        crate::build_in_memory(loader, dir, kustomization, options.strict_patches)
     })
 }
 

@@ -50,6 +50,18 @@ impl GeneratedKind {
 /// Run a kustomization's ConfigMap generators, then its Secret generators, absorbing each
 /// result into `resources`.
 pub fn run(resources: &mut ResMap, kustomization: &Kustomization, dir: &Path, loader: &Loader) -> Result<()> {
+    run_with_origin(resources, kustomization, dir, loader, None)
+}
+
+/// [`run`], giving each generated object the origin annotation `origin_of(generator kind)`
+/// first (`buildMetadata`, see [`crate::build_metadata`]).
+pub fn run_with_origin(
+    resources: &mut ResMap,
+    kustomization: &Kustomization,
+    dir: &Path,
+    loader: &Loader,
+    origin_of: Option<&dyn Fn(&str) -> String>,
+) -> Result<()> {
     let global = kustomization.generator_options.as_ref();
     let all = kustomization
         .config_map_generator
@@ -58,7 +70,11 @@ pub fn run(resources: &mut ResMap, kustomization: &Kustomization, dir: &Path, lo
         .chain(kustomization.secret_generator.iter().map(|a| (GeneratedKind::Secret, a)));
     for (kind, args) in all {
         let pairs = load_pairs(args, dir, loader)?;
-        let resource = generate(kind, args, global, pairs)?;
+        let mut resource = generate(kind, args, global, pairs)?;
+        if let Some(origin_of) = origin_of {
+            let generator = format!("{}Generator", kind.name());
+            crate::build_metadata::add_origin_if_missing(&mut resource, &origin_of(&generator));
+        }
         absorb(resources, resource, &dir.display().to_string())?;
     }
     Ok(())
@@ -280,6 +296,8 @@ pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+const ORIGIN_POINTER: &str = "/metadata/annotations/config.kubernetes.io~1origin";
+
 /// kustomize's `appendReplaceOrMerge`: add a generated object, or merge it into / replace the
 /// object it names.
 pub fn absorb(resources: &mut ResMap, resource: Resource, origin: &str) -> Result<()> {
@@ -294,7 +312,15 @@ pub fn absorb(resources: &mut ResMap, resource: Resource, origin: &str) -> Resul
         ([_], Behavior::Create) => fail("exists; behavior must be merge or replace"),
         ([index], _) => {
             let old = resources.get_mut(*index);
+            let old_origin = old.obj.pointer(ORIGIN_POINTER).cloned();
             old.obj = combine(&old.obj, resource.obj, behavior);
+            // With `buildMetadata`, a merged object keeps where it came from (a replaced one
+            // takes the generator's origin), as kustomize records it.
+            if let (Behavior::Merge, Some(origin)) = (behavior, old_origin)
+                && let Some(annotations) = old.obj.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut)
+            {
+                annotations.insert(crate::build_metadata::ORIGIN_KEY.into(), origin);
+            }
             if let Some(generated) = old.generated.as_mut() {
                 generated.needs_hash = generated.needs_hash && needs_hash;
             }

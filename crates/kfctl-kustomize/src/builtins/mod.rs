@@ -7,6 +7,7 @@
 
 pub mod annotations;
 pub mod config;
+pub mod crds;
 pub mod fieldspec;
 pub mod generators;
 pub mod hash;

@@ -16,6 +16,7 @@
 
 use super::config::TransformConfig;
 use super::{generators, images, namespace, patches, prefix_suffix, replacements, replicas};
+use crate::build_metadata;
 use crate::error::{KustomizeError, Result};
 use crate::kustomization::{self as k, FieldSpec, Kustomization};
 use crate::loader::{Entry, Loader};
@@ -40,18 +41,30 @@ impl List {
     }
 }
 
-/// Where the configs run: the folder, its kustomization file (for errors) and the loader.
+/// Where the configs run: the folder, its kustomization file (for errors) and the loader;
+/// with `buildMetadata` tracking, where the folder sits (see [`crate::build_metadata`]).
 pub struct Context<'a> {
     pub dir: &'a Path,
     pub origin: &'a Path,
     pub loader: &'a Loader,
+    pub tracking: Option<&'a build_metadata::Origin>,
+    /// The kustomization file's name in `dir` (where inline configs are written).
+    pub file: &'a str,
 }
 
 /// Run every config of `entries` (one list of a kustomization) on `resources`.
+/// With tracking, each config is the origin of what it generates, and a transformation of
+/// every object after it runs, as kustomize records plugin configs.
 pub fn run(resources: &mut ResMap, list: List, entries: &[String], cfg: &TransformConfig, cx: &Context) -> Result<()> {
     for entry in entries {
+        let inline = entry.contains('\n');
+        let source = cx.tracking.map(|o| o.append(if inline { cx.file } else { entry }));
         for config in configs(list, entry, cx)? {
-            run_config(resources, list, &config, cfg, cx)?;
+            let origin = source.as_ref().map(|s| s.of_plugin(&config));
+            run_config(resources, list, &config, cfg, cx, origin.as_deref())?;
+            if let (List::Transformers, Some(origin)) = (list, origin) {
+                build_metadata::add_transformations(resources, &[origin]);
+            }
         }
     }
     Ok(())
@@ -76,7 +89,14 @@ fn refuse(cx: &Context, list: List, what: &str, hint: &str) -> KustomizeError {
     }
 }
 
-fn run_config(resources: &mut ResMap, list: List, config: &Value, cfg: &TransformConfig, cx: &Context) -> Result<()> {
+fn run_config(
+    resources: &mut ResMap,
+    list: List,
+    config: &Value,
+    cfg: &TransformConfig,
+    cx: &Context,
+    origin: Option<&str>,
+) -> Result<()> {
     let api_version = config.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
     let kind = config.get("kind").and_then(Value::as_str).unwrap_or_default();
     let function = config.pointer("/metadata/annotations/config.kubernetes.io~1function").is_some();
@@ -95,7 +115,7 @@ fn run_config(resources: &mut ResMap, list: List, config: &Value, cfg: &Transfor
         return Err(refuse(cx, list, &format!("field `{field}` of {kind}"), "remove it, or build with kustomize"));
     }
     let invalid = |message: String| KustomizeError::transform(format!("{}: {kind}", cx.origin.display()), message);
-    apply(resources, kind, &fields, cfg, cx).map_err(|e| match e {
+    apply(resources, kind, &fields, cfg, cx, origin).map_err(|e| match e {
         KustomizeError::Transform { context, message } if context.is_empty() => invalid(message),
         other => other,
     })
@@ -139,6 +159,7 @@ fn apply(
     f: &Map<String, Value>,
     cfg: &TransformConfig,
     cx: &Context,
+    origin: Option<&str>,
 ) -> Result<()> {
     let specs: Vec<FieldSpec> = field(f, "fieldSpecs")?;
     let with = |set: fn(&mut TransformConfig, Vec<FieldSpec>)| {
@@ -147,7 +168,7 @@ fn apply(
         c
     };
     match kind {
-        "ConfigMapGenerator" | "SecretGenerator" => generate(resources, kind, f, cx),
+        "ConfigMapGenerator" | "SecretGenerator" => generate(resources, kind, f, cx, origin),
         "PrefixSuffixTransformer" => {
             let c = with(|c, s| {
                 c.name_prefix = s.clone();
@@ -206,7 +227,13 @@ fn namespace_config(resources: &mut ResMap, f: &Map<String, Value>, cfg: &Transf
     }
 }
 
-fn generate(resources: &mut ResMap, kind: &str, f: &Map<String, Value>, cx: &Context) -> Result<()> {
+fn generate(
+    resources: &mut ResMap,
+    kind: &str,
+    f: &Map<String, Value>,
+    cx: &Context,
+    origin: Option<&str>,
+) -> Result<()> {
     let mut args: Map<String, Value> = f
         .iter()
         .filter(|(key, _)| !["apiVersion", "kind", "metadata"].contains(&key.as_str()))
@@ -224,5 +251,7 @@ fn generate(resources: &mut ResMap, kind: &str, f: &Map<String, Value>, cx: &Con
         "ConfigMapGenerator" => kustomization.config_map_generator.push(args),
         _ => kustomization.secret_generator.push(args),
     }
-    generators::run(resources, &kustomization, cx.dir, cx.loader)
+    let origin_of = |_: &str| origin.unwrap_or_default().to_string();
+    let origin_of = origin.map(|_| &origin_of as &dyn Fn(&str) -> String);
+    generators::run_with_origin(resources, &kustomization, cx.dir, cx.loader, origin_of)
 }

@@ -29,6 +29,7 @@
 //! Namespace scope follows kustomize's `IsNamespaceableKind`: a kind the data lists as
 //! cluster-scoped is cluster-scoped; every other kind, custom resources included, is namespaced.
 
+pub mod custom;
 mod directive;
 mod json6902;
 // Generated: rustfmt leaves it as the generator writes it (tests/engine_tables.rs compares them).
@@ -92,7 +93,7 @@ pub fn strategic_merge_with(base: &Value, patch: &Value, gvk: &Gvk, options: Smp
     let mut tree = Tree::default();
     let dest = tree.add(base);
     let origin = tree.add(&Value::Object(patch_map));
-    let schema = schema::resource_for_gvk(gvk).and_then(|r| r.schema.as_ref());
+    let schema = schema::schema_for_gvk(gvk);
     let merged = walk::Merger { tree: &mut tree }.walk([Some(dest), Some(origin)], schema)?;
     let mut result = match merged.map(|id| tree.to_value(id)) {
         Some(Value::Object(map)) if !map.is_empty() => map,
@@ -136,10 +137,7 @@ pub fn apply_json6902(obj: &Value, ops: &Value) -> Result<Value, MergeError> {
     json6902::apply(obj, ops).map_err(MergeError::Json6902)
 }
 
-/// Whether objects of this kind live outside namespaces (kustomize's `IsClusterScoped`).
-pub fn is_cluster_scoped(gvk: &Gvk) -> bool {
-    schema::resource_for_gvk(gvk).is_some_and(|r| r.scope == schema::Scope::Cluster)
-}
+pub use schema::is_cluster_scoped;
 
 /// Whether kustomize's OpenAPI data has a schema for this kind (a built-in kind); other kinds
 /// are custom resources, whose lists patches replace.

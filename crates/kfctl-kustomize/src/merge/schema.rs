@@ -8,6 +8,7 @@
 //! A `None` schema and a [`Schema::Leaf`] differ: with `None` kyaml looks for a schema by the
 //! value's own `apiVersion` and `kind`; with a leaf (a known field of opaque type) it does not.
 
+use super::custom;
 use super::openapi_table::{DEFINITIONS, RESOURCES};
 use crate::resource::Gvk;
 
@@ -22,6 +23,11 @@ pub enum Schema {
     Map(&'static Schema),
     /// A known field of scalar or opaque type: nothing below it has a schema.
     Leaf,
+    /// A schema of a custom schema file (`openapi: path:`, see `custom.rs`).
+    Custom(&'static custom::Node),
+    /// A `$ref` of a custom schema file to one of its definitions; never returned by the
+    /// lookups below, which resolve it (an unresolvable one is no schema).
+    Ref(&'static custom::Definitions, &'static str),
 }
 
 /// How kustomize places a built-in kind.
@@ -73,9 +79,36 @@ fn by_kind(kind: &str) -> Option<&'static Vec<&'static Resource>> {
         .get(kind)
 }
 
-/// The schema of a whole object of this type (kyaml's `SchemaForResourceType`).
+/// The schema of a whole object of this type (kyaml's `SchemaForResourceType`): from the
+/// build's custom schema when it has one, else from the built-in table.
 pub fn resource_schema(api_version: &str, kind: &str) -> Option<&'static Schema> {
-    resource(api_version, kind).and_then(|r| r.schema.as_ref())
+    match custom::active() {
+        Some(schema) => schema.resource(api_version, kind),
+        None => resource(api_version, kind).and_then(|r| r.schema.as_ref()),
+    }
+}
+
+/// [`resource_schema`] for a gvk.
+pub fn schema_for_gvk(gvk: &Gvk) -> Option<&'static Schema> {
+    match custom::active() {
+        Some(schema) => schema.resource(&gvk.api_version(), &gvk.kind),
+        None => resource_for_gvk(gvk).and_then(|r| r.schema.as_ref()),
+    }
+}
+
+/// Whether objects of this kind live outside namespaces (kyaml's `IsCertainlyClusterScoped`).
+pub fn is_cluster_scoped(gvk: &Gvk) -> bool {
+    let builtin = || resource_for_gvk(gvk).is_some_and(|r| r.scope == Scope::Cluster);
+    match custom::active() {
+        None => builtin(),
+        Some(schema) => {
+            let api_version = gvk.api_version();
+            match custom::is_precomputed(&api_version, &gvk.kind) {
+                true => builtin(),
+                false => schema.is_cluster_scoped(&api_version, &gvk.kind),
+            }
+        }
+    }
 }
 
 impl Schema {
@@ -87,6 +120,8 @@ impl Schema {
                 props.binary_search_by(|(key, _)| (*key).cmp(name)).ok().map(|i| &props[i].1)
             }
             Schema::Map(value) => Some(value),
+            Schema::Custom(node) => node.field(name).and_then(custom::resolve),
+            Schema::Ref(..) => custom::resolve(self)?.field(name),
             Schema::List { .. } | Schema::Leaf => None,
         }
     }
@@ -95,20 +130,24 @@ impl Schema {
     pub fn elements(&'static self) -> Option<&'static Schema> {
         match self {
             Schema::List { items, .. } => *items,
+            Schema::Custom(node) => node.items().and_then(custom::resolve),
+            Schema::Ref(..) => custom::resolve(self)?.elements(),
             _ => None,
         }
     }
 
     /// The list's patch strategy and merge keys (kyaml's `PatchStrategyAndKeyList`).
-    pub fn strategy_and_keys(&self) -> (&'static str, &'static [&'static str]) {
+    pub fn strategy_and_keys(&'static self) -> (&'static str, &'static [&'static str]) {
         match self {
             Schema::List { strategy, keys, .. } => (strategy, keys),
+            Schema::Custom(node) => node.strategy_and_keys(),
+            Schema::Ref(..) => custom::resolve(self).map_or(("", &[]), Schema::strategy_and_keys),
             _ => ("", &[]),
         }
     }
 
     /// Whether lists of this schema merge element-wise: the strategy names `merge`.
-    pub fn is_associative(&self) -> bool {
+    pub fn is_associative(&'static self) -> bool {
         self.strategy_and_keys().0.split(',').any(|s| s == "merge")
     }
 }
@@ -117,7 +156,7 @@ impl Schema {
 /// `Some(keys)` when the list merges element-wise (`keys` is empty for a list of scalars that
 /// merges as a set), `None` when it is replaced or the path is unknown.
 pub fn merge_keys_at(gvk: &Gvk, path: &[&str]) -> Option<&'static [&'static str]> {
-    let mut schema = resource_for_gvk(gvk)?.schema.as_ref()?;
+    let mut schema = schema_for_gvk(gvk)?;
     for step in path {
         schema = match schema {
             Schema::List { items: Some(items), .. } if step.is_empty() || *step == "[]" => items,

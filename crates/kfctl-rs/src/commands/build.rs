@@ -24,9 +24,13 @@ pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
         LoadRestrictor::RootOnly => LoadRestriction::RootOnly,
         LoadRestrictor::None => LoadRestriction::None,
     };
-    let resources = kfctl_kustomize::build(&args.dir, &BuildOptions { remote, restriction, strict_patches: false })?;
+    let options = BuildOptions { remote, restriction, strict_patches: false };
+    let resources = kfctl_kustomize::build(&args.dir, &options)?;
     match &args.output {
-        Some(folder) if folder.is_dir() => write_individual_files(folder, &resources)?,
+        Some(folder) if folder.is_dir() => {
+            // Scope decides the file names: with the build's own schema, as kustomize names them.
+            kfctl_kustomize::with_schema_of(&args.dir, &options, || write_individual_files(folder, &resources))??
+        }
         Some(file) => write_atomically(file, kfctl_yaml::to_yaml_stream(&kfctl_kustomize::objects(&resources)))?,
         None => print_stream(resources)?,
     }
