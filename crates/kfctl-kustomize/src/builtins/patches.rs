@@ -86,7 +86,7 @@ pub fn patches(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &L
                 let target = entry.target.as_ref().ok_or_else(|| {
                     KustomizeError::transform("patches", format!("must specify a target for JSON patch {source}"))
                 })?;
-                apply_json_to_selected(resources, &ops, target, &source)?;
+                apply_json_to_selected(resources, &ops, target, &source, PreviousId::Always)?;
             }
         }
     }
@@ -140,7 +140,7 @@ pub fn json6902(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &
         if ops.as_array().is_none_or(Vec::is_empty) {
             return Err(KustomizeError::transform("patchesJson6902", format!("patch appears to be empty: {source}")));
         }
-        apply_json_to_selected(resources, &ops, target, &source)?;
+        apply_json_to_selected(resources, &ops, target, &source, PreviousId::IfRenamed)?;
     }
     Ok(())
 }
@@ -353,9 +353,28 @@ fn remember_if_renamed(resource: &mut Resource, before: ResId) {
     }
 }
 
-fn apply_json_to_selected(resources: &mut ResMap, ops: &Value, target: &Selector, source: &str) -> Result<()> {
+/// When a JSON patch records the object's id as a previous one. kustomize's `patches`
+/// (PatchTransformer) records it before every JSON patch, renamed or not, which makes the
+/// object a referral the name-reference fix-up then writes back (a RoleBinding subject gains
+/// its ServiceAccount's namespace); `patchesJson6902` records nothing.
+#[derive(Clone, Copy, PartialEq)]
+enum PreviousId {
+    Always,
+    IfRenamed,
+}
+
+fn apply_json_to_selected(
+    resources: &mut ResMap,
+    ops: &Value,
+    target: &Selector,
+    source: &str,
+    previous: PreviousId,
+) -> Result<()> {
     for index in resources.select(target)? {
         let resource = resources.get_mut(index);
+        if previous == PreviousId::Always {
+            resource.remember_current_id();
+        }
         let before = resource.current_id();
         resource.obj = apply_json6902(&resource.obj, ops)
             .map_err(|m| KustomizeError::transform(format!("JSON patch {source} on {}", kid(&before)), m))?;
