@@ -154,8 +154,13 @@ pub struct TemplateArgs {
     #[command(flatten)]
     pub render: RenderFlags,
     /// Write one file per component into this folder instead of stdout.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "as_kustomization")]
     pub output_dir: Option<PathBuf>,
+    /// Write, into this new folder, the profile's kustomization with the values as kustomize
+    /// patches (and a file of the objects values add): `kustomize build` of it gives this
+    /// render. Put the folder directly under the manifests root, as upstream's `example/`.
+    #[arg(long, value_name = "DIR")]
+    pub as_kustomization: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@
 //! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
+pub mod as_kustomize;
 pub mod attribute;
 pub mod changes;
 pub mod component;
@@ -71,6 +72,8 @@ pub enum CatalogError {
     OwnChange { file: String, entry: String, message: String },
     #[error("{path}: cannot read values file: {message}")]
     ValuesFile { path: String, message: String },
+    #[error("{object}: {message}")]
+    NotExpressible { object: String, message: String },
     #[error(transparent)]
     Build(#[from] kfctl_kustomize::KustomizeError),
 }
