@@ -3,8 +3,11 @@
 //!
 //! Values act after the build (the parameter table, the users' Profiles, the hashed names of
 //! generated objects whose content changed). Kustomize can say all of that itself: every object
-//! the values change gets a JSON 6902 patch with exactly the changed fields (`add`, `remove`,
-//! `replace`), every object they drop a `$patch: delete` patch, and every object they add is
+//! the values change gets a patch with exactly the changed fields — a strategic merge patch of
+//! maps (a removed key as `null`) when no list changes, else JSON 6902 (`add`, `remove`,
+//! `replace`); a JSON patch under `patches` makes kustomize treat the object as renamed, and the
+//! name-reference fix-up would then write a ServiceAccount's namespace into RoleBinding subjects
+//! that had none — every object they drop gets a `$patch: delete` patch, and every object they add is
 //! listed in `resources` from a file beside the kustomization. Patches run before kustomize
 //! computes the hash suffixes of generated ConfigMaps and Secrets and fixes up references to
 //! them, so a patched generator gets the very name kfctl-rs's render gives it; the diff is
@@ -37,7 +40,7 @@ pub fn folder(
     for (i, new) in after.iter().enumerate() {
         match before.iter().find(|old| same_id(old, new)) {
             Some(old) if old == new => {}
-            Some(old) => k.patches.push(json6902(old, new, &after)?),
+            Some(old) => k.patches.push(patch_between(old, new, &after)?),
             None => added.push(valued[i].clone()),
         }
     }
@@ -96,6 +99,69 @@ fn shares_name(obj: &Value, others: &[Value]) -> bool {
         )
     };
     others.iter().filter(|o| key(o) == key(obj)).count() > 1
+}
+
+/// The patch taking `old` to `new`: strategic merge when only maps change, else JSON 6902.
+fn patch_between(old: &Value, new: &Value, others: &[Value]) -> Result<Patch, CatalogError> {
+    match map_merge(old, new) {
+        Some(mut doc) => {
+            let object = doc.as_object_mut().expect("a map merge of two objects is a map");
+            object.insert("apiVersion".into(), new["apiVersion"].clone());
+            object.insert("kind".into(), new["kind"].clone());
+            let metadata = object.entry("metadata").or_insert_with(|| json!({}));
+            metadata["name"] =
+                json!(text_at(new, "/metadata/name").strip_suffix("-<hash>").unwrap_or(text_at(new, "/metadata/name")));
+            // JSON, as for the JSON patches: texts cross with no YAML scalar style in between.
+            let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            Ok(Patch { patch: Some(text), target: Some(target(new, others)), ..Patch::default() })
+        }
+        None => json6902(old, new, others),
+    }
+}
+
+/// The strategic merge patch of two maps when no list is involved (in a changed, added or
+/// removed place): changed keys with their new value, removed ones as `null`.
+fn map_merge(old: &Value, new: &Value) -> Option<Value> {
+    let (Value::Object(o), Value::Object(n)) = (old, new) else { return None };
+    let mut out = Map::new();
+    for (key, value) in o {
+        match n.get(key) {
+            None if !value.is_array() => {
+                out.insert(key.clone(), Value::Null);
+            }
+            None => return None,
+            Some(new_value) if new_value == value => {}
+            Some(new_value) if value.is_object() && new_value.is_object() => {
+                out.insert(key.clone(), map_merge(value, new_value)?);
+            }
+            Some(new_value)
+                if !value.is_array()
+                    && !new_value.is_array()
+                    && !holds_list_or_null(new_value)
+                    && !value.is_object()
+                    && !new_value.is_object() =>
+            {
+                out.insert(key.clone(), new_value.clone());
+            }
+            Some(_) => return None,
+        }
+    }
+    for (key, value) in n.iter().filter(|(k, _)| !o.contains_key(*k)) {
+        if holds_list_or_null(value) {
+            return None;
+        }
+        out.insert(key.clone(), value.clone());
+    }
+    Some(Value::Object(out))
+}
+
+/// Whether a value holds a list or a `null` anywhere (a merge would not carry it exactly).
+fn holds_list_or_null(value: &Value) -> bool {
+    match value {
+        Value::Array(_) | Value::Null => true,
+        Value::Object(m) => m.values().any(holds_list_or_null),
+        _ => false,
+    }
 }
 
 /// A JSON 6902 patch taking `old` to `new` (`others`: every object, for the target).
@@ -205,6 +271,22 @@ mod tests {
         twin["metadata"]["namespace"] = json!("other");
         let t = json6902(&old, &new, &[new.clone(), twin]).unwrap().target.unwrap();
         assert_eq!(t.namespace, "kf", "a name two namespaces share: the namespace too");
+    }
+
+    #[test]
+    fn map_only_changes_become_a_strategic_merge_patch_and_lists_a_json_patch() {
+        let sa = |labels: Value| json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa", "namespace": "kf", "labels": labels}});
+        let patch = patch_between(&sa(json!({"a": "1", "gone": "x"})), &sa(json!({"a": "2", "b": "3"})), &[]).unwrap();
+        let doc = kfctl_yaml::parse_stream(patch.patch.as_deref().unwrap(), "p").unwrap().remove(0);
+        assert_eq!(
+            doc,
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa", "labels": {"a": "2", "gone": null, "b": "3"}}})
+        );
+        let old = deployment(1, json!({}));
+        let mut new = old.clone();
+        new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("b");
+        let patch = patch_between(&old, &new, &[]).unwrap();
+        assert!(patch.patch.as_deref().unwrap().starts_with('['), "a list changed: JSON 6902");
     }
 
     #[test]
