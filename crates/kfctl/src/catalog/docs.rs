@@ -30,7 +30,8 @@ pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
 pub fn free_form(path: &[&str]) -> bool {
     let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
     let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets" | "users"]);
-    let resources = matches!(path, [c, "resources", _, _] if *c != "global");
+    let resources =
+        matches!(path, [c, "resources", _, _] if *c != "global") || matches!(path, [_, "runtimes", "resources"]);
     scheduling || metadata || resources
 }
 
@@ -52,10 +53,16 @@ fn global(rest: &[&str]) -> Option<&'static str> {
         ["imageRegistry"] => {
             "Pull every image from this registry instead (path, tag and digest kept); empty keeps upstream's."
         }
-        ["imagePullSecrets"] => "Names of pull secrets added to every pod.",
-        ["nodeSelector"] => "Node selector merged into every pod (a component's own wins).",
-        ["tolerations"] => "Tolerations added to every pod (a component's own win).",
-        ["affinity"] => "Affinity set on every pod (a component's own wins).",
+        ["imagePullSecrets"] => "Names of pull secrets added to every pod (users' runtimes included).",
+        ["nodeSelector"] => {
+            "Node selector merged into the platform's pods (a component's own wins); not into users' runtimes or node agents (DaemonSets), see `podScopes` in charts/catalog.yaml."
+        }
+        ["tolerations"] => {
+            "Tolerations added to the platform's pods (a component's own win); not to users' runtimes or node agents."
+        }
+        ["affinity"] => {
+            "Affinity set on the platform's pods (a component's own wins); not on users' runtimes or node agents."
+        }
         ["commonLabels"] => "Labels added to every object.",
         ["commonAnnotations"] => "Annotations added to every object.",
         ["storageClass"] => {
@@ -105,9 +112,14 @@ fn component_key(rest: &[&str]) -> Option<String> {
         ["resources", workload, container] => {
             format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's.")
         }
-        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global).".into(),
-        ["tolerations"] => "Tolerations added to this component's pods (instead of global's).".into(),
-        ["affinity"] => "Affinity set on this component's pods (instead of global's).".into(),
+        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global; users' runtimes excepted, see `runtimes`).".into(),
+        ["tolerations"] => "Tolerations added to this component's pods (instead of global's; users' runtimes excepted).".into(),
+        ["affinity"] => "Affinity set on this component's pods (instead of global's; users' runtimes excepted).".into(),
+        ["runtimes"] => "The pods of users' runtimes (Trainer's training runtimes, KServe's serving runtimes; `podScopes` in charts/catalog.yaml): only these values reach them, on every pod template running the runtime's main container (`node`, `kserve-container`).".into(),
+        ["runtimes", "nodeSelector"] => "Node selector merged into the runtimes' pods (e.g. `nvidia.com/gpu.present: \"true\"` for GPU nodes).".into(),
+        ["runtimes", "tolerations"] => "Tolerations added to the runtimes' pods (e.g. for tainted GPU nodes).".into(),
+        ["runtimes", "affinity"] => "Affinity set on the runtimes' pods.".into(),
+        ["runtimes", "resources"] => "`resources` of the runtimes' main container (e.g. `limits: {nvidia.com/gpu: 1}`); empty keeps upstream's.".into(),
         ["staticUser"] => "Dex's static demo user (credentials; see `kfctl-rs secrets generate`).".into(),
         ["objectStore"] => "The Pipelines object store's (minio) credentials.".into(),
         _ => return None,

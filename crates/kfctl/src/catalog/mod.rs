@@ -10,6 +10,8 @@
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
 //!   two cannot drift;
+//! - [`scheduling`]: which pod templates the scheduling values reach (users' runtimes and
+//!   node agents scoped by the catalog's `podScopes`);
 //! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
 //! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
@@ -26,6 +28,7 @@ pub mod params;
 pub mod profile;
 pub mod rehash;
 pub mod render;
+pub mod scheduling;
 pub mod schema;
 pub mod strvals;
 pub mod users;

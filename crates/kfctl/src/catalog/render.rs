@@ -306,6 +306,14 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     for name in catalog.absent.keys() {
         root[name.as_str()] = json!({"enabled": false, "nodeSelector": {}, "tolerations": [], "affinity": {}});
     }
+    for name in super::scheduling::runtime_components() {
+        if let Some(section) = root.get_mut(name).and_then(Value::as_object_mut) {
+            section.insert(
+                "runtimes".into(),
+                json!({"nodeSelector": {}, "tolerations": [], "affinity": {}, "resources": {}}),
+            );
+        }
+    }
     root["dex"]["staticUser"] = json!({"email": "", "passwordHash": ""});
     root["oauth2-proxy"]["cookieSecret"] = json!("");
     root["pipelines"]["objectStore"] = json!({"accessKey": "", "secretKey": ""});
@@ -380,12 +388,12 @@ fn precheck(user: &Value, catalog: &Catalog, profile: &Resolved) -> Result<(), C
 /// The schema the defaults imply, with the free-form places declared.
 pub fn schema_for(defaults: &Value) -> Schema {
     let mut schema = Schema::of_default(defaults);
-    let scheduling = |s: &mut Schema, prefix: &str| {
-        s.set(&[prefix, "nodeSelector"], Schema::string_map());
-        s.set(&[prefix, "tolerations"], Schema::List(Box::new(Schema::any_map())));
-        s.set(&[prefix, "affinity"], Schema::any_map());
+    let scheduling = |s: &mut Schema, prefix: &[&str]| {
+        s.set(&[prefix, &["nodeSelector"]].concat(), Schema::string_map());
+        s.set(&[prefix, &["tolerations"]].concat(), Schema::List(Box::new(Schema::any_map())));
+        s.set(&[prefix, &["affinity"]].concat(), Schema::any_map());
     };
-    scheduling(&mut schema, "global");
+    scheduling(&mut schema, &["global"]);
     schema.set(&["global", "commonLabels"], Schema::string_map());
     schema.set(&["global", "commonAnnotations"], Schema::string_map());
     schema.set(&["global", "imagePullSecrets"], Schema::List(Box::new(Schema::String)));
@@ -397,7 +405,11 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "users"], super::users::schema());
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
-            scheduling(&mut schema, name);
+            scheduling(&mut schema, &[name]);
+            if section.get("runtimes").is_some() {
+                scheduling(&mut schema, &[name, "runtimes"]);
+                schema.set(&[name, "runtimes", "resources"], Schema::any_map());
+            }
             for (workload, containers) in section.get("resources").and_then(Value::as_object).into_iter().flatten() {
                 for container in containers.as_object().into_iter().flatten().map(|(c, _)| c) {
                     schema.set(&[name, "resources", workload, container], Schema::any_map());

@@ -119,6 +119,7 @@ fn write_point(out: &mut String, line: &str, at: usize, index: usize, point: &Po
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::scheduling::Source;
     use serde_json::json;
 
     fn render(obj: &Value) -> String {
@@ -159,7 +160,7 @@ mod tests {
         );
         assert!(
             t.contains(
-                "{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"
+                "{{- with include \"kfctl.nodeSelector\" (list $ \"\" \"scoped\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"
             ),
             "{t}"
         );
@@ -168,12 +169,15 @@ mod tests {
     #[test]
     fn a_conditional_first_key_of_a_list_item_gets_its_dash_on_its_own_line() {
         let mut out = String::new();
-        let point =
-            Point { key: "nodeSelector".into(), raw: None, steps: vec![super::super::params::Step::NodeSelector] };
+        let point = Point {
+            key: "nodeSelector".into(),
+            raw: None,
+            steps: vec![super::super::params::Step::NodeSelector { from: Source::Scoped }],
+        };
         write_point(&mut out, &format!("  - {}: null", token(3)), 4, 3, &point).unwrap();
         assert_eq!(
             out,
-            "  -\n{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n    nodeSelector: {{ . }}\n{{- end }}\n"
+            "  -\n{{- with include \"kfctl.nodeSelector\" (list $ \"\" \"scoped\") }}\n    nodeSelector: {{ . }}\n{{- end }}\n"
         );
     }
 

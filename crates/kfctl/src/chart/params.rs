@@ -17,6 +17,7 @@
 
 use crate::catalog::image_refs::{self, Rewrite};
 use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding, ParamId};
+use crate::catalog::scheduling::{self, Source};
 use crate::catalog::users;
 use serde_json::{Map, Value};
 
@@ -33,16 +34,18 @@ pub enum Step {
     ImageText { tokens: Vec<(Rewrite, String, String)> },
     /// `global.imagePullSecrets` appended to a pod spec's `imagePullSecrets`.
     PullSecrets,
-    /// `nodeSelector` (component, else global) merged over a pod spec's.
-    NodeSelector,
-    /// `tolerations` (component, else global) appended to a pod spec's.
-    Tolerations,
-    /// `affinity` (component, else global) replacing a pod spec's.
-    Affinity,
+    /// `nodeSelector` (from `from`: component, else global, …) merged over a pod spec's.
+    NodeSelector { from: Source },
+    /// `tolerations` (from `from`) appended to a pod spec's.
+    Tolerations { from: Source },
+    /// `affinity` (from `from`) replacing a pod spec's.
+    Affinity { from: Source },
     /// `<component>.replicas.<workload>`.
     Replicas { workload: String },
     /// `<component>.resources.<workload>.<container>`.
     Resources { workload: String, container: String },
+    /// `<component>.runtimes.resources` on a users' runtime's main container.
+    RuntimeResources,
     /// `global.commonLabels` or `global.commonAnnotations` (the value's name).
     CommonMetadata { value: &'static str },
     /// A credential; `path` is the value's path inside the chart's values.
@@ -79,13 +82,18 @@ impl Step {
                 format!("include \"kfctl.imageText\" (list $ {inner} (list {}))", list.join(" "))
             }
             Step::PullSecrets => format!("include \"kfctl.pullSecrets\" (list $ {inner})"),
-            Step::NodeSelector => format!("include \"kfctl.nodeSelector\" (list $ {inner})"),
-            Step::Tolerations => format!("include \"kfctl.tolerations\" (list $ {inner})"),
-            Step::Affinity => format!("include \"kfctl.affinity\" (list $ {inner})"),
+            Step::NodeSelector { from } => {
+                format!("include \"kfctl.nodeSelector\" (list $ {inner} {})", q(from.as_str()))
+            }
+            Step::Tolerations { from } => {
+                format!("include \"kfctl.tolerations\" (list $ {inner} {})", q(from.as_str()))
+            }
+            Step::Affinity { from } => format!("include \"kfctl.affinity\" (list $ {inner} {})", q(from.as_str())),
             Step::Replicas { workload } => format!("include \"kfctl.replicas\" (list $ {} {inner})", q(workload)),
             Step::Resources { workload, container } => {
                 format!("include \"kfctl.resources\" (list $ {} {} {inner})", q(workload), q(container))
             }
+            Step::RuntimeResources => format!("include \"kfctl.runtimeResources\" (list $ {inner})"),
             Step::CommonMetadata { value } => format!("include \"kfctl.commonMetadata\" (list $ {} {inner})", q(value)),
             Step::Credential { path, encoding } => {
                 let (kind, needle, prefix) = match encoding {
@@ -301,12 +309,13 @@ fn mark_pull_secrets(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     params::for_each_pod_spec(obj, &mut |spec| marks.mark(spec, "imagePullSecrets", Step::PullSecrets));
 }
 
-/// `apply_scheduling`: every pod spec's `nodeSelector`, `tolerations` and `affinity`.
+/// `apply_scheduling`: `nodeSelector`, `tolerations` and `affinity` of every pod spec the
+/// catalog's `podScopes` lets scheduling reach, with where its values come from.
 fn mark_scheduling(obj: &mut Value, _: &Scope, marks: &mut Marks) {
-    params::for_each_pod_spec(obj, &mut |spec| {
-        marks.mark(spec, "nodeSelector", Step::NodeSelector);
-        marks.mark(spec, "tolerations", Step::Tolerations);
-        marks.mark(spec, "affinity", Step::Affinity);
+    scheduling::for_each_scheduled_pod_spec(obj, &mut |spec, from| {
+        marks.mark(spec, "nodeSelector", Step::NodeSelector { from });
+        marks.mark(spec, "tolerations", Step::Tolerations { from });
+        marks.mark(spec, "affinity", Step::Affinity { from });
     });
 }
 
@@ -326,8 +335,14 @@ fn mark_replicas(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
 }
 
 /// `apply_resources`: `resources` of each container of a workload's pod template that has a
-/// default (the schema allows no other container).
+/// default (the schema allows no other container), and of a users' runtime's main container.
 fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if let scheduling::PodScope::Runtime(runtime) = scheduling::pod_scope(obj) {
+        scheduling::for_each_runtime_container(obj, runtime, &mut |c| {
+            marks.mark(c, "resources", Step::RuntimeResources)
+        });
+        return;
+    }
     if !params::is_workload(obj) {
         return;
     }
