@@ -291,7 +291,8 @@ fn global_scheduling_skips_users_runtimes_and_node_agents() {
         }
     }
     assert!(platform >= 40 && kserve >= 1, "platform pods {platform}, kserve's own {kserve}");
-    assert!(skipped >= 11 + 6 + 1, "runtimes and the istio-cni DaemonSet: {skipped}");
+    // 11 serving runtimes, 14 pod templates of 6 training runtimes, the istio-cni DaemonSet.
+    assert!(skipped >= 26, "runtimes and the istio-cni DaemonSet: {skipped}");
     assert_helm_equals(&after, &file);
 }
 
