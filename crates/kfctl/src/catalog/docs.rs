@@ -32,7 +32,8 @@ pub fn free_form(path: &[&str]) -> bool {
     let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets" | "users"]);
     let resources =
         matches!(path, [c, "resources", _, _] if *c != "global") || matches!(path, [_, "runtimes", "resources"]);
-    scheduling || metadata || resources
+    let pod_metadata = matches!(path, [c, "podAnnotations" | "podLabels", _] if *c != "global");
+    scheduling || metadata || resources || pod_metadata
 }
 
 /// `path` (inside the chart of `component`, `None` for the umbrella) as a full value path:
@@ -105,8 +106,15 @@ fn component_key(rest: &[&str]) -> Option<String> {
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
         ["images"] => "The component's images by key; another reference replaces the image everywhere upstream names it.".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),
-        ["replicas"] => "`spec.replicas` of the component's Deployments and StatefulSets, by name.".into(),
-        ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
+        ["replicas"] => "`spec.replicas` of the component's Deployments and StatefulSets, by name (a whole number, 0 or more; `null` where upstream sets none).".into(),
+        ["replicas", workload] => format!("`spec.replicas` of `{workload}`; `null` leaves it unset, as upstream does (1, or what an autoscaler sets)."),
+        ["podAnnotations"] => "Annotations merged into the pod template of the component's Deployments and StatefulSets, by workload; empty keeps upstream's.".into(),
+        ["podAnnotations", workload] => format!("Annotations merged into the pods of `{workload}` (`spec.template.metadata.annotations`)."),
+        ["podLabels"] => "Labels merged into the pod template of the component's Deployments and StatefulSets, by workload; empty keeps upstream's.".into(),
+        ["podLabels", workload] => format!("Labels merged into the pods of `{workload}` (`spec.template.metadata.labels`; the selector is left as it is)."),
+        ["env"] => "Extra environment variables of the component's containers, by workload and container: a list of EnvVar appended to upstream's (a name upstream's container has is refused).".into(),
+        ["env", workload] => format!("Extra `env` of the containers of `{workload}`, by container name."),
+        ["env", workload, container] => format!("Extra `env` of container `{container}` in `{workload}` (EnvVar list); empty keeps upstream's."),
         ["resources"] => "Container `resources` of the component's Deployments and StatefulSets, by workload and container; empty keeps upstream's.".into(),
         ["resources", workload] => format!("Container `resources` of `{workload}`, by container name."),
         ["resources", workload, container] => {
@@ -146,7 +154,10 @@ mod tests {
         let d = |p: &[&str]| describe(p, &catalog).unwrap_or_default();
         assert!(d(&["global", "crds"]).contains("`only`"));
         assert!(d(&["katib"]).starts_with("Component `katib`: Katib"), "{}", d(&["katib"]));
-        assert_eq!(d(&["katib", "replicas", "katib-ui"]), "`spec.replicas` of `katib-ui`.");
+        assert!(
+            d(&["katib", "replicas", "katib-ui"]).starts_with("`spec.replicas` of `katib-ui`; `null` leaves it unset")
+        );
+        assert!(d(&["katib", "env", "katib-ui", "katib-ui"]).starts_with("Extra `env` of container `katib-ui`"));
         assert!(d(&["dex", "staticUser", "passwordHash"]).starts_with("Credential: the Dex demo user's password hash"));
         assert!(d(&["global", "oidcClientSecret"]).starts_with("Credential:"));
         assert_eq!(describe(&["katib", "nope"], &catalog), None);

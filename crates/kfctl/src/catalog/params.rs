@@ -15,7 +15,10 @@
 //! | `<component>.runtimes.nodeSelector`, `.tolerations`, `.affinity` | the pod templates of the component's users' runtimes (Trainer's `ClusterTrainingRuntime`s, KServe's `ClusterServingRuntime`s) that run the runtime's main container |
 //! | `<component>.runtimes.resources` | `resources` of that main container (`node`, `kserve-container`) in every runtime |
 //! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet |
+//! | `<component>.replicas.<workload>` (`null`: upstream sets none) | as above: every Deployment and StatefulSet has a key; `null` leaves it unset (1, or an autoscaler's) |
 //! | `<component>.resources.<workload>.<container>` | that container's `resources` |
+//! | `<component>.podAnnotations.<workload>`, `.podLabels.<workload>` | merged into that workload's `spec.template.metadata.annotations` / `.labels` ([`super::workloads`]) |
+//! | `<component>.env.<workload>.<container>` | appended to that container's `env` (a name upstream's container already has is refused) |
 //! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
 //! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
@@ -30,7 +33,7 @@
 
 use super::credentials::{default_email, default_password};
 use super::scheduling::{self, PodScope, apply_scheduling};
-use super::{image_refs, images};
+use super::{image_refs, images, workloads};
 use serde_json::{Map, Value, json};
 
 /// The context a parameter applies in: all values, the defaults they were merged onto
@@ -74,6 +77,8 @@ pub enum ParamId {
     Scheduling,
     Replicas,
     Resources,
+    PodMetadata,
+    Env,
     CommonMetadata,
     Credentials,
     PodSecurity,
@@ -107,6 +112,8 @@ pub const PARAMS: &[Param] = &[
     ),
     row(ParamId::Replicas, "replicas", apply_replicas, &["kfctl.replicas"]),
     row(ParamId::Resources, "resources", apply_resources, &["kfctl.resources", "kfctl.runtimeResources"]),
+    row(ParamId::PodMetadata, "podMetadata", workloads::apply_pod_metadata, &["kfctl.podMetadata"]),
+    row(ParamId::Env, "env", workloads::apply_env, &["kfctl.envItems", "kfctl.env"]),
     row(ParamId::CommonMetadata, "commonMetadata", apply_common_metadata, &["kfctl.commonMetadata"]),
     row(
         ParamId::Users,
@@ -241,10 +248,10 @@ fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
         return;
     }
     let name = object_name(obj);
-    if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number())
+    if let Some(n) = ctx.own(&["replicas", &name]).and_then(super::schema::whole_count)
         && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
     {
-        spec.insert("replicas".into(), n.clone());
+        spec.insert("replicas".into(), json!(n));
     }
 }
 

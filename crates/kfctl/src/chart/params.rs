@@ -18,11 +18,15 @@
 use crate::catalog::image_refs::{self, Rewrite};
 use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding, ParamId};
 use crate::catalog::scheduling::{self, Source};
-use crate::catalog::users;
+use crate::catalog::{users, workloads};
 use serde_json::{Map, Value};
 
 /// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
 pub const TOKEN_PREFIX: &str = "KFCTLPOINT";
+
+/// The key of a point that stands for items spliced into a list at its end (a marker item
+/// `- MARKER: null`, written as a `range` over the helper's JSON list).
+pub const SPLICE_KEY: &str = "-";
 
 /// One parameter's action on a point.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +50,13 @@ pub enum Step {
     Resources { workload: String, container: String },
     /// `<component>.runtimes.resources` on a users' runtime's main container.
     RuntimeResources,
+    /// `<component>.podAnnotations.<workload>` or `.podLabels.<workload>` (`value`) merged
+    /// into the pod template's metadata.
+    PodMetadata { value: &'static str, workload: String },
+    /// `<component>.env.<workload>.<container>`: the entries appended to the container's
+    /// `env` (at a [`SPLICE_KEY`] point at the end of upstream's list, or as the whole list when
+    /// upstream has none); `taken` are upstream's names, which the values may not repeat.
+    Env { workload: String, container: String, taken: Vec<String>, whole: bool },
     /// `global.commonLabels` or `global.commonAnnotations` (the value's name).
     CommonMetadata { value: &'static str },
     /// A credential; `path` is the value's path inside the chart's values.
@@ -94,6 +105,14 @@ impl Step {
                 format!("include \"kfctl.resources\" (list $ {} {} {inner})", q(workload), q(container))
             }
             Step::RuntimeResources => format!("include \"kfctl.runtimeResources\" (list $ {inner})"),
+            Step::PodMetadata { value, workload } => {
+                format!("include \"kfctl.podMetadata\" (list $ {} {} {inner})", q(value), q(workload))
+            }
+            Step::Env { workload, container, taken, whole } => {
+                let taken: Vec<String> = taken.iter().map(|t| q(t)).collect();
+                let helper = if *whole { "kfctl.env" } else { "kfctl.envItems" };
+                format!("include \"{helper}\" (list $ {} {} (list {}))", q(workload), q(container), taken.join(" "))
+            }
             Step::CommonMetadata { value } => format!("include \"kfctl.commonMetadata\" (list $ {} {inner})", q(value)),
             Step::Credential { path, encoding } => {
                 let (kind, needle, prefix) = match encoding {
@@ -251,6 +270,8 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::Scheduling => mark_scheduling,
         ParamId::Replicas => mark_replicas,
         ParamId::Resources => mark_resources,
+        ParamId::PodMetadata => mark_pod_metadata,
+        ParamId::Env => mark_env,
         ParamId::CommonMetadata => mark_common_metadata,
         ParamId::Credentials => mark_credentials,
         ParamId::PodSecurity => mark_pod_security,
@@ -357,6 +378,52 @@ fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
         let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if known.contains_key(&container) {
             marks.mark(c, "resources", Step::Resources { workload: workload.clone(), container });
+        }
+    }
+}
+
+/// `workloads::apply_pod_metadata`: the pod template's `annotations` and `labels` of a
+/// workload the defaults know.
+fn mark_pod_metadata(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if !params::is_workload(obj) {
+        return;
+    }
+    let workload = params::object_name(obj);
+    let Some(meta) = obj.pointer_mut("/spec/template/metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (value, field) in workloads::POD_METADATA {
+        if scope.default_of(&[value, &workload]).is_some() {
+            marks.mark(meta, field, Step::PodMetadata { value, workload: workload.clone() });
+        }
+    }
+}
+
+/// `workloads::apply_env`: `env` of each container of a workload that has a default.
+fn mark_env(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if !params::is_workload(obj) {
+        return;
+    }
+    let workload = params::object_name(obj);
+    let Some(known) = scope.default_of(&["env", &workload]).and_then(Value::as_object) else {
+        return;
+    };
+    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+        let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if !known.contains_key(&container) {
+            continue;
+        }
+        let taken = workloads::env_names(c);
+        match c.get_mut("env").and_then(Value::as_array_mut) {
+            Some(env) => {
+                let step = Step::Env { workload: workload.clone(), container, taken, whole: false };
+                let marker = marks.new_point(SPLICE_KEY, None, step);
+                env.push(serde_json::json!({ marker: null }));
+            }
+            None => marks.mark(c, "env", Step::Env { workload: workload.clone(), container, taken, whole: true }),
         }
     }
 }
