@@ -10,12 +10,11 @@
 //! |---|---|
 //! | `<component>.images.<key>` | every `image` field holding that image, anywhere in the component's objects, and every place `charts/*/images.yaml` names it |
 //! | `global.imageRegistry` | every `image` field and every place `charts/*/images.yaml` names an image (Istio's hub included): the image moves to that registry |
-//! | `global.imagePullSecrets` | every pod spec (a map with `containers`) gets these pull secrets |
+//! | `global.imagePullSecrets` | every pod spec (a map with `containers`), users' runtimes included, gets these pull secrets |
 //! | `global.`/`<component>.nodeSelector`, `tolerations`, `affinity` | every pod spec of the platform's own objects; the component's own setting wins over the global one; node agents (DaemonSets) take only the component's; users' runtimes neither ([`scheduling`], the catalog's `podScopes`) |
 //! | `<component>.runtimes.nodeSelector`, `.tolerations`, `.affinity` | the pod templates of the component's users' runtimes (Trainer's `ClusterTrainingRuntime`s, KServe's `ClusterServingRuntime`s) that run the runtime's main container |
 //! | `<component>.runtimes.resources` | `resources` of that main container (`node`, `kserve-container`) in every runtime |
-//! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet |
-//! | `<component>.replicas.<workload>` (`null`: upstream sets none) | as above: every Deployment and StatefulSet has a key; `null` leaves it unset (1, or an autoscaler's) |
+//! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet; every one has a key, `null` where upstream sets none (it stays unset: 1, or an autoscaler's) |
 //! | `<component>.resources.<workload>.<container>` | that container's `resources` |
 //! | `<component>.podAnnotations.<workload>`, `.podLabels.<workload>` | merged into that workload's `spec.template.metadata.annotations` / `.labels` ([`super::workloads`]) |
 //! | `<component>.env.<workload>.<container>` | appended to that container's `env` (a name upstream's container already has is refused) |
