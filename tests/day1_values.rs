@@ -336,3 +336,62 @@ fn gpu_runtimes_value_changes_only_the_training_runtimes_node_pods() {
     assert!(changed_pods >= 6, "the runtimes' node pod templates: {changed_pods}");
     assert_helm_equals(&after, &file);
 }
+
+/// Issue 14's third check for `trainer.runtimes`: the same change expressed as kustomize
+/// would express it — JSON 6902 patches on the ClusterTrainingRuntimes added to the printed
+/// kustomization of `minimal` — built by real kustomize equals the render with
+/// `values/trainer-gpu-nodes.yaml`.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn gpu_runtimes_equal_real_kustomize_of_the_printed_kustomization_with_patches() {
+    use kfctl::catalog::{Catalog, profile};
+    let request = |files: Vec<PathBuf>| RenderRequest {
+        profile: "minimal".into(),
+        components: Vec::new(),
+        value_files: files,
+        sets: Vec::new(),
+        manifests_dir: common::manifests_dir(),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        layout: Default::default(),
+    };
+    let objs = |files| -> Vec<Value> {
+        kfctl::catalog::render(&request(files)).unwrap().objects.into_iter().map(|o| o.obj).collect()
+    };
+    let (before, after) = (objs(Vec::new()), objs(vec![common::repo_root().join("values/trainer-gpu-nodes.yaml")]));
+    let mut patches = Vec::new();
+    for runtime in before.iter().filter(|o| s(o, "/kind") == "ClusterTrainingRuntime") {
+        let jobs = runtime.pointer("/spec/template/spec/replicatedJobs").and_then(Value::as_array).unwrap();
+        let mut ops = Vec::new();
+        for (i, job) in jobs.iter().enumerate() {
+            let pod = format!("/spec/template/spec/replicatedJobs/{i}/template/spec/template/spec");
+            let containers = job.pointer("/template/spec/template/spec/containers").and_then(Value::as_array).unwrap();
+            let Some(j) = containers.iter().position(|c| c["name"] == "node") else { continue };
+            assert!(job.pointer("/template/spec/template/spec/nodeSelector").is_none(), "upstream sets none");
+            assert!(job.pointer("/template/spec/template/spec/tolerations").is_none(), "upstream sets none");
+            ops.push(json!({"op": "add", "path": format!("{pod}/nodeSelector"), "value": {"nvidia.com/gpu.present": "true"}}));
+            ops.push(json!({"op": "add", "path": format!("{pod}/tolerations"), "value": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}));
+            ops.push(json!({"op": "add", "path": format!("{pod}/containers/{j}/resources"), "value": {"limits": {"nvidia.com/gpu": 1}}}));
+        }
+        let target = json!({"group": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": s(runtime, "/metadata/name")});
+        patches.push(json!({"target": target, "patch": serde_json::to_string(&ops).unwrap()}));
+    }
+    assert!(patches.len() >= 6, "minimal's training runtimes: {}", patches.len());
+    let catalog = Catalog::embedded().unwrap();
+    let k = profile::resolve("minimal", &catalog).unwrap().kustomization(&catalog).unwrap();
+    let mut doc = kfctl_yaml::parse_stream(&profile::kustomization_yaml(&k), "kustomization").unwrap().remove(0);
+    assert!(doc.get("patches").is_none(), "minimal's kustomization has no patches of its own");
+    doc["patches"] = Value::Array(patches);
+    let dir = common::localized_snapshot().join(format!("kfctl-gpu-runtimes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("kustomization.yaml"), kfctl_yaml::to_yaml(&doc)).unwrap();
+    let out = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
+    assert!(out.status.success(), "real kustomize: {}", String::from_utf8_lossy(&out.stderr));
+    let kustomize = kfctl_yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize output").unwrap();
+    if let Some(report) = compare::unordered_report(&kustomize, &after, 10) {
+        panic!("the render with trainer.runtimes differs from real kustomize with the patches:\n{report}");
+    }
+    assert!(compare::unordered_report(&before, &after, 1).is_some(), "the value changes the render");
+}
