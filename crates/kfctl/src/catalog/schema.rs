@@ -322,6 +322,20 @@ mod tests {
     }
 
     #[test]
+    fn counts_take_whole_floats_as_helm_does_and_nullable_counts_take_null() {
+        assert_eq!(whole_count(&json!(2.0)), Some(2));
+        assert_eq!(whole_count(&json!(3)), Some(3));
+        for bad in [json!(2.5), json!(-1), json!(-1.0), json!("2")] {
+            assert_eq!(whole_count(&bad), None, "{bad}");
+        }
+        assert!(Schema::Int.check(&json!(2.0)).is_ok() && Schema::Int.check(&json!(2.5)).is_err());
+        assert!(Schema::IntOrNull.check(&Value::Null).is_ok() && Schema::Int.check(&Value::Null).is_err());
+        let e = Schema::IntOrNull.check(&json!(-1)).unwrap_err().to_string();
+        assert!(e.contains("0 or more (or null: unset)"), "{e}");
+        assert_eq!(Schema::IntOrNull.to_json_schema(&|_| None), json!({"type": ["integer", "null"], "minimum": 0}));
+    }
+
+    #[test]
     fn a_null_on_a_known_key_deletes_its_default_and_passes_one_in_a_free_form_map_does_not() {
         assert!(schema().check(&json!({"katib": {"enabled": null}, "global": {"nodeSelector": null}})).is_ok());
         let e = schema().check(&json!({"global": {"nodeSelector": {"gpu": null}}})).unwrap_err();

@@ -126,6 +126,15 @@ mod tests {
     }
 
     #[test]
+    fn an_env_name_upstream_has_is_refused_naming_the_value() {
+        let objects = vec![super::super::RenderedObject { component: "katib".into(), obj: deployment() }];
+        let taken = json!({"katib": {"env": {"w": {"c": [{"name": "B"}, {"name": "A", "value": "2"}]}}}});
+        let e = check_env(&taken, &objects).unwrap_err().to_string();
+        assert!(e.starts_with("values: `katib.env.w.c` sets `A`, which upstream's container already has"), "{e}");
+        assert!(check_env(&json!({"katib": {"env": {"w": {"c": [{"name": "B"}]}}}}), &objects).is_ok());
+    }
+
+    #[test]
     fn empty_values_and_other_workloads_change_nothing() {
         let mut d = deployment();
         apply(
