@@ -244,3 +244,154 @@ fn bad_users_and_storage_classes_are_usage_errors_in_kfctl_rs_and_helm() {
         assert!(stderr.contains(expect), "{stderr}");
     }
 }
+
+/// Each pod spec (a map with `containers`) of `obj`, as a copy.
+fn pod_specs(obj: &Value) -> Vec<Value> {
+    let mut copy = obj.clone();
+    let mut specs = Vec::new();
+    kfctl::catalog::params::for_each_pod_spec(&mut copy, &mut |spec| specs.push(Value::Object(spec.clone())));
+    specs
+}
+
+fn is_runtime(obj: &Value) -> bool {
+    matches!(s(obj, "/kind"), "ClusterTrainingRuntime" | "ClusterServingRuntime")
+}
+
+/// Issue 13: the global scheduling values reach the platform's own pods only — not the pod
+/// templates of users' runtimes (Trainer's, KServe's) nor the istio-cni DaemonSet — and a
+/// component's own value still wins over them (and still reaches its node agent).
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn global_scheduling_skips_users_runtimes_and_node_agents() {
+    let toleration = json!({"key": "dedicated", "operator": "Equal", "value": "kubeflow", "effect": "NoSchedule"});
+    let values = json!({"global": {"nodeSelector": {"pool": "platform"}, "tolerations": [toleration]},
+                        "kserve": {"nodeSelector": {"pool": "serving"}}});
+    let file = values_file("scoped-scheduling", &values);
+    let (before, after) = (default_render(), render(Some(&file)));
+    assert_eq!(before.len(), after.len());
+    let (mut platform, mut skipped, mut kserve) = (0, 0, 0);
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(label(old), label(new), "the same objects in the same order");
+        let agent = s(old, "/kind") == "DaemonSet";
+        for (o, n) in pod_specs(old).iter().zip(pod_specs(new)) {
+            if is_runtime(old) || agent {
+                assert_eq!(o, &n, "{}: global scheduling must not reach it", label(old));
+                skipped += 1;
+                continue;
+            }
+            let pool = n.pointer("/nodeSelector/pool").and_then(Value::as_str);
+            kserve += usize::from(pool == Some("serving"));
+            assert!(matches!(pool, Some("platform" | "serving")), "{}: {pool:?}", label(old));
+            let tolerations = n["tolerations"].as_array();
+            assert!(tolerations.is_some_and(|t| t.contains(&toleration)), "{}: global's tolerations", label(old));
+            platform += 1;
+        }
+    }
+    assert!(platform >= 40 && kserve >= 1, "platform pods {platform}, kserve's own {kserve}");
+    // 11 serving runtimes, 14 pod templates of 6 training runtimes, the istio-cni DaemonSet.
+    assert!(skipped >= 26, "runtimes and the istio-cni DaemonSet: {skipped}");
+    assert_helm_equals(&after, &file);
+}
+
+/// Issue 14 item 5: `values/trainer-gpu-nodes.yaml` (`trainer.runtimes.*`) changes exactly the
+/// training runtimes' `node` pod templates — node selector, tolerations, the `node` container's
+/// GPU resources — and nothing else; real Helm of the export equals the render.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn gpu_runtimes_value_changes_only_the_training_runtimes_node_pods() {
+    let file = common::repo_root().join("values/trainer-gpu-nodes.yaml");
+    let (before, after) = (default_render(), render(Some(&file)));
+    assert_eq!(before.len(), after.len());
+    let mut changed_pods = 0;
+    for (old, new) in before.iter().zip(&after) {
+        let mut expected = old.clone();
+        if s(old, "/kind") == "ClusterTrainingRuntime" {
+            kfctl::catalog::params::for_each_pod_spec(&mut expected, &mut |spec| {
+                if !kfctl::catalog::scheduling::runs_container(spec, "node") {
+                    return;
+                }
+                changed_pods += 1;
+                let selector = spec.entry("nodeSelector").or_insert_with(|| json!({}));
+                selector["nvidia.com/gpu.present"] = json!("true");
+                let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+                tolerations
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}));
+                for c in spec["containers"].as_array_mut().unwrap() {
+                    if c["name"] == "node" {
+                        c["resources"] = json!({"limits": {"nvidia.com/gpu": 1}});
+                    }
+                }
+            });
+        }
+        assert_eq!(&expected, new, "{}", label(old));
+    }
+    assert!(changed_pods >= 6, "the runtimes' node pod templates: {changed_pods}");
+    assert_helm_equals(&after, &file);
+}
+
+/// Issue 14's third check for `trainer.runtimes`: the same change expressed as kustomize
+/// would express it — JSON 6902 patches on the ClusterTrainingRuntimes added to the printed
+/// kustomization of `minimal` — built by real kustomize equals the render with
+/// `values/trainer-gpu-nodes.yaml`.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn gpu_runtimes_equal_real_kustomize_of_the_printed_kustomization_with_patches() {
+    use kfctl::catalog::{Catalog, profile};
+    let request = |files: Vec<PathBuf>| RenderRequest {
+        profile: "minimal".into(),
+        components: Vec::new(),
+        value_files: files,
+        sets: Vec::new(),
+        manifests_dir: common::manifests_dir(),
+        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
+        layout: Default::default(),
+    };
+    let objs = |files| -> Vec<Value> {
+        kfctl::catalog::render(&request(files)).unwrap().objects.into_iter().map(|o| o.obj).collect()
+    };
+    let (before, after) = (objs(Vec::new()), objs(vec![common::repo_root().join("values/trainer-gpu-nodes.yaml")]));
+    let mut patches = Vec::new();
+    for runtime in before.iter().filter(|o| s(o, "/kind") == "ClusterTrainingRuntime") {
+        let jobs = runtime.pointer("/spec/template/spec/replicatedJobs").and_then(Value::as_array).unwrap();
+        let mut ops = Vec::new();
+        for (i, job) in jobs.iter().enumerate() {
+            let pod = format!("/spec/template/spec/replicatedJobs/{i}/template/spec/template/spec");
+            let containers = job.pointer("/template/spec/template/spec/containers").and_then(Value::as_array).unwrap();
+            let Some(j) = containers.iter().position(|c| c["name"] == "node") else { continue };
+            assert!(job.pointer("/template/spec/template/spec/nodeSelector").is_none(), "upstream sets none");
+            assert!(job.pointer("/template/spec/template/spec/tolerations").is_none(), "upstream sets none");
+            ops.push(json!({"op": "add", "path": format!("{pod}/nodeSelector"), "value": {"nvidia.com/gpu.present": "true"}}));
+            ops.push(json!({"op": "add", "path": format!("{pod}/tolerations"), "value": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}));
+            ops.push(json!({"op": "add", "path": format!("{pod}/containers/{j}/resources"), "value": {"limits": {"nvidia.com/gpu": 1}}}));
+        }
+        let target = json!({"group": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": s(runtime, "/metadata/name")});
+        patches.push(json!({"target": target, "patch": serde_json::to_string(&ops).unwrap()}));
+    }
+    assert!(patches.len() >= 6, "minimal's training runtimes: {}", patches.len());
+    let catalog = Catalog::embedded().unwrap();
+    let k = profile::resolve("minimal", &catalog).unwrap().kustomization(&catalog).unwrap();
+    let mut doc = kfctl_yaml::parse_stream(&profile::kustomization_yaml(&k), "kustomization").unwrap().remove(0);
+    assert!(doc.get("patches").is_none(), "minimal's kustomization has no patches of its own");
+    doc["patches"] = Value::Array(patches);
+    let dir = common::localized_snapshot().join(format!("kfctl-gpu-runtimes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("kustomization.yaml"), kfctl_yaml::to_yaml(&doc)).unwrap();
+    let out = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
+    assert!(out.status.success(), "real kustomize: {}", String::from_utf8_lossy(&out.stderr));
+    let kustomize = kfctl_yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize output").unwrap();
+    if let Some(report) = compare::unordered_report(&kustomize, &after, 10) {
+        panic!("the render with trainer.runtimes differs from real kustomize with the patches:\n{report}");
+    }
+    assert!(compare::unordered_report(&before, &after, 1).is_some(), "the value changes the render");
+}

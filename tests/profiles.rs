@@ -479,20 +479,24 @@ fn values_pss_restricted_restricts_profile_namespaces() {
     kfctl_no_upstream,
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
-fn values_trainer_gpu_nodes_schedules_only_trainer_pods() {
+fn values_trainer_gpu_nodes_schedules_only_the_training_runtimes_pods() {
     let r = render_with_files("multi-tenant", &[repo_file("values/trainer-gpu-nodes.yaml")]);
-    let mut trainer_pods = 0;
+    let mut runtime_pods = 0;
     for o in &r.objects {
+        let runtime = o.obj.get("kind").and_then(|k| k.as_str()) == Some("ClusterTrainingRuntime");
         let mut copy = o.obj.clone();
         catalog::params::for_each_pod_spec(&mut copy, &mut |spec| {
+            let node = catalog::scheduling::runs_container(spec, "node");
             let gpu = spec.get("nodeSelector").and_then(|n| n.get("nvidia.com/gpu.present")).is_some();
-            assert_eq!(gpu, o.component == "trainer", "{} in {}", compare::object_label(&o.obj), o.component);
+            assert_eq!(gpu, runtime && node, "{} in {}", compare::object_label(&o.obj), o.component);
             if gpu {
-                trainer_pods += 1;
+                runtime_pods += 1;
+                let limit = spec["containers"].pointer("/0/resources/limits/nvidia.com~1gpu");
+                assert_eq!(limit, Some(&serde_json::json!(1)), "{}", compare::object_label(&o.obj));
             }
         });
     }
-    assert!(trainer_pods >= 8, "controllers and runtime pod templates: {trainer_pods}");
+    assert!(runtime_pods >= 6, "the runtimes' node pod templates: {runtime_pods}");
 }
 
 #[test]

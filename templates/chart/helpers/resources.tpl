@@ -7,3 +7,12 @@
 {{- if kindIs "map" $workload -}}{{- $resources = get $workload (index . 2) -}}{{- end -}}
 {{- if not (empty $resources) -}}{{- toJson $resources -}}{{- else -}}{{- index . 3 -}}{{- end -}}
 {{- end -}}
+
+{{/* kfctl.runtimeResources (list $ json): `runtimes.resources` when not empty (the main
+     container of a users' runtime, charts/catalog.yaml `podScopes`). */}}
+{{- define "kfctl.runtimeResources" -}}
+{{- $runtimes := (index . 0).Values.runtimes | default dict -}}
+{{- $resources := "" -}}
+{{- if kindIs "map" $runtimes -}}{{- $resources = get $runtimes "resources" -}}{{- end -}}
+{{- if not (empty $resources) -}}{{- toJson $resources -}}{{- else -}}{{- index . 1 -}}{{- end -}}
+{{- end -}}

@@ -1,18 +1,28 @@
-{{/* kfctl.scoped (list $ name): the chart's own non-empty value, else global's, as JSON. */}}
+{{/* kfctl.scoped (list $ name source): a scheduling value as JSON, from where the pod
+     template's scope (charts/catalog.yaml `podScopes`) takes it: "scoped" the chart's own
+     non-empty value, else global's; "own" the chart's own only; "runtimes" the chart's
+     `runtimes.<name>` only. */}}
 {{- define "kfctl.scoped" -}}
 {{- $v := (index . 0).Values -}}
-{{- $own := get $v (index . 1) -}}
+{{- $name := index . 1 -}}
+{{- $source := index . 2 -}}
+{{- $own := get $v $name -}}
+{{- if eq $source "runtimes" -}}
+{{- $runtimes := $v.runtimes | default dict -}}
+{{- $own = "" -}}
+{{- if kindIs "map" $runtimes -}}{{- $own = get $runtimes $name -}}{{- end -}}
+{{- end -}}
 {{- if not (empty $own) -}}
 {{- toJson $own -}}
-{{- else -}}
-{{- with get ($v.global | default dict) (index . 1) -}}{{- toJson . -}}{{- end -}}
+{{- else if eq $source "scoped" -}}
+{{- with get ($v.global | default dict) $name -}}{{- toJson . -}}{{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* kfctl.nodeSelector (list $ json): the scoped nodeSelector merged over the pod's (it wins). */}}
+{{/* kfctl.nodeSelector (list $ json source): the nodeSelector merged over the pod's (it wins). */}}
 {{- define "kfctl.nodeSelector" -}}
 {{- $raw := index . 1 -}}
-{{- $selector := include "kfctl.scoped" (list (index . 0) "nodeSelector") -}}
+{{- $selector := include "kfctl.scoped" (list (index . 0) "nodeSelector" (index . 2)) -}}
 {{- if and (hasPrefix "{" $selector) (or (eq $raw "") (hasPrefix "{" $raw)) -}}
 {{- $pod := dict -}}
 {{- if $raw -}}{{- $pod = fromJson $raw -}}{{- end -}}
@@ -22,10 +32,10 @@
 {{- end -}}
 {{- end -}}
 
-{{/* kfctl.tolerations (list $ json): the scoped tolerations appended to the pod's. */}}
+{{/* kfctl.tolerations (list $ json source): the tolerations appended to the pod's. */}}
 {{- define "kfctl.tolerations" -}}
 {{- $raw := index . 1 -}}
-{{- $tolerations := include "kfctl.scoped" (list (index . 0) "tolerations") -}}
+{{- $tolerations := include "kfctl.scoped" (list (index . 0) "tolerations" (index . 2)) -}}
 {{- if and (hasPrefix "[" $tolerations) (or (eq $raw "") (hasPrefix "[" $raw)) -}}
 {{- $pod := list -}}
 {{- if $raw -}}{{- $pod = fromJsonArray $raw -}}{{- end -}}
@@ -35,7 +45,7 @@
 {{- end -}}
 {{- end -}}
 
-{{/* kfctl.affinity (list $ json): the scoped affinity replaces the pod's. */}}
+{{/* kfctl.affinity (list $ json source): the affinity replaces the pod's. */}}
 {{- define "kfctl.affinity" -}}
-{{- with include "kfctl.scoped" (list (index . 0) "affinity") -}}{{- . -}}{{- else -}}{{- index . 1 -}}{{- end -}}
+{{- with include "kfctl.scoped" (list (index . 0) "affinity" (index . 2)) -}}{{- . -}}{{- else -}}{{- index . 1 -}}{{- end -}}
 {{- end -}}

@@ -103,6 +103,9 @@ struct CatalogFile {
     #[serde(default)]
     foundations: Vec<Foundation>,
     sort_options: SortOptions,
+    /// Read by [`super::scheduling::scopes`]; parsed here so a bad table fails the catalog.
+    #[serde(default)]
+    pod_scopes: super::scheduling::PodScopes,
 }
 
 /// All components, in catalog order.
@@ -145,6 +148,10 @@ impl Catalog {
                 });
             }
             components.insert(name.clone(), def);
+        }
+        if let Some(r) = index.pod_scopes.runtimes.iter().find(|r| !components.contains_key(&r.component)) {
+            let message = format!("podScopes.runtimes: component `{}` is not in `order`", r.component);
+            return Err(CatalogError::Data { path: index_path.into(), message });
         }
         Ok(Catalog {
             components,

@@ -30,8 +30,10 @@ pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
 pub fn free_form(path: &[&str]) -> bool {
     let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
     let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets" | "users"]);
-    let resources = matches!(path, [c, "resources", _, _] if *c != "global");
-    scheduling || metadata || resources
+    let resources =
+        matches!(path, [c, "resources", _, _] if *c != "global") || matches!(path, [_, "runtimes", "resources"]);
+    let pod_metadata = matches!(path, [c, "podAnnotations" | "podLabels", _] if *c != "global");
+    scheduling || metadata || resources || pod_metadata
 }
 
 /// `path` (inside the chart of `component`, `None` for the umbrella) as a full value path:
@@ -52,10 +54,16 @@ fn global(rest: &[&str]) -> Option<&'static str> {
         ["imageRegistry"] => {
             "Pull every image from this registry instead (path, tag and digest kept); empty keeps upstream's."
         }
-        ["imagePullSecrets"] => "Names of pull secrets added to every pod.",
-        ["nodeSelector"] => "Node selector merged into every pod (a component's own wins).",
-        ["tolerations"] => "Tolerations added to every pod (a component's own win).",
-        ["affinity"] => "Affinity set on every pod (a component's own wins).",
+        ["imagePullSecrets"] => "Names of pull secrets added to every pod (users' runtimes included).",
+        ["nodeSelector"] => {
+            "Node selector merged into the platform's pods (a component's own wins); not into users' runtimes or node agents (DaemonSets), see `podScopes` in charts/catalog.yaml."
+        }
+        ["tolerations"] => {
+            "Tolerations added to the platform's pods (a component's own win); not to users' runtimes or node agents."
+        }
+        ["affinity"] => {
+            "Affinity set on the platform's pods (a component's own wins); not on users' runtimes or node agents."
+        }
         ["commonLabels"] => "Labels added to every object.",
         ["commonAnnotations"] => "Annotations added to every object.",
         ["storageClass"] => {
@@ -101,16 +109,28 @@ fn component_key(rest: &[&str]) -> Option<String> {
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
         ["images"] => "The component's images by key; another reference replaces the image everywhere upstream names it.".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),
-        ["replicas"] => "`spec.replicas` of the component's Deployments and StatefulSets, by name.".into(),
-        ["replicas", workload] => format!("`spec.replicas` of `{workload}`."),
+        ["replicas"] => "`spec.replicas` of the component's Deployments and StatefulSets, by name (a whole number, 0 or more; `null` where upstream sets none).".into(),
+        ["replicas", workload] => format!("`spec.replicas` of `{workload}`; `null` leaves it unset, as upstream does (1, or what an autoscaler sets)."),
+        ["podAnnotations"] => "Annotations merged into the pod template of the component's Deployments and StatefulSets, by workload; empty keeps upstream's.".into(),
+        ["podAnnotations", workload] => format!("Annotations merged into the pods of `{workload}` (`spec.template.metadata.annotations`)."),
+        ["podLabels"] => "Labels merged into the pod template of the component's Deployments and StatefulSets, by workload; empty keeps upstream's.".into(),
+        ["podLabels", workload] => format!("Labels merged into the pods of `{workload}` (`spec.template.metadata.labels`; the selector is left as it is)."),
+        ["env"] => "Extra environment variables of the component's containers, by workload and container: a list of EnvVar appended to upstream's (a name upstream's container has is refused).".into(),
+        ["env", workload] => format!("Extra `env` of the containers of `{workload}`, by container name."),
+        ["env", workload, container] => format!("Extra `env` of container `{container}` in `{workload}` (EnvVar list); empty keeps upstream's."),
         ["resources"] => "Container `resources` of the component's Deployments and StatefulSets, by workload and container; empty keeps upstream's.".into(),
         ["resources", workload] => format!("Container `resources` of `{workload}`, by container name."),
         ["resources", workload, container] => {
             format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's.")
         }
-        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global).".into(),
-        ["tolerations"] => "Tolerations added to this component's pods (instead of global's).".into(),
-        ["affinity"] => "Affinity set on this component's pods (instead of global's).".into(),
+        ["nodeSelector"] => "Node selector merged into this component's pods (wins over global; users' runtimes excepted, see `runtimes`).".into(),
+        ["tolerations"] => "Tolerations added to this component's pods (instead of global's; users' runtimes excepted).".into(),
+        ["affinity"] => "Affinity set on this component's pods (instead of global's; users' runtimes excepted).".into(),
+        ["runtimes"] => "The pods of users' runtimes (Trainer's training runtimes, KServe's serving runtimes; `podScopes` in charts/catalog.yaml): only these values reach them, on every pod template running the runtime's main container (`node`, `kserve-container`).".into(),
+        ["runtimes", "nodeSelector"] => "Node selector merged into the runtimes' pods (e.g. `nvidia.com/gpu.present: \"true\"` for GPU nodes).".into(),
+        ["runtimes", "tolerations"] => "Tolerations added to the runtimes' pods (e.g. for tainted GPU nodes).".into(),
+        ["runtimes", "affinity"] => "Affinity set on the runtimes' pods.".into(),
+        ["runtimes", "resources"] => "`resources` of the runtimes' main container (e.g. `limits: {nvidia.com/gpu: 1}`); empty keeps upstream's.".into(),
         ["staticUser"] => "Dex's static demo user (credentials; see `kfctl-rs secrets generate`).".into(),
         ["objectStore"] => "The Pipelines object store's (minio) credentials.".into(),
         _ => return None,
@@ -137,7 +157,10 @@ mod tests {
         let d = |p: &[&str]| describe(p, &catalog).unwrap_or_default();
         assert!(d(&["global", "crds"]).contains("`only`"));
         assert!(d(&["katib"]).starts_with("Component `katib`: Katib"), "{}", d(&["katib"]));
-        assert_eq!(d(&["katib", "replicas", "katib-ui"]), "`spec.replicas` of `katib-ui`.");
+        assert!(
+            d(&["katib", "replicas", "katib-ui"]).starts_with("`spec.replicas` of `katib-ui`; `null` leaves it unset")
+        );
+        assert!(d(&["katib", "env", "katib-ui", "katib-ui"]).starts_with("Extra `env` of container `katib-ui`"));
         assert!(d(&["dex", "staticUser", "passwordHash"]).starts_with("Credential: the Dex demo user's password hash"));
         assert!(d(&["global", "oidcClientSecret"]).starts_with("Credential:"));
         assert_eq!(describe(&["katib", "nope"], &catalog), None);

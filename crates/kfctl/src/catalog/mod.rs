@@ -10,7 +10,10 @@
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
 //!   two cannot drift;
+//! - [`scheduling`]: which pod templates the scheduling values reach (users' runtimes and
+//!   node agents scoped by the catalog's `podScopes`);
 //! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
+//! - [`workloads`]: per-workload pod annotations, pod labels and extra env;
 //! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
@@ -28,10 +31,12 @@ pub mod params;
 pub mod profile;
 pub mod rehash;
 pub mod render;
+pub mod scheduling;
 pub mod schema;
 pub mod strvals;
 pub mod users;
 pub mod values;
+pub mod workloads;
 
 pub use component::{Catalog, ComponentDef};
 pub use render::{RenderRequest, Rendered, RenderedObject, render};
@@ -66,6 +71,10 @@ pub enum CatalogError {
     Set(#[from] values::SetError),
     #[error(transparent)]
     Users(#[from] users::UsersError),
+    #[error(
+        "values: `{path}` sets `{name}`, which upstream's container already has; extra env takes new names only (change upstream's with a `patches` entry in your profile)"
+    )]
+    EnvTaken { path: String, name: String },
     #[error(transparent)]
     Registry(#[from] images::RegistryError),
     #[error("{file}: {entry}: {message}")]

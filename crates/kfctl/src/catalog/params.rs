@@ -10,10 +10,14 @@
 //! |---|---|
 //! | `<component>.images.<key>` | every `image` field holding that image, anywhere in the component's objects, and every place `charts/*/images.yaml` names it |
 //! | `global.imageRegistry` | every `image` field and every place `charts/*/images.yaml` names an image (Istio's hub included): the image moves to that registry |
-//! | `global.imagePullSecrets` | every pod spec (a map with `containers`) gets these pull secrets |
-//! | `global.`/`<component>.nodeSelector`, `tolerations`, `affinity` | every pod spec; the component's own setting wins over the global one |
-//! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet |
+//! | `global.imagePullSecrets` | every pod spec (a map with `containers`), users' runtimes included, gets these pull secrets |
+//! | `global.`/`<component>.nodeSelector`, `tolerations`, `affinity` | every pod spec of the platform's own objects; the component's own setting wins over the global one; node agents (DaemonSets) take only the component's; users' runtimes neither ([`scheduling`], the catalog's `podScopes`) |
+//! | `<component>.runtimes.nodeSelector`, `.tolerations`, `.affinity` | the pod templates of the component's users' runtimes (Trainer's `ClusterTrainingRuntime`s, KServe's `ClusterServingRuntime`s) that run the runtime's main container |
+//! | `<component>.runtimes.resources` | `resources` of that main container (`node`, `kserve-container`) in every runtime |
+//! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet; every one has a key, `null` where upstream sets none (it stays unset: 1, or an autoscaler's) |
 //! | `<component>.resources.<workload>.<container>` | that container's `resources` |
+//! | `<component>.podAnnotations.<workload>`, `.podLabels.<workload>` | merged into that workload's `spec.template.metadata.annotations` / `.labels` ([`super::workloads`]) |
+//! | `<component>.env.<workload>.<container>` | appended to that container's `env` (a name upstream's container already has is refused) |
 //! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
 //! | `global.resourcePolicy` | `keep`: Helm's `helm.sh/resource-policy: keep` and Argo CD's `Delete=false,Prune=false` sync options on every object of a kind in [`super::guarded::GUARDED`] (CRDs, PVCs, Namespaces) |
 //! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
@@ -28,7 +32,8 @@
 //! for each row ([`ParamId`]), the same points in each object that the functions here change.
 
 use super::credentials::{default_email, default_password};
-use super::{image_refs, images};
+use super::scheduling::{self, PodScope, apply_scheduling};
+use super::{image_refs, images, workloads};
 use serde_json::{Map, Value, json};
 
 /// The context a parameter applies in: all values, the defaults they were merged onto
@@ -41,14 +46,14 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// A component's value, falling back to the global one when the component's is empty.
-    fn scoped(&self, key: &str) -> Option<&Value> {
+    pub(super) fn scoped(&self, key: &str) -> Option<&Value> {
         let own = self.values.get(self.component).and_then(|c| c.get(key)).filter(|v| !is_empty(v));
         own.or_else(|| self.values.get("global").and_then(|g| g.get(key)).filter(|v| !is_empty(v)))
     }
     fn global(&self, path: &[&str]) -> Option<&Value> {
         super::values::get(self.values, &[&["global"], path].concat()).filter(|v| !is_empty(v))
     }
-    fn own(&self, path: &[&str]) -> Option<&Value> {
+    pub(super) fn own(&self, path: &[&str]) -> Option<&Value> {
         super::values::get(self.values, &[&[self.component], path].concat())
     }
 }
@@ -72,6 +77,8 @@ pub enum ParamId {
     Scheduling,
     Replicas,
     Resources,
+    PodMetadata,
+    Env,
     CommonMetadata,
     ResourcePolicy,
     Credentials,
@@ -105,7 +112,9 @@ pub const PARAMS: &[Param] = &[
         &["kfctl.scoped", "kfctl.nodeSelector", "kfctl.tolerations", "kfctl.affinity"],
     ),
     row(ParamId::Replicas, "replicas", apply_replicas, &["kfctl.replicas"]),
-    row(ParamId::Resources, "resources", apply_resources, &["kfctl.resources"]),
+    row(ParamId::Resources, "resources", apply_resources, &["kfctl.resources", "kfctl.runtimeResources"]),
+    row(ParamId::PodMetadata, "podMetadata", workloads::apply_pod_metadata, &["kfctl.podMetadata"]),
+    row(ParamId::Env, "env", workloads::apply_env, &["kfctl.envItems", "kfctl.env"]),
     row(ParamId::CommonMetadata, "commonMetadata", apply_common_metadata, &["kfctl.commonMetadata"]),
     row(ParamId::ResourcePolicy, "resourcePolicy", apply_resource_policy, &["kfctl.resourcePolicy"]),
     row(
@@ -226,31 +235,6 @@ fn apply_pull_secrets(obj: &mut Value, ctx: &Ctx) {
     });
 }
 
-fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
-    let node_selector = ctx.scoped("nodeSelector").cloned();
-    let tolerations = ctx.scoped("tolerations").cloned();
-    let affinity = ctx.scoped("affinity").cloned();
-    if node_selector.is_none() && tolerations.is_none() && affinity.is_none() {
-        return;
-    }
-    for_each_pod_spec(obj, &mut |spec| {
-        if let Some(Value::Object(sel)) = &node_selector {
-            let target = spec.entry("nodeSelector").or_insert_with(|| json!({}));
-            if let Value::Object(t) = target {
-                t.extend(sel.clone());
-            }
-        }
-        if let Some(Value::Array(tol)) = &tolerations
-            && let Value::Array(t) = spec.entry("tolerations").or_insert_with(|| json!([]))
-        {
-            t.extend(tol.iter().cloned());
-        }
-        if let Some(aff) = &affinity {
-            spec.insert("affinity".into(), aff.clone());
-        }
-    });
-}
-
 /// An `apps/v1` Deployment or StatefulSet: the objects `replicas` and `resources` act on.
 pub fn is_workload(obj: &Value) -> bool {
     obj.get("apiVersion").and_then(Value::as_str) == Some("apps/v1")
@@ -266,14 +250,22 @@ fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
         return;
     }
     let name = object_name(obj);
-    if let Some(n) = ctx.own(&["replicas", &name]).filter(|v| v.is_number())
+    if let Some(n) = ctx.own(&["replicas", &name]).and_then(super::schema::whole_count)
         && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
     {
-        spec.insert("replicas".into(), n.clone());
+        spec.insert("replicas".into(), json!(n));
     }
 }
 
 fn apply_resources(obj: &mut Value, ctx: &Ctx) {
+    if let PodScope::Runtime(runtime) = scheduling::pod_scope(obj) {
+        if let Some(resources) = ctx.own(&["runtimes", "resources"]).filter(|v| !is_empty(v)).cloned() {
+            scheduling::for_each_runtime_container(obj, runtime, &mut |c| {
+                c.insert("resources".into(), resources.clone());
+            });
+        }
+        return;
+    }
     if !is_workload(obj) {
         return;
     }
@@ -548,142 +540,5 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn deployment() -> Value {
-        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "kubeflow"},
-               "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "ghcr.io/k/w:v1"}]}}}})
-    }
-
-    #[test]
-    fn registry_moves_every_image_field() {
-        let mut d = deployment();
-        apply_all(&mut d, &json!({"global": {"imageRegistry": "r.example.com"}}), &json!({}), "katib");
-        assert_eq!(d.pointer("/spec/template/spec/containers/0/image").unwrap(), "r.example.com/k/w:v1");
-    }
-
-    #[test]
-    fn per_image_override_by_key() {
-        let mut d = deployment();
-        let values = json!({"katib": {"images": {"w": "my.io/w:v2"}}});
-        apply_all(&mut d, &values, &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}), "katib");
-        assert_eq!(d.pointer("/spec/template/spec/containers/0/image").unwrap(), "my.io/w:v2");
-    }
-
-    #[test]
-    fn component_scheduling_wins_over_global() {
-        let mut d = deployment();
-        let values = json!({"global": {"nodeSelector": {"a": "g"}}, "trainer": {"nodeSelector": {"gpu": "true"}, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}});
-        apply_all(&mut d, &values, &json!({}), "trainer");
-        assert_eq!(d.pointer("/spec/template/spec/nodeSelector").unwrap(), &json!({"gpu": "true"}));
-        assert_eq!(d.pointer("/spec/template/spec/tolerations/0/key").unwrap(), "nvidia.com/gpu");
-    }
-
-    #[test]
-    fn replicas_and_resources_by_workload_and_container() {
-        let mut d = deployment();
-        let values = json!({"katib": {"replicas": {"w": 3}, "resources": {"w": {"c": {"limits": {"cpu": "2"}}}}}});
-        apply_all(&mut d, &values, &json!({}), "katib");
-        assert_eq!(d.pointer("/spec/replicas").unwrap(), 3);
-        assert_eq!(d.pointer("/spec/template/spec/containers/0/resources/limits/cpu").unwrap(), "2");
-    }
-
-    #[test]
-    fn empty_values_change_nothing() {
-        let mut d = deployment();
-        let values =
-            json!({"global": {"imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "commonLabels": {}}});
-        apply_all(&mut d, &values, &json!({}), "katib");
-        assert_eq!(d, deployment());
-    }
-
-    #[test]
-    fn credentials_replace_their_fields_with_the_right_encoding() {
-        let mut s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "oauth2-proxy-h675gf55ht", "namespace": "oauth2-proxy"},
-                           "data": {"client-secret": "b2xk", "cookie-secret": "b2xk"}});
-        apply_all(
-            &mut s,
-            &json!({"global": {"oidcClientSecret": "new"}, "oauth2-proxy": {"cookieSecret": "c"}}),
-            &json!({}),
-            "oauth2-proxy",
-        );
-        assert_eq!(s.pointer("/data/client-secret").unwrap(), "bmV3");
-        assert_eq!(s.pointer("/data/cookie-secret").unwrap(), "Yw==");
-    }
-
-    #[test]
-    fn pss_levels_for_static_and_profile_namespaces() {
-        let mut ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow", "labels": {PSS_LABEL: "restricted"}}});
-        apply_all(
-            &mut ns,
-            &json!({"global": {"podSecurity": {"namespaces": "off"}}}),
-            &json!({}),
-            "kubeflow-namespace",
-        );
-        assert!(ns.pointer("/metadata/labels").unwrap().get(PSS_LABEL).is_none());
-        assert_eq!(
-            replace_pss_line("a: \"x\"\npod-security.kubernetes.io/enforce: \"baseline\"\n", "restricted"),
-            "a: \"x\"\npod-security.kubernetes.io/enforce: \"restricted\"\n"
-        );
-    }
-
-    #[test]
-    fn empty_image_override_keeps_the_upstream_image() {
-        let mut d = deployment();
-        apply_all(
-            &mut d,
-            &json!({"katib": {"images": {"w": ""}}}),
-            &json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}}),
-            "katib",
-        );
-        assert_eq!(d, deployment());
-    }
-
-    #[test]
-    fn empty_resources_leave_upstream_resources_as_they_are() {
-        let mut d = deployment();
-        d["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({});
-        let before = d.clone();
-        apply_all(&mut d, &json!({"katib": {"resources": {"w": {"c": {}}}}}), &json!({}), "katib");
-        assert_eq!(d, before, "an empty value is the default of a container without resources");
-    }
-
-    #[test]
-    fn pss_line_replacement_keeps_every_other_byte() {
-        let text = "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"baseline\"\nb: y";
-        assert_eq!(replace_pss_line(text, ""), "a: \"x\"\r\npod-security.kubernetes.io/enforce: \"\"\nb: y");
-    }
-
-    #[test]
-    fn crds_value_keeps_only_or_skips_custom_resource_definitions() {
-        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x.y"}});
-        let dep = deployment();
-        let with = |mode: &str| json!({"global": {"crds": mode}});
-        assert!(keep(&crd, &with("")) && keep(&dep, &with("")));
-        assert!(keep(&crd, &with("only")) && !keep(&dep, &with("only")));
-        assert!(!keep(&crd, &with("skip")) && keep(&dep, &with("skip")));
-        assert!(keep(&crd, &json!({})));
-    }
-
-    #[test]
-    fn storage_class_sets_every_claim() {
-        let mut pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p"}, "spec": {"accessModes": ["ReadWriteOnce"]}});
-        let mut sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
-                             "spec": {"volumeClaimTemplates": [{"metadata": {"name": "d"}, "spec": {"storageClassName": "old"}}]}});
-        let values = json!({"global": {"storageClass": "fast"}});
-        apply_all(&mut pvc, &values, &json!({}), "katib");
-        apply_all(&mut sts, &values, &json!({}), "katib");
-        assert_eq!(pvc.pointer("/spec/storageClassName").unwrap(), "fast");
-        assert_eq!(sts.pointer("/spec/volumeClaimTemplates/0/spec/storageClassName").unwrap(), "fast");
-        let before = pvc.clone();
-        apply_all(&mut pvc, &json!({"global": {"storageClass": ""}}), &json!({}), "katib");
-        assert_eq!(pvc, before);
-    }
-
-    #[test]
-    fn base64_matches_the_standard_alphabet() {
-        assert_eq!(base64_encode(b"kubeflow-oidc-authservice"), "a3ViZWZsb3ctb2lkYy1hdXRoc2VydmljZQ==");
-        assert_eq!(base64_encode(b""), "");
-    }
-}
+#[path = "params_tests.rs"]
+mod tests;

@@ -131,6 +131,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     values::merge(&mut effective, &user);
     schema.check(&effective)?;
     super::users::users(&effective)?;
+    super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
 
@@ -306,6 +307,14 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     for name in catalog.absent.keys() {
         root[name.as_str()] = json!({"enabled": false, "nodeSelector": {}, "tolerations": [], "affinity": {}});
     }
+    for name in super::scheduling::runtime_components() {
+        if let Some(section) = root.get_mut(name).and_then(Value::as_object_mut) {
+            section.insert(
+                "runtimes".into(),
+                json!({"nodeSelector": {}, "tolerations": [], "affinity": {}, "resources": {}}),
+            );
+        }
+    }
     root["dex"]["staticUser"] = json!({"email": "", "passwordHash": ""});
     root["oauth2-proxy"]["cookieSecret"] = json!("");
     root["pipelines"]["objectStore"] = json!({"accessKey": "", "secretKey": ""});
@@ -316,29 +325,29 @@ fn derive_workload_values<'a>(section: &mut Value, objs: impl Iterator<Item = &'
     let (all_images, users) = images::overridable(&objs.clone().collect::<Vec<_>>());
     let keys = images::keys_with_users(&all_images, &users);
     section["images"] = Value::Object(keys.into_iter().map(|(img, key)| (key, Value::String(img))).collect());
-    let (mut replicas, mut resources) = (Map::new(), Map::new());
-    for obj in objs.filter(|o| {
-        o.get("apiVersion") == Some(&json!("apps/v1"))
-            && matches!(o.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))
-    }) {
-        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-        if let Some(n) = obj.pointer("/spec/replicas").filter(|v| v.is_number()) {
-            replicas.insert(name.clone(), n.clone());
-        }
-        let per_container: Map<String, Value> = obj
-            .pointer("/spec/template/spec/containers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                (
-                    c.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
-                    c.get("resources").cloned().unwrap_or(json!({})),
-                )
-            })
+    let (mut replicas, mut resources, mut env) = (Map::new(), Map::new(), Map::new());
+    for obj in objs.filter(|o| params::is_workload(o)) {
+        let name = params::object_name(obj);
+        // Every workload has a key; `null` where upstream sets no `spec.replicas` (left unset).
+        replicas.insert(
+            name.clone(),
+            obj.pointer("/spec/replicas").filter(|v| v.is_number()).cloned().unwrap_or(Value::Null),
+        );
+        let containers = obj.pointer("/spec/template/spec/containers").and_then(Value::as_array).into_iter().flatten();
+        let names: Vec<String> =
+            containers.clone().map(|c| c.get("name").and_then(Value::as_str).unwrap_or_default().to_string()).collect();
+        let per_container: Map<String, Value> = names
+            .iter()
+            .zip(containers)
+            .map(|(n, c)| (n.clone(), c.get("resources").cloned().unwrap_or(json!({}))))
             .collect();
-        resources.insert(name, Value::Object(per_container));
+        resources.insert(name.clone(), Value::Object(per_container));
+        env.insert(name, Value::Object(names.into_iter().map(|n| (n, json!([]))).collect()));
     }
+    let empty_maps = || Value::Object(replicas.keys().map(|k| (k.clone(), json!({}))).collect());
+    section["podAnnotations"] = empty_maps();
+    section["podLabels"] = empty_maps();
+    section["env"] = Value::Object(env);
     section["replicas"] = Value::Object(replicas);
     section["resources"] = Value::Object(resources);
 }
@@ -370,7 +379,7 @@ fn pss_profiles(objects: &[RenderedObject]) -> String {
 fn precheck(user: &Value, catalog: &Catalog, profile: &Resolved) -> Result<(), CatalogError> {
     let mut schema = schema_for(&defaults(catalog, profile, &[]));
     for name in catalog.components.keys() {
-        for derived in ["images", "replicas", "resources"] {
+        for derived in ["images", "replicas", "resources", "podAnnotations", "podLabels", "env"] {
             schema.set(&[name, derived], Schema::any_map());
         }
     }
@@ -380,12 +389,12 @@ fn precheck(user: &Value, catalog: &Catalog, profile: &Resolved) -> Result<(), C
 /// The schema the defaults imply, with the free-form places declared.
 pub fn schema_for(defaults: &Value) -> Schema {
     let mut schema = Schema::of_default(defaults);
-    let scheduling = |s: &mut Schema, prefix: &str| {
-        s.set(&[prefix, "nodeSelector"], Schema::string_map());
-        s.set(&[prefix, "tolerations"], Schema::List(Box::new(Schema::any_map())));
-        s.set(&[prefix, "affinity"], Schema::any_map());
+    let scheduling = |s: &mut Schema, prefix: &[&str]| {
+        s.set(&[prefix, &["nodeSelector"]].concat(), Schema::string_map());
+        s.set(&[prefix, &["tolerations"]].concat(), Schema::List(Box::new(Schema::any_map())));
+        s.set(&[prefix, &["affinity"]].concat(), Schema::any_map());
     };
-    scheduling(&mut schema, "global");
+    scheduling(&mut schema, &["global"]);
     schema.set(&["global", "commonLabels"], Schema::string_map());
     schema.set(&["global", "commonAnnotations"], Schema::string_map());
     schema.set(&["global", "imagePullSecrets"], Schema::List(Box::new(Schema::String)));
@@ -398,7 +407,22 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "users"], super::users::schema());
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
-            scheduling(&mut schema, name);
+            scheduling(&mut schema, &[name]);
+            if section.get("runtimes").is_some() {
+                scheduling(&mut schema, &[name, "runtimes"]);
+                schema.set(&[name, "runtimes", "resources"], Schema::any_map());
+            }
+            for (workload, default) in section.get("replicas").and_then(Value::as_object).into_iter().flatten() {
+                let count = if default.is_null() { Schema::IntOrNull } else { Schema::Int };
+                schema.set(&[name, "replicas", workload], count);
+                schema.set(&[name, "podAnnotations", workload], Schema::string_map());
+                schema.set(&[name, "podLabels", workload], Schema::string_map());
+            }
+            for (workload, containers) in section.get("env").and_then(Value::as_object).into_iter().flatten() {
+                for container in containers.as_object().into_iter().flatten().map(|(c, _)| c) {
+                    schema.set(&[name, "env", workload, container], Schema::List(Box::new(Schema::any_map())));
+                }
+            }
             for (workload, containers) in section.get("resources").and_then(Value::as_object).into_iter().flatten() {
                 for container in containers.as_object().into_iter().flatten().map(|(c, _)| c) {
                     schema.set(&[name, "resources", workload, container], Schema::any_map());

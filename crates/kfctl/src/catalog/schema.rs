@@ -68,6 +68,9 @@ pub enum Schema {
     Bool,
     /// A whole number, 0 or more: the only numbers in the values are counts (replicas).
     Int,
+    /// [`Schema::Int`] or `null` (a count upstream leaves unset: the default is `null`, and
+    /// Helm keeps a default's null beside the keys a user sets).
+    IntOrNull,
     String,
     Enum(Vec<&'static str>),
     /// A string of a [`Format`].
@@ -141,7 +144,8 @@ impl Schema {
         match (self, value) {
             (Schema::Any, _) => Ok(()),
             (Schema::Bool, Value::Bool(_)) | (Schema::String, Value::String(_)) => Ok(()),
-            (Schema::Int, Value::Number(n)) if n.is_u64() => Ok(()),
+            (Schema::Int | Schema::IntOrNull, Value::Number(_)) if whole_count(value).is_some() => Ok(()),
+            (Schema::IntOrNull, Value::Null) => Ok(()),
             (Schema::Enum(allowed), Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
             (Schema::Pattern(f), Value::String(s)) if f.matches(s) => Ok(()),
             (Schema::Pattern(f), Value::String(_)) => {
@@ -163,6 +167,7 @@ impl Schema {
             (Schema::Map { known, extra }, Value::Object(map)) => check_map(known, extra.as_deref(), map, path),
             (Schema::Bool, _) => Err(wrong("true or false")),
             (Schema::Int, _) => Err(wrong("a whole number, 0 or more")),
+            (Schema::IntOrNull, _) => Err(wrong("a whole number, 0 or more (or null: unset)")),
             (Schema::String | Schema::Pattern(_), _) => Err(wrong("a string")),
             (Schema::List(_), _) => Err(wrong("a list")),
             (Schema::Map { .. }, _) => Err(wrong("a map")),
@@ -180,6 +185,7 @@ impl Schema {
             Schema::Any => json!({}),
             Schema::Bool => json!({"type": "boolean"}),
             Schema::Int => json!({"type": "integer", "minimum": 0}),
+            Schema::IntOrNull => json!({"type": ["integer", "null"], "minimum": 0}),
             Schema::String => json!({"type": "string"}),
             Schema::Enum(v) => json!({"type": "string", "enum": v}),
             Schema::Pattern(f) => json!({"type": "string", "pattern": f.pattern, "maxLength": f.max_len}),
@@ -238,6 +244,13 @@ fn check_map(
         }
     }
     Ok(())
+}
+
+/// A count: a whole number, 0 or more, written as an integer or as a float with no fraction
+/// (`2.0`, which Helm's JSON Schema takes as the integer 2, and `toJson` writes as `2`).
+pub fn whole_count(value: &Value) -> Option<u64> {
+    let n = value.as_number()?;
+    n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 9.0e15).map(|f| f as u64))
 }
 
 fn describe(value: &Value) -> String {
@@ -306,6 +319,20 @@ mod tests {
             e.to_string(),
             "values: `katib.replicas.katib-ui` must be a whole number, 0 or more, got the number -1"
         );
+    }
+
+    #[test]
+    fn counts_take_whole_floats_as_helm_does_and_nullable_counts_take_null() {
+        assert_eq!(whole_count(&json!(2.0)), Some(2));
+        assert_eq!(whole_count(&json!(3)), Some(3));
+        for bad in [json!(2.5), json!(-1), json!(-1.0), json!("2")] {
+            assert_eq!(whole_count(&bad), None, "{bad}");
+        }
+        assert!(Schema::Int.check(&json!(2.0)).is_ok() && Schema::Int.check(&json!(2.5)).is_err());
+        assert!(Schema::IntOrNull.check(&Value::Null).is_ok() && Schema::Int.check(&Value::Null).is_err());
+        let e = Schema::IntOrNull.check(&json!(-1)).unwrap_err().to_string();
+        assert!(e.contains("0 or more (or null: unset)"), "{e}");
+        assert_eq!(Schema::IntOrNull.to_json_schema(&|_| None), json!({"type": ["integer", "null"], "minimum": 0}));
     }
 
     #[test]

@@ -65,15 +65,20 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), defined.len(), "a helper is defined twice");
         use super::super::params::Step;
+        use crate::catalog::scheduling::Source;
         let encoding = params::Encoding::Plain;
         let steps = [
             Step::Image { key: "k".into() },
             Step::PullSecrets,
-            Step::NodeSelector,
-            Step::Tolerations,
-            Step::Affinity,
+            Step::NodeSelector { from: Source::Scoped },
+            Step::Tolerations { from: Source::Own },
+            Step::Affinity { from: Source::Runtimes },
             Step::Replicas { workload: "w".into() },
             Step::Resources { workload: "w".into(), container: "c".into() },
+            Step::RuntimeResources,
+            Step::PodMetadata { value: "podLabels", workload: "w".into() },
+            Step::Env { workload: "w".into(), container: "c".into(), taken: vec!["A".into()], whole: false },
+            Step::Env { workload: "w".into(), container: "c".into(), taken: Vec::new(), whole: true },
             Step::CommonMetadata { value: "commonLabels" },
             Step::Credential { path: "p".into(), encoding },
             Step::PssNamespace,

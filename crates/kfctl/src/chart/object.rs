@@ -18,6 +18,9 @@
 //!   When the marker key is the first key of a sequence item (`- MARKER: null`), the dash goes
 //!   on a line of its own, so the item stays well-formed whether or not the line renders.
 //!
+//! - a list's splice point (a marker item `- MARKER: null` at its end, [`SPLICE_KEY`]) becomes
+//!   a `range` over the helper's JSON list, one `- {{ toJson . }}` item each (extra `env`).
+//!
 //! The demo Profile's template repeats once per user of `global.users` (a `range` over
 //! `kfctl.users`, one `---` document each; once, as upstream's, when it is unset).
 //!
@@ -25,7 +28,7 @@
 //! and `global.crds` (the native `params::keep`).
 
 use super::gotmpl::{escape_actions, go_literal};
-use super::params::{Point, PointError, Scope, TOKEN_PREFIX, USER_VAR, mark_all, repeats_per_user, token};
+use super::params::{Point, PointError, SPLICE_KEY, Scope, TOKEN_PREFIX, USER_VAR, mark_all, repeats_per_user, token};
 use serde_json::Value;
 
 /// The template text of `obj` (one document), for `component`'s chart.
@@ -105,6 +108,14 @@ fn write_point(out: &mut String, line: &str, at: usize, index: usize, point: &Po
     }
     let indent = lead.len() - lead.trim_start_matches(' ').len();
     let dashes = &lead[indent..];
+    if point.key == SPLICE_KEY {
+        if dashes != "- " || after != ": null" {
+            return Err(PointError::MarkerInData);
+        }
+        let items = format!("{{{{- range {expr} | fromJsonArray }}}}");
+        out.push_str(&format!("{items}\n{lead}{{{{ toJson . }}}}\n{{{{- end }}}}\n"));
+        return Ok(());
+    }
     if !after.starts_with(':') || !dashes.split_inclusive("- ").all(|d| d == "- ") {
         return Err(PointError::MarkerInData);
     }
@@ -119,6 +130,7 @@ fn write_point(out: &mut String, line: &str, at: usize, index: usize, point: &Po
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::scheduling::Source;
     use serde_json::json;
 
     fn render(obj: &Value) -> String {
@@ -159,7 +171,7 @@ mod tests {
         );
         assert!(
             t.contains(
-                "{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"
+                "{{- with include \"kfctl.nodeSelector\" (list $ \"\" \"scoped\") }}\n  nodeSelector: {{ . }}\n{{- end }}\n"
             ),
             "{t}"
         );
@@ -168,12 +180,15 @@ mod tests {
     #[test]
     fn a_conditional_first_key_of_a_list_item_gets_its_dash_on_its_own_line() {
         let mut out = String::new();
-        let point =
-            Point { key: "nodeSelector".into(), raw: None, steps: vec![super::super::params::Step::NodeSelector] };
+        let point = Point {
+            key: "nodeSelector".into(),
+            raw: None,
+            steps: vec![super::super::params::Step::NodeSelector { from: Source::Scoped }],
+        };
         write_point(&mut out, &format!("  - {}: null", token(3)), 4, 3, &point).unwrap();
         assert_eq!(
             out,
-            "  -\n{{- with include \"kfctl.nodeSelector\" (list $ \"\") }}\n    nodeSelector: {{ . }}\n{{- end }}\n"
+            "  -\n{{- with include \"kfctl.nodeSelector\" (list $ \"\" \"scoped\") }}\n    nodeSelector: {{ . }}\n{{- end }}\n"
         );
     }
 

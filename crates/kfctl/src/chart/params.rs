@@ -17,11 +17,16 @@
 
 use crate::catalog::image_refs::{self, Rewrite};
 use crate::catalog::params::{self, CREDENTIALS, Credential, Encoding, ParamId};
-use crate::catalog::users;
+use crate::catalog::scheduling::{self, Source};
+use crate::catalog::{users, workloads};
 use serde_json::{Map, Value};
 
 /// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
 pub const TOKEN_PREFIX: &str = "KFCTLPOINT";
+
+/// The key of a point that stands for items spliced into a list at its end (a marker item
+/// `- MARKER: null`, written as a `range` over the helper's JSON list).
+pub const SPLICE_KEY: &str = "-";
 
 /// One parameter's action on a point.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,16 +38,25 @@ pub enum Step {
     ImageText { tokens: Vec<(Rewrite, String, String)> },
     /// `global.imagePullSecrets` appended to a pod spec's `imagePullSecrets`.
     PullSecrets,
-    /// `nodeSelector` (component, else global) merged over a pod spec's.
-    NodeSelector,
-    /// `tolerations` (component, else global) appended to a pod spec's.
-    Tolerations,
-    /// `affinity` (component, else global) replacing a pod spec's.
-    Affinity,
+    /// `nodeSelector` (from `from`: component, else global, …) merged over a pod spec's.
+    NodeSelector { from: Source },
+    /// `tolerations` (from `from`) appended to a pod spec's.
+    Tolerations { from: Source },
+    /// `affinity` (from `from`) replacing a pod spec's.
+    Affinity { from: Source },
     /// `<component>.replicas.<workload>`.
     Replicas { workload: String },
     /// `<component>.resources.<workload>.<container>`.
     Resources { workload: String, container: String },
+    /// `<component>.runtimes.resources` on a users' runtime's main container.
+    RuntimeResources,
+    /// `<component>.podAnnotations.<workload>` or `.podLabels.<workload>` (`value`) merged
+    /// into the pod template's metadata.
+    PodMetadata { value: &'static str, workload: String },
+    /// `<component>.env.<workload>.<container>`: the entries appended to the container's
+    /// `env` (at a [`SPLICE_KEY`] point at the end of upstream's list, or as the whole list when
+    /// upstream has none); `taken` are upstream's names, which the values may not repeat.
+    Env { workload: String, container: String, taken: Vec<String>, whole: bool },
     /// `global.commonLabels` or `global.commonAnnotations` (the value's name).
     CommonMetadata { value: &'static str },
     /// `global.resourcePolicy` on a guarded object's annotations.
@@ -81,12 +95,25 @@ impl Step {
                 format!("include \"kfctl.imageText\" (list $ {inner} (list {}))", list.join(" "))
             }
             Step::PullSecrets => format!("include \"kfctl.pullSecrets\" (list $ {inner})"),
-            Step::NodeSelector => format!("include \"kfctl.nodeSelector\" (list $ {inner})"),
-            Step::Tolerations => format!("include \"kfctl.tolerations\" (list $ {inner})"),
-            Step::Affinity => format!("include \"kfctl.affinity\" (list $ {inner})"),
+            Step::NodeSelector { from } => {
+                format!("include \"kfctl.nodeSelector\" (list $ {inner} {})", q(from.as_str()))
+            }
+            Step::Tolerations { from } => {
+                format!("include \"kfctl.tolerations\" (list $ {inner} {})", q(from.as_str()))
+            }
+            Step::Affinity { from } => format!("include \"kfctl.affinity\" (list $ {inner} {})", q(from.as_str())),
             Step::Replicas { workload } => format!("include \"kfctl.replicas\" (list $ {} {inner})", q(workload)),
             Step::Resources { workload, container } => {
                 format!("include \"kfctl.resources\" (list $ {} {} {inner})", q(workload), q(container))
+            }
+            Step::RuntimeResources => format!("include \"kfctl.runtimeResources\" (list $ {inner})"),
+            Step::PodMetadata { value, workload } => {
+                format!("include \"kfctl.podMetadata\" (list $ {} {} {inner})", q(value), q(workload))
+            }
+            Step::Env { workload, container, taken, whole } => {
+                let taken: Vec<String> = taken.iter().map(|t| q(t)).collect();
+                let helper = if *whole { "kfctl.env" } else { "kfctl.envItems" };
+                format!("include \"{helper}\" (list $ {} {} (list {}))", q(workload), q(container), taken.join(" "))
             }
             Step::CommonMetadata { value } => format!("include \"kfctl.commonMetadata\" (list $ {} {inner})", q(value)),
             Step::ResourcePolicy => format!("include \"kfctl.resourcePolicy\" (list $ {inner})"),
@@ -246,6 +273,8 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::Scheduling => mark_scheduling,
         ParamId::Replicas => mark_replicas,
         ParamId::Resources => mark_resources,
+        ParamId::PodMetadata => mark_pod_metadata,
+        ParamId::Env => mark_env,
         ParamId::CommonMetadata => mark_common_metadata,
         ParamId::ResourcePolicy => mark_resource_policy,
         ParamId::Credentials => mark_credentials,
@@ -305,12 +334,13 @@ fn mark_pull_secrets(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     params::for_each_pod_spec(obj, &mut |spec| marks.mark(spec, "imagePullSecrets", Step::PullSecrets));
 }
 
-/// `apply_scheduling`: every pod spec's `nodeSelector`, `tolerations` and `affinity`.
+/// `apply_scheduling`: `nodeSelector`, `tolerations` and `affinity` of every pod spec the
+/// catalog's `podScopes` lets scheduling reach, with where its values come from.
 fn mark_scheduling(obj: &mut Value, _: &Scope, marks: &mut Marks) {
-    params::for_each_pod_spec(obj, &mut |spec| {
-        marks.mark(spec, "nodeSelector", Step::NodeSelector);
-        marks.mark(spec, "tolerations", Step::Tolerations);
-        marks.mark(spec, "affinity", Step::Affinity);
+    scheduling::for_each_scheduled_pod_spec(obj, &mut |spec, from| {
+        marks.mark(spec, "nodeSelector", Step::NodeSelector { from });
+        marks.mark(spec, "tolerations", Step::Tolerations { from });
+        marks.mark(spec, "affinity", Step::Affinity { from });
     });
 }
 
@@ -330,8 +360,14 @@ fn mark_replicas(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
 }
 
 /// `apply_resources`: `resources` of each container of a workload's pod template that has a
-/// default (the schema allows no other container).
+/// default (the schema allows no other container), and of a users' runtime's main container.
 fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if let scheduling::PodScope::Runtime(runtime) = scheduling::pod_scope(obj) {
+        scheduling::for_each_runtime_container(obj, runtime, &mut |c| {
+            marks.mark(c, "resources", Step::RuntimeResources)
+        });
+        return;
+    }
     if !params::is_workload(obj) {
         return;
     }
@@ -346,6 +382,52 @@ fn mark_resources(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
         let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         if known.contains_key(&container) {
             marks.mark(c, "resources", Step::Resources { workload: workload.clone(), container });
+        }
+    }
+}
+
+/// `workloads::apply_pod_metadata`: the pod template's `annotations` and `labels` of a
+/// workload the defaults know.
+fn mark_pod_metadata(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if !params::is_workload(obj) {
+        return;
+    }
+    let workload = params::object_name(obj);
+    let Some(meta) = obj.pointer_mut("/spec/template/metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (value, field) in workloads::POD_METADATA {
+        if scope.default_of(&[value, &workload]).is_some() {
+            marks.mark(meta, field, Step::PodMetadata { value, workload: workload.clone() });
+        }
+    }
+}
+
+/// `workloads::apply_env`: `env` of each container of a workload that has a default.
+fn mark_env(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
+    if !params::is_workload(obj) {
+        return;
+    }
+    let workload = params::object_name(obj);
+    let Some(known) = scope.default_of(&["env", &workload]).and_then(Value::as_object) else {
+        return;
+    };
+    let Some(containers) = obj.pointer_mut("/spec/template/spec/containers").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+        let container = c.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if !known.contains_key(&container) {
+            continue;
+        }
+        let taken = workloads::env_names(c);
+        match c.get_mut("env").and_then(Value::as_array_mut) {
+            Some(env) => {
+                let step = Step::Env { workload: workload.clone(), container, taken, whole: false };
+                let marker = marks.new_point(SPLICE_KEY, None, step);
+                env.push(serde_json::json!({ marker: null }));
+            }
+            None => marks.mark(c, "env", Step::Env { workload: workload.clone(), container, taken, whole: true }),
         }
     }
 }

@@ -95,7 +95,8 @@ mod tests {
         });
         let text = commented_yaml(&values, None, &catalog);
         assert!(text.contains("  # -- Labels added to every object.\n  commonLabels:\n    a: b\n"), "{text}");
-        assert!(text.contains("    # -- `spec.replicas` of `katib-ui`.\n    katib-ui: 1\n"), "{text}");
+        assert!(text.contains("    # -- `spec.replicas` of `katib-ui`; `null` leaves it unset"), "{text}");
+        assert!(text.contains("sets).\n    katib-ui: 1\n"), "{text}");
         assert!(text.contains("      c:\n        limits:\n          cpu: \"1\"\n"), "{text}");
         assert!(!text.contains("# -- \n"));
         assert_eq!(kfctl_yaml::parse_helm_values(&text, "values.yaml").unwrap(), values);
