@@ -354,7 +354,8 @@ fn remember_if_renamed(resource: &mut Resource, before: ResId) {
 }
 
 /// When a JSON patch records the object's id as a previous one. kustomize's `patches`
-/// (PatchTransformer) records it before every JSON patch, renamed or not, which makes the
+/// (PatchTransformer) records it before every JSON patch with operations, renamed or not (an
+/// empty one is a strategic merge patch of nothing there), which makes the
 /// object a referral the name-reference fix-up then writes back (a RoleBinding subject gains
 /// its ServiceAccount's namespace); `patchesJson6902` records nothing.
 #[derive(Clone, Copy, PartialEq)]
@@ -372,9 +373,6 @@ fn apply_json_to_selected(
 ) -> Result<()> {
     for index in resources.select(target)? {
         let resource = resources.get_mut(index);
-        if previous == PreviousId::Always {
-            resource.remember_current_id();
-        }
         let before = resource.current_id();
         resource.obj = apply_json6902(&resource.obj, ops)
             .map_err(|m| KustomizeError::transform(format!("JSON patch {source} on {}", kid(&before)), m))?;
@@ -384,7 +382,13 @@ fn apply_json_to_selected(
                 "the patch must leave a map with apiVersion, kind and metadata",
             ));
         }
-        remember_if_renamed(resource, before);
+        let has_ops = ops.as_array().is_some_and(|o| !o.is_empty());
+        if previous == PreviousId::Always && has_ops && resource.previous_ids.last() != Some(&before) {
+            // kustomize stores it before applying; after a successful apply it is the same id.
+            resource.previous_ids.push(before);
+        } else {
+            remember_if_renamed(resource, before);
+        }
     }
     Ok(())
 }
