@@ -190,3 +190,33 @@ fn argocd_applications_keep_data_and_ignore_what_controllers_fill_in() {
     let lua = health.pointer("/data/resource.customizations.health.argoproj.io_Application").unwrap();
     assert!(lua.as_str().unwrap().contains("obj.status.health.status"));
 }
+
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn resources_take_kubernetes_quantities_in_kfctl_rs_and_in_the_exported_schema() {
+    let key = "katib.resources.katib-ui.katib-ui.limits.cpu";
+    for bad in ["lots", "-1"] {
+        let set = format!("{key}={bad}");
+        let ours = cli(&["template", "--set", &set]);
+        assert_eq!(ours.status.code(), Some(2), "{set}: {}", String::from_utf8_lossy(&ours.stderr));
+        assert!(
+            String::from_utf8_lossy(&ours.stderr).contains("quantity"),
+            "{}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        assert!(!helm(&["--set", &set]).status.success(), "{set}: the exported schema must refuse it");
+    }
+    let good = format!("{key}=500m");
+    let ours = cli(&["template", "--set", &good]);
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let theirs = helm(&["--set", &good]);
+    assert!(theirs.status.success(), "{}", String::from_utf8_lossy(&theirs.stderr));
+    let (ours, theirs) =
+        (parse(&String::from_utf8(ours.stdout).unwrap()), parse(&String::from_utf8(theirs.stdout).unwrap()));
+    if let Some(report) = compare::unordered_report(&ours, &theirs, 10) {
+        panic!("{good}: helm template differs from kfctl-rs:\n{report}");
+    }
+}

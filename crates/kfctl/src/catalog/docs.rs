@@ -123,6 +123,15 @@ fn component_key(rest: &[&str]) -> Option<String> {
         ["resources", workload, container] => {
             format!("`resources` of container `{container}` in `{workload}`; empty keeps upstream's.")
         }
+        ["resources", _, _, "limits"] | ["runtimes", "resources", "limits"] => {
+            "Resource limits by resource name (`cpu`, `memory`, `nvidia.com/gpu`...), each a Kubernetes quantity (`500m`, `1.5Gi`, `2`).".into()
+        }
+        ["resources", _, _, "requests"] | ["runtimes", "resources", "requests"] => {
+            "Resource requests by resource name, each a Kubernetes quantity (`250m`, `512Mi`).".into()
+        }
+        ["resources", _, _, "claims"] | ["runtimes", "resources", "claims"] => {
+            "Dynamic resource claims (`[{name}]`), as Kubernetes takes them.".into()
+        }
         ["nodeSelector"] => "Node selector merged into this component's pods (wins over global; users' runtimes excepted, see `runtimes`).".into(),
         ["tolerations"] => "Tolerations added to this component's pods (instead of global's; users' runtimes excepted).".into(),
         ["affinity"] => "Affinity set on this component's pods (instead of global's; users' runtimes excepted).".into(),

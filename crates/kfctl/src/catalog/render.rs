@@ -410,7 +410,7 @@ pub fn schema_for(defaults: &Value) -> Schema {
             scheduling(&mut schema, &[name]);
             if section.get("runtimes").is_some() {
                 scheduling(&mut schema, &[name, "runtimes"]);
-                schema.set(&[name, "runtimes", "resources"], Schema::any_map());
+                schema.set(&[name, "runtimes", "resources"], Schema::container_resources());
             }
             for (workload, default) in section.get("replicas").and_then(Value::as_object).into_iter().flatten() {
                 let count = if default.is_null() { Schema::IntOrNull } else { Schema::Int };
@@ -425,7 +425,7 @@ pub fn schema_for(defaults: &Value) -> Schema {
             }
             for (workload, containers) in section.get("resources").and_then(Value::as_object).into_iter().flatten() {
                 for container in containers.as_object().into_iter().flatten().map(|(c, _)| c) {
-                    schema.set(&[name, "resources", workload, container], Schema::any_map());
+                    schema.set(&[name, "resources", workload, container], Schema::container_resources());
                 }
             }
         }

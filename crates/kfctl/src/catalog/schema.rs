@@ -61,6 +61,10 @@ pub const BCRYPT_OR_EMPTY: Format = Format {
     expected: "empty or a bcrypt hash ($2a$, $2b$ or $2y$; make one with `kfctl-rs secrets generate` or htpasswd -bnBC 12)",
 };
 
+/// A Kubernetes quantity (`500m`, `1.5Gi`, `2`, `1e3`): the pattern of the API's OpenAPI
+/// `Quantity` type.
+pub const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
 /// A node of the schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Schema {
@@ -72,6 +76,8 @@ pub enum Schema {
     /// Helm keeps a default's null beside the keys a user sets).
     IntOrNull,
     String,
+    /// A Kubernetes quantity: a string of [`QUANTITY`], or a number 0 or more.
+    Quantity,
     Enum(Vec<&'static str>),
     /// A string of a [`Format`].
     Pattern(Format),
@@ -96,6 +102,19 @@ impl Schema {
     }
     pub fn any_map() -> Schema {
         Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::Any)) }
+    }
+
+    /// A container's `resources`: `limits` and `requests` of quantities, `claims` as given.
+    pub fn container_resources() -> Schema {
+        let quantities = || Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::Quantity)) };
+        Schema::Map {
+            known: vec![
+                ("limits".into(), quantities()),
+                ("requests".into(), quantities()),
+                ("claims".into(), Schema::List(Box::new(Schema::Any))),
+            ],
+            extra: None,
+        }
     }
 
     /// The schema implied by a default value.
@@ -148,6 +167,13 @@ impl Schema {
             (Schema::IntOrNull, Value::Null) => Ok(()),
             (Schema::Enum(allowed), Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
             (Schema::Pattern(f), Value::String(s)) if f.matches(s) => Ok(()),
+            (Schema::Quantity, Value::String(s)) if quantity_regex().is_match(s) => Ok(()),
+            (Schema::Quantity, Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => Ok(()),
+            (Schema::Quantity, _) => Err(SchemaError::BadFormat {
+                path: path.into(),
+                expected: "a Kubernetes quantity (e.g. 500m, 1.5Gi, 2)",
+                got: describe(value),
+            }),
             (Schema::Pattern(f), Value::String(_)) => {
                 Err(SchemaError::BadFormat { path: path.into(), expected: f.expected, got: describe(value) })
             }
@@ -187,6 +213,9 @@ impl Schema {
             Schema::Int => json!({"type": "integer", "minimum": 0}),
             Schema::IntOrNull => json!({"type": ["integer", "null"], "minimum": 0}),
             Schema::String => json!({"type": "string"}),
+            Schema::Quantity => {
+                json!({"anyOf": [{"type": "string", "pattern": QUANTITY}, {"type": "number", "minimum": 0}]})
+            }
             Schema::Enum(v) => json!({"type": "string", "enum": v}),
             Schema::Pattern(f) => json!({"type": "string", "pattern": f.pattern, "maxLength": f.max_len}),
             Schema::Required { keys, inner, .. } => {
@@ -246,6 +275,11 @@ fn check_map(
     Ok(())
 }
 
+fn quantity_regex() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(QUANTITY).expect("QUANTITY is a valid pattern"))
+}
+
 /// A count: a whole number, 0 or more, written as an integer or as a float with no fraction
 /// (`2.0`, which Helm's JSON Schema takes as the integer 2, and `toJson` writes as `2`).
 pub fn whole_count(value: &Value) -> Option<u64> {
@@ -290,6 +324,28 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn container_resources_take_quantities_only() {
+        let schema = Schema::container_resources();
+        for good in [
+            json!({"limits": {"cpu": "500m", "memory": "1.5Gi", "nvidia.com/gpu": 1}}),
+            json!({"requests": {"cpu": 0.25, "x": "1e3"}}),
+            json!({}),
+        ] {
+            schema.check(&good).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        for bad in [
+            json!({"limits": {"cpu": "lots"}}),
+            json!({"limits": {"cpu": -1}}),
+            json!({"limit": {}}),
+            json!({"requests": {"cpu": true}}),
+        ] {
+            assert!(schema.check(&bad).is_err(), "{bad} must be refused");
+        }
+        let json = schema.to_json_schema(&|_| None);
+        assert_eq!(json.pointer("/properties/limits/additionalProperties/anyOf/0/pattern").unwrap(), QUANTITY);
+    }
 
     fn schema() -> Schema {
         let mut s = Schema::of_default(
