@@ -2,8 +2,10 @@
 //!
 //! Accumulation is sequential (its order matters), but parsing is the expensive part. Before
 //! accumulating, walk the kustomization tree cheaply — only kustomization files are parsed
-//! here — collect every object and patch file it names, and parse those on all cores. Errors
-//! are ignored here: the sequential pass meets them again and reports them in context.
+//! here — collect every object file it names, and parse those on all cores. Patch files are
+//! left out: patches are read as text and classified where they apply (strategic merge or
+//! JSON 6902), never through the parse cache. Errors are ignored here: the sequential pass
+//! meets them again and reports them in context.
 
 use super::kustomization::Kustomization;
 use super::loader::{Entry, Loader};
@@ -49,13 +51,4 @@ fn collect_entries(
             Err(_) => {}
         }
     }
-    for relative in patch_files(k) {
-        if let Ok(path) = loader.restricted_path(dir, relative) {
-            files.push(path);
-        }
-    }
-}
-
-fn patch_files(k: &Kustomization) -> impl Iterator<Item = &String> {
-    k.patches.iter().chain(&k.patches_json6902).filter_map(|p| p.path.as_ref()).chain(&k.patches_strategic_merge)
 }
