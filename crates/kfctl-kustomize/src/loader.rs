@@ -6,11 +6,13 @@
 //! restriction (by default a file must be in or below the folder of the kustomization that
 //! names it, judged on real paths after symlinks; [`LoadRestriction::None`] lifts it), resolves remote references through a
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
-//! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
+//! kept in a shared cache, and [`Loader::prefetch`] queues many files to be parsed on the
+//! other cores while the accumulation runs ([`crate::parse_ahead`]).
 
 use super::build_cache::inputs::{self, Recorder};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{FILE_NAMES, Kustomization};
+use super::parse_ahead::{Parsed, Queue, Slot};
 use crate::remote::{RemoteRef, RemoteResolver, is_remote};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -34,7 +36,9 @@ pub type BareNulls = Arc<Vec<Vec<String>>>;
 pub struct Loader {
     remote: Arc<dyn RemoteResolver>,
     restriction: LoadRestriction,
-    parsed: Mutex<HashMap<PathBuf, (Docs, BareNulls)>>,
+    parsed: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    /// Files being parsed in the background, stopped when the loader is dropped.
+    queues: Mutex<Vec<Arc<Queue>>>,
     /// Notes what the build read, for the build cache ([`crate::build_cache`]).
     recorder: Option<Arc<Recorder>>,
 }
@@ -50,12 +54,20 @@ pub enum Entry {
 
 impl Loader {
     pub fn new(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction) -> Self {
-        Loader { remote, restriction, parsed: Mutex::new(HashMap::new()), recorder: None }
+        Loader {
+            remote,
+            restriction,
+            parsed: Mutex::new(HashMap::new()),
+            queues: Mutex::new(Vec::new()),
+            recorder: None,
+        }
     }
 
     /// A loader that notes every file it reads and path it resolves into `recorder`.
     pub fn recording(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction, recorder: Arc<Recorder>) -> Self {
-        Loader { recorder: Some(recorder), ..Loader::new(remote, restriction) }
+        let mut loader = Loader::new(remote, restriction);
+        loader.recorder = Some(recorder);
+        loader
     }
 
     fn recorder(&self) -> Option<&Recorder> {
@@ -165,19 +177,20 @@ impl Loader {
 
     /// The parsed documents of a file and, per document, where it has bare nulls.
     pub fn documents_with_bare_nulls(&self, path: &Path) -> Result<(Docs, BareNulls)> {
-        if let Some(parsed) = self.parsed.lock().expect("parse cache lock").get(path) {
-            return Ok(parsed.clone());
+        let slot = self.parsed.lock().expect("parse cache lock").get(path).cloned();
+        if let Some(parsed) = slot.and_then(|slot| slot.get(|| self.parse_quietly(path))) {
+            return Ok(parsed);
         }
         let parsed = parse_file(path, self.recorder())?;
-        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), parsed.clone());
+        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), Arc::new(Slot::done(parsed.clone())));
         Ok(parsed)
     }
 
     /// The documents of an object file, taken out of the cache (no copy): object files are
     /// consumed once per build, and a file read again is simply parsed again.
     pub fn take_documents(&self, path: &Path) -> Result<(Vec<Value>, Vec<Vec<String>>)> {
-        let cached = self.parsed.lock().expect("parse cache lock").remove(path);
-        let (docs, bare) = match cached {
+        let slot = self.parsed.lock().expect("parse cache lock").remove(path);
+        let (docs, bare) = match slot.and_then(|slot| slot.take(|| self.parse_quietly(path))) {
             Some(parsed) => parsed,
             None => parse_file(path, self.recorder())?,
         };
@@ -186,17 +199,30 @@ impl Loader {
         Ok((docs, bare))
     }
 
-    /// Parse many files in parallel into the cache. Errors are left for the sequential pass,
-    /// which reports them in context.
+    /// A parse whose error is left for [`parse_file`] to report again.
+    fn parse_quietly(&self, path: &Path) -> Option<Parsed> {
+        parse_file(path, self.recorder()).ok()
+    }
+
+    /// Queue many files (in the order they will be consumed) to be parsed on the rayon pool
+    /// while the caller goes on ([`crate::parse_ahead`]). Errors are left for the sequential
+    /// pass, which reports them in context.
     pub fn prefetch(&self, paths: Vec<PathBuf>) {
-        use rayon::prelude::*;
-        let todo: Vec<PathBuf> = {
-            let cache = self.parsed.lock().expect("parse cache lock");
-            paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
-        };
-        let parsed: Vec<(PathBuf, (Docs, BareNulls))> =
-            todo.into_par_iter().filter_map(|p| parse_file(&p, self.recorder()).ok().map(|d| (p, d))).collect();
-        self.parsed.lock().expect("parse cache lock").extend(parsed);
+        let mut cache = self.parsed.lock().expect("parse cache lock");
+        let mut queued = std::collections::HashSet::new();
+        let todo: Vec<PathBuf> =
+            paths.into_iter().filter(|p| !cache.contains_key(p) && queued.insert(p.clone())).collect();
+        let queue = Queue::new(todo, self.recorder.clone());
+        cache.extend(queue.slots().map(|(path, slot)| (path.to_path_buf(), Arc::clone(slot))));
+        drop(cache);
+        queue.start();
+        self.queues.lock().expect("parse queue lock").push(queue);
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.queues.get_mut().map(|queues| queues.iter().for_each(|q| q.cancel())).ok();
     }
 }
 
@@ -264,7 +290,7 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<(Docs, BareNulls)> {
+pub(crate) fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<Parsed> {
     let text = inputs::read_text(recorder, path)
         .map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
     let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =

@@ -2,10 +2,12 @@
 //!
 //! Accumulation is sequential (its order matters), but parsing is the expensive part. Before
 //! accumulating, walk the kustomization tree cheaply — only kustomization files are parsed
-//! here — collect every object file it names, and parse those on all cores. Patch files are
-//! left out: patches are read as text and classified where they apply (strategic merge or
-//! JSON 6902), never through the parse cache. Errors are ignored here: the sequential pass
-//! meets them again and reports them in context.
+//! here (and kept by the loader for the accumulation) — collect every object file it names,
+//! in the order the accumulation will consume them, and queue those to be parsed on the
+//! rayon pool while the accumulation runs ([`crate::parse_ahead`]). Patch files are left
+//! out: patches are read as text and classified where they apply (strategic merge or JSON
+//! 6902), never through the parse cache. Errors are ignored here: the sequential pass meets
+//! them again and reports them in context.
 
 use super::kustomization::Kustomization;
 use super::loader::{Entry, Loader};
