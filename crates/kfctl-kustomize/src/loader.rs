@@ -37,6 +37,11 @@ pub struct Loader {
     remote: Arc<dyn RemoteResolver>,
     restriction: LoadRestriction,
     parsed: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    /// Real paths resolved so far: the tree does not change under a build, and resolving
+    /// symlinks costs a system call per path component.
+    reals: Mutex<HashMap<PathBuf, PathBuf>>,
+    /// Kustomization files read so far, by folder (the prefetch walk reads them first).
+    kustomizations: Mutex<HashMap<PathBuf, (PathBuf, Kustomization)>>,
     /// Files being parsed in the background, stopped when the loader is dropped.
     queues: Mutex<Vec<Arc<Queue>>>,
     /// Notes what the build read, for the build cache ([`crate::build_cache`]).
@@ -58,6 +63,8 @@ impl Loader {
             remote,
             restriction,
             parsed: Mutex::new(HashMap::new()),
+            reals: Mutex::new(HashMap::new()),
+            kustomizations: Mutex::new(HashMap::new()),
             queues: Mutex::new(Vec::new()),
             recorder: None,
         }
@@ -76,11 +83,30 @@ impl Loader {
 
     /// `path.canonicalize()`, noted.
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
-        let real = path.canonicalize();
+        let real = self.real_path(path);
         if let Some(r) = self.recorder() {
             r.real(path, real.as_deref().ok());
         }
         real
+    }
+
+    /// `path.canonicalize()`, remembered for the rest of the build (not noted).
+    pub fn real_path(&self, path: &Path) -> std::io::Result<PathBuf> {
+        if let Some(real) = self.reals.lock().expect("real path lock").get(path) {
+            return Ok(real.clone());
+        }
+        let real = path.canonicalize()?;
+        self.reals.lock().expect("real path lock").insert(path.to_path_buf(), real.clone());
+        Ok(real)
+    }
+
+    /// The real path of a folder; a folder that does not exist (a virtual kustomization's) is
+    /// taken as written (see [`canonical_dir`]).
+    fn real_dir(&self, dir: &Path) -> Result<PathBuf> {
+        match self.real_path(dir) {
+            Ok(real) => Ok(real),
+            Err(_) => canonical_dir(dir),
+        }
     }
 
     /// `path.is_dir()`, noted.
@@ -93,6 +119,15 @@ impl Loader {
 
     /// The kustomization file of a folder and its parsed contents.
     pub fn kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
+        if let Some(read) = self.kustomizations.lock().expect("kustomization cache lock").get(dir) {
+            return Ok(read.clone());
+        }
+        let read = self.read_kustomization(dir)?;
+        self.kustomizations.lock().expect("kustomization cache lock").insert(dir.to_path_buf(), read.clone());
+        Ok(read)
+    }
+
+    fn read_kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
         let path = kustomization_file(dir, self.recorder())?;
         let text = inputs::read_text(self.recorder(), &path)
             .map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
@@ -140,9 +175,9 @@ impl Loader {
         if self.restriction == LoadRestriction::None {
             return Ok(());
         }
-        let root = canonical_dir(dir)?;
+        let root = self.real_dir(dir)?;
         if let Some(r) = self.recorder() {
-            r.real(dir, dir.canonicalize().ok().as_deref());
+            r.real(dir, self.real_path(dir).ok().as_deref());
         }
         if real.starts_with(&root) {
             Ok(())

@@ -31,7 +31,7 @@ pub fn warm_entries(loader: &Loader, dir: &Path, k: &Kustomization) {
 }
 
 fn collect(loader: &Loader, dir: &Path, seen: &mut HashSet<PathBuf>, files: &mut Vec<PathBuf>) {
-    let Ok(dir) = dir.canonicalize() else { return };
+    let Ok(dir) = loader.real_path(dir) else { return };
     if !seen.insert(dir.clone()) {
         return;
     }
