@@ -11,10 +11,12 @@
 //!
 //! Errors are not kept: a failed parse leaves an empty slot, and the loader parses the file
 //! again on the accumulating thread to report the error in context. When the loader is
-//! dropped (a build failed half-way, say), the jobs stop at their next file.
+//! dropped (at the end of a build, or when it failed half-way), the jobs stop at their next
+//! file, and the drop waits for the parses in progress: after it, no job holds the build's
+//! [`Recorder`] any more (the build cache takes it back whole).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::build_cache::inputs::Recorder;
@@ -98,7 +100,14 @@ impl Slot {
 pub struct Queue {
     work: Vec<(PathBuf, Arc<Slot>)>,
     next: AtomicUsize,
-    cancelled: AtomicBool,
+    run: Mutex<Run>,
+    idle: Condvar,
+}
+
+/// Whether the jobs may go on, and how many are parsing now.
+struct Run {
+    cancelled: bool,
+    active: usize,
     recorder: Option<Arc<Recorder>>,
 }
 
@@ -107,7 +116,8 @@ impl Queue {
     /// slot, for the loader's cache.
     pub fn new(paths: Vec<PathBuf>, recorder: Option<Arc<Recorder>>) -> Arc<Queue> {
         let work = paths.into_iter().map(|p| (p, Arc::new(Slot::queued()))).collect();
-        Arc::new(Queue { work, next: AtomicUsize::new(0), cancelled: AtomicBool::new(false), recorder })
+        let run = Mutex::new(Run { cancelled: false, active: 0, recorder });
+        Arc::new(Queue { work, next: AtomicUsize::new(0), run, idle: Condvar::new() })
     }
 
     /// The queued paths and their slots.
@@ -123,17 +133,96 @@ impl Queue {
         }
     }
 
-    /// Stop the jobs at their next file.
+    /// Stop the jobs at their next file and wait for the parses in progress.
     pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::Relaxed);
+        let mut run = self.lock();
+        run.cancelled = true;
+        run.recorder = None;
+        while run.active > 0 {
+            run = self.idle.wait(run).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Run> {
+        self.run.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn run(&self) {
-        while !self.cancelled.load(Ordering::Relaxed) {
-            let Some((path, slot)) = self.work.get(self.next.fetch_add(1, Ordering::Relaxed)) else { return };
-            if slot.claim() {
-                slot.finish(super::loader::parse_file(path, self.recorder.as_deref()).ok());
+        while let Some(recorder) = self.enter() {
+            let next = self.work.get(self.next.fetch_add(1, Ordering::Relaxed));
+            if let Some((path, slot)) = next.filter(|(_, slot)| slot.claim()) {
+                slot.finish(super::loader::parse_file(path, recorder.as_deref()).ok());
+            }
+            drop(recorder);
+            self.leave();
+            if next.is_none() {
+                return;
             }
         }
+    }
+
+    /// Count a job in (with the recorder to use), unless the queue was cancelled.
+    fn enter(&self) -> Option<Option<Arc<Recorder>>> {
+        let mut run = self.lock();
+        if run.cancelled {
+            return None;
+        }
+        run.active += 1;
+        Some(run.recorder.clone())
+    }
+
+    fn leave(&self) {
+        let mut run = self.lock();
+        run.active -= 1;
+        if run.active == 0 {
+            self.idle.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Loader;
+    use crate::remote::NoRemote;
+    use std::sync::Arc;
+
+    fn loader() -> Loader {
+        Loader::new(Arc::new(NoRemote), crate::LoadRestriction::RootOnly)
+    }
+
+    fn files(dir: &std::path::Path, count: usize) -> Vec<std::path::PathBuf> {
+        (0..count)
+            .map(|i| {
+                let path = dir.join(format!("f{i}.yaml"));
+                std::fs::write(&path, format!("kind: ConfigMap\nmetadata:\n  name: m{i}\n")).expect("write");
+                path
+            })
+            .collect()
+    }
+
+    #[test]
+    fn queued_files_are_taken_whole_whoever_parsed_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let paths = files(dir.path(), 40);
+        let loader = loader();
+        loader.prefetch(paths.clone());
+        for (i, path) in paths.iter().enumerate() {
+            let (docs, _) = loader.take_documents(path).expect("parsed");
+            assert_eq!(docs.len(), 1);
+            assert_eq!(docs[0]["metadata"]["name"], format!("m{i}"));
+        }
+        // Taken files are gone from the cache: reading one again parses it again.
+        assert_eq!(loader.documents(&paths[0]).expect("parsed again")[0]["metadata"]["name"], "m0");
+    }
+
+    #[test]
+    fn a_file_that_fails_in_the_background_reports_its_error_to_the_consumer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bad.yaml");
+        std::fs::write(&path, "kind: [unclosed\n").expect("write");
+        let loader = loader();
+        loader.prefetch(vec![path.clone(), path.clone()]);
+        let error = loader.take_documents(&path).expect_err("a syntax error");
+        assert!(error.to_string().contains("bad.yaml"), "{error}");
     }
 }
