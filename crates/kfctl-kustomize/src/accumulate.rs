@@ -120,7 +120,8 @@ impl<'a> Accumulator<'a> {
     }
 
     fn target(&mut self, dir: &Path, mut acc: Accumulated, role: Role) -> Result<(Kustomization, Accumulated)> {
-        let dir = dir.canonicalize().map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
+        let dir =
+            self.loader.real_path(dir).map_err(|source| KustomizeError::Read { path: dir.to_path_buf(), source })?;
         if self.chain.contains(&dir) {
             let chain = self.chain.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" -> ");
             return Err(KustomizeError::Cycle { dir, chain });

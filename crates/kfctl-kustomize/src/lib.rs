@@ -25,6 +25,7 @@ pub mod kustomization;
 pub mod loader;
 pub mod merge;
 pub mod openapi;
+pub mod parse_ahead;
 pub mod prefetch;
 pub mod remote;
 pub mod resmap;

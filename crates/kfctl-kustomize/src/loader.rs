@@ -6,11 +6,13 @@
 //! restriction (by default a file must be in or below the folder of the kustomization that
 //! names it, judged on real paths after symlinks; [`LoadRestriction::None`] lifts it), resolves remote references through a
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
-//! kept in a shared cache, and [`Loader::prefetch`] parses many files in parallel up front.
+//! kept in a shared cache, and [`Loader::prefetch`] queues many files to be parsed on the
+//! other cores while the accumulation runs ([`crate::parse_ahead`]).
 
 use super::build_cache::inputs::{self, Recorder};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{FILE_NAMES, Kustomization};
+use super::parse_ahead::{Parsed, Queue, Slot};
 use crate::remote::{RemoteRef, RemoteResolver, is_remote};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -34,7 +36,14 @@ pub type BareNulls = Arc<Vec<Vec<String>>>;
 pub struct Loader {
     remote: Arc<dyn RemoteResolver>,
     restriction: LoadRestriction,
-    parsed: Mutex<HashMap<PathBuf, (Docs, BareNulls)>>,
+    parsed: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    /// Real paths resolved so far: the tree does not change under a build, and resolving
+    /// symlinks costs a system call per path component.
+    reals: Mutex<HashMap<PathBuf, PathBuf>>,
+    /// Kustomization files read so far, by folder (the prefetch walk reads them first).
+    kustomizations: Mutex<HashMap<PathBuf, (PathBuf, Kustomization)>>,
+    /// Files being parsed in the background, stopped when the loader is dropped.
+    queues: Mutex<Vec<Arc<Queue>>>,
     /// Notes what the build read, for the build cache ([`crate::build_cache`]).
     recorder: Option<Arc<Recorder>>,
 }
@@ -50,12 +59,22 @@ pub enum Entry {
 
 impl Loader {
     pub fn new(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction) -> Self {
-        Loader { remote, restriction, parsed: Mutex::new(HashMap::new()), recorder: None }
+        Loader {
+            remote,
+            restriction,
+            parsed: Mutex::new(HashMap::new()),
+            reals: Mutex::new(HashMap::new()),
+            kustomizations: Mutex::new(HashMap::new()),
+            queues: Mutex::new(Vec::new()),
+            recorder: None,
+        }
     }
 
     /// A loader that notes every file it reads and path it resolves into `recorder`.
     pub fn recording(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction, recorder: Arc<Recorder>) -> Self {
-        Loader { recorder: Some(recorder), ..Loader::new(remote, restriction) }
+        let mut loader = Loader::new(remote, restriction);
+        loader.recorder = Some(recorder);
+        loader
     }
 
     fn recorder(&self) -> Option<&Recorder> {
@@ -64,11 +83,30 @@ impl Loader {
 
     /// `path.canonicalize()`, noted.
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
-        let real = path.canonicalize();
+        let real = self.real_path(path);
         if let Some(r) = self.recorder() {
             r.real(path, real.as_deref().ok());
         }
         real
+    }
+
+    /// `path.canonicalize()`, remembered for the rest of the build (not noted).
+    pub fn real_path(&self, path: &Path) -> std::io::Result<PathBuf> {
+        if let Some(real) = self.reals.lock().expect("real path lock").get(path) {
+            return Ok(real.clone());
+        }
+        let real = path.canonicalize()?;
+        self.reals.lock().expect("real path lock").insert(path.to_path_buf(), real.clone());
+        Ok(real)
+    }
+
+    /// The real path of a folder; a folder that does not exist (a virtual kustomization's) is
+    /// taken as written (see [`canonical_dir`]).
+    fn real_dir(&self, dir: &Path) -> Result<PathBuf> {
+        match self.real_path(dir) {
+            Ok(real) => Ok(real),
+            Err(_) => canonical_dir(dir),
+        }
     }
 
     /// `path.is_dir()`, noted.
@@ -81,6 +119,15 @@ impl Loader {
 
     /// The kustomization file of a folder and its parsed contents.
     pub fn kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
+        if let Some(read) = self.kustomizations.lock().expect("kustomization cache lock").get(dir) {
+            return Ok(read.clone());
+        }
+        let read = self.read_kustomization(dir)?;
+        self.kustomizations.lock().expect("kustomization cache lock").insert(dir.to_path_buf(), read.clone());
+        Ok(read)
+    }
+
+    fn read_kustomization(&self, dir: &Path) -> Result<(PathBuf, Kustomization)> {
         let path = kustomization_file(dir, self.recorder())?;
         let text = inputs::read_text(self.recorder(), &path)
             .map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
@@ -128,9 +175,9 @@ impl Loader {
         if self.restriction == LoadRestriction::None {
             return Ok(());
         }
-        let root = canonical_dir(dir)?;
+        let root = self.real_dir(dir)?;
         if let Some(r) = self.recorder() {
-            r.real(dir, dir.canonicalize().ok().as_deref());
+            r.real(dir, self.real_path(dir).ok().as_deref());
         }
         if real.starts_with(&root) {
             Ok(())
@@ -165,19 +212,20 @@ impl Loader {
 
     /// The parsed documents of a file and, per document, where it has bare nulls.
     pub fn documents_with_bare_nulls(&self, path: &Path) -> Result<(Docs, BareNulls)> {
-        if let Some(parsed) = self.parsed.lock().expect("parse cache lock").get(path) {
-            return Ok(parsed.clone());
+        let slot = self.parsed.lock().expect("parse cache lock").get(path).cloned();
+        if let Some(parsed) = slot.and_then(|slot| slot.get(|| self.parse_quietly(path))) {
+            return Ok(parsed);
         }
         let parsed = parse_file(path, self.recorder())?;
-        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), parsed.clone());
+        self.parsed.lock().expect("parse cache lock").insert(path.to_path_buf(), Arc::new(Slot::done(parsed.clone())));
         Ok(parsed)
     }
 
     /// The documents of an object file, taken out of the cache (no copy): object files are
     /// consumed once per build, and a file read again is simply parsed again.
     pub fn take_documents(&self, path: &Path) -> Result<(Vec<Value>, Vec<Vec<String>>)> {
-        let cached = self.parsed.lock().expect("parse cache lock").remove(path);
-        let (docs, bare) = match cached {
+        let slot = self.parsed.lock().expect("parse cache lock").remove(path);
+        let (docs, bare) = match slot.and_then(|slot| slot.take(|| self.parse_quietly(path))) {
             Some(parsed) => parsed,
             None => parse_file(path, self.recorder())?,
         };
@@ -186,17 +234,30 @@ impl Loader {
         Ok((docs, bare))
     }
 
-    /// Parse many files in parallel into the cache. Errors are left for the sequential pass,
-    /// which reports them in context.
+    /// A parse whose error is left for [`parse_file`] to report again.
+    fn parse_quietly(&self, path: &Path) -> Option<Parsed> {
+        parse_file(path, self.recorder()).ok()
+    }
+
+    /// Queue many files (in the order they will be consumed) to be parsed on the rayon pool
+    /// while the caller goes on ([`crate::parse_ahead`]). Errors are left for the sequential
+    /// pass, which reports them in context.
     pub fn prefetch(&self, paths: Vec<PathBuf>) {
-        use rayon::prelude::*;
-        let todo: Vec<PathBuf> = {
-            let cache = self.parsed.lock().expect("parse cache lock");
-            paths.into_iter().filter(|p| !cache.contains_key(p)).collect()
-        };
-        let parsed: Vec<(PathBuf, (Docs, BareNulls))> =
-            todo.into_par_iter().filter_map(|p| parse_file(&p, self.recorder()).ok().map(|d| (p, d))).collect();
-        self.parsed.lock().expect("parse cache lock").extend(parsed);
+        let mut cache = self.parsed.lock().expect("parse cache lock");
+        let mut queued = std::collections::HashSet::new();
+        let todo: Vec<PathBuf> =
+            paths.into_iter().filter(|p| !cache.contains_key(p) && queued.insert(p.clone())).collect();
+        let queue = Queue::new(todo, self.recorder.clone());
+        cache.extend(queue.slots().map(|(path, slot)| (path.to_path_buf(), Arc::clone(slot))));
+        drop(cache);
+        queue.start();
+        self.queues.lock().expect("parse queue lock").push(queue);
+    }
+}
+
+impl Drop for Loader {
+    fn drop(&mut self) {
+        self.queues.get_mut().map(|queues| queues.iter().for_each(|q| q.cancel())).ok();
     }
 }
 
@@ -264,7 +325,7 @@ pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<(Docs, BareNulls)> {
+pub(crate) fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<Parsed> {
     let text = inputs::read_text(recorder, path)
         .map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
     let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =

@@ -2,8 +2,12 @@
 //!
 //! Accumulation is sequential (its order matters), but parsing is the expensive part. Before
 //! accumulating, walk the kustomization tree cheaply — only kustomization files are parsed
-//! here — collect every object and patch file it names, and parse those on all cores. Errors
-//! are ignored here: the sequential pass meets them again and reports them in context.
+//! here (and kept by the loader for the accumulation) — collect every object file it names,
+//! in the order the accumulation will consume them, and queue those to be parsed on the
+//! rayon pool while the accumulation runs ([`crate::parse_ahead`]). Patch files are left
+//! out: patches are read as text and classified where they apply (strategic merge or JSON
+//! 6902), never through the parse cache. Errors are ignored here: the sequential pass meets
+//! them again and reports them in context.
 
 use super::kustomization::Kustomization;
 use super::loader::{Entry, Loader};
@@ -27,7 +31,7 @@ pub fn warm_entries(loader: &Loader, dir: &Path, k: &Kustomization) {
 }
 
 fn collect(loader: &Loader, dir: &Path, seen: &mut HashSet<PathBuf>, files: &mut Vec<PathBuf>) {
-    let Ok(dir) = dir.canonicalize() else { return };
+    let Ok(dir) = loader.real_path(dir) else { return };
     if !seen.insert(dir.clone()) {
         return;
     }
@@ -49,13 +53,4 @@ fn collect_entries(
             Err(_) => {}
         }
     }
-    for relative in patch_files(k) {
-        if let Ok(path) = loader.restricted_path(dir, relative) {
-            files.push(path);
-        }
-    }
-}
-
-fn patch_files(k: &Kustomization) -> impl Iterator<Item = &String> {
-    k.patches.iter().chain(&k.patches_json6902).filter_map(|p| p.path.as_ref()).chain(&k.patches_strategic_merge)
 }
