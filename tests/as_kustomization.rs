@@ -14,15 +14,7 @@ const PROFILE: &str = "multi-tenant";
 const HASH: &str = "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72";
 
 fn kfctl(args: &[&str]) -> Output {
-    Command::new(common::binary())
-        .args(args)
-        .args(["--profile", PROFILE, "--source"])
-        .arg(common::manifests_dir())
-        .arg("--remote-mirror")
-        .arg(common::mirror_dir())
-        .arg("--offline")
-        .output()
-        .expect("kfctl-rs runs")
+    common::kfctl_offline(&[args, &["--profile", PROFILE]].concat())
 }
 
 /// The render with `values`, and real kustomize of its `--as-kustomization` folder, compared.

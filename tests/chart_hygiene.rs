@@ -19,15 +19,7 @@ use std::sync::OnceLock;
 const PROFILE: &str = "multi-tenant";
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(common::binary())
-        .args(args)
-        .args(["--profile", PROFILE, "--source"])
-        .arg(common::manifests_dir())
-        .arg("--remote-mirror")
-        .arg(common::mirror_dir())
-        .arg("--offline")
-        .output()
-        .expect("kfctl-rs runs")
+    common::kfctl_offline(&[args, &["--profile", PROFILE]].concat())
 }
 
 fn parse(text: &str) -> Vec<Value> {

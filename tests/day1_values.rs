@@ -6,7 +6,6 @@
 mod common;
 
 use kfctl::catalog::RenderRequest;
-use kfctl::catalog::strvals::SetFlag;
 use kfctl::source::MirrorResolver;
 use kfctl_yaml::compare;
 use serde_json::{Value, json};
@@ -33,15 +32,8 @@ fn values_file(name: &str, doc: &Value) -> PathBuf {
 
 /// The native render of multi-tenant with a values file (or none).
 fn render(file: Option<&Path>) -> Vec<Value> {
-    let request = RenderRequest {
-        profile: PROFILE.into(),
-        components: Vec::new(),
-        value_files: file.map(Path::to_path_buf).into_iter().collect(),
-        sets: Vec::<SetFlag>::new(),
-        manifests_dir: common::manifests_dir(),
-        remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
-    };
+    let mut request = common::render_request(PROFILE, Vec::new());
+    request.value_files = file.map(Path::to_path_buf).into_iter().collect();
     let rendered = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render: {e}"));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
@@ -52,16 +44,7 @@ fn default_render() -> &'static Vec<Value> {
 }
 
 fn cli(args: &[&str], extra: &[&str]) -> Output {
-    Command::new(common::binary())
-        .args(args)
-        .args(["--profile", PROFILE, "--source"])
-        .arg(common::manifests_dir())
-        .arg("--remote-mirror")
-        .arg(common::mirror_dir())
-        .arg("--offline")
-        .args(extra)
-        .output()
-        .expect("kfctl-rs runs")
+    common::kfctl_offline(&[args, &["--profile", PROFILE], extra].concat())
 }
 
 /// multi-tenant exported with default values, once.

@@ -15,23 +15,14 @@
 
 mod common;
 
-use common::binary;
 use kfctl_yaml::go_yaml_key_cmp;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 
 fn kfctl(args: &[&str]) -> Output {
-    Command::new(binary())
-        .args(args)
-        .arg("--source")
-        .arg(common::manifests_dir())
-        .arg("--remote-mirror")
-        .arg(common::mirror_dir())
-        .arg("--offline")
-        .output()
-        .expect("kfctl-rs runs")
+    common::kfctl_offline(args)
 }
 
 /// The export of `profile` with default values, made once per test run and profile.

@@ -86,6 +86,20 @@ pub fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
 }
 
+/// kfctl-rs run offline on the v1.11.0 snapshot: `args`, then `--source` (the snapshot),
+/// `--remote-mirror` (its mirror) and `--offline`.
+pub fn kfctl_offline(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(binary())
+        .args(args)
+        .arg("--source")
+        .arg(manifests_dir())
+        .arg("--remote-mirror")
+        .arg(mirror_dir())
+        .arg("--offline")
+        .output()
+        .expect("kfctl-rs runs")
+}
+
 /// A network-free copy of the v1.11.0 snapshot for real kustomize (`localize-snapshot`, from
 /// the oracles), made once per test binary; its `manifests/` folder.
 pub fn localized_snapshot() -> &'static PathBuf {

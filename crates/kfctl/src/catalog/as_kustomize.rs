@@ -65,6 +65,12 @@ fn text_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// An object's name as its generator names it: the masked hash suffix (`-<hash>`) removed.
+fn base_name(obj: &Value) -> &str {
+    let name = text_at(obj, "/metadata/name");
+    name.strip_suffix("-<hash>").unwrap_or(name)
+}
+
 /// The selector of exactly this object: its name before any hash suffix, anchored literally,
 /// and its namespace only when another object of its kind has its name (a cluster-scoped
 /// object may carry a `metadata.namespace` that kustomize's ids ignore).
@@ -73,8 +79,7 @@ fn target(obj: &Value, others: &[Value]) -> Selector {
         Some((g, v)) => (g.to_string(), v.to_string()),
         None => (String::new(), text_at(obj, "/apiVersion").to_string()),
     };
-    let name = text_at(obj, "/metadata/name");
-    let name = name.strip_suffix("-<hash>").unwrap_or(name);
+    let name = base_name(obj);
     Selector {
         group,
         version,
@@ -109,8 +114,7 @@ fn patch_between(old: &Value, new: &Value, others: &[Value]) -> Result<Patch, Ca
             object.insert("apiVersion".into(), new["apiVersion"].clone());
             object.insert("kind".into(), new["kind"].clone());
             let metadata = object.entry("metadata").or_insert_with(|| json!({}));
-            metadata["name"] =
-                json!(text_at(new, "/metadata/name").strip_suffix("-<hash>").unwrap_or(text_at(new, "/metadata/name")));
+            metadata["name"] = json!(base_name(new));
             // JSON, as for the JSON patches: texts cross with no YAML scalar style in between.
             let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
             Ok(Patch { patch: Some(text), target: Some(target(new, others)), ..Patch::default() })
@@ -185,10 +189,7 @@ fn json6902(old: &Value, new: &Value, others: &[Value]) -> Result<Patch, Catalog
 /// `$patch: delete` of `old`.
 fn deletion(old: &Value) -> Patch {
     let mut metadata = Map::new();
-    metadata.insert(
-        "name".into(),
-        json!(text_at(old, "/metadata/name").strip_suffix("-<hash>").unwrap_or(text_at(old, "/metadata/name"))),
-    );
+    metadata.insert("name".into(), json!(base_name(old)));
     if let Some(ns) = old.pointer("/metadata/namespace") {
         metadata.insert("namespace".into(), ns.clone());
     }
