@@ -34,6 +34,9 @@ pub(super) fn analyze(value: &str) -> Analysis {
     if b.iter().all(|c| (0x21..=0x7E).contains(c)) {
         return analyze_visible_ascii(b);
     }
+    if b.iter().all(|c| (0x20..=0x7E).contains(c) || *c == b'\n') {
+        return analyze_ascii_text(b);
+    }
     analyze_general(b)
 }
 
@@ -103,6 +106,43 @@ fn analyze_visible_ascii(b: &[u8]) -> Analysis {
         block_plain_allowed: !block_indicators,
         single_quoted_allowed: true,
         block_allowed: true,
+    }
+}
+
+/// Printable ASCII with spaces and line feeds (descriptions, configuration files): every
+/// character is printable, so only the indicators and the space/break neighbourhoods matter,
+/// each decided by a character and the one before or after it.
+fn analyze_ascii_text(b: &[u8]) -> Analysis {
+    let (n, last) = (b.len(), b[b.len() - 1]);
+    let first_forbids = match b[0] {
+        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' => true,
+        b'\'' | b'"' | b'%' | b'@' | b'`' => true,
+        b'?' | b':' | b'-' => n == 1 || b[1] == b' ',
+        _ => false,
+    };
+    let mut block_indicators = first_forbids || b.starts_with(b"---") || b.starts_with(b"...");
+    let (mut line_breaks, mut break_space, mut space_break) = (b[0] == b'\n', false, false);
+    for i in 1..n {
+        let previous = b[i - 1];
+        match b[i] {
+            b':' => block_indicators |= i + 1 == n || b[i + 1] == b' ',
+            b'#' => block_indicators |= previous == b' ' || previous == b'\n',
+            b' ' => break_space |= previous == b'\n',
+            b'\n' => {
+                line_breaks = true;
+                space_break |= previous == b' ';
+            }
+            _ => {}
+        }
+    }
+    let trailing_space = last == b' ';
+    let edges = b[0] == b' ' || b[0] == b'\n' || trailing_space || last == b'\n';
+    Analysis {
+        empty: false,
+        multiline: line_breaks,
+        block_plain_allowed: !(edges || break_space || space_break || line_breaks || block_indicators),
+        single_quoted_allowed: !(break_space || space_break),
+        block_allowed: !(trailing_space || space_break),
     }
 }
 
@@ -200,5 +240,25 @@ mod tests {
             }
         }
         assert!(checked > 250_000);
+    }
+
+    /// The ASCII-text shortcut must agree with the full analysis, spaces and breaks included.
+    #[test]
+    fn ascii_text_shortcut_equals_full_analysis() {
+        let alphabet: Vec<u8> = b" \na-:#?.*'|%>".to_vec();
+        let mut checked = 0;
+        for len in 1..=5usize {
+            let total = alphabet.len().pow(len as u32);
+            for mut n in 0..total {
+                let mut s = Vec::with_capacity(len);
+                for _ in 0..len {
+                    s.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                assert_eq!(analyze_ascii_text(&s), analyze_general(&s), "{:?}", String::from_utf8_lossy(&s));
+                checked += 1;
+            }
+        }
+        assert!(checked > 350_000);
     }
 }
