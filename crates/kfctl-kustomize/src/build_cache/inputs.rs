@@ -62,8 +62,9 @@ pub struct Stat {
 }
 
 impl Stat {
+    /// The signature of `meta`.
     #[cfg(unix)]
-    fn of(meta: &std::fs::Metadata) -> Stat {
+    pub fn of(meta: &std::fs::Metadata) -> Stat {
         use std::os::unix::fs::MetadataExt;
         Stat {
             len: meta.len(),
@@ -78,11 +79,13 @@ impl Stat {
 
     /// Without unix `stat`, every file counts as racy (always re-hashed): correct, slower.
     #[cfg(not(unix))]
-    fn of(meta: &std::fs::Metadata) -> Stat {
+    pub fn of(meta: &std::fs::Metadata) -> Stat {
         Stat { len: meta.len(), ..Stat::default() }
     }
 
-    fn is_recent(&self) -> bool {
+    /// Whether the file changed within [`RACY_SECONDS`] of now (always, without unix `stat`):
+    /// a signature taken now cannot vouch for its content.
+    pub fn is_recent(&self) -> bool {
         if cfg!(not(unix)) {
             return true;
         }

@@ -210,6 +210,14 @@ fn run_clean() -> anyhow::Result<Code> {
         Ok(false) => println!("no render cache at {}", folder.display()),
         Err(e) => anyhow::bail!("{}: cannot remove the render cache: {e}; remove it by hand", folder.display()),
     }
+    let memos = root.join(kfctl::source::digest_memo::FOLDER);
+    match kfctl::source::digest_memo::clean(&root) {
+        Ok(true) => println!("removed the remembered tree digests {}", memos.display()),
+        Ok(false) => {}
+        Err(e) => {
+            anyhow::bail!("{}: cannot remove the remembered tree digests: {e}; remove it by hand", memos.display())
+        }
+    }
     Ok(Code::Success)
 }
 

@@ -28,6 +28,7 @@
 pub mod bundle;
 pub mod cache;
 pub mod digest;
+pub mod digest_memo;
 pub mod extract;
 pub mod fetch;
 mod fsutil;

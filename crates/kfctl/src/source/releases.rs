@@ -124,7 +124,8 @@ pub fn known_versions() -> String {
 }
 
 /// The release digest of a tree: [`super::digest`]'s tree digest without the files
-/// `digestSkips` names (helper scripts no kustomization reads).
+/// `digestSkips` names (helper scripts no kustomization reads). Remembered per tree by
+/// [`super::digest_memo`], so an unchanged tree is not hashed again.
 pub fn release_digest(root: &Path) -> Result<String, SourceError> {
     let skips = &loaded().skips;
     let kept: Vec<TreeEntry> = collect_tree(root)?
@@ -135,7 +136,8 @@ pub fn release_digest(root: &Path) -> Result<String, SourceError> {
             !skipped || skips.keep.iter().any(|p| glob_match(p, name))
         })
         .collect();
-    digest_entries(&kept)
+    let filter = format!("skip {:?} keep {:?}", skips.skip, skips.keep);
+    super::digest_memo::digest(super::digest_memo::folder().as_deref(), root, &filter, &kept, digest_entries)
 }
 
 /// The known release whose digest `digest` is.
