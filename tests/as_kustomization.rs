@@ -107,3 +107,15 @@ fn a_folder_that_holds_files_is_refused_and_left_as_it_was() {
     assert_eq!(std::fs::read_to_string(Path::new(&dir).join("keep.txt")).unwrap(), "mine", "nothing overwritten");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing added");
 }
+
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn existing_secrets_as_deletions_and_plain_references() {
+    assert_kustomize_equals_render(
+        "existing-secrets",
+        &["--set", "global.existingSecrets={oauth2-proxy,dex-passwords}"],
+    );
+}

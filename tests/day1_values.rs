@@ -378,3 +378,36 @@ fn gpu_runtimes_equal_real_kustomize_of_the_printed_kustomization_with_patches()
     }
     assert!(compare::unordered_report(&before, &after, 1).is_some(), "the value changes the render");
 }
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn existing_secrets_drop_exactly_their_secrets_and_unhash_references() {
+    let file = values_file("existing", &json!({"global": {"existingSecrets": ["oauth2-proxy", "dex-passwords"]}}));
+    let (before, after) = (default_render(), render(Some(&file)));
+    let is_listed = |o: &Value| {
+        s(o, "/kind") == "Secret"
+            && ((s(o, "/metadata/namespace") == "oauth2-proxy" && s(o, "/metadata/name").starts_with("oauth2-proxy-"))
+                || (s(o, "/metadata/namespace") == "auth" && s(o, "/metadata/name") == "dex-passwords"))
+    };
+    let dropped: Vec<&Value> = before.iter().filter(|o| is_listed(o)).collect();
+    assert_eq!(dropped.len(), 2, "multi-tenant renders both Secrets");
+    let hashed = dropped.iter().map(|o| s(o, "/metadata/name")).find(|n| *n != "dex-passwords").unwrap();
+    let kept: Vec<Value> = before
+        .iter()
+        .filter(|o| !is_listed(o))
+        .map(|o| {
+            let text = o.to_string().replace(&format!("\"{hashed}\""), "\"oauth2-proxy\"");
+            serde_json::from_str(&text).unwrap()
+        })
+        .collect();
+    assert_eq!(kept.len(), after.len(), "only the listed Secrets are left out");
+    for (expected, got) in kept.iter().zip(&after) {
+        assert_eq!(expected, got, "{}", label(got));
+    }
+    let referencing = |objs: &[Value]| objs.iter().filter(|o| o.to_string().contains(&format!("\"{hashed}\""))).count();
+    assert!(referencing(before) >= 2, "upstream's Deployment references the hashed Secret");
+    assert_eq!(referencing(&after), 0, "no reference to the hashed name is left");
+}

@@ -362,7 +362,29 @@ fn matrix() -> Vec<Case> {
             &[],
             &[(Set, "global.storageClass=fast,global.users[0].email=alice@example.com")],
         ),
+        case(
+            "existing Secrets instead of rendered credentials",
+            MT,
+            &[],
+            &[(Set, "global.existingSecrets={oauth2-proxy,mlpipeline-minio-artifact,dex-passwords}")],
+        ),
+        case(
+            "an existing Secret beside a credential another Secret still uses",
+            MT,
+            &[],
+            &[(Set, "global.existingSecrets={oauth2-proxy}"), (Set, "global.oidcClientSecret=s3cret")],
+        ),
         // Refused by both.
+        refused(
+            "a credential whose every Secret is an existing one",
+            MT,
+            &[],
+            &[(
+                Set,
+                "global.existingSecrets={oauth2-proxy},oauth2-proxy.cookieSecret=0123456789abcdef0123456789abcdef",
+            )],
+        ),
+        refused("an existing Secret upstream does not have", MT, &[], &[(Set, "global.existingSecrets={my-secret}")]),
         refused("a key typo", MIN, &[], &[(Set, "trainer.enabeld=false")]),
         refused("a --set without a value", MIN, &[], &[(Set, "global.imageRegistry")]),
         refused("a runtimes value where no runtimes are", MT, &[], &[(Set, "katib.runtimes.nodeSelector.a=b")]),

@@ -20,3 +20,11 @@
 {{- $hex := toJson $doc | sha256sum | trunc 10 -}}
 {{- printf "%s-%s" (index . 0) ($hex | replace "0" "g" | replace "1" "h" | replace "3" "k" | replace "a" "m" | replace "e" "t") -}}
 {{- end -}}
+
+{{/* kfctl.secretName (list $ base hashedName): a generated Secret's name at a reference —
+     `base` when `global.existingSecrets` lists it (the user's Secret has no hash suffix), else
+     its hashed name. */}}
+{{- define "kfctl.secretName" -}}
+{{- $listed := get ((index . 0).Values.global | default dict) "existingSecrets" | default list -}}
+{{- if has (index . 1) $listed -}}{{- index . 1 -}}{{- else -}}{{- index . 2 -}}{{- end -}}
+{{- end -}}

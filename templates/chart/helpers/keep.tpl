@@ -8,3 +8,26 @@
 {{- if or (and (ne $mode "only") (ne $mode "skip")) (and $crd (eq $mode "only")) (and (not $crd) (eq $mode "skip")) -}}true{{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* kfctl.existingSecret (list $ name (list (list valuePath shownPath secret…)…)): "true" when
+     `global.existingSecrets` lists the Secret `name`, which then does not render; fails when
+     a credential value is set whose every Secret is listed (it would be used nowhere). */}}
+{{- define "kfctl.existingSecret" -}}
+{{- $root := index . 0 -}}
+{{- $listed := get ($root.Values.global | default dict) "existingSecrets" | default list -}}
+{{- if has (index . 1) $listed -}}
+{{- range (index . 2) -}}
+{{- $value := $root.Values -}}
+{{- range splitList "." (index . 0) -}}
+{{- if kindIs "map" $value -}}{{- $value = get $value . -}}{{- else -}}{{- $value = "" -}}{{- end -}}
+{{- end -}}
+{{- $unused := true -}}
+{{- $secrets := rest (rest .) -}}
+{{- range $secrets -}}{{- if not (has . $listed) -}}{{- $unused = false -}}{{- end -}}{{- end -}}
+{{- if and (kindIs "string" $value) $value $unused -}}
+{{- fail (printf "values: `%s` is set, but every Secret that holds it (%s) is listed in global.existingSecrets, so it would be used nowhere; put the credential in your Secret and leave `%s` empty" (index . 1) ($secrets | join ", ") (index . 1)) -}}
+{{- end -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}

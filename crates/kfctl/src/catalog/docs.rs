@@ -18,6 +18,7 @@ use super::params::CREDENTIALS;
 /// What the value at `path` (a full value path) does; `None` for a key the values do not have.
 pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
     match path {
+        ["global", "existingSecrets"] => Some(super::existing_secrets::description()),
         ["global", rest @ ..] => global(rest).map(str::to_string).or_else(|| credential(path)),
         [component] => Some(section(component, catalog)),
         [_, rest @ ..] => component_key(rest).or_else(|| credential(path)),
@@ -29,7 +30,10 @@ pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
 /// key at `path` itself is described.
 pub fn free_form(path: &[&str]) -> bool {
     let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
-    let metadata = matches!(path, ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets" | "users"]);
+    let metadata = matches!(
+        path,
+        ["global", "commonLabels" | "commonAnnotations" | "imagePullSecrets" | "users" | "existingSecrets"]
+    );
     let resources =
         matches!(path, [c, "resources", _, _] if *c != "global") || matches!(path, [_, "runtimes", "resources"]);
     let pod_metadata = matches!(path, [c, "podAnnotations" | "podLabels", _] if *c != "global");

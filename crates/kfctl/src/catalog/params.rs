@@ -24,6 +24,7 @@
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
 //! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
 //! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
+//! | `global.existingSecrets` | not a row: the listed credential Secrets are dropped after the table ([`super::existing_secrets`]) and references to a generated one's hashed name take its plain name |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
 //! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
@@ -519,7 +520,7 @@ fn apply_users(obj: &mut Value, ctx: &Ctx) {
 
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in
 /// (`templates/chart/helpers/keep.tpl`).
-pub const KEEP_HELM: &[&str] = &["kfctl.enabled"];
+pub const KEEP_HELM: &[&str] = &["kfctl.enabled", "kfctl.existingSecret"];
 
 /// `global.crds`: whether `obj` renders at all. `only` keeps just the
 /// CustomResourceDefinitions (the first step of a two-step install), `skip` everything else,

@@ -79,14 +79,20 @@ pub fn rename_changed(objects: &mut [RenderedObject], hashed: &[Option<HashedNam
     if renames.is_empty() {
         return renames;
     }
+    rename_references(objects, &renames);
+    restore_legacy_order(objects, &renames);
+    renames
+}
+
+/// Make every string equal to a renamed object's old name, in an object of its namespace or a
+/// cluster-scoped one, its new name (what kustomize's name-reference fix-up wrote: see above).
+pub fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) {
     for o in objects.iter_mut() {
         let namespace = namespace_of(&o.obj).to_string();
         for rename in renames.iter().filter(|r| namespace.is_empty() || r.namespace == namespace) {
             replace_exact(&mut o.obj, &rename.old, &rename.new);
         }
     }
-    restore_legacy_order(objects, &renames);
-    renames
 }
 
 fn namespace_of(obj: &Value) -> &str {

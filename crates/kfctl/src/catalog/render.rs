@@ -131,6 +131,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     values::merge(&mut effective, &user);
     schema.check(&effective)?;
     super::users::users(&effective)?;
+    super::existing_secrets::check(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
@@ -149,6 +150,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
+    super::existing_secrets::drop_listed(&mut objects, &effective);
     let default_credentials = unset_credentials(&objects, &effective);
     Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
 }
@@ -293,6 +295,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
         "global": {
             "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
             "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "", "storageClass": "", "users": [], "resourcePolicy": "",
+            "existingSecrets": [],
             "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
         }
     });
@@ -405,6 +408,7 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "resourcePolicy"], Schema::Enum(vec!["", "keep"]));
     schema.set(&["global", "storageClass"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
     schema.set(&["global", "users"], super::users::schema());
+    schema.set(&["global", "existingSecrets"], super::existing_secrets::schema());
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
             scheduling(&mut schema, &[name]);

@@ -61,6 +61,11 @@ pub fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<Option<H
         go_quote(kind),
         go_quote(&define)
     );
+    // A Secret `global.existingSecrets` can name is referenced by its plain name when listed.
+    let expression = match crate::catalog::existing_secrets::holder_of(obj) {
+        Some(holder) => format!("include \"kfctl.secretName\" (list $ {} ({expression}))", go_quote(holder.name)),
+        None => expression,
+    };
     Ok(Some(HashedObject { namespace, name: hashed.name(), define, define_text, expression }))
 }
 

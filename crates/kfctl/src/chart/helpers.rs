@@ -17,7 +17,7 @@ use crate::catalog::params;
 pub const REQUIRES_HELM: &[&str] = &["kfctl.requires"];
 
 /// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
-pub const HASH_HELM: &[&str] = &["kfctl.hashedName"];
+pub const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];
 
 /// Every piece of the helpers file, in order: (file under `templates/chart/helpers/`, the
 /// helpers it defines); the header defines none.
@@ -88,6 +88,8 @@ mod tests {
         calls.push(file.clone());
         calls.push("include \"kfctl.enabled\"".into()); // object.rs wraps every template in it
         calls.push("include \"kfctl.hashedName\"".into()); // hashed.rs names generated objects with it
+        calls.push("include \"kfctl.secretName\"".into()); // and an existing Secret's references
+        calls.push("include \"kfctl.existingSecret\"".into()); // object.rs wraps a credential Secret in it
         for text in &calls {
             for called in text.split("include \"").skip(1).filter_map(|r| r.split_once('"')).map(|(n, _)| n) {
                 assert!(defined.contains(&called), "`{called}` is called but not defined");

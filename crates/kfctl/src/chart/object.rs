@@ -40,6 +40,10 @@ pub fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, Poin
     let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
     out.push_str(&format!("{{{{- /* {} */}}}}\n", header.replace("*/", "* /")));
     out.push_str(&format!("{{{{- if include \"kfctl.enabled\" (list $ {is_crd}) }}}}\n"));
+    let existing = existing_secret_guard(obj, scope);
+    if let Some(guard) = &existing {
+        out.push_str(guard);
+    }
     let per_user = repeats_per_user(&points);
     if per_user {
         out.push_str(&format!(
@@ -70,8 +74,32 @@ pub fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, Poin
     if per_user {
         out.push_str("{{- end }}\n");
     }
+    if existing.is_some() {
+        out.push_str("{{- end }}\n");
+    }
     out.push_str("{{- end }}\n");
     Ok(out)
+}
+
+/// For a Secret `global.existingSecrets` can name, the `if` that leaves it out when listed
+/// (the native `existing_secrets::drop_listed`), with the credentials it checks.
+fn existing_secret_guard(obj: &Value, scope: &Scope) -> Option<String> {
+    let holder = crate::catalog::existing_secrets::holder_of(obj)?;
+    let checks: Vec<String> = holder
+        .values
+        .iter()
+        .filter_map(|value| {
+            let path = super::params::chart_value_path(value, scope.component)?;
+            let secrets = crate::catalog::existing_secrets::secrets_of(value);
+            let quoted: Vec<String> = secrets.iter().map(|s| go_literal(s)).collect();
+            Some(format!("(list {} {} {})", go_literal(&path), go_literal(value), quoted.join(" ")))
+        })
+        .collect();
+    Some(format!(
+        "{{{{- if not (include \"kfctl.existingSecret\" (list $ {} (list {}))) }}}}\n",
+        go_literal(holder.name),
+        checks.join(" ")
+    ))
 }
 
 fn point_index(text: &str) -> Option<usize> {
