@@ -39,10 +39,10 @@ fn cli(args: &[&str]) -> Output {
     common::kfctl_offline(&[args, &["--profile", PROFILE]].concat())
 }
 
-/// `kfctl-rs template` with a values file (or none), parsed.
-fn render(file: Option<&Path>) -> Vec<Value> {
+/// The native render with values files (layered in order).
+fn render(files: &[&Path]) -> Vec<Value> {
     let mut request = common::render_request(PROFILE, Vec::new());
-    request.value_files = file.map(Path::to_path_buf).into_iter().collect();
+    request.value_files = files.iter().map(|f| f.to_path_buf()).collect();
     let rendered = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render: {e}"));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
@@ -58,12 +58,17 @@ fn exported() -> &'static PathBuf {
     })
 }
 
-fn helm(file: &Path) -> Output {
-    Command::new(common::tool("helm-template")).arg(exported()).arg("-f").arg(file).output().expect("helm runs")
+fn helm(files: &[&Path]) -> Output {
+    let mut cmd = Command::new(common::tool("helm-template"));
+    cmd.arg(exported());
+    for file in files {
+        cmd.arg("-f").arg(file);
+    }
+    cmd.output().expect("helm runs")
 }
 
-fn assert_helm_equals(native: &[Value], file: &Path) {
-    let out = helm(file);
+fn assert_helm_equals(native: &[Value], files: &[&Path]) {
+    let out = helm(files);
     assert!(out.status.success(), "helm template: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let mut docs = Vec::new();
@@ -75,13 +80,14 @@ fn assert_helm_equals(native: &[Value], file: &Path) {
     }
 }
 
-/// Real kustomize of `template --as-kustomization DIR -f file` prints what `template -f file` does.
-fn assert_kustomize_equals_render(case: &str, file: &Path) {
-    let ours = cli(&["template", "-f", arg(file)]);
+/// Real kustomize of `template --as-kustomization DIR -f file…` prints what `template -f file…` does.
+fn assert_kustomize_equals_render(case: &str, files: &[&Path]) {
+    let flags: Vec<&str> = files.iter().flat_map(|f| ["-f", arg(f)]).collect();
+    let ours = cli(&[&["template"], flags.as_slice()].concat());
     assert!(ours.status.success(), "{case}: template: {}", String::from_utf8_lossy(&ours.stderr));
     let dir = common::localized_snapshot().join(format!("kfctl-identity-{case}"));
     let _ = std::fs::remove_dir_all(&dir);
-    let written = cli(&["template", "--as-kustomization", arg(&dir), "-f", arg(file)]);
+    let written = cli(&[&["template", "--as-kustomization", arg(&dir)], flags.as_slice()].concat());
     assert!(written.status.success(), "{case}: --as-kustomization: {}", String::from_utf8_lossy(&written.stderr));
     let theirs = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
     assert!(theirs.status.success(), "{case}: real kustomize: {}", String::from_utf8_lossy(&theirs.stderr));
@@ -142,7 +148,7 @@ fn connectors() -> Value {
 )]
 fn dex_connectors_append_to_dexs_configuration_and_nothing_else() {
     let file = values_file("connectors", &connectors());
-    let (before, after) = (render(None), render(Some(&file)));
+    let (before, after) = (render(&[]), render(&[&file]));
     assert_eq!(changed(&before, &after), ["ConfigMap auth/dex"], "only Dex's configuration changes");
     let old = s(find(&before, "ConfigMap", "auth", "dex"), "/data/config.yaml");
     let new = s(find(&after, "ConfigMap", "auth", "dex"), "/data/config.yaml");
@@ -151,8 +157,8 @@ fn dex_connectors_append_to_dexs_configuration_and_nothing_else() {
     assert_eq!(new, format!("{old}connectors:\n- {github}\n- {ldap}\n"), "upstream's text, then the connectors");
     let parsed = kfctl_yaml::parse_stream(new, "config.yaml").unwrap().remove(0);
     assert_eq!(parsed["connectors"], connectors()["dex"]["connectors"], "Dex reads back the list as given");
-    assert_helm_equals(&after, &file);
-    assert_kustomize_equals_render("connectors", &file);
+    assert_helm_equals(&after, &[&file]);
+    assert_kustomize_equals_render("connectors", &[&file]);
 }
 
 /// The values of the external issuer, and the render it is compared with: the same without
@@ -172,7 +178,7 @@ fn external(issuer: bool) -> Value {
 )]
 fn an_external_issuer_reaches_oauth2_proxy_and_istio_and_nothing_else() {
     let file = values_file("external", &external(true));
-    let (before, after) = (render(Some(&values_file("no-dex", &external(false)))), render(Some(&file)));
+    let (before, after) = (render(&[&values_file("no-dex", &external(false))]), render(&[&file]));
     assert_eq!(
         changed(&before, &after),
         [
@@ -200,8 +206,8 @@ fn an_external_issuer_reaches_oauth2_proxy_and_istio_and_nothing_else() {
     assert_eq!(s(rule, "/spec/jwtRules/0/issuer"), ISSUER);
     let deployment = find(&after, "Deployment", "oauth2-proxy", "oauth2-proxy");
     assert!(serde_json::to_string(deployment).unwrap().contains(s(secret, "/metadata/name")), "the pods roll");
-    assert_helm_equals(&after, &file);
-    assert_kustomize_equals_render("external", &file);
+    assert_helm_equals(&after, &[&file]);
+    assert_kustomize_equals_render("external", &[&file]);
 }
 
 /// A bad value: refused by kfctl-rs with `exit` naming `names`, and by Helm with `helm_names`.
@@ -286,7 +292,7 @@ fn bad_identity_values_are_refused_by_kfctl_rs_and_by_helm() {
         assert_eq!(out.status.code(), Some(bad.exit), "{}: {stderr}", bad.case);
         assert!(stderr.contains(bad.names), "{}: {stderr}", bad.case);
         assert!(out.stdout.is_empty(), "{}: no output", bad.case);
-        let out = helm(&file);
+        let out = helm(&[&file]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "helm accepted {}", bad.case);
         for name in bad.helm_names {
@@ -302,4 +308,33 @@ fn bad_identity_values_are_refused_by_kfctl_rs_and_by_helm() {
         stderr.contains("oauth2-proxy.oidc.issuerURL is set while dex is enabled")
             && stderr.contains("dex.enabled=false")
     );
+}
+
+/// The shipped examples: `values/dex-connectors.yaml` (connectors with their secrets from
+/// Dex's environment: Dex's configuration and Deployment change) and `values/external-oidc.yaml`
+/// (with the client secret from a second file) render as Helm and real kustomize do.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn the_shipped_identity_values_files_render_as_helm_and_kustomize_do() {
+    let connectors = common::repo_root().join("values/dex-connectors.yaml");
+    let (before, after) = (render(&[]), render(&[&connectors]));
+    assert_eq!(changed(&before, &after), ["ConfigMap auth/dex", "Deployment auth/dex"]);
+    let dex = find(&after, "Deployment", "auth", "dex");
+    let env = dex.pointer("/spec/template/spec/containers/0/env").unwrap().as_array().unwrap();
+    assert!(
+        env.iter()
+            .any(|e| e["name"] == "GITHUB_CLIENT_SECRET" && e["valueFrom"]["secretKeyRef"]["name"] == "dex-connectors")
+    );
+    assert_helm_equals(&after, &[&connectors]);
+    assert_kustomize_equals_render("shipped-connectors", &[&connectors]);
+    let external = common::repo_root().join("values/external-oidc.yaml");
+    let secret = values_file("secret", &json!({"global": {"oidcClientSecret": CLIENT_SECRET}}));
+    let after = render(&[&external, &secret]);
+    let rule = find(&after, "RequestAuthentication", "istio-system", "dex-jwt");
+    assert_eq!(s(rule, "/spec/jwtRules/0/issuer"), ISSUER);
+    assert!(!after.iter().any(|o| s(o, "/metadata/namespace") == "auth"), "no Dex");
+    assert_helm_equals(&after, &[&external, &secret]);
 }
