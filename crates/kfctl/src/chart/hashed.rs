@@ -5,8 +5,8 @@
 //! cannot print the default render's name: it computes it, as the native render does after
 //! values. For each such object the export writes
 //!
-//! - a named template `kfctl.hashdoc.<chart>.<kind>.<namespace>.<base>` giving the hashed fields as
-//!   JSON, with each point's expression in place (every point returns JSON), and
+//! - a named template `kfctl.hashdoc.<chart>.<kind>.<namespace>.<base>` giving the hashed
+//!   fields as JSON, with each point's expression in place (every point returns JSON), and
 //! - `kfctl.hashedName` calls (in `templates/chart/helpers/hash.tpl`) wherever the old name
 //!   stands as a YAML scalar in the chart's templates: the object's own `metadata.name` and
 //!   every reference kustomize's name-reference fix-up wrote (a volume's `secretName`, an
