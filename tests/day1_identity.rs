@@ -299,8 +299,11 @@ fn bad_identity_values_are_refused_by_kfctl_rs_and_by_helm() {
             assert!(stderr.contains(name), "{}: {name}: {stderr}", bad.case);
         }
     }
-    // kfctl-rs only: the oauth2-proxy chart cannot see whether the dex chart is enabled.
+    // The umbrella chart's check (a subchart cannot see whether the other is enabled).
     let with_dex = values_file("with-dex", &json!({"oauth2-proxy": {"oidc": {"issuerURL": ISSUER, "clientID": "kf"}}}));
+    let out = helm(&[&with_dex]);
+    assert!(!out.status.success(), "helm accepted an external issuer beside Dex");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("oauth2-proxy.oidc.issuerURL is set while dex is enabled"));
     let out = cli(&["template", "-f", arg(&with_dex)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

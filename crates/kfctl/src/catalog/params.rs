@@ -129,7 +129,14 @@ pub const PARAMS: &[Param] = &[
         ParamId::Identity,
         "identity",
         apply_identity,
-        &["kfctl.dexConnectors", "kfctl.oidc", "kfctl.oidcProxyConfig", "kfctl.oidcIssuer", "kfctl.oidcClientID"],
+        &[
+            "kfctl.dexConnectors",
+            "kfctl.oidc",
+            "kfctl.oidcProxyConfig",
+            "kfctl.oidcIssuer",
+            "kfctl.oidcClientID",
+            "kfctl.oidcWithDex",
+        ],
     ),
     row(ParamId::Credentials, "credentials", apply_credentials, &["kfctl.credential"]),
     row(
