@@ -21,9 +21,11 @@
 //! variable (`$GITHUB_CLIENT_SECRET`), which Dex expands in connector configs, and
 //! `dex.env.dex.dex` gives Dex that variable from a Secret of your own.
 //!
-//! Setting the external issuer while Dex is enabled is refused ([`IdentityError::WithDex`]):
-//! nothing would log in through Dex any more, yet it would keep serving `/dex/` with
-//! upstream's demo login; a user who wants both keeps the issuer in Dex as a connector.
+//! Setting the external issuer while Dex is enabled is refused ([`IdentityError::WithDex`],
+//! by the umbrella chart too): nothing would log in through Dex any more, yet it would keep
+//! serving `/dex/` with upstream's demo login; a user who wants both keeps the issuer in Dex
+//! as a connector. Each check runs where the charts can make it: the connectors' while Dex is
+//! enabled, the issuer's while oauth2-proxy is.
 
 use super::schema::{Format, Schema};
 use serde_json::{Value, json};
@@ -195,9 +197,15 @@ pub fn connectors(values: &Value) -> Vec<Value> {
     super::values::get(values, &["dex", "connectors"]).and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
-/// Check what the schema cannot: unique ids, no inline secrets, the issuer's client id, Dex.
+fn enabled(values: &Value, component: &str) -> bool {
+    super::values::get(values, &[component, "enabled"]).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Check what the schema cannot: unique ids, no inline secrets (with Dex enabled), the
+/// issuer's client id (with oauth2-proxy enabled), no Dex beside an external issuer — where
+/// the charts check them, which see a component's values only while it renders.
 pub fn check(values: &Value) -> Result<(), IdentityError> {
-    let list = connectors(values);
+    let list = if enabled(values, "dex") { connectors(values) } else { Vec::new() };
     let mut ids: Vec<&str> = Vec::new();
     for (index, connector) in list.iter().enumerate() {
         let id = connector.get("id").and_then(Value::as_str).unwrap_or_default();
@@ -210,13 +218,12 @@ pub fn check(values: &Value) -> Result<(), IdentityError> {
         }
     }
     let oidc = oidc(values);
-    match (oidc.issuer.is_empty(), oidc.client_id.is_empty()) {
-        (false, true) => return Err(IdentityError::MissingClientId),
-        (true, false) => return Err(IdentityError::ClientIdWithoutIssuer),
+    match (oidc.issuer.is_empty(), oidc.client_id.is_empty(), enabled(values, "oauth2-proxy")) {
+        (false, true, true) => return Err(IdentityError::MissingClientId),
+        (true, false, true) => return Err(IdentityError::ClientIdWithoutIssuer),
         _ => {}
     }
-    let dex_enabled = super::values::get(values, &["dex", "enabled"]).and_then(Value::as_bool).unwrap_or(false);
-    if !oidc.issuer.is_empty() && dex_enabled {
+    if !oidc.issuer.is_empty() && enabled(values, "dex") {
         return Err(IdentityError::WithDex);
     }
     Ok(())

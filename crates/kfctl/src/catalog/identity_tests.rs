@@ -43,12 +43,15 @@ fn bad_connectors_are_refused_naming_the_value() {
 
 #[test]
 fn an_issuer_needs_its_client_id_and_no_dex() {
-    let values = |oidc: Value, dex: bool| json!({"dex": {"enabled": dex}, "oauth2-proxy": {"oidc": oidc}});
+    let values =
+        |oidc: Value, dex: bool| json!({"dex": {"enabled": dex}, "oauth2-proxy": {"enabled": true, "oidc": oidc}});
     let issuer = "https://login.example.com/realms/kf";
     assert_eq!(check(&values(json!({"issuerURL": issuer}), false)), Err(IdentityError::MissingClientId));
     assert_eq!(check(&values(json!({"clientID": "kf"}), false)), Err(IdentityError::ClientIdWithoutIssuer));
     assert_eq!(check(&values(json!({"issuerURL": issuer, "clientID": "kf"}), true)), Err(IdentityError::WithDex));
     assert_eq!(check(&values(json!({"issuerURL": issuer, "clientID": "kf"}), false)), Ok(()));
+    let no_proxy = json!({"oauth2-proxy": {"enabled": false, "oidc": {"clientID": "kf"}}});
+    assert_eq!(check(&no_proxy), Ok(()), "as the charts: only checked where it renders");
     let schema = oidc_schema();
     for bad in ["http://login.example.com", "login.example.com", "https://a b", "https://x/?q=1"] {
         assert!(schema.check(&json!({"issuerURL": bad})).is_err(), "{bad}");
