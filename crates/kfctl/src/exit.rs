@@ -120,6 +120,7 @@ impl ExitStatus for CatalogError {
         match self {
             CatalogError::Build(build) => build.exit_code(),
             CatalogError::Data { .. } => Code::Failure,
+            CatalogError::Identity(identity) => identity.exit_code(),
             _ => Code::Usage,
         }
     }

@@ -145,8 +145,14 @@ fn request(
     }
 }
 
-/// Map a catalog error to its exit code: the user's input is a usage error (2).
+/// Map a catalog error to its exit code: the user's input is a usage error (2), or a
+/// security refusal (4) when its type says so (an inline secret in a Dex connector).
 pub fn catalog_error(err: CatalogError) -> anyhow::Error {
-    let code = if err.is_usage() { Code::Usage } else { Code::Failure };
+    use kfctl::exit::ExitStatus as _;
+    let code = match (err.is_usage(), err.exit_code()) {
+        (true, Code::Security) => Code::Security,
+        (true, _) => Code::Usage,
+        (false, _) => Code::Failure,
+    };
     coded(code, err)
 }

@@ -17,6 +17,9 @@ use super::params::CREDENTIALS;
 
 /// What the value at `path` (a full value path) does; `None` for a key the values do not have.
 pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
+    if let Some(text) = identity(path) {
+        return Some(text.into());
+    }
     match path {
         ["global", "existingSecrets"] => Some(super::existing_secrets::description()),
         ["global", rest @ ..] => global(rest).map(str::to_string).or_else(|| credential(path)),
@@ -146,6 +149,34 @@ fn component_key(rest: &[&str]) -> Option<String> {
         ["runtimes", "resources"] => "`resources` of the runtimes' main container (e.g. `limits: {nvidia.com/gpu: 1}`); empty keeps upstream's.".into(),
         ["staticUser"] => "Dex's static demo user (credentials; see `kfctl-rs secrets generate`).".into(),
         ["objectStore"] => "The Pipelines object store's (minio) credentials.".into(),
+        _ => return None,
+    })
+}
+
+/// `dex.connectors` and `oauth2-proxy.oidc` ([`super::identity`]).
+fn identity(path: &[&str]) -> Option<&'static str> {
+    Some(match path {
+        ["dex", "connectors"] => {
+            "Dex connectors `[{type, id, name, config}]`, as Dex's config.yaml takes them (oidc, ldap, github, microsoft, saml…), appended to Dex's configuration as `connectors:`; empty keeps upstream's. Secrets in `config` are refused inline: write `$NAME` and give Dex the variable from your own Secret with `dex.env.dex.dex` (secretKeyRef)."
+        }
+        ["dex", "connectors", "type"] => "The connector's type (Dex's name for it: oidc, ldap, github, …).",
+        ["dex", "connectors", "id"] => "The connector's id, unique among the connectors (Dex's login URLs name it).",
+        ["dex", "connectors", "name"] => "The name Dex's login page shows for the connector.",
+        ["dex", "connectors", "config"] => {
+            "The connector's configuration, as Dex documents it for its type; secrets as `$NAME` (expanded from Dex's environment)."
+        }
+        ["oauth2-proxy", "oidc"] => {
+            "oauth2-proxy straight to an external OIDC issuer, without Dex (upstream's \"oauth2-proxy only\"); the client secret is `global.oidcClientSecret`. Needs `dex.enabled=false`."
+        }
+        ["oauth2-proxy", "oidc", "issuerURL"] => {
+            "The external issuer (an https URL): oauth2-proxy discovers its endpoints, and Istio's RequestAuthentication trusts it instead of Dex; empty keeps Dex."
+        }
+        ["oauth2-proxy", "oidc", "clientID"] => {
+            "oauth2-proxy's client id at the external issuer (required with `issuerURL`, only with it)."
+        }
+        ["oauth2-proxy", "oidc", "scope"] => {
+            "The scopes oauth2-proxy asks for, space-separated (e.g. `openid email profile offline_access`); empty keeps upstream's `profile email groups openid`."
+        }
         _ => return None,
     })
 }

@@ -13,6 +13,7 @@
 //! - [`scheduling`]: which pod templates the scheduling values reach (users' runtimes and
 //!   node agents scoped by the catalog's `podScopes`);
 //! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
+//! - [`identity`]: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
 //! - [`workloads`]: per-workload pod annotations, pod labels and extra env;
 //! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
@@ -26,6 +27,7 @@ pub mod docs;
 pub mod embedded;
 pub mod existing_secrets;
 pub mod guarded;
+pub mod identity;
 pub mod image_refs;
 pub mod images;
 pub mod params;
@@ -74,6 +76,7 @@ pub enum CatalogError {
     Users(#[from] users::UsersError),
     #[error(transparent)]
     ExistingSecrets(#[from] existing_secrets::ExistingSecretsError),
+    Identity(#[from] identity::IdentityError),
     #[error(
         "values: `{path}` sets `{name}`, which upstream's container already has; extra env takes new names only (change upstream's with a `patches` entry in your profile)"
     )]

@@ -25,6 +25,7 @@
 //! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
 //! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
 //! | `global.existingSecrets` | not a row: the listed credential Secrets are dropped after the table ([`super::existing_secrets`]) and references to a generated one's hashed name take its plain name |
+//! | `dex.connectors`, `oauth2-proxy.oidc.*` | Dex's `config.yaml` `connectors:`; `oauth2_proxy.cfg`, oauth2-proxy's client id and the `RequestAuthentication` rules trusting Dex's issuer ([`super::identity`]) |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
 //! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
@@ -86,6 +87,7 @@ pub enum ParamId {
     PodSecurity,
     StorageClass,
     Users,
+    Identity,
 }
 
 /// One parameter point.
@@ -123,6 +125,19 @@ pub const PARAMS: &[Param] = &[
         "users",
         apply_users,
         &["kfctl.users", "kfctl.profileUser", "kfctl.dexUsers", "kfctl.dexDemoHash"],
+    ),
+    row(
+        ParamId::Identity,
+        "identity",
+        apply_identity,
+        &[
+            "kfctl.dexConnectors",
+            "kfctl.oidc",
+            "kfctl.oidcProxyConfig",
+            "kfctl.oidcIssuer",
+            "kfctl.oidcClientID",
+            "kfctl.oidcWithDex",
+        ],
     ),
     row(ParamId::Credentials, "credentials", apply_credentials, &["kfctl.credential"]),
     row(
@@ -516,6 +531,10 @@ fn apply_storage_class(obj: &mut Value, ctx: &Ctx) {
 
 fn apply_users(obj: &mut Value, ctx: &Ctx) {
     super::users::apply_dex(obj, ctx.values);
+}
+
+fn apply_identity(obj: &mut Value, ctx: &Ctx) {
+    super::identity::apply(obj, ctx.values);
 }
 
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in

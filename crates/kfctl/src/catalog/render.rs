@@ -132,6 +132,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     schema.check(&effective)?;
     super::users::users(&effective)?;
     super::existing_secrets::check(&effective)?;
+    super::identity::check(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
@@ -321,6 +322,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     root["dex"]["staticUser"] = json!({"email": "", "passwordHash": ""});
     root["oauth2-proxy"]["cookieSecret"] = json!("");
     root["pipelines"]["objectStore"] = json!({"accessKey": "", "secretKey": ""});
+    super::identity::set_defaults(&mut root);
     root
 }
 
@@ -409,6 +411,8 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "storageClass"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
     schema.set(&["global", "users"], super::users::schema());
     schema.set(&["global", "existingSecrets"], super::existing_secrets::schema());
+    schema.set(&["dex", "connectors"], super::identity::connectors_schema());
+    schema.set(&["oauth2-proxy", "oidc"], super::identity::oidc_schema());
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
             scheduling(&mut schema, &[name]);

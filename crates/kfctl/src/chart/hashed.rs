@@ -5,8 +5,8 @@
 //! cannot print the default render's name: it computes it, as the native render does after
 //! values. For each such object the export writes
 //!
-//! - a named template `kfctl.hashdoc.<chart>.<namespace>.<base>` giving the hashed fields as
-//!   JSON, with each point's expression in place (every point returns JSON), and
+//! - a named template `kfctl.hashdoc.<chart>.<kind>.<namespace>.<base>` giving the hashed
+//!   fields as JSON, with each point's expression in place (every point returns JSON), and
 //! - `kfctl.hashedName` calls (in `templates/chart/helpers/hash.tpl`) wherever the old name
 //!   stands as a YAML scalar in the chart's templates: the object's own `metadata.name` and
 //!   every reference kustomize's name-reference fix-up wrote (a volume's `secretName`, an
@@ -51,7 +51,8 @@ pub fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<Option<H
     }
     let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let define = format!("kfctl.hashdoc.{chart}.{namespace}.{}", hashed.base);
+    // The kind too: a ConfigMap and a Secret may share a base name (oauth2-proxy's do).
+    let define = format!("kfctl.hashdoc.{chart}.{}.{namespace}.{}", kind.to_lowercase(), hashed.base);
     let mut body = String::new();
     json_template(&fields, &points, &mut body)?;
     let define_text = format!("{{{{- define {} -}}}}\n{body}\n{{{{- end -}}}}\n", go_quote(&define));
@@ -170,7 +171,7 @@ mod tests {
     fn hashed_secret() -> Value {
         let mut obj = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "oauth2-proxy", "namespace": "oauth2-proxy"},
-            "type": "Opaque", "data": {"cookie-secret": "YQ==", "client-id": "Yg=="}});
+            "type": "Opaque", "data": {"cookie-secret": "YQ==", "extra": "Yg=="}});
         obj["metadata"]["name"] = json!(format!("oauth2-proxy-{}", content_hash(&obj)));
         obj
     }
@@ -182,7 +183,7 @@ mod tests {
         let scope = Scope { component: "oauth2-proxy", defaults: &defaults };
         let h = hashed_object(&obj, &scope, "oauth2-proxy").unwrap().expect("the cookie secret is a credential");
         assert_eq!(h.name, obj["metadata"]["name"]);
-        assert!(h.define_text.contains("\"client-id\":\"Yg==\""), "{}", h.define_text);
+        assert!(h.define_text.contains("\"extra\":\"Yg==\""), "{}", h.define_text);
         assert!(h.define_text.contains("\"cookie-secret\":{{ include \"kfctl.credential\""), "{}", h.define_text);
         assert!(h.define_text.contains(",\"type\":\"Opaque\"}"), "{}", h.define_text);
         assert!(h.expression.starts_with("include \"kfctl.hashedName\" (list \"oauth2-proxy\" \"Secret\""));

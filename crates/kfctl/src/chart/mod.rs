@@ -32,6 +32,7 @@ pub mod credentials;
 pub mod gotmpl;
 pub mod hashed;
 pub mod helpers;
+pub mod identity;
 pub mod object;
 pub mod params;
 pub mod scaffold;

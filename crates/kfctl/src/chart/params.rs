@@ -76,6 +76,8 @@ pub enum Step {
     DexUsers,
     /// `global.users` on the demo user's hash.
     DexDemoHash,
+    /// `dex.connectors` and `oauth2-proxy.oidc` ([`super::identity`]).
+    Identity(super::identity::IdentityStep),
 }
 
 /// The template variable holding the user a repeated Profile template renders.
@@ -139,6 +141,7 @@ impl Step {
             }
             Step::DexUsers => format!("include \"kfctl.dexUsers\" (list $ {inner})"),
             Step::DexDemoHash => format!("include \"kfctl.dexDemoHash\" (list $ {inner})"),
+            Step::Identity(step) => step.wrap(inner),
         }
     }
 
@@ -220,7 +223,7 @@ impl Marks {
     }
 
     /// Mark `map[key]`: its value when present, else a marker key standing for the field.
-    fn mark(&mut self, map: &mut Map<String, Value>, key: &str, step: Step) {
+    pub(super) fn mark(&mut self, map: &mut Map<String, Value>, key: &str, step: Step) {
         if let Some(value) = map.get_mut(key) {
             if let Some(i) = value.as_str().and_then(token_index) {
                 self.points[i].steps.push(step);
@@ -281,6 +284,7 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::PodSecurity => mark_pod_security,
         ParamId::StorageClass => mark_storage_class,
         ParamId::Users => mark_users,
+        ParamId::Identity => super::identity::mark_identity,
     }
 }
 
