@@ -24,6 +24,7 @@ pub mod component;
 pub mod credentials;
 pub mod docs;
 pub mod embedded;
+pub mod gateway;
 pub mod guarded;
 pub mod image_refs;
 pub mod images;
@@ -71,6 +72,8 @@ pub enum CatalogError {
     Set(#[from] values::SetError),
     #[error(transparent)]
     Users(#[from] users::UsersError),
+    #[error(transparent)]
+    Gateway(#[from] gateway::GatewayError),
     #[error(
         "values: `{path}` sets `{name}`, which upstream's container already has; extra env takes new names only (change upstream's with a `patches` entry in your profile)"
     )]

@@ -24,6 +24,7 @@
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
 //! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
 //! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
+//! | `global.gateway` | `kubeflow-gateway`'s servers (host, an HTTPS server, the HTTP→HTTPS redirect) and `istio-ingressgateway`'s `spec.type`; with `tls.issuer` a cert-manager Certificate is added ([`super::gateway::add_certificate`], after the table) |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
 //! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
@@ -85,6 +86,7 @@ pub enum ParamId {
     PodSecurity,
     StorageClass,
     Users,
+    Gateway,
 }
 
 /// One parameter point.
@@ -131,6 +133,18 @@ pub const PARAMS: &[Param] = &[
         &["kfctl.podSecurityLevel", "kfctl.pssNamespace", "kfctl.pssProfiles"],
     ),
     row(ParamId::StorageClass, "storageClass", apply_storage_class, &["kfctl.storageClass"]),
+    row(
+        ParamId::Gateway,
+        "gateway",
+        apply_gateway,
+        &[
+            "kfctl.gateway",
+            "kfctl.gatewayServers",
+            "kfctl.gatewayServiceType",
+            "kfctl.gatewayIssuer",
+            "kfctl.gatewayCertificate",
+        ],
+    ),
 ];
 
 /// Apply every parameter to one object of `component`.
@@ -515,6 +529,10 @@ fn apply_storage_class(obj: &mut Value, ctx: &Ctx) {
 
 fn apply_users(obj: &mut Value, ctx: &Ctx) {
     super::users::apply_dex(obj, ctx.values);
+}
+
+fn apply_gateway(obj: &mut Value, ctx: &Ctx) {
+    super::gateway::apply(obj, ctx.values);
 }
 
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in

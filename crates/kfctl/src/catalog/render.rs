@@ -131,6 +131,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     values::merge(&mut effective, &user);
     schema.check(&effective)?;
     super::users::users(&effective)?;
+    super::gateway::settings(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
@@ -149,6 +150,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
+    super::gateway::add_certificate(&mut objects, &effective, &defaults);
     let default_credentials = unset_credentials(&objects, &effective);
     Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
 }
@@ -293,6 +295,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
         "global": {
             "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
             "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "", "storageClass": "", "users": [], "resourcePolicy": "",
+            "gateway": {"host": "", "tls": {"secretName": "", "issuer": ""}, "httpsRedirect": true, "serviceType": ""},
             "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
         }
     });
@@ -405,6 +408,10 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "resourcePolicy"], Schema::Enum(vec!["", "keep"]));
     schema.set(&["global", "storageClass"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
     schema.set(&["global", "users"], super::users::schema());
+    schema.set(&["global", "gateway", "host"], Schema::Pattern(super::gateway::HOST_OR_EMPTY));
+    schema.set(&["global", "gateway", "tls", "secretName"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
+    schema.set(&["global", "gateway", "tls", "issuer"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
+    schema.set(&["global", "gateway", "serviceType"], Schema::Enum(super::gateway::SERVICE_TYPES.to_vec()));
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
             scheduling(&mut schema, &[name]);

@@ -76,6 +76,12 @@ pub enum Step {
     DexUsers,
     /// `global.users` on the demo user's hash.
     DexDemoHash,
+    /// `global.gateway` on the Kubeflow Gateway's `spec.servers` ([`super::gateway`]).
+    GatewayServers,
+    /// `global.gateway.serviceType` on the ingress gateway Service's `spec.type`.
+    GatewayServiceType,
+    /// A field of the Certificate `global.gateway.tls.issuer` adds (`dnsNames`, `issuer`).
+    GatewayCertificate { field: &'static str },
 }
 
 /// The template variable holding the user a repeated Profile template renders.
@@ -139,6 +145,11 @@ impl Step {
             }
             Step::DexUsers => format!("include \"kfctl.dexUsers\" (list $ {inner})"),
             Step::DexDemoHash => format!("include \"kfctl.dexDemoHash\" (list $ {inner})"),
+            Step::GatewayServers => format!("include \"kfctl.gatewayServers\" (list $ {inner})"),
+            Step::GatewayServiceType => format!("include \"kfctl.gatewayServiceType\" (list $ {inner})"),
+            Step::GatewayCertificate { field } => {
+                format!("include \"kfctl.gatewayCertificate\" (list $ {} {inner})", q(field))
+            }
         }
     }
 
@@ -220,7 +231,7 @@ impl Marks {
     }
 
     /// Mark `map[key]`: its value when present, else a marker key standing for the field.
-    fn mark(&mut self, map: &mut Map<String, Value>, key: &str, step: Step) {
+    pub(super) fn mark(&mut self, map: &mut Map<String, Value>, key: &str, step: Step) {
         if let Some(value) = map.get_mut(key) {
             if let Some(i) = value.as_str().and_then(token_index) {
                 self.points[i].steps.push(step);
@@ -281,6 +292,7 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::PodSecurity => mark_pod_security,
         ParamId::StorageClass => mark_storage_class,
         ParamId::Users => mark_users,
+        ParamId::Gateway => super::gateway::mark_gateway,
     }
 }
 
