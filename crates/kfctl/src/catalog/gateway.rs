@@ -24,6 +24,7 @@
 
 use super::render::RenderedObject;
 use super::schema::Format;
+use kfctl_kustomize::builtins::sort::{KindRanks, Order};
 use kfctl_kustomize::resource::Gvk;
 use serde_json::{Value, json};
 
@@ -180,19 +181,20 @@ pub fn certificate(host: &str, issuer: &str) -> Value {
     })
 }
 
-/// kustomize's default (legacy) sort key of an object.
-fn legacy_key(obj: &Value) -> (i64, String, String) {
+/// kustomize's legacy sort key of an object (`builtins::sort`): the kind's rank, the gvk
+/// string, `namespace|name`.
+fn legacy_key(ranks: &KindRanks, obj: &Value) -> (i64, String, String) {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    let (rank, gvk) =
-        kfctl_kustomize::builtins::sort::gvk_order_key(&Gvk::from_api_version(s("/apiVersion"), s("/kind")));
+    let gvk = Gvk::from_api_version(s("/apiVersion"), s("/kind"));
     let namespace = Some(s("/metadata/namespace")).filter(|n| !n.is_empty()).unwrap_or("~X");
-    (rank, gvk, format!("{namespace}|{}", s("/metadata/name")))
+    (ranks.rank(&gvk.kind), gvk.sort_string(), format!("{namespace}|{}", s("/metadata/name")))
 }
 
 /// The render's step after the table: with `tls.issuer`, the Certificate, in the Gateway's
-/// component, where kustomize's default order puts it (as a `resources` entry would), with
-/// the table applied to it like any object (`global.commonLabels`, …).
-pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaults: &Value) {
+/// component, where the profile's output `order` puts it (as one more `resources` entry of the
+/// profile's kustomization would: sorted in, or last with `fifo`), with the table applied to
+/// it like any object (`global.commonLabels`, …).
+pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaults: &Value, order: &Order) {
     let Ok(Gateway { host: Some(host), tls: Tls::Issuer(issuer), .. }) = settings(values) else { return };
     let Some(component) = objects.iter().find(|o| is_gateway(&o.obj)).map(|o| o.component.clone()) else { return };
     let mut obj = certificate(&host, &issuer);
@@ -200,8 +202,13 @@ pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaul
         return;
     }
     super::params::apply_all(&mut obj, values, defaults, &component);
-    let key = legacy_key(&obj);
-    let at = objects.iter().position(|o| legacy_key(&o.obj) > key).unwrap_or(objects.len());
+    let at = match order {
+        Order::Legacy(ranks) => {
+            let key = legacy_key(ranks, &obj);
+            objects.iter().position(|o| legacy_key(ranks, &o.obj) > key).unwrap_or(objects.len())
+        }
+        Order::Fifo => objects.len(),
+    };
     objects.insert(at, RenderedObject { component, obj });
 }
 
@@ -282,7 +289,7 @@ mod tests {
         ];
         objects[2].obj["spec"] = json!({"servers": []});
         let values = json!({"global": {"gateway": {"host": "kf.example.com", "tls": {"issuer": "le"}}}});
-        add_certificate(&mut objects, &values, &json!({}));
+        add_certificate(&mut objects, &values, &json!({}), &Order::Legacy(KindRanks::defaults()));
         assert_eq!(objects.len(), 4);
         // One rank and gvk as Certificate `kubeflow/a`: by `namespace|name`, istio-system first.
         assert_eq!(objects[1].obj, certificate("kf.example.com", "le"));

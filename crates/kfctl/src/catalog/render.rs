@@ -138,7 +138,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
-    let Prepared { profile, defaults, effective, schema, objects, .. } = prepare(req)?;
+    let Prepared { catalog, profile, defaults, effective, schema, objects, .. } = prepare(req)?;
     let (mut objects, hashed): (Vec<_>, Vec<_>) = objects
         .into_iter()
         .filter(|o| params::keep(&o.obj, &effective))
@@ -150,7 +150,8 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
-    super::gateway::add_certificate(&mut objects, &effective, &defaults);
+    let order = kfctl_kustomize::builtins::sort::Order::from_options(Some(&catalog.sort_options))?;
+    super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
     let default_credentials = unset_credentials(&objects, &effective);
     Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
 }
