@@ -127,6 +127,11 @@ fn section(component: &str, catalog: &Catalog) -> String {
 
 fn component_key(rest: &[&str]) -> Option<String> {
     Some(match rest {
+        ["database"] => "Pipelines on an external MySQL (`pipeline-install-config` and `mysql-secret`, which every Pipelines server reads): `host`, `user` and `password` together, `port` optional. Empty keeps upstream's in-cluster MySQL.".into(),
+        ["database", "host"] => "The external MySQL's host name or IP (no port): `dbHost` and `mysqlHost` of `pipeline-install-config`.".into(),
+        ["database", "port"] => "The external MySQL's port (`dbPort`, `mysqlPort`); `null` keeps upstream's 3306.".into(),
+        ["database", "password"] => "Credential: the external MySQL's password (`password` of `mysql-secret`; needs `host` and `user`); empty keeps upstream's (empty: the in-cluster MySQL's root).".into(),
+        ["database", "user"] => "The external MySQL's user (`username` of `mysql-secret`; upstream's: root).".into(),
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
         ["images"] => "The component's images by key; another reference replaces the image everywhere upstream names it.".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),

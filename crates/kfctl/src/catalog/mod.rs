@@ -24,6 +24,7 @@ pub mod component;
 pub mod credentials;
 pub mod docs;
 pub mod embedded;
+pub mod external_store;
 pub mod gateway;
 pub mod guarded;
 pub mod image_refs;
@@ -74,6 +75,8 @@ pub enum CatalogError {
     Users(#[from] users::UsersError),
     #[error(transparent)]
     Gateway(#[from] gateway::GatewayError),
+    #[error(transparent)]
+    Database(#[from] external_store::DatabaseError),
     #[error(
         "values: `{path}` sets `{name}`, which upstream's container already has; extra env takes new names only (change upstream's with a `patches` entry in your profile)"
     )]

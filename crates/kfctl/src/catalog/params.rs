@@ -25,6 +25,7 @@
 //! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
 //! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
 //! | `global.gateway` | `kubeflow-gateway`'s servers (host, an HTTPS server, the HTTP→HTTPS redirect) and `istio-ingressgateway`'s `spec.type`; with `tls.issuer` a cert-manager Certificate is added ([`super::gateway::add_certificate`], after the table) |
+//! | `pipelines.database` | `dbHost`/`mysqlHost`, `dbPort`/`mysqlPort` of `pipeline-install-config` and `username` of `mysql-secret` (its `password` is a credential) ([`super::external_store`]) |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
 //! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
@@ -87,6 +88,7 @@ pub enum ParamId {
     StorageClass,
     Users,
     Gateway,
+    Database,
 }
 
 /// One parameter point.
@@ -145,6 +147,7 @@ pub const PARAMS: &[Param] = &[
             "kfctl.gatewayCertificate",
         ],
     ),
+    row(ParamId::Database, "database", apply_database, &["kfctl.database", "kfctl.databaseField"]),
 ];
 
 /// Apply every parameter to one object of `component`.
@@ -420,6 +423,15 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/stringData/secretkey",
         encoding: Encoding::Plain,
     },
+    Credential {
+        value: "pipelines.database.password",
+        what: "the Pipelines database password (upstream's in-cluster MySQL: empty)",
+        kind: "Secret",
+        namespace: "kubeflow",
+        name: "mysql-secret",
+        field: "/stringData/password",
+        encoding: Encoding::Plain,
+    },
 ];
 
 impl Credential {
@@ -533,6 +545,10 @@ fn apply_users(obj: &mut Value, ctx: &Ctx) {
 
 fn apply_gateway(obj: &mut Value, ctx: &Ctx) {
     super::gateway::apply(obj, ctx.values);
+}
+
+fn apply_database(obj: &mut Value, ctx: &Ctx) {
+    super::external_store::apply(obj, ctx.values);
 }
 
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in

@@ -132,6 +132,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     schema.check(&effective)?;
     super::users::users(&effective)?;
     super::gateway::settings(&effective)?;
+    super::external_store::database(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
@@ -322,6 +323,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     root["dex"]["staticUser"] = json!({"email": "", "passwordHash": ""});
     root["oauth2-proxy"]["cookieSecret"] = json!("");
     root["pipelines"]["objectStore"] = json!({"accessKey": "", "secretKey": ""});
+    root["pipelines"]["database"] = json!({"host": "", "port": null, "user": "", "password": ""});
     root
 }
 
@@ -412,6 +414,8 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "gateway", "host"], Schema::Pattern(super::gateway::HOST_OR_EMPTY));
     schema.set(&["global", "gateway", "tls", "secretName"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
     schema.set(&["global", "gateway", "tls", "issuer"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
+    schema.set(&["pipelines", "database", "host"], Schema::Pattern(super::external_store::HOST_OR_EMPTY));
+    schema.set(&["pipelines", "database", "port"], Schema::IntOrNull);
     schema.set(&["global", "gateway", "serviceType"], Schema::Enum(super::gateway::SERVICE_TYPES.to_vec()));
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {

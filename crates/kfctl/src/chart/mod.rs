@@ -29,6 +29,7 @@
 
 pub mod argocd;
 pub mod credentials;
+pub mod external_store;
 pub mod gateway;
 pub mod gotmpl;
 pub mod hashed;

@@ -82,6 +82,9 @@ pub enum Step {
     GatewayServiceType,
     /// A field of the Certificate `global.gateway.tls.issuer` adds (`dnsNames`, `issuer`).
     GatewayCertificate { field: &'static str },
+    /// `pipelines.database` on the install config's host and port keys and the login's user
+    /// (`field`: host, port, user; [`super::external_store`]).
+    DatabaseField { field: &'static str },
 }
 
 /// The template variable holding the user a repeated Profile template renders.
@@ -150,6 +153,7 @@ impl Step {
             Step::GatewayCertificate { field } => {
                 format!("include \"kfctl.gatewayCertificate\" (list $ {} {inner})", q(field))
             }
+            Step::DatabaseField { field } => format!("include \"kfctl.databaseField\" (list $ {} {inner})", q(field)),
         }
     }
 
@@ -293,6 +297,7 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::StorageClass => mark_storage_class,
         ParamId::Users => mark_users,
         ParamId::Gateway => super::gateway::mark_gateway,
+        ParamId::Database => super::external_store::mark_database,
     }
 }
 
