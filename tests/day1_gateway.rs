@@ -50,6 +50,11 @@ fn host_and_tls_secret_serve_the_host_with_tls_from_that_secret() {
          "tls": {"credentialName": "kubeflow-tls", "mode": "SIMPLE"}},
     ]);
     assert_eq!(new, &expected);
+    // `values/gateway-tls.yaml` is this case as a values file.
+    let mut request = common::render_request(support::PROFILE, Vec::new());
+    request.value_files = vec![common::repo_root().join("values/gateway-tls.yaml")];
+    let from_file: Vec<Value> = kfctl::catalog::render(&request).unwrap().objects.into_iter().map(|o| o.obj).collect();
+    assert!(from_file == after, "values/gateway-tls.yaml renders as the --set flags do");
     assert_helm_equals(&after, &sets);
     let files = assert_kustomize_equals("gateway-secret", &sets);
     assert_eq!(files, ["kustomization.yaml"], "a patch, no added object");
