@@ -36,7 +36,10 @@ fn canaries() -> BTreeMap<&'static str, String> {
 }
 
 fn sets() -> Vec<String> {
-    canaries().into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+    let mut sets: Vec<String> = canaries().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+    // `pipelines.database.password` is refused alone: it goes with the external database's host and user.
+    sets.extend(["pipelines.database.host=mysql.example.org".to_string(), "pipelines.database.user=kfp".to_string()]);
+    sets
 }
 
 fn binary() -> PathBuf {

@@ -86,6 +86,27 @@ fn global(rest: &[&str]) -> Option<&'static str> {
         ["users", "passwordHash"] => {
             "A bcrypt hash (`$2a$`/`$2b$`/`$2y$`): the user gets a Dex static password login; empty: none (log in through another connector)."
         }
+        ["gateway"] => {
+            "How Kubeflow is reached: the Kubeflow Gateway `kubeflow/kubeflow-gateway` and the `istio-system/istio-ingressgateway` Service. Empty keeps upstream's (port 80, any host, ClusterIP: port-forward)."
+        }
+        ["gateway", "host"] => {
+            "The hostname `kubeflow-gateway` serves instead of `*` (a DNS name; `*.example.com` allowed)."
+        }
+        ["gateway", "tls"] => {
+            "HTTPS on port 443: give `secretName` or `issuer`, not both (upstream asks for HTTPS before exposing Kubeflow: its web apps use secure cookies)."
+        }
+        ["gateway", "tls", "secretName"] => {
+            "An existing TLS Secret in `istio-system` (the ingress gateway's namespace): the HTTPS server's `credentialName`."
+        }
+        ["gateway", "tls", "issuer"] => {
+            "A cert-manager ClusterIssuer: a Certificate `istio-system/kubeflow-gateway-tls` for `host` is added (needs `host`) and its Secret is the HTTPS server's `credentialName`."
+        }
+        ["gateway", "httpsRedirect"] => {
+            "With TLS on, the HTTP server redirects to HTTPS (Istio's `tls.httpsRedirect`); `false` keeps serving plain HTTP too. No effect without TLS."
+        }
+        ["gateway", "serviceType"] => {
+            "`spec.type` of the `istio-ingressgateway` Service: `ClusterIP`, `NodePort` or `LoadBalancer`; empty keeps upstream's (ClusterIP)."
+        }
         ["crds"] => "`\"\"` renders every object, `only` just the CRDs, `skip` all but them (two-step install).",
         ["resourcePolicy"] => {
             "`keep` annotates every CRD, PersistentVolumeClaim and Namespace with `helm.sh/resource-policy: keep` and Argo CD's `argocd.argoproj.io/sync-options: Delete=false,Prune=false`, so neither `helm uninstall`/`upgrade` nor an Argo CD prune or Application deletion deletes them (custom resources, volumes' data, users' namespaces); empty adds nothing (they go with the release)."
@@ -113,6 +134,11 @@ fn section(component: &str, catalog: &Catalog) -> String {
 
 fn component_key(rest: &[&str]) -> Option<String> {
     Some(match rest {
+        ["database"] => "Pipelines on an external MySQL (`pipeline-install-config` and `mysql-secret`, which every Pipelines server reads): `host`, `user` and `password` together, `port` optional. Empty keeps upstream's in-cluster MySQL.".into(),
+        ["database", "host"] => "The external MySQL's host name or IP (no port): `dbHost` and `mysqlHost` of `pipeline-install-config`.".into(),
+        ["database", "port"] => "The external MySQL's port (`dbPort`, `mysqlPort`); `null` keeps upstream's 3306.".into(),
+        ["database", "password"] => "Credential: the external MySQL's password (`password` of `mysql-secret`; needs `host` and `user`); empty keeps upstream's (empty: the in-cluster MySQL's root).".into(),
+        ["database", "user"] => "The external MySQL's user (`username` of `mysql-secret`; upstream's: root).".into(),
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
         ["images"] => "The component's images by key; another reference replaces the image everywhere upstream names it.".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),

@@ -26,6 +26,8 @@
 //! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
 //! | `global.existingSecrets` | not a row: the listed credential Secrets are dropped after the table ([`super::existing_secrets`]) and references to a generated one's hashed name take its plain name |
 //! | `dex.connectors`, `oauth2-proxy.oidc.*` | Dex's `config.yaml` `connectors:`; `oauth2_proxy.cfg`, oauth2-proxy's client id and the `RequestAuthentication` rules trusting Dex's issuer ([`super::identity`]) |
+//! | `global.gateway` | `kubeflow-gateway`'s servers (host, an HTTPS server, the HTTP→HTTPS redirect) and `istio-ingressgateway`'s `spec.type`; with `tls.issuer` a cert-manager Certificate is added ([`super::gateway::add_certificate`], after the table) |
+//! | `pipelines.database` | `dbHost`/`mysqlHost`, `dbPort`/`mysqlPort` of `pipeline-install-config` and `username` of `mysql-secret` (its `password` is a credential) ([`super::external_store`]) |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
 //! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
@@ -88,6 +90,8 @@ pub enum ParamId {
     StorageClass,
     Users,
     Identity,
+    Gateway,
+    Database,
 }
 
 /// One parameter point.
@@ -147,6 +151,19 @@ pub const PARAMS: &[Param] = &[
         &["kfctl.podSecurityLevel", "kfctl.pssNamespace", "kfctl.pssProfiles"],
     ),
     row(ParamId::StorageClass, "storageClass", apply_storage_class, &["kfctl.storageClass"]),
+    row(
+        ParamId::Gateway,
+        "gateway",
+        apply_gateway,
+        &[
+            "kfctl.gateway",
+            "kfctl.gatewayServers",
+            "kfctl.gatewayServiceType",
+            "kfctl.gatewayIssuer",
+            "kfctl.gatewayCertificate",
+        ],
+    ),
+    row(ParamId::Database, "database", apply_database, &["kfctl.database", "kfctl.databaseField"]),
 ];
 
 /// Apply every parameter to one object of `component`.
@@ -422,6 +439,15 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/stringData/secretkey",
         encoding: Encoding::Plain,
     },
+    Credential {
+        value: "pipelines.database.password",
+        what: "the Pipelines database password (upstream's in-cluster MySQL: empty)",
+        kind: "Secret",
+        namespace: "kubeflow",
+        name: "mysql-secret",
+        field: "/stringData/password",
+        encoding: Encoding::Plain,
+    },
 ];
 
 impl Credential {
@@ -535,6 +561,14 @@ fn apply_users(obj: &mut Value, ctx: &Ctx) {
 
 fn apply_identity(obj: &mut Value, ctx: &Ctx) {
     super::identity::apply(obj, ctx.values);
+}
+
+fn apply_gateway(obj: &mut Value, ctx: &Ctx) {
+    super::gateway::apply(obj, ctx.values);
+}
+
+fn apply_database(obj: &mut Value, ctx: &Ctx) {
+    super::external_store::apply(obj, ctx.values);
 }
 
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in

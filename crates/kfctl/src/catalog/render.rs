@@ -133,13 +133,15 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     super::users::users(&effective)?;
     super::existing_secrets::check(&effective)?;
     super::identity::check(&effective)?;
+    super::gateway::settings(&effective)?;
+    super::external_store::database(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
 }
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
-    let Prepared { profile, defaults, effective, schema, objects, .. } = prepare(req)?;
+    let Prepared { catalog, profile, defaults, effective, schema, objects, .. } = prepare(req)?;
     let (mut objects, hashed): (Vec<_>, Vec<_>) = objects
         .into_iter()
         .filter(|o| params::keep(&o.obj, &effective))
@@ -152,6 +154,8 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
     super::existing_secrets::drop_listed(&mut objects, &effective);
+    let order = kfctl_kustomize::builtins::sort::Order::from_options(Some(&catalog.sort_options))?;
+    super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
     let default_credentials = unset_credentials(&objects, &effective);
     Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
 }
@@ -297,6 +301,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
             "imageRegistry": "", "imagePullSecrets": [], "nodeSelector": {}, "tolerations": [], "affinity": {},
             "commonLabels": {}, "commonAnnotations": {}, "oidcClientSecret": "", "crds": "", "storageClass": "", "users": [], "resourcePolicy": "",
             "existingSecrets": [],
+            "gateway": {"host": "", "tls": {"secretName": "", "issuer": ""}, "httpsRedirect": true, "serviceType": ""},
             "podSecurity": {"namespaces": pss_namespaces(objects), "profiles": pss_profiles(objects)},
         }
     });
@@ -323,6 +328,7 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     root["oauth2-proxy"]["cookieSecret"] = json!("");
     root["pipelines"]["objectStore"] = json!({"accessKey": "", "secretKey": ""});
     super::identity::set_defaults(&mut root);
+    root["pipelines"]["database"] = json!({"host": "", "port": null, "user": "", "password": ""});
     root
 }
 
@@ -413,6 +419,12 @@ pub fn schema_for(defaults: &Value) -> Schema {
     schema.set(&["global", "existingSecrets"], super::existing_secrets::schema());
     schema.set(&["dex", "connectors"], super::identity::connectors_schema());
     schema.set(&["oauth2-proxy", "oidc"], super::identity::oidc_schema());
+    schema.set(&["global", "gateway", "host"], Schema::Pattern(super::gateway::HOST_OR_EMPTY));
+    schema.set(&["global", "gateway", "tls", "secretName"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
+    schema.set(&["global", "gateway", "tls", "issuer"], Schema::Pattern(schema::DNS_SUBDOMAIN_OR_EMPTY));
+    schema.set(&["pipelines", "database", "host"], Schema::Pattern(super::external_store::HOST_OR_EMPTY));
+    schema.set(&["pipelines", "database", "port"], Schema::IntOrNull);
+    schema.set(&["global", "gateway", "serviceType"], Schema::Enum(super::gateway::SERVICE_TYPES.to_vec()));
     if let Some(map) = defaults.as_object() {
         for (name, section) in map.iter().filter(|(k, _)| *k != "global") {
             scheduling(&mut schema, &[name]);

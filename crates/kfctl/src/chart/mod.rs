@@ -29,6 +29,8 @@
 
 pub mod argocd;
 pub mod credentials;
+pub mod external_store;
+pub mod gateway;
 pub mod gotmpl;
 pub mod hashed;
 pub mod helpers;
@@ -235,6 +237,10 @@ fn component_chart(
         }
         files.insert(format!("templates/{}", unique_file_name(&o.obj, &mut used)), text);
     }
+    let added = gateway::added_templates(&component.objects, &scope, &options.app_version).map_err(|source| {
+        ChartError::Object { object: "added objects".into(), component: component.name.into(), source }
+    })?;
+    files.extend(added.into_iter().map(|(file, text)| (format!("templates/{file}"), text)));
     let values = component_values(prepared, component);
     let crd_count =
         component.objects.iter().filter(|o| o.obj.get("kind") == Some(&json!("CustomResourceDefinition"))).count();

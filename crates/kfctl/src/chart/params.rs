@@ -78,6 +78,15 @@ pub enum Step {
     DexDemoHash,
     /// `dex.connectors` and `oauth2-proxy.oidc` ([`super::identity`]).
     Identity(super::identity::IdentityStep),
+    /// `global.gateway` on the Kubeflow Gateway's `spec.servers` ([`super::gateway`]).
+    GatewayServers,
+    /// `global.gateway.serviceType` on the ingress gateway Service's `spec.type`.
+    GatewayServiceType,
+    /// A field of the Certificate `global.gateway.tls.issuer` adds (`dnsNames`, `issuer`).
+    GatewayCertificate { field: &'static str },
+    /// `pipelines.database` on the install config's host and port keys and the login's user
+    /// (`field`: host, port, user; [`super::external_store`]).
+    DatabaseField { field: &'static str },
 }
 
 /// The template variable holding the user a repeated Profile template renders.
@@ -142,6 +151,12 @@ impl Step {
             Step::DexUsers => format!("include \"kfctl.dexUsers\" (list $ {inner})"),
             Step::DexDemoHash => format!("include \"kfctl.dexDemoHash\" (list $ {inner})"),
             Step::Identity(step) => step.wrap(inner),
+            Step::GatewayServers => format!("include \"kfctl.gatewayServers\" (list $ {inner})"),
+            Step::GatewayServiceType => format!("include \"kfctl.gatewayServiceType\" (list $ {inner})"),
+            Step::GatewayCertificate { field } => {
+                format!("include \"kfctl.gatewayCertificate\" (list $ {} {inner})", q(field))
+            }
+            Step::DatabaseField { field } => format!("include \"kfctl.databaseField\" (list $ {} {inner})", q(field)),
         }
     }
 
@@ -285,6 +300,8 @@ fn marker(id: ParamId) -> MarkFn {
         ParamId::StorageClass => mark_storage_class,
         ParamId::Users => mark_users,
         ParamId::Identity => super::identity::mark_identity,
+        ParamId::Gateway => super::gateway::mark_gateway,
+        ParamId::Database => super::external_store::mark_database,
     }
 }
 
