@@ -374,7 +374,37 @@ fn matrix() -> Vec<Case> {
             &[],
             &[(Set, "global.existingSecrets={oauth2-proxy}"), (Set, "global.oidcClientSecret=s3cret")],
         ),
+        case(
+            "an external database whose login is an existing Secret",
+            MT,
+            &[],
+            &[(Set, "global.existingSecrets={mysql-secret},pipelines.database.host=mysql.example.com")],
+        ),
+        case(
+            "an external issuer whose client id is in an existing Secret",
+            MT,
+            &[],
+            &[(
+                Set,
+                "dex.enabled=false,global.existingSecrets={oauth2-proxy},oauth2-proxy.oidc.issuerURL=https://login.example.com",
+            )],
+        ),
         // Refused by both.
+        refused(
+            "a client id beside an existing oauth2-proxy Secret",
+            MT,
+            &[],
+            &[(
+                Set,
+                "dex.enabled=false,global.existingSecrets={oauth2-proxy},oauth2-proxy.oidc.issuerURL=https://login.example.com,oauth2-proxy.oidc.clientID=kf",
+            )],
+        ),
+        refused(
+            "a database user beside an existing login Secret",
+            MT,
+            &[],
+            &[(Set, "global.existingSecrets={mysql-secret},pipelines.database.host=db,pipelines.database.user=kfp")],
+        ),
         refused(
             "a credential whose every Secret is an existing one",
             MT,

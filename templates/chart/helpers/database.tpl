@@ -5,7 +5,14 @@
 {{- $db := get (index . 0).Values "database" | default dict -}}
 {{- $given := list -}}
 {{- $missing := list -}}
-{{- range list "host" "user" "password" -}}
+{{- $fields := list "host" "user" "password" -}}
+{{- if has "mysql-secret" (get ((index . 0).Values.global | default dict) "existingSecrets" | default list) -}}
+{{- if get $db "user" -}}
+{{- fail "pipelines.database.user: set, but mysql-secret is listed in global.existingSecrets, so the login comes from your Secret; put the user in its `username` key and leave pipelines.database.user empty" -}}
+{{- end -}}
+{{- $fields = list "host" -}}
+{{- end -}}
+{{- range $fields -}}
 {{- if get $db . -}}{{- $given = append $given . -}}{{- else -}}{{- $missing = append $missing . -}}{{- end -}}
 {{- end -}}
 {{- $port := get $db "port" -}}

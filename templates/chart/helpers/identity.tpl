@@ -40,7 +40,11 @@
 {{- $o := (index . 0).Values.oidc | default dict -}}
 {{- $issuer := get $o "issuerURL" | default "" -}}
 {{- $id := get $o "clientID" | default "" -}}
-{{- if and $issuer (not $id) -}}
+{{- $existing := has "oauth2-proxy" (get ((index . 0).Values.global | default dict) "existingSecrets" | default list) -}}
+{{- if and $id $existing -}}
+{{- fail "oauth2-proxy.oidc.clientID: set, but the oauth2-proxy Secret is listed in global.existingSecrets, so the client id comes from your Secret; put it in its `client-id` key and leave oauth2-proxy.oidc.clientID empty" -}}
+{{- end -}}
+{{- if and $issuer (not $id) (not $existing) -}}
 {{- fail "oauth2-proxy.oidc.clientID is missing: with oauth2-proxy.oidc.issuerURL set, oauth2-proxy needs the id of its client at that issuer (and global.oidcClientSecret its secret)" -}}
 {{- end -}}
 {{- if and $id (not $issuer) -}}

@@ -44,6 +44,10 @@ pub enum DatabaseError {
     Incomplete { given: String, missing: String },
     #[error("pipelines.database.port: {port} is not a TCP port (1 to 65535)")]
     BadPort { port: u64 },
+    #[error(
+        "pipelines.database.user: set, but mysql-secret is listed in global.existingSecrets, so the login comes from your Secret; put the user in its `username` key and leave pipelines.database.user empty"
+    )]
+    UserInExistingSecret,
 }
 
 /// The checked settings; `None` when no external database is set.
@@ -62,8 +66,14 @@ pub fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
     if let Some(port) = port.filter(|p| !(1..=65535).contains(p)) {
         return Err(DatabaseError::BadPort { port });
     }
-    let fields =
+    // With mysql-secret an existing Secret, the login (user and password) is in it.
+    let existing_login = super::existing_secrets::listed(values).iter().any(|s| s == DB_SECRET.1);
+    if existing_login && text("user").is_some() {
+        return Err(DatabaseError::UserInExistingSecret);
+    }
+    let all =
         [("host", text("host").is_some()), ("user", text("user").is_some()), ("password", text("password").is_some())];
+    let fields = if existing_login { &all[..1] } else { &all[..] };
     let names = |set: bool| fields.iter().filter(|(_, s)| *s == set).map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
     let given = names(true);
     let port_given = if port.is_some() { "port" } else { "" };

@@ -101,6 +101,10 @@ pub enum IdentityError {
     )]
     MissingClientId,
     #[error(
+        "oauth2-proxy.oidc.clientID: set, but the oauth2-proxy Secret is listed in global.existingSecrets, so the client id comes from your Secret; put it in its `client-id` key and leave oauth2-proxy.oidc.clientID empty"
+    )]
+    ClientIdInExistingSecret,
+    #[error(
         "oauth2-proxy.oidc.clientID is set without oauth2-proxy.oidc.issuerURL: it is the client id at an external issuer (with Dex, oauth2-proxy and Dex share upstream's client); set the issuer too, or leave clientID empty"
     )]
     ClientIdWithoutIssuer,
@@ -218,9 +222,12 @@ pub fn check(values: &Value) -> Result<(), IdentityError> {
         }
     }
     let oidc = oidc(values);
-    match (oidc.issuer.is_empty(), oidc.client_id.is_empty(), enabled(values, "oauth2-proxy")) {
-        (false, true, true) => return Err(IdentityError::MissingClientId),
-        (true, false, true) => return Err(IdentityError::ClientIdWithoutIssuer),
+    // With oauth2-proxy's Secret an existing one, the client id is in it.
+    let existing = super::existing_secrets::listed(values).iter().any(|s| s == "oauth2-proxy");
+    match (oidc.issuer.is_empty(), oidc.client_id.is_empty(), enabled(values, "oauth2-proxy"), existing) {
+        (_, false, true, true) => return Err(IdentityError::ClientIdInExistingSecret),
+        (false, true, true, false) => return Err(IdentityError::MissingClientId),
+        (true, false, true, _) => return Err(IdentityError::ClientIdWithoutIssuer),
         _ => {}
     }
     if !oidc.issuer.is_empty() && enabled(values, "dex") {

@@ -192,33 +192,70 @@ pub fn select_mut(value: &mut Value, path: &[String], at: String, f: &mut dyn Fn
     };
     match value {
         Value::Array(items) => {
-            let chosen: Vec<usize> = if first == "*" {
-                (0..items.len()).collect()
-            } else if let Some(name) = first.strip_prefix("name=") {
-                items.iter().position(|i| i.get("name").and_then(Value::as_str) == Some(name)).into_iter().collect()
-            } else if let Some(prev) = first.strip_prefix("after=") {
-                items.iter().position(|i| i.as_str() == Some(prev)).map(|i| i + 1).into_iter().collect()
-            } else {
-                Vec::new()
-            };
-            for i in chosen {
+            for i in chosen_items(items, first) {
                 if let Some(item) = items.get_mut(i) {
                     select_mut(item, rest, format!("{at}[{i}]"), f);
                 }
             }
         }
         Value::Object(map) => {
-            let join = |k: &str| if at.is_empty() { k.to_string() } else { format!("{at}.{k}") };
             if first == "*" {
                 for (k, v) in map.iter_mut() {
-                    select_mut(v, rest, join(k), f);
+                    select_mut(v, rest, joined(&at, k), f);
                 }
             } else if let Some(v) = map.get_mut(first.as_str()) {
-                select_mut(v, rest, join(first), f);
+                select_mut(v, rest, joined(&at, first), f);
             }
         }
         _ => {}
     }
+}
+
+/// [`select_mut`] for reading: the same strings, the same paths, nothing copied.
+pub fn select(value: &Value, path: &[String], at: String, f: &mut dyn FnMut(&str, &str)) {
+    let Some((first, rest)) = path.split_first() else {
+        if let Value::String(s) = value {
+            f(s, &at);
+        }
+        return;
+    };
+    match value {
+        Value::Array(items) => {
+            for i in chosen_items(items, first) {
+                if let Some(item) = items.get(i) {
+                    select(item, rest, format!("{at}[{i}]"), f);
+                }
+            }
+        }
+        Value::Object(map) => {
+            if first == "*" {
+                for (k, v) in map {
+                    select(v, rest, joined(&at, k), f);
+                }
+            } else if let Some(v) = map.get(first.as_str()) {
+                select(v, rest, joined(&at, first), f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The items of a list a path segment selects: `*` all, `name=X` the one named X, `after=X`
+/// the one after the item X.
+fn chosen_items(items: &[Value], segment: &str) -> Vec<usize> {
+    if segment == "*" {
+        (0..items.len()).collect()
+    } else if let Some(name) = segment.strip_prefix("name=") {
+        items.iter().position(|i| i.get("name").and_then(Value::as_str) == Some(name)).into_iter().collect()
+    } else if let Some(prev) = segment.strip_prefix("after=") {
+        items.iter().position(|i| i.as_str() == Some(prev)).map(|i| i + 1).into_iter().collect()
+    } else {
+        Vec::new()
+    }
+}
+
+fn joined(at: &str, key: &str) -> String {
+    if at.is_empty() { key.to_string() } else { format!("{at}.{key}") }
 }
 
 /// The tokens `find` finds in `text`, each once, in the order first found.

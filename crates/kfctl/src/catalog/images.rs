@@ -113,8 +113,7 @@ pub fn located_tokens(obj: &Value) -> Vec<FieldTokens> {
     let mut out = Vec::new();
     let Ok(all) = image_refs::all() else { return out };
     for loc in all.iter().flat_map(|(_, f)| &f.references).filter(|l| image_refs::is_object(obj, &l.object)) {
-        let mut copy = obj.clone();
-        image_refs::select_mut(&mut copy, &loc.field, String::new(), &mut |text, at| {
+        image_refs::select(obj, &loc.field, String::new(), &mut |text, at| {
             let tokens = image_refs::tokens(&loc.find, text);
             if !tokens.is_empty() {
                 out.push(FieldTokens { field: at.to_string(), tokens, pulls: loc.pulls });

@@ -49,54 +49,27 @@ pub use render::{RenderRequest, Rendered, RenderedObject, render};
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     #[error("{path}: {message}")]
-    Data {
-        path: String,
-        message: String,
-    },
+    Data { path: String, message: String },
     #[error(
         "profile `{name}` is not built in and is not a file; built-in profiles: {known} (or pass a path such as ./mine.yaml)"
     )]
-    UnknownProfile {
-        name: String,
-        known: String,
-    },
+    UnknownProfile { name: String, known: String },
     #[error("component `{name}` is not in the catalog{hint}; `kfctl-rs profile show multi-tenant` lists components")]
-    UnknownComponent {
-        name: String,
-        hint: String,
-    },
+    UnknownComponent { name: String, hint: String },
     #[error("component `{component}` has no variant `{variant}`; its variants: {known}")]
-    UnknownVariant {
-        component: String,
-        variant: String,
-        known: String,
-    },
+    UnknownVariant { component: String, variant: String, known: String },
     #[error("release {release}: component `{component}` is new in {since}{alternative}")]
-    NotInRelease {
-        release: String,
-        component: String,
-        since: String,
-        alternative: String,
-    },
+    NotInRelease { release: String, component: String, since: String, alternative: String },
     #[error(
         "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry the catalog attributes to it; leave it out (--set {component}.enabled=false) or pass a pinned release"
     )]
-    NotInTree {
-        component: String,
-        paths: String,
-    },
+    NotInTree { component: String, paths: String },
     #[error("component `{component}` is not part of profile `{profile}`")]
-    NotInProfile {
-        component: String,
-        profile: String,
-    },
+    NotInProfile { component: String, profile: String },
     #[error(
         "component `{component}` needs {missing}; enable it (e.g. --set {missing}.enabled=true or add it to the profile) or disable `{component}`"
     )]
-    MissingDependency {
-        component: String,
-        missing: String,
-    },
+    MissingDependency { component: String, missing: String },
     #[error(transparent)]
     Schema(#[from] schema::SchemaError),
     #[error(transparent)]
@@ -114,28 +87,15 @@ pub enum CatalogError {
     #[error(
         "values: `{path}` sets `{name}`, which upstream's container already has; extra env takes new names only (change upstream's with a `patches` entry in your profile)"
     )]
-    EnvTaken {
-        path: String,
-        name: String,
-    },
+    EnvTaken { path: String, name: String },
     #[error(transparent)]
     Registry(#[from] images::RegistryError),
     #[error("{file}: {entry}: {message}")]
-    OwnChange {
-        file: String,
-        entry: String,
-        message: String,
-    },
+    OwnChange { file: String, entry: String, message: String },
     #[error("{path}: cannot read values file: {message}")]
-    ValuesFile {
-        path: String,
-        message: String,
-    },
+    ValuesFile { path: String, message: String },
     #[error("{object}: {message}")]
-    NotExpressible {
-        object: String,
-        message: String,
-    },
+    NotExpressible { object: String, message: String },
     #[error(transparent)]
     Build(#[from] kfctl_kustomize::KustomizeError),
 }
