@@ -6,9 +6,8 @@
 
 mod common;
 
-use kfctl_yaml::compare;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const PROFILE: &str = "multi-tenant";
 const HASH: &str = "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72";
@@ -19,22 +18,9 @@ fn kfctl(args: &[&str]) -> Output {
 
 /// The render with `values`, and real kustomize of its `--as-kustomization` folder, compared.
 fn assert_kustomize_equals_render(case: &str, values: &[&str]) {
-    let ours = kfctl(&[&["template"], values].concat());
-    assert!(ours.status.success(), "{case}: template: {}", String::from_utf8_lossy(&ours.stderr));
-    let dir = common::localized_snapshot().join(format!("kfctl-values-{case}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    let dir_arg = dir.to_str().unwrap();
-    let written = kfctl(&[&["template", "--as-kustomization", dir_arg], values].concat());
-    assert!(written.status.success(), "{case}: --as-kustomization: {}", String::from_utf8_lossy(&written.stderr));
-    let theirs = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
-    assert!(theirs.status.success(), "{case}: real kustomize: {}", String::from_utf8_lossy(&theirs.stderr));
-    if ours.stdout != theirs.stdout {
-        let parse = |b: &[u8]| kfctl_yaml::parse_stream(std::str::from_utf8(b).unwrap(), "out").unwrap();
-        let report = compare::ordered_report(&parse(&theirs.stdout), &parse(&ours.stdout), 20);
-        panic!("{case}: real kustomize of the kustomization differs from the render:\n{report:?}");
-    }
+    let (dir, bytes) = common::assert_as_kustomization_equals_render(case, PROFILE, values);
     let patches = std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap().matches("target:").count();
-    println!("{case}: byte-identical ({} bytes, {patches} targeted patches)", ours.stdout.len());
+    println!("{case}: byte-identical ({bytes} bytes, {patches} targeted patches)");
 }
 
 fn values_file(name: &str, text: &str) -> String {

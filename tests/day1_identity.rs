@@ -17,18 +17,9 @@ const PROFILE: &str = "multi-tenant";
 const ISSUER: &str = "https://login.example.com/realms/kubeflow";
 const CLIENT_SECRET: &str = "s3cr3t-of-the-external-client";
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kfctl-identity-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A values file holding `doc`.
 fn values_file(name: &str, doc: &Value) -> PathBuf {
-    let path = scratch(name).join("values.yaml");
-    std::fs::write(&path, kfctl_yaml::to_yaml(doc)).unwrap();
-    path
+    common::values_file("identity", name, doc)
 }
 
 fn arg(path: &Path) -> &str {
@@ -51,7 +42,7 @@ fn render(files: &[&Path]) -> Vec<Value> {
 fn exported() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = scratch("export").join("kubeflow");
+        let out = common::scratch("identity", "export").join("kubeflow");
         let result = cli(&["chart", "export", "--out", arg(&out)]);
         assert!(result.status.success(), "export: {}", String::from_utf8_lossy(&result.stderr));
         out
@@ -83,19 +74,7 @@ fn assert_helm_equals(native: &[Value], files: &[&Path]) {
 /// Real kustomize of `template --as-kustomization DIR -f file…` prints what `template -f file…` does.
 fn assert_kustomize_equals_render(case: &str, files: &[&Path]) {
     let flags: Vec<&str> = files.iter().flat_map(|f| ["-f", arg(f)]).collect();
-    let ours = cli(&[&["template"], flags.as_slice()].concat());
-    assert!(ours.status.success(), "{case}: template: {}", String::from_utf8_lossy(&ours.stderr));
-    let dir = common::localized_snapshot().join(format!("kfctl-identity-{case}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    let written = cli(&[&["template", "--as-kustomization", arg(&dir)], flags.as_slice()].concat());
-    assert!(written.status.success(), "{case}: --as-kustomization: {}", String::from_utf8_lossy(&written.stderr));
-    let theirs = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
-    assert!(theirs.status.success(), "{case}: real kustomize: {}", String::from_utf8_lossy(&theirs.stderr));
-    if ours.stdout != theirs.stdout {
-        let parse = |b: &[u8]| kfctl_yaml::parse_stream(std::str::from_utf8(b).unwrap(), "out").unwrap();
-        let report = compare::ordered_report(&parse(&theirs.stdout), &parse(&ours.stdout), 20);
-        panic!("{case}: real kustomize of the kustomization differs from the render:\n{report:?}");
-    }
+    common::assert_as_kustomization_equals_render(case, PROFILE, &flags);
 }
 
 fn s<'a>(obj: &'a Value, pointer: &str) -> &'a str {

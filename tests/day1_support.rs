@@ -102,20 +102,8 @@ pub fn assert_helm_equals(native: &[Value], sets: &[&str]) {
 /// Real kustomize of `template --as-kustomization` with `sets` prints byte for byte what
 /// `template` prints with them; the folder's file names are returned.
 pub fn assert_kustomize_equals(case: &str, sets: &[&str]) -> Vec<String> {
-    let ours = cli(&[&["template"][..], &set_args(sets)].concat());
-    assert!(ours.status.success(), "{case}: template: {}", String::from_utf8_lossy(&ours.stderr));
-    let dir = super::common::localized_snapshot().join(format!("kfctl-day1-{case}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    let written = cli(&[&["template", "--as-kustomization", dir.to_str().unwrap()][..], &set_args(sets)].concat());
-    assert!(written.status.success(), "{case}: --as-kustomization: {}", String::from_utf8_lossy(&written.stderr));
-    let theirs = Command::new(super::common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
-    assert!(theirs.status.success(), "{case}: real kustomize: {}", String::from_utf8_lossy(&theirs.stderr));
-    if ours.stdout != theirs.stdout {
-        let parse = |b: &[u8]| kfctl_yaml::parse_stream(std::str::from_utf8(b).unwrap(), "out").unwrap();
-        let report = compare::ordered_report(&parse(&theirs.stdout), &parse(&ours.stdout), 20);
-        panic!("{case}: real kustomize of the kustomization differs from the render:\n{report:?}");
-    }
-    println!("{case}: real kustomize byte-identical with the render ({} bytes)", ours.stdout.len());
+    let (dir, bytes) = super::common::assert_as_kustomization_equals_render(case, PROFILE, &set_args(sets));
+    println!("{case}: real kustomize byte-identical with the render ({bytes} bytes)");
     let mut files: Vec<String> =
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     files.sort();

@@ -16,18 +16,9 @@ use std::sync::{Arc, OnceLock};
 const HASH: &str = "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72";
 const PROFILE: &str = "multi-tenant";
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kfctl-day1-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A values file holding `doc`.
 fn values_file(name: &str, doc: &Value) -> PathBuf {
-    let path = scratch(name).join("values.yaml");
-    std::fs::write(&path, kfctl_yaml::to_yaml(doc)).unwrap();
-    path
+    common::values_file("day1", name, doc)
 }
 
 /// The native render of multi-tenant with a values file (or none).
@@ -51,7 +42,7 @@ fn cli(args: &[&str], extra: &[&str]) -> Output {
 fn exported() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = scratch("export").join("kubeflow");
+        let out = common::scratch("day1", "export").join("kubeflow");
         let result = cli(&["chart", "export", "--out", out.to_str().unwrap()], &[]);
         assert!(result.status.success(), "export: {}", String::from_utf8_lossy(&result.stderr));
         out

@@ -35,10 +35,7 @@ fn binary() -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kfctl-helm-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("helm", name)
 }
 
 /// One set of values, given the same way to Helm and to kfctl-rs: `--set`s and a file.

@@ -17,10 +17,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex, OnceLock};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kfctl-matrix-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("matrix", name)
 }
 
 /// One way of giving values, the same to Helm and to kfctl-rs: `-f` files, then flags.

@@ -100,6 +100,42 @@ pub fn kfctl_offline(args: &[&str]) -> std::process::Output {
         .expect("kfctl-rs runs")
 }
 
+/// A fresh, empty scratch folder `kfctl-<suite>-<name>-<pid>` in the temporary folder.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kfctl-{suite}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A values file holding `doc`, in [`scratch`]`(suite, name)`.
+pub fn values_file(suite: &str, name: &str, doc: &serde_json::Value) -> PathBuf {
+    let path = scratch(suite, name).join("values.yaml");
+    std::fs::write(&path, kfctl_yaml::to_yaml(doc)).unwrap();
+    path
+}
+
+/// `template --profile P` with `values` (command-line arguments: `--set k=v`, `-f FILE`…), and
+/// real kustomize of `template --as-kustomization DIR` with the same values, DIR directly under
+/// the localized snapshot: byte for byte the same output. Returns DIR and the output's length.
+pub fn assert_as_kustomization_equals_render(case: &str, profile: &str, values: &[&str]) -> (PathBuf, usize) {
+    let run = |args: &[&str]| kfctl_offline(&[args, &["--profile", profile], values].concat());
+    let ours = run(&["template"]);
+    assert!(ours.status.success(), "{case}: template: {}", String::from_utf8_lossy(&ours.stderr));
+    let dir = localized_snapshot().join(format!("kfctl-values-{case}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let written = run(&["template", "--as-kustomization", dir.to_str().unwrap()]);
+    assert!(written.status.success(), "{case}: --as-kustomization: {}", String::from_utf8_lossy(&written.stderr));
+    let theirs = std::process::Command::new(tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
+    assert!(theirs.status.success(), "{case}: real kustomize: {}", String::from_utf8_lossy(&theirs.stderr));
+    if ours.stdout != theirs.stdout {
+        let parse = |b: &[u8]| kfctl_yaml::parse_stream(std::str::from_utf8(b).unwrap(), "out").unwrap();
+        let report = kfctl_yaml::compare::ordered_report(&parse(&theirs.stdout), &parse(&ours.stdout), 20);
+        panic!("{case}: real kustomize of the kustomization differs from the render:\n{report:?}");
+    }
+    (dir, ours.stdout.len())
+}
+
 /// A network-free copy of the v1.11.0 snapshot for real kustomize (`localize-snapshot`, from
 /// the oracles), made once per test binary; its `manifests/` folder.
 pub fn localized_snapshot() -> &'static PathBuf {

@@ -222,43 +222,38 @@ mod tests {
         assert!(analyze("").block_plain_allowed && !analyze("").block_allowed);
     }
 
-    /// The printable-ASCII shortcut must agree with the full analysis.
-    #[test]
-    fn visible_ascii_shortcut_equals_full_analysis() {
-        let alphabet: Vec<u8> = b"a-:#?.*'\"|%@`!&,[]{}>1_".to_vec();
+    /// Every string of 1 to `max_len` characters over `alphabet`, checked by `check`; how many.
+    fn every_string(alphabet: &[u8], max_len: usize, check: &mut dyn FnMut(&[u8])) -> usize {
         let mut checked = 0;
-        for len in 1..=4usize {
-            let total = alphabet.len().pow(len as u32);
-            for mut n in 0..total {
+        for len in 1..=max_len {
+            for mut n in 0..alphabet.len().pow(len as u32) {
                 let mut s = Vec::with_capacity(len);
                 for _ in 0..len {
                     s.push(alphabet[n % alphabet.len()]);
                     n /= alphabet.len();
                 }
-                assert_eq!(analyze_visible_ascii(&s), analyze_general(&s), "{:?}", String::from_utf8_lossy(&s));
+                check(&s);
                 checked += 1;
             }
         }
+        checked
+    }
+
+    /// The printable-ASCII shortcut must agree with the full analysis.
+    #[test]
+    fn visible_ascii_shortcut_equals_full_analysis() {
+        let checked = every_string(b"a-:#?.*'\"|%@`!&,[]{}>1_", 4, &mut |s| {
+            assert_eq!(analyze_visible_ascii(s), analyze_general(s), "{:?}", String::from_utf8_lossy(s));
+        });
         assert!(checked > 250_000);
     }
 
     /// The ASCII-text shortcut must agree with the full analysis, spaces and breaks included.
     #[test]
     fn ascii_text_shortcut_equals_full_analysis() {
-        let alphabet: Vec<u8> = b" \na-:#?.*'|%>".to_vec();
-        let mut checked = 0;
-        for len in 1..=5usize {
-            let total = alphabet.len().pow(len as u32);
-            for mut n in 0..total {
-                let mut s = Vec::with_capacity(len);
-                for _ in 0..len {
-                    s.push(alphabet[n % alphabet.len()]);
-                    n /= alphabet.len();
-                }
-                assert_eq!(analyze_ascii_text(&s), analyze_general(&s), "{:?}", String::from_utf8_lossy(&s));
-                checked += 1;
-            }
-        }
+        let checked = every_string(b" \na-:#?.*'|%>", 5, &mut |s| {
+            assert_eq!(analyze_ascii_text(s), analyze_general(s), "{:?}", String::from_utf8_lossy(s));
+        });
         assert!(checked > 350_000);
     }
 }
