@@ -176,46 +176,70 @@ pub fn apply_all(obj: &mut Value, values: &Value, defaults: &Value, component: &
 
 /// Visit every string under a key named `image`.
 pub fn for_each_image(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
+    if !is_schema(value) {
+        images_in(value, f);
+    }
+}
+
+fn images_in(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
     match value {
         Value::Object(m) => {
             for (k, v) in m.iter_mut() {
                 match v {
                     Value::String(s) if k == "image" => f(s),
-                    other => for_each_image(other, f),
+                    other => images_in(other, f),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|i| for_each_image(i, f)),
+        Value::Array(items) => items.iter_mut().for_each(|i| images_in(i, f)),
         _ => {}
     }
 }
 
+/// A CustomResourceDefinition: its schema describes pods and images but holds none, so the
+/// walks for images and pod specs skip it (it is most of a render's bytes).
+pub fn is_schema(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+}
+
 /// Read every string under a key named `image` (without copying the object).
 pub fn visit_images<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
+    if !is_schema(value) {
+        visit_images_in(value, f);
+    }
+}
+
+fn visit_images_in<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
     match value {
         Value::Object(m) => {
             for (k, v) in m {
                 match v {
                     Value::String(s) if k == "image" => f(s),
-                    other => visit_images(other, f),
+                    other => visit_images_in(other, f),
                 }
             }
         }
-        Value::Array(items) => items.iter().for_each(|i| visit_images(i, f)),
+        Value::Array(items) => items.iter().for_each(|i| visit_images_in(i, f)),
         _ => {}
     }
 }
 
 /// Visit every pod spec: a map with a `containers` list.
 pub fn for_each_pod_spec(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    if !is_schema(value) {
+        pod_specs_in(value, f);
+    }
+}
+
+fn pod_specs_in(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
     match value {
         Value::Object(m) => {
             if m.get("containers").is_some_and(Value::is_array) {
                 f(m);
             }
-            m.values_mut().for_each(|v| for_each_pod_spec(v, f));
+            m.values_mut().for_each(|v| pod_specs_in(v, f));
         }
-        Value::Array(items) => items.iter_mut().for_each(|i| for_each_pod_spec(i, f)),
+        Value::Array(items) => items.iter_mut().for_each(|i| pod_specs_in(i, f)),
         _ => {}
     }
 }

@@ -142,15 +142,18 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let Prepared { catalog, profile, defaults, effective, schema, objects, .. } = prepare(req)?;
-    let (mut objects, hashed): (Vec<_>, Vec<_>) = objects
-        .into_iter()
+    // Each object's parameters depend on the values and on it alone: applied on the pool, in order.
+    use rayon::prelude::*;
+    let applied: Vec<_> = objects
+        .into_par_iter()
         .filter(|o| params::keep(&o.obj, &effective))
         .map(|mut o| {
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
             (o, hashed)
         })
-        .unzip();
+        .collect();
+    let (mut objects, hashed): (Vec<_>, Vec<_>) = applied.into_iter().unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
     super::existing_secrets::drop_listed(&mut objects, &effective);
