@@ -59,16 +59,7 @@ fn helm(files: &[&Path]) -> Output {
 }
 
 fn assert_helm_equals(native: &[Value], files: &[&Path]) {
-    let out = helm(files);
-    assert!(out.status.success(), "helm template: {}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut docs = Vec::new();
-    for doc in text.split("\n---\n") {
-        docs.extend(kfctl_yaml::parse_stream(doc, "helm template output").unwrap());
-    }
-    if let Some(report) = compare::unordered_report(native, &docs, 25) {
-        panic!("helm template differs from kfctl-rs:\n{report}");
-    }
+    common::assert_helm_equals_native(native, &helm(files), "helm template");
 }
 
 /// Real kustomize of `template --as-kustomization DIR -f file…` prints what `template -f file…` does.

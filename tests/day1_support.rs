@@ -87,16 +87,7 @@ pub fn helm(sets: &[&str]) -> Output {
 
 /// Real Helm's objects with `sets` equal `native` (any order, Helm's own metadata aside).
 pub fn assert_helm_equals(native: &[Value], sets: &[&str]) {
-    let out = helm(sets);
-    assert!(out.status.success(), "helm template {sets:?}: {}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut docs = Vec::new();
-    for doc in text.split("\n---\n") {
-        docs.extend(kfctl_yaml::parse_stream(doc, "helm template output").unwrap());
-    }
-    if let Some(report) = compare::unordered_report(native, &docs, 25) {
-        panic!("helm template {sets:?} differs from kfctl-rs:\n{report}");
-    }
+    super::common::assert_helm_equals_native(native, &helm(sets), &format!("helm template {sets:?}"));
 }
 
 /// Real kustomize of `template --as-kustomization` with `sets` prints byte for byte what

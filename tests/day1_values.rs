@@ -53,22 +53,8 @@ fn helm(args: &[&str]) -> Output {
     Command::new(common::tool("helm-template")).arg(exported()).args(args).output().expect("helm-template runs")
 }
 
-fn helm_objects(file: &Path) -> Vec<Value> {
-    let out = helm(&["-f", file.to_str().unwrap()]);
-    assert!(out.status.success(), "helm template: {}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut docs = Vec::new();
-    for doc in text.split("\n---\n") {
-        docs.extend(kfctl_yaml::parse_stream(doc, "helm template output").unwrap());
-    }
-    docs
-}
-
 fn assert_helm_equals(native: &[Value], file: &Path) {
-    let helm = helm_objects(file);
-    if let Some(report) = compare::unordered_report(native, &helm, 25) {
-        panic!("helm template differs from kfctl-rs:\n{report}");
-    }
+    common::assert_helm_equals_native(native, &helm(&["-f", file.to_str().unwrap()]), "helm template");
 }
 
 fn label(obj: &Value) -> String {

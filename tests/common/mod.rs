@@ -136,6 +136,25 @@ pub fn assert_as_kustomization_equals_render(case: &str, profile: &str, values: 
     (dir, ours.stdout.len())
 }
 
+/// The objects of a successful `helm template` run (`what` names it in failures).
+pub fn helm_objects(out: &std::process::Output, what: &str) -> Vec<serde_json::Value> {
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    let mut docs = Vec::new();
+    for doc in text.split("\n---\n") {
+        docs.extend(kfctl_yaml::parse_stream(doc, "helm template output").unwrap());
+    }
+    docs
+}
+
+/// Real Helm's objects (a `helm template` run) equal `native`, in any order.
+pub fn assert_helm_equals_native(native: &[serde_json::Value], out: &std::process::Output, what: &str) {
+    let docs = helm_objects(out, what);
+    if let Some(report) = kfctl_yaml::compare::unordered_report(native, &docs, 25) {
+        panic!("{what} differs from kfctl-rs:\n{report}");
+    }
+}
+
 /// A network-free copy of the v1.11.0 snapshot for real kustomize (`localize-snapshot`, from
 /// the oracles), made once per test binary; its `manifests/` folder.
 pub fn localized_snapshot() -> &'static PathBuf {
