@@ -86,11 +86,13 @@ impl Stat {
     /// Whether the file changed within [`RACY_SECONDS`] of now (always, without unix `stat`):
     /// a signature taken now cannot vouch for its content.
     pub fn is_recent(&self) -> bool {
-        if cfg!(not(unix)) {
-            return true;
-        }
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-        self.mtime.max(self.ctime) >= now - RACY_SECONDS
+        self.is_recent_at(now)
+    }
+
+    /// [`Stat::is_recent`] at `now` (seconds since the epoch).
+    pub fn is_recent_at(&self, now: i64) -> bool {
+        cfg!(not(unix)) || self.mtime.max(self.ctime) >= now - RACY_SECONDS
     }
 }
 

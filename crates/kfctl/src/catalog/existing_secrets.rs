@@ -82,6 +82,11 @@ pub fn listed(values: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether `values` list the Secret `name` (a value kept in that Secret has nowhere to go).
+pub fn is_listed(values: &Value, name: &str) -> bool {
+    listed(values).iter().any(|l| l == name)
+}
+
 /// Refuse a credential value every Secret of which is an existing one.
 pub fn check(values: &Value) -> Result<(), ExistingSecretsError> {
     let listed = listed(values);

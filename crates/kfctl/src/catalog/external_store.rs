@@ -67,7 +67,7 @@ pub fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
         return Err(DatabaseError::BadPort { port });
     }
     // With mysql-secret an existing Secret, the login (user and password) is in it.
-    let existing_login = super::existing_secrets::listed(values).iter().any(|s| s == DB_SECRET.1);
+    let existing_login = super::existing_secrets::is_listed(values, DB_SECRET.1);
     if existing_login && text("user").is_some() {
         return Err(DatabaseError::UserInExistingSecret);
     }

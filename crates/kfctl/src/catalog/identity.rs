@@ -223,7 +223,7 @@ pub fn check(values: &Value) -> Result<(), IdentityError> {
     }
     let oidc = oidc(values);
     // With oauth2-proxy's Secret an existing one, the client id is in it.
-    let existing = super::existing_secrets::listed(values).iter().any(|s| s == "oauth2-proxy");
+    let existing = super::existing_secrets::is_listed(values, "oauth2-proxy");
     match (oidc.issuer.is_empty(), oidc.client_id.is_empty(), enabled(values, "oauth2-proxy"), existing) {
         (_, false, true, true) => return Err(IdentityError::ClientIdInExistingSecret),
         (false, true, true, false) => return Err(IdentityError::MissingClientId),
