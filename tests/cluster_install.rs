@@ -347,6 +347,23 @@ async fn deployment_that_never_becomes_ready_times_out_on_time_and_is_listed() {
     assert!(record.inventory.iter().any(|e| e.reference.name == "web"));
 }
 
+/// Reads of the Deployment take 300 ms, so the read under way at the deadline is nearly always
+/// cut off by it: the timeout must still list what the last read in time saw.
+#[tokio::test]
+async fn read_cut_off_by_the_deadline_keeps_the_last_status_seen() {
+    let slow_read = RequestMatch::any().method("GET").name("web");
+    let config = TestApiConfig::default()
+        .status_rule(StatusRule::never_ready(Rule::object("Deployment", Some("kf"), "web")))
+        .fault(FaultRule::new(slow_read, FaultAction::Delay(Duration::from_millis(300))));
+    let cluster = Cluster::start(config);
+    let mut options = cluster.options();
+    options.timeout = Duration::from_secs(2);
+    let err = install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap_err();
+    assert_eq!(err.exit_code(), Code::Timeout);
+    let text = err.to_string();
+    assert!(text.contains("Deployment kf/web (0/1 ready)") && !text.contains("cannot read"), "{text}");
+}
+
 #[tokio::test]
 async fn conflict_with_another_manager_names_field_and_manager_then_force_takes_over() {
     let cluster = Cluster::start(TestApiConfig::default());

@@ -12,7 +12,8 @@
 //! that never comes) is retried with the [`CallPolicy`]'s backoff until its deadline, a mistake
 //! is returned at once. Each attempt waits at most `request_timeout` for an answer, and never
 //! past the deadline, so a server that accepts connections and never answers fails in bounded
-//! time with "no answer from <server> after 30s". A failure that is finally returned names its
+//! time with "no answer from <server> after 30s" (or, when the deadline cut the wait short,
+//! "..., when the --timeout deadline came"). A failure that is finally returned names its
 //! request (`GET /version`) in [`ApiFailure::request`] and has every known secret value
 //! scrubbed from its message (the client's [`Redactor`]). The install engine's own apply loop,
 //! which reports each retry as progress, uses [`ApiClient::without_retries`].
@@ -236,9 +237,19 @@ impl ApiClient {
             Ok(answer) => answer,
             Err(_) => Err(ApiFailure {
                 reason: Reason::Transport(TransportKind::TimedOut),
-                message: format!("no answer from {} after {}s", self.server, wait.as_secs_f64().round()),
+                message: self.no_answer(wait),
                 ..Default::default()
             }),
+        }
+    }
+
+    /// The message of an attempt that got no answer within `wait`: the request timeout, or
+    /// what was left of the run's deadline.
+    fn no_answer(&self, wait: Duration) -> String {
+        if wait < self.policy.request_timeout {
+            format!("no answer from {} after {:.1}s, when the --timeout deadline came", self.server, wait.as_secs_f64())
+        } else {
+            format!("no answer from {} after {}s", self.server, wait.as_secs_f64().round())
         }
     }
 

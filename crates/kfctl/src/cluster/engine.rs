@@ -19,7 +19,7 @@ use super::progress::{Event, Pending, Progress};
 use super::readiness::{Readiness, Rule};
 use super::redact::Redactor;
 use super::retry::{ApiFailure, Backoff, Context, Decision, FailureClass, classify};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::future::Future;
@@ -290,15 +290,18 @@ impl Engine {
         let total = items.len();
         let mut pending: Vec<(ObjectRef, T, String)> = items.into_iter().map(|(r, t)| (r, t, String::new())).collect();
         while !pending.is_empty() {
-            let verdicts: Vec<Option<String>> = futures::stream::iter(pending.iter())
-                .map(|(r, t, _)| check(r.clone(), t.clone()))
+            let deadline = self.settings.deadline;
+            let verdicts: Vec<(Option<String>, bool)> = futures::stream::iter(pending.iter())
+                .map(|(r, t, _)| check(r.clone(), t.clone()).map(move |verdict| (verdict, Instant::now() >= deadline)))
                 .buffered(self.settings.concurrency.max(1))
                 .collect()
                 .await;
             pending = pending
                 .into_iter()
                 .zip(verdicts)
-                .filter_map(|((r, t, _), verdict)| verdict.map(|message| (r, t, message)))
+                .filter_map(|((r, t, before), (verdict, late))| {
+                    verdict.map(|message| (r, t, last_in_time(before, message, late)))
+                })
                 .collect();
             if pending.is_empty() {
                 break;
@@ -384,6 +387,12 @@ impl Engine {
             Err(f) => Some(format!("cannot read endpoints: {f}")),
         }
     }
+}
+
+/// The pending message to list: one read that ended past the deadline (often cut off by it)
+/// does not replace what the last read in time saw.
+fn last_in_time(before: String, now: String, late: bool) -> String {
+    if late && !before.is_empty() { before } else { now }
 }
 
 /// The namespace to use in a URL for `r` on `path`.
