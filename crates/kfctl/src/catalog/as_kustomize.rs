@@ -18,6 +18,7 @@
 //! builds it with real kustomize.
 
 use super::CatalogError;
+use super::object_id::text;
 use kfctl_kustomize::kustomization::{Kustomization, Patch, Selector};
 use kfctl_yaml::compare;
 use serde_json::{Map, Value, json};
@@ -61,13 +62,9 @@ fn same_id(a: &Value, b: &Value) -> bool {
     ["/apiVersion", "/kind", "/metadata/namespace", "/metadata/name"].iter().all(|p| a.pointer(p) == b.pointer(p))
 }
 
-fn text_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
-    obj.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
-}
-
 /// An object's name as its generator names it: the masked hash suffix (`-<hash>`) removed.
 fn base_name(obj: &Value) -> &str {
-    let name = text_at(obj, "/metadata/name");
+    let name = text(obj, "/metadata/name");
     name.strip_suffix("-<hash>").unwrap_or(name)
 }
 
@@ -75,18 +72,18 @@ fn base_name(obj: &Value) -> &str {
 /// and its namespace only when another object of its kind has its name (a cluster-scoped
 /// object may carry a `metadata.namespace` that kustomize's ids ignore).
 fn target(obj: &Value, others: &[Value]) -> Selector {
-    let (group, version) = match text_at(obj, "/apiVersion").split_once('/') {
+    let (group, version) = match text(obj, "/apiVersion").split_once('/') {
         Some((g, v)) => (g.to_string(), v.to_string()),
-        None => (String::new(), text_at(obj, "/apiVersion").to_string()),
+        None => (String::new(), text(obj, "/apiVersion").to_string()),
     };
     let name = base_name(obj);
     Selector {
         group,
         version,
-        kind: text_at(obj, "/kind").to_string(),
+        kind: text(obj, "/kind").to_string(),
         name: regex::escape(name),
         namespace: if shares_name(obj, others) {
-            regex::escape(text_at(obj, "/metadata/namespace"))
+            regex::escape(text(obj, "/metadata/namespace"))
         } else {
             String::new()
         },
@@ -97,11 +94,7 @@ fn target(obj: &Value, others: &[Value]) -> Selector {
 /// Whether another object of `obj`'s apiVersion and kind has its name.
 fn shares_name(obj: &Value, others: &[Value]) -> bool {
     let key = |o: &Value| {
-        (
-            text_at(o, "/apiVersion").to_string(),
-            text_at(o, "/kind").to_string(),
-            text_at(o, "/metadata/name").to_string(),
-        )
+        (text(o, "/apiVersion").to_string(), text(o, "/kind").to_string(), text(o, "/metadata/name").to_string())
     };
     others.iter().filter(|o| key(o) == key(obj)).count() > 1
 }

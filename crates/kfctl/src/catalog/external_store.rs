@@ -17,13 +17,15 @@
 //! claim is not this value's call; scale it to 0 (`pipelines.replicas.mysql=0`) once the data
 //! is elsewhere.
 
+use super::object_id::ObjectId;
 use super::schema::Format;
 use serde_json::{Value, json};
 
 /// The ConfigMap holding where the database is.
-pub const INSTALL_CONFIG: (&str, &str) = ("kubeflow", "pipeline-install-config");
+pub const INSTALL_CONFIG: ObjectId =
+    ObjectId::new("ConfigMap", "pipeline-install-config").in_group("").in_namespace("kubeflow");
 /// The Secret holding the login.
-pub const DB_SECRET: (&str, &str) = ("kubeflow", "mysql-secret");
+pub const DB_SECRET: ObjectId = ObjectId::new("Secret", "mysql-secret").in_group("").in_namespace("kubeflow");
 /// The install config's keys for the host and the port.
 pub const HOST_KEYS: [&str; 2] = ["dbHost", "mysqlHost"];
 pub const PORT_KEYS: [&str; 2] = ["dbPort", "mysqlPort"];
@@ -67,7 +69,7 @@ pub fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
         return Err(DatabaseError::BadPort { port });
     }
     // With mysql-secret an existing Secret, the login (user and password) is in it.
-    let existing_login = super::existing_secrets::is_listed(values, DB_SECRET.1);
+    let existing_login = super::existing_secrets::is_listed(values, DB_SECRET.name);
     if existing_login && text("user").is_some() {
         return Err(DatabaseError::UserInExistingSecret);
     }
@@ -91,22 +93,14 @@ pub fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
     }
 }
 
-fn is(obj: &Value, kind: &str, (namespace, name): (&str, &str)) -> bool {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    s("/apiVersion") == "v1"
-        && s("/kind") == kind
-        && s("/metadata/namespace") == namespace
-        && s("/metadata/name") == name
-}
-
 /// Whether `obj` is the Pipelines install config (with the database keys).
 pub fn is_install_config(obj: &Value) -> bool {
-    is(obj, "ConfigMap", INSTALL_CONFIG) && obj.pointer("/data/dbHost").is_some_and(Value::is_string)
+    INSTALL_CONFIG.matches(obj) && obj.pointer("/data/dbHost").is_some_and(Value::is_string)
 }
 
 /// Whether `obj` is the Pipelines database login.
 pub fn is_db_secret(obj: &Value) -> bool {
-    is(obj, "Secret", DB_SECRET) && obj.pointer("/stringData/username").is_some_and(Value::is_string)
+    DB_SECRET.matches(obj) && obj.pointer("/stringData/username").is_some_and(Value::is_string)
 }
 
 /// The parameter row's native side (the password is a credential: `apply_credentials`).

@@ -22,6 +22,7 @@
 //! Both TLS settings at once, an issuer without a host, are refused ([`GatewayError`]); the
 //! charts refuse them alike (`fail` in `kfctl.gateway`, `templates/chart/helpers/gateway.tpl`).
 
+use super::object_id::{ObjectId, text};
 use super::render::RenderedObject;
 use super::schema::Format;
 use kfctl_kustomize::builtins::sort::{KindRanks, Order};
@@ -29,11 +30,18 @@ use kfctl_kustomize::resource::Gvk;
 use serde_json::{Value, json};
 
 /// The Kubeflow Gateway (`kubeflow-istio-resources`).
-pub const GATEWAY: (&str, &str) = ("kubeflow", "kubeflow-gateway");
-/// The ingress gateway's Service (`istio`); its namespace is where TLS Secrets live.
-pub const INGRESS_SERVICE: (&str, &str) = ("istio-system", "istio-ingressgateway");
+pub const GATEWAY: ObjectId =
+    ObjectId::new("Gateway", "kubeflow-gateway").in_group("networking.istio.io").in_namespace("kubeflow");
+/// The namespace of the ingress gateway, where TLS Secrets live.
+pub const INGRESS_NAMESPACE: &str = "istio-system";
+/// The ingress gateway's Service (`istio`).
+pub const INGRESS_SERVICE: ObjectId =
+    ObjectId::new("Service", "istio-ingressgateway").in_group("").in_namespace(INGRESS_NAMESPACE);
 /// The Certificate `tls.issuer` renders, and the Secret cert-manager writes for it.
 pub const CERTIFICATE_NAME: &str = "kubeflow-gateway-tls";
+/// The Certificate itself.
+pub const CERTIFICATE: ObjectId =
+    ObjectId::new("Certificate", CERTIFICATE_NAME).in_group("cert-manager.io").in_namespace(INGRESS_NAMESPACE);
 
 /// A hostname: a DNS-1123 subdomain, a `*.` wildcard allowed as the first label only.
 pub const HOST_OR_EMPTY: Format = Format {
@@ -107,22 +115,14 @@ pub fn settings(values: &Value) -> Result<Gateway, GatewayError> {
     Ok(Gateway { host, tls, https_redirect, service_type: text(&["serviceType"]) })
 }
 
-fn is(obj: &Value, api_prefix: &str, kind: &str, (namespace, name): (&str, &str)) -> bool {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    s("/apiVersion").starts_with(api_prefix)
-        && s("/kind") == kind
-        && s("/metadata/namespace") == namespace
-        && s("/metadata/name") == name
-}
-
 /// Whether `obj` is the Kubeflow Gateway.
 pub fn is_gateway(obj: &Value) -> bool {
-    is(obj, "networking.istio.io/", "Gateway", GATEWAY) && obj.pointer("/spec/servers").is_some_and(Value::is_array)
+    GATEWAY.matches(obj) && obj.pointer("/spec/servers").is_some_and(Value::is_array)
 }
 
 /// Whether `obj` is the ingress gateway's Service.
 pub fn is_ingress_service(obj: &Value) -> bool {
-    is(obj, "v1", "Service", INGRESS_SERVICE) && obj.pointer("/spec").is_some_and(Value::is_object)
+    INGRESS_SERVICE.matches(obj) && obj.pointer("/spec").is_some_and(Value::is_object)
 }
 
 /// The Gateway's servers for `gw`, from upstream's (the Helm side, `kfctl.gatewayServers`,
@@ -172,7 +172,7 @@ pub fn certificate(host: &str, issuer: &str) -> Value {
     json!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
-        "metadata": {"name": CERTIFICATE_NAME, "namespace": INGRESS_SERVICE.0},
+        "metadata": {"name": CERTIFICATE_NAME, "namespace": INGRESS_NAMESPACE},
         "spec": {
             "dnsNames": [host],
             "issuerRef": {"group": "cert-manager.io", "kind": "ClusterIssuer", "name": issuer},
@@ -184,7 +184,7 @@ pub fn certificate(host: &str, issuer: &str) -> Value {
 /// kustomize's legacy sort key of an object (`builtins::sort`): the kind's rank, the gvk
 /// string, `namespace|name`.
 fn legacy_key(ranks: &KindRanks, obj: &Value) -> (i64, String, String) {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let s = |p: &str| text(obj, p);
     let gvk = Gvk::from_api_version(s("/apiVersion"), s("/kind"));
     let namespace = Some(s("/metadata/namespace")).filter(|n| !n.is_empty()).unwrap_or("~X");
     (ranks.rank(&gvk.kind), gvk.sort_string(), format!("{namespace}|{}", s("/metadata/name")))

@@ -27,6 +27,7 @@
 //! as a connector. Each check runs where the charts can make it: the connectors' while Dex is
 //! enabled, the issuer's while oauth2-proxy is.
 
+use super::object_id::{ObjectId, text};
 use super::schema::{Format, Schema};
 use serde_json::{Value, json};
 
@@ -253,37 +254,32 @@ pub fn inline_secret(config: &Value) -> Option<String> {
     }
 }
 
-fn s<'a>(obj: &'a Value, pointer: &str) -> &'a str {
-    obj.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
-}
+/// Dex's configuration, with its `config.yaml`.
+pub const DEX_CONFIG: ObjectId = ObjectId::new("ConfigMap", "dex").in_group("").in_namespace("auth");
+/// oauth2-proxy's Secret (generated: its name carries the content hash).
+pub const PROXY_SECRET: ObjectId =
+    ObjectId::new("Secret", "oauth2-proxy").in_group("").in_namespace("oauth2-proxy").or_hashed();
 
 /// Dex's configuration: the ConfigMap `auth/dex` with its `config.yaml`.
 pub fn is_dex_config(obj: &Value) -> bool {
-    s(obj, "/kind") == "ConfigMap"
-        && s(obj, "/metadata/namespace") == "auth"
-        && s(obj, "/metadata/name") == "dex"
-        && obj.pointer("/data/config.yaml").is_some_and(Value::is_string)
+    DEX_CONFIG.matches(obj) && obj.pointer("/data/config.yaml").is_some_and(Value::is_string)
 }
 
 /// oauth2-proxy's configuration (the generated ConfigMap holding `oauth2_proxy.cfg`).
 pub fn is_proxy_config(obj: &Value) -> bool {
-    s(obj, "/kind") == "ConfigMap"
-        && s(obj, "/metadata/namespace") == "oauth2-proxy"
+    text(obj, "/kind") == "ConfigMap"
+        && text(obj, "/metadata/namespace") == "oauth2-proxy"
         && obj.pointer("/data/oauth2_proxy.cfg").is_some_and(Value::is_string)
 }
 
 /// oauth2-proxy's Secret holding the client id.
 pub fn is_proxy_secret(obj: &Value) -> bool {
-    let name = s(obj, "/metadata/name");
-    s(obj, "/kind") == "Secret"
-        && s(obj, "/metadata/namespace") == "oauth2-proxy"
-        && (name == "oauth2-proxy" || name.strip_prefix("oauth2-proxy-").is_some_and(|h| h.len() == 10))
-        && obj.pointer(&format!("/data/{CLIENT_ID_FIELD}")).is_some_and(Value::is_string)
+    PROXY_SECRET.matches(obj) && obj.pointer(&format!("/data/{CLIENT_ID_FIELD}")).is_some_and(Value::is_string)
 }
 
 /// The rules of an Istio `RequestAuthentication` that trust Dex's issuer.
 pub fn for_each_dex_rule(obj: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String, Value>)) {
-    if s(obj, "/kind") != "RequestAuthentication" || !s(obj, "/apiVersion").starts_with("security.istio.io/") {
+    if text(obj, "/kind") != "RequestAuthentication" || !text(obj, "/apiVersion").starts_with("security.istio.io/") {
         return;
     }
     let rules = obj.pointer_mut("/spec/jwtRules").and_then(Value::as_array_mut).into_iter().flatten();

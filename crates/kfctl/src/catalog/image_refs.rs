@@ -18,6 +18,7 @@
 
 use super::CatalogError;
 use super::embedded;
+use super::object_id::ObjectId;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -166,10 +167,7 @@ pub fn locations_of(component: &str) -> &'static [Location] {
 /// Does `obj` match `Kind/name` (the name as is, or with kustomize's hash suffix)?
 pub fn is_object(obj: &Value, spec: &str) -> bool {
     let Some((kind, name)) = spec.split_once('/') else { return false };
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    let actual = s("/metadata/name");
-    s("/kind") == kind
-        && (actual == name || actual.strip_prefix(name).is_some_and(|rest| rest.len() == 11 && rest.starts_with('-')))
+    ObjectId::new(kind, name).or_hashed().matches(obj)
 }
 
 /// Visit each field of `obj` that a location of any component selects, with its location.

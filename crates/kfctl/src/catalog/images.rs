@@ -2,6 +2,7 @@
 //! keys per-image overrides use (`<component>.images.<key>`).
 
 use super::image_refs;
+use super::object_id::text;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -149,7 +150,7 @@ fn image_fields(value: &Value, at: &str, f: &mut dyn FnMut(&str, &str)) {
 pub fn uses(objects: &[Value]) -> Vec<ImageUse> {
     let mut out = std::collections::BTreeSet::new();
     for obj in objects {
-        let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
+        let s = |p: &str| text(obj, p);
         let object = format!("{}/{}/{}", s("/kind"), s("/metadata/namespace"), s("/metadata/name"));
         image_fields(obj, "", &mut |reference, field| {
             if !reference.is_empty() {

@@ -32,6 +32,7 @@ pub mod guarded;
 pub mod identity;
 pub mod image_refs;
 pub mod images;
+pub mod object_id;
 pub mod params;
 pub mod profile;
 pub mod rehash;

@@ -36,6 +36,7 @@
 //! for each row ([`ParamId`]), the same points in each object that the functions here change.
 
 use super::credentials::{default_email, default_password};
+use super::object_id::ObjectId;
 use super::scheduling::{self, PodScope, apply_scheduling};
 use super::{image_refs, images, workloads};
 use serde_json::{Map, Value, json};
@@ -477,13 +478,12 @@ pub const CREDENTIALS: &[Credential] = &[
 impl Credential {
     /// Does this credential live in `obj`?
     pub fn matches(&self, obj: &Value) -> bool {
-        let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-        let name = s("/metadata/name");
-        s("/kind") == self.kind
-            && s("/metadata/namespace") == self.namespace
-            && (name == self.name
-                || name.strip_prefix(self.name).is_some_and(|rest| rest.len() == 11 && rest.starts_with('-')))
-            && obj.pointer(self.field).is_some()
+        self.object().matches(obj) && obj.pointer(self.field).is_some()
+    }
+
+    /// The object holding it: its name as upstream writes it, or with the hash of a generated one.
+    pub fn object(&self) -> ObjectId<'static> {
+        ObjectId::new(self.kind, self.name).in_namespace(self.namespace).or_hashed()
     }
 
     pub fn value_path(&self) -> Vec<&'static str> {

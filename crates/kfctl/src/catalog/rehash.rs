@@ -26,7 +26,7 @@ use kfctl_kustomize::builtins::hash::content_hash;
 use serde_json::Value;
 
 /// The length of kustomize's hash suffix.
-const HASH_LEN: usize = 10;
+pub const HASH_LEN: usize = 10;
 
 /// A generated object's name, split into its base and kustomize's content hash.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,15 +16,6 @@ use crate::catalog::gateway;
 use crate::catalog::render::RenderedObject;
 use serde_json::Value;
 
-/// Whether `obj` is the Certificate [`gateway::certificate`] makes.
-fn is_certificate(obj: &Value) -> bool {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
-    s("/apiVersion").starts_with("cert-manager.io/")
-        && s("/kind") == "Certificate"
-        && s("/metadata/namespace") == gateway::INGRESS_SERVICE.0
-        && s("/metadata/name") == gateway::CERTIFICATE_NAME
-}
-
 /// `gateway::apply` (and the added Certificate): the points of the row.
 pub fn mark_gateway(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     if gateway::is_gateway(obj)
@@ -37,7 +28,7 @@ pub fn mark_gateway(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     {
         marks.mark(spec, "type", Step::GatewayServiceType);
     }
-    if is_certificate(obj) {
+    if gateway::CERTIFICATE.matches(obj) {
         if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
             marks.mark(spec, "dnsNames", Step::GatewayCertificate { field: "dnsNames" });
         }
