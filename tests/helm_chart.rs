@@ -271,17 +271,22 @@ fn golden_backed_chart_equals_the_native_table_for_every_value_set() {
     for set in matrix() {
         let expected = native_params(golden_prepared(), &set);
         let helm = helm_template(golden_export(), &helm_args(&set));
-        match compare::unordered_report(&expected, &helm, 10) {
-            None => println!("golden-backed {}: {} objects equal", set.name, helm.len()),
-            Some(report) => failures.push(format!(
-                "value set {} ({} expected, {} from helm):\n{report}",
-                set.name,
-                expected.len(),
-                helm.len()
-            )),
-        }
+        failures.extend(compare_set("golden-backed", set.name, &expected, &helm));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `None` when Helm's objects equal the expected ones (said on stdout), else the failure.
+fn compare_set(suite: &str, set: &str, expected: &[Value], helm: &[Value]) -> Option<String> {
+    match compare::unordered_report(expected, helm, 10) {
+        None => {
+            println!("{suite} {set}: {} objects equal", helm.len());
+            None
+        }
+        Some(report) => {
+            Some(format!("value set {set} ({} expected, {} from helm):\n{report}", expected.len(), helm.len()))
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,15 +467,7 @@ fn multi_tenant_chart_equals_template_for_every_value_set() {
             set.name
         );
         let helm = helm_template(&chart, &helm_args(&set));
-        match compare::unordered_report(&expected, &helm, 10) {
-            None => println!("multi-tenant {}: {} objects equal", set.name, helm.len()),
-            Some(report) => failures.push(format!(
-                "value set {} ({} expected, {} from helm):\n{report}",
-                set.name,
-                expected.len(),
-                helm.len()
-            )),
-        }
+        failures.extend(compare_set("multi-tenant", set.name, &expected, &helm));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -245,11 +245,7 @@ mod tests {
     use super::*;
     use crate::source::MirrorResolver;
 
-    fn write(root: &Path, rel: &str, body: &str) {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, body).unwrap();
-    }
+    use crate::source::write_fixture as write;
 
     fn fixture(tmp: &Path) -> (PathBuf, PathBuf) {
         let (tree, mirror) = (tmp.join("tree"), tmp.join("mirror"));

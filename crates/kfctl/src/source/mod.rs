@@ -131,6 +131,14 @@ pub fn install_crypto_provider() {
     });
 }
 
+/// Write `body` to `root/rel`, creating folders: the fixtures of the source tests.
+#[cfg(test)]
+pub(crate) fn write_fixture(root: &std::path::Path, rel: &str, body: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,11 +188,7 @@ mod tests {
     use super::*;
     use crate::source::MirrorResolver;
 
-    fn write(root: &Path, rel: &str, body: &str) {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, body).unwrap();
-    }
+    use crate::source::write_fixture as write;
 
     #[test]
     fn scan_tree_finds_remote_entries_and_warns_on_unsupported() {
