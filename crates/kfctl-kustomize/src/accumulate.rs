@@ -6,7 +6,7 @@
 //! 2. `configurations`, then `crds`, add field specs to the defaults;
 //! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
 //! 4. `components` run *on this accumulator*, each as if its directives were written here;
-//! 5. transformers run in kustomize's fixed order (see [`run_transformers`]), then the
+//! 5. transformers run in kustomize's fixed order (see `run_transformers`), then the
 //!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's);
 //! 6. `vars` are collected for resolution at the very end of the build.
 //!

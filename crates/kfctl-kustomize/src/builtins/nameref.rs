@@ -9,7 +9,7 @@
 //! - the *subset* the referrer can see: everything for a cluster-scoped referrer; otherwise
 //!   cluster-scoped objects, objects in the referrer's namespace, and for a RoleBinding also
 //!   objects in the namespaces of its ServiceAccount subjects;
-//! - among them, the *referral* is chosen by [`select_referral`]: a previous id (never the
+//! - among them, the *referral* is chosen by `select_referral`: a previous id (never the
 //!   current one — an object no transformer touched is never a referral) must carry the old
 //!   name and be selected by the target gvk; `roleRef/name` fields also need the roleRef's
 //!   group and kind; the referral must be cluster-scoped, a ServiceAccount, or in the

@@ -15,7 +15,7 @@
 //! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
 //! - [`identity`]: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
 //! - [`workloads`]: per-workload pod annotations, pod labels and extra env;
-//! - [`render`]: profile + values + upstream source → objects, each tagged with its component;
+//! - [`render`](mod@render): profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
 pub mod as_kustomize;

@@ -38,6 +38,7 @@ pub mod identity;
 pub mod object;
 pub mod params;
 pub mod scaffold;
+pub mod step;
 pub mod values_doc;
 pub mod write;
 

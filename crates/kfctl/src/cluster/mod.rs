@@ -15,7 +15,7 @@
 //! | [`progress`] | what is happening and what is pending, as events |
 //! | [`api`], [`discovery`] | the only I/O: raw calls through kube, kind → URL resolution |
 //! | [`engine`] | applying one object with retries; waiting for a wave |
-//! | [`install`], [`preflight`] | the install entry point and its checks before any write |
+//! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
 //! | [`upgrade`], [`prune`], [`lease`] | converging onto a record: storage checks, the prune/keep table, one run at a time |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |

@@ -1,6 +1,6 @@
 //! Upgrade = converge: the checks and the plan of an install onto a cluster that has a record.
 //!
-//! `install` and `upgrade` run the same code ([`super::install`]); `upgrade` only refuses when
+//! `install` and `upgrade` run the same code ([`super::install`](mod@super::install)); `upgrade` only refuses when
 //! nothing is installed and says `from → to`. Before anything is applied, every CRD of the new
 //! render is compared with the live one: a version still listed in the live CRD's
 //! `status.storedVersions` must stay in `spec.versions`, or objects stored in it become

@@ -16,7 +16,7 @@
 //! | [`cache`] | the cache folder and its digest file; every entry is verified before use |
 //! | [`resolver`] | [`CacheResolver`]: a remote resolver over the cache that fetches on demand unless offline |
 //! | [`walk`] | finding the remote references of a tree, recursively through remote kustomizations |
-//! | [`pull`] | `source pull`: a release (or a folder, archive, URL or bundle) plus every remote base into the cache |
+//! | [`pull`](mod@pull) | `source pull`: a release (or a folder, archive, URL or bundle) plus every remote base into the cache |
 //! | [`bundle`] | one `.tar.gz` with `manifests/`, `remote/` and `bundle.json`, for air-gapped users |
 //! | [`open`] | [`open_source`]: what rendering and installing commands call to get a manifests folder and a resolver |
 //!
