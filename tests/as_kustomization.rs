@@ -4,7 +4,7 @@
 //! placed directly under a localized copy of the v1.11.0 manifests, prints byte for byte what
 //! `kfctl-rs template` prints with the same values.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

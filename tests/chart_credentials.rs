@@ -10,7 +10,7 @@
 //! - `helm template` of the export equals `kfctl-rs template` with the same values, for the
 //!   umbrella chart and for each subchart holding credentials installed on its own.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::params::CREDENTIALS;
 use kfctl::catalog::strvals::{SetFlag, SetKind};

@@ -8,7 +8,7 @@
 //! - the Argo CD Applications keep data, respect the ignore rules, and list the injected fields
 //!   and empty webhook Secrets of their component; the Application health check ships.
 
-mod common;
+use crate::common;
 
 use kfctl_yaml::compare;
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! The command line's contract for `compare` and `build`: exit codes and what the output says.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -2,7 +2,7 @@
 //! `.github/workflows/kind-smoke.yaml`, `kind-config`, `install --plan` without a cluster,
 //! refusals without a terminal, and an unreachable API server.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

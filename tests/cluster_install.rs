@@ -1,7 +1,7 @@
 //! The install engine against the test API server: races, faults, timeouts, conflicts,
 //! interrupts, idempotence, uninstall, and the whole platform (example.yaml, 653 objects).
 
-mod common;
+use crate::common;
 
 use common::cluster::Cluster;
 

@@ -2,7 +2,7 @@
 //! versions, an uninstall that keeps users' data, Terminating namespaces, a record that tells
 //! the truth (lost responses, the Lease, the last run), and v1.10.2 → v1.11.0 on the goldens.
 
-mod common;
+use crate::common;
 
 use common::cluster::Cluster;
 

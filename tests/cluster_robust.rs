@@ -5,7 +5,7 @@
 //! secret echoed back by the server absent from every output, and the `kind` profile's
 //! default credentials refused off Kind.
 
-mod common;
+use crate::common;
 
 use common::cluster::Cluster;
 

@@ -4,9 +4,8 @@
 //! prints it byte for byte, and bad input is a usage error naming the value in kfctl-rs and a
 //! refusal in Helm (the schema, or `fail` in `kfctl.gateway`).
 
-mod common;
-#[path = "day1_support.rs"]
-mod support;
+use crate::common;
+use crate::day1_support as support;
 
 use serde_json::{Value, json};
 use support::{assert_helm_equals, assert_kustomize_equals, assert_refused, default_render, delta, render, s};

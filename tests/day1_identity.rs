@@ -5,7 +5,7 @@
 //! prints the render byte for byte. Bad input is refused naming the value, in kfctl-rs (exit 2,
 //! or 4 for a `security:` refusal) and by Helm (the exported values.schema.json, or a `fail`).
 
-mod common;
+use crate::common;
 
 use kfctl_yaml::compare;
 use serde_json::{Value, json};

@@ -4,9 +4,8 @@
 //! `--set` equals the render, real kustomize of `template --as-kustomization` prints it byte
 //! for byte, and half-given settings are refused naming the value, in kfctl-rs and Helm.
 
-mod common;
-#[path = "day1_support.rs"]
-mod support;
+use crate::common;
+use crate::day1_support as support;
 
 use serde_json::{Value, json};
 use support::{assert_helm_equals, assert_kustomize_equals, assert_refused, default_render, delta, render, s};

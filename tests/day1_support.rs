@@ -13,7 +13,7 @@ pub const PROFILE: &str = "multi-tenant";
 
 /// The native render of multi-tenant with `--set` flags.
 pub fn render(sets: &[&str]) -> Vec<Value> {
-    let rendered = kfctl::catalog::render(&super::common::render_request_set(PROFILE, sets))
+    let rendered = kfctl::catalog::render(&crate::common::render_request_set(PROFILE, sets))
         .unwrap_or_else(|e| panic!("render with {sets:?}: {e}"));
     rendered.objects.into_iter().map(|o| o.obj).collect()
 }
@@ -55,7 +55,7 @@ pub fn delta(before: &[Value], after: &[Value]) -> Delta {
 
 /// kfctl-rs (offline, multi-tenant) with `args`.
 pub fn cli(args: &[&str]) -> Output {
-    super::common::kfctl_offline(&[args, &["--profile", PROFILE]].concat())
+    crate::common::kfctl_offline(&[args, &["--profile", PROFILE]].concat())
 }
 
 /// `--set` flags as command-line arguments.
@@ -78,7 +78,7 @@ pub fn exported() -> &'static PathBuf {
 
 /// Real Helm of the export with `--set` flags.
 pub fn helm(sets: &[&str]) -> Output {
-    Command::new(super::common::tool("helm-template"))
+    Command::new(crate::common::tool("helm-template"))
         .arg(exported())
         .args(set_args(sets))
         .output()
@@ -87,13 +87,13 @@ pub fn helm(sets: &[&str]) -> Output {
 
 /// Real Helm's objects with `sets` equal `native` (any order, Helm's own metadata aside).
 pub fn assert_helm_equals(native: &[Value], sets: &[&str]) {
-    super::common::assert_helm_equals_native(native, &helm(sets), &format!("helm template {sets:?}"));
+    crate::common::assert_helm_equals_native(native, &helm(sets), &format!("helm template {sets:?}"));
 }
 
 /// Real kustomize of `template --as-kustomization` with `sets` prints byte for byte what
 /// `template` prints with them; the folder's file names are returned.
 pub fn assert_kustomize_equals(case: &str, sets: &[&str]) -> Vec<String> {
-    let (dir, bytes) = super::common::assert_as_kustomization_equals_render(case, PROFILE, &set_args(sets));
+    let (dir, bytes) = crate::common::assert_as_kustomization_equals_render(case, PROFILE, &set_args(sets));
     println!("{case}: real kustomize byte-identical with the render ({bytes} bytes)");
     let mut files: Vec<String> =
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();

@@ -3,7 +3,7 @@
 //! of the export equals the render with them, and bad input is a usage error (exit 2) naming
 //! the value, in kfctl-rs and in the export's `values.schema.json`.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::RenderRequest;
 use kfctl::source::MirrorResolver;

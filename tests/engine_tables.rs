@@ -2,7 +2,7 @@
 //! the strategic-merge table generated from kustomize's OpenAPI bundle, and kustomize's name
 //! hash on every generated object of the whole-platform golden.
 
-mod common;
+use crate::common;
 
 use kfctl_kustomize::builtins::hash::content_hash;
 use std::process::Command;

@@ -7,7 +7,7 @@
 //! `kfctl-rs template` with the values. The Helm side of the same names is checked by the
 //! credentials and Pod Security sets of `tests/helm_chart.rs`' matrix.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

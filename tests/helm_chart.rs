@@ -13,7 +13,7 @@
 //!   native parameter table on it, so the Helm side is checked on all 653 real objects
 //!   whatever state the engine is in.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::render::{self, Prepared, RenderedObject};
 use kfctl::catalog::strvals::{self, SetFlag, SetKind};

@@ -4,7 +4,7 @@
 //! the `values/` files combined with `--set`, the new values — renders equal under real Helm
 //! of the export and `kfctl-rs`'s render, or is refused by both. Each profile is exported once.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::strvals::{SetFlag, SetKind};
 use kfctl::catalog::{RenderRequest, Rendered};

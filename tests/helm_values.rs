@@ -4,7 +4,7 @@
 //! computes (its YAML reader in Helm's dialect, `strvals`, layering, coalescing onto the
 //! defaults) must equal Helm's — or both must refuse.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::strvals::{self, SetFlag, SetKind};
 use kfctl::catalog::values;

@@ -9,7 +9,7 @@
 //! `--…image` argument). Only the catalog's `exceptions:` (each with its reason) are read
 //! from the model.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::{self, RenderRequest, image_refs};
 use serde_json::Value;

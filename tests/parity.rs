@@ -3,7 +3,7 @@
 //! kustomize produced — the same documents in the same order, equal as data — and, as the
 //! stronger target, byte for byte. Folders real kustomize refuses must fail here too.
 
-mod common;
+use crate::common;
 
 use kfctl::source::MirrorResolver;
 use kfctl_kustomize::BuildOptions;

@@ -3,7 +3,7 @@
 //! prints; objects keep their component; the chart export templates the patched objects; bad
 //! input is an error naming the profile file and the entry. Fixtures: `tests/fixtures/profiles/`.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::{self, RenderRequest};
 use kfctl_yaml::compare;

@@ -1,7 +1,7 @@
 //! Issue 4's contract: profiles render 1:1 with real kustomize, values change exactly what
 //! they say and nothing else, `images` covers the render, and bad input is a usage error.
 
-mod common;
+use crate::common;
 
 use kfctl::catalog::{self, Catalog, RenderRequest, profile};
 use kfctl_yaml::compare;

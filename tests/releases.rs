@@ -3,7 +3,7 @@
 //! (an unknown `--version`, a `--version` the tree's digest disagrees with, an unverified
 //! import, a tampered cache entry). Every case runs the real binary.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

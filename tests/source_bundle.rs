@@ -1,7 +1,7 @@
 //! Offline bundles and `open_source`, on the shared v1.11.0 snapshot and mirror, plus a
 //! hostile `--from` archive through the CLI. Nothing here touches the network.
 
-mod common;
+use crate::common;
 
 use kfctl::source::digest::tree_digest;
 use kfctl::source::walk::{remote_closure, scan_tree};

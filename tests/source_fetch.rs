@@ -6,7 +6,7 @@
 //! time from the shared snapshot (kubeflow/manifests v1.11.0 and the remote mirror), counts every
 //! request, and can misbehave on demand: cut a body short, answer 503, redirect.
 
-mod common;
+use crate::common;
 
 use kfctl::source::digest::tree_digest;
 use kfctl::source::walk::remote_closure;

@@ -2,7 +2,7 @@
 //! engine uses: kube 5 (`Client`, `Api<DynamicObject>`, discovery, watch-based waiting) and, when
 //! present, a real kubectl 1.33.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

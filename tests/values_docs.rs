@@ -13,7 +13,7 @@
 //! colon, and the line directly above that line is `2·d` spaces, `# -- ` and a non-empty
 //! description. The lines are found in document order (each after the previous one).
 
-mod common;
+use crate::common;
 
 use kfctl_yaml::go_yaml_key_cmp;
 use serde_json::Value;

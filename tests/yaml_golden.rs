@@ -8,7 +8,7 @@
 //!    it must give kustomize's bytes. They pin quoting, folding, block scalars, number spelling
 //!    and key order on purpose-made tricky values.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

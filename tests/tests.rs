@@ -1,0 +1,36 @@
+//! The integration tests: one test binary, one module per suite (ripgrep's `tests/tests.rs`
+//! layout). One binary links once, shares its fixtures (the localized snapshot, the default
+//! renders, the exported charts: `common`) across every suite, and reports every failure in
+//! one run. `cargo test --test tests parity::` runs one suite.
+
+mod common;
+mod day1_support;
+
+mod as_kustomization;
+mod chart_credentials;
+mod chart_hygiene;
+mod cli;
+mod cluster_ci;
+mod cluster_install;
+mod cluster_lifecycle;
+mod cluster_robust;
+mod day1_gateway;
+mod day1_identity;
+mod day1_storage;
+mod day1_values;
+mod engine_errors;
+mod engine_tables;
+mod generated_names;
+mod helm_chart;
+mod helm_matrix;
+mod helm_values;
+mod images;
+mod parity;
+mod profile_patches;
+mod profiles;
+mod releases;
+mod source_bundle;
+mod source_fetch;
+mod testapi_server;
+mod values_docs;
+mod yaml_golden;
