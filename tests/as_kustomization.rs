@@ -1,7 +1,7 @@
 //! Issue 14: every value "expressed as kustomize would express it". For each value set below,
 //! `kfctl-rs template --as-kustomization DIR` writes the profile's kustomization with the
 //! values as patches (and a file of the objects values add); real kustomize v5.6 of that folder,
-//! placed directly under a localized copy of the v1.11.0 manifests, prints byte for byte what
+//! placed directly under a localized copy of the release under test (`common::release`), prints byte for byte what
 //! `kfctl-rs template` prints with the same values.
 
 use crate::common;

@@ -42,7 +42,7 @@ const EDITS: &[Edit] = &[
 ];
 
 fn localized_copy(dir: &Path) {
-    let out = Command::new(common::tool("localize-snapshot")).arg("v1.11.0").arg(dir).output().unwrap();
+    let out = Command::new(common::tool("localize-snapshot")).arg(common::release()).arg(dir).output().unwrap();
     assert!(out.status.success(), "localize-snapshot: {}", String::from_utf8_lossy(&out.stderr));
 }
 

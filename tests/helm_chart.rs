@@ -10,7 +10,7 @@
 //!   `catalog::render` with the same values;
 //! - `golden_backed_*` builds the export's input from upstream's golden `example.yaml` (every
 //!   object tagged with its component by the per-folder goldens) and compares Helm with the
-//!   native parameter table on it, so the Helm side is checked on all 653 real objects
+//!   native parameter table on it, so the Helm side is checked on every real object of the release
 //!   whatever state the engine is in.
 
 use crate::common;
@@ -165,7 +165,7 @@ fn assert_same(expected: &[Value], actual: &[Value], what: &str) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Golden-backed: the Helm side against the native table on upstream's 653 objects.
+// Golden-backed: the Helm side against the native table on every object of upstream example/.
 
 /// multi-tenant's objects from the golden `example.yaml`, each tagged with the first component
 /// (catalog order) whose own golden folders hold an object of the same identity.
@@ -234,7 +234,7 @@ fn golden_export() -> &'static PathBuf {
     DIR.get_or_init(|| {
         let options = ExportOptions {
             chart_name: "kubeflow".into(),
-            app_version: "v1.11.0".into(),
+            app_version: common::release().into(),
             export_args: Vec::new(),
             argocd: None,
         };
@@ -255,9 +255,9 @@ fn golden_export() -> &'static PathBuf {
 fn golden_backed_chart_equals_the_native_table_with_default_values() {
     let started = Instant::now();
     let helm = helm_template(golden_export(), &[]);
-    println!("helm template of 653 objects: {:?}", started.elapsed());
+    println!("helm template of {} objects: {:?}", helm.len(), started.elapsed());
     let expected: Vec<Value> = golden_prepared().objects.iter().map(|o| o.obj.clone()).collect();
-    assert_eq!(helm.len(), 653);
+    assert_eq!(helm.len(), common::example_object_count());
     assert_same(&expected, &helm, "golden-backed multi-tenant, default values");
 }
 
@@ -580,11 +580,11 @@ fn exported_charts_carry_versions_notice_schema_and_readme() {
         |p: &str| kfctl_yaml::parse_stream(&std::fs::read_to_string(chart.join(p)).unwrap(), p).unwrap().remove(0);
     let umbrella = doc("Chart.yaml");
     assert_eq!(umbrella["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(umbrella["appVersion"], "v1.11.0");
+    assert_eq!(umbrella["appVersion"], common::release());
     let deps = umbrella["dependencies"].as_array().unwrap();
     assert!(deps.iter().all(|d| d["condition"] == json!(format!("{}.enabled", d["name"].as_str().unwrap()))));
     let katib = doc("charts/katib/Chart.yaml");
-    assert_eq!((katib["name"].as_str(), katib["appVersion"].as_str()), (Some("katib"), Some("v1.11.0")));
+    assert_eq!((katib["name"].as_str(), katib["appVersion"].as_str()), (Some("katib"), Some(common::release())));
     let values = doc("charts/katib/values.yaml");
     assert!(
         values["global"].is_object() && values["images"]["katib-ui"].is_string() && values["enabled"] == json!(true)

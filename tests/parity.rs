@@ -1,5 +1,5 @@
-//! Differential test of the native engine against real kustomize: for every folder of the
-//! v1.11.0 and v1.10.2 snapshots, `kustomize::build` with the remote mirror must equal the golden that real
+//! Differential test of the native engine against real kustomize: for every folder of every
+//! release snapshot (`common::RELEASES`: 26.03, v1.11.0, v1.10.2), `kustomize::build` with the remote mirror must equal the golden that real
 //! kustomize produced — the same documents in the same order, equal as data — and, as the
 //! stronger target, byte for byte. Folders real kustomize refuses must fail here too.
 
@@ -64,8 +64,27 @@ fn first_line_diff(expected: &str, actual: &str) -> String {
     kfctl_no_upstream,
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
+fn every_26_03_folder_matches_real_kustomize() {
+    parity("26.03");
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
 fn every_v1_11_0_folder_matches_real_kustomize() {
     parity("v1.11.0");
+}
+
+#[test]
+fn every_release_the_suites_cover_has_a_parity_test() {
+    let this = include_str!("parity.rs");
+    for release in common::RELEASES {
+        let name =
+            format!("fn every_{}_folder_matches_real_kustomize()", release.trim_start_matches('v').replace('.', "_"));
+        assert!(this.contains(&name), "tests/parity.rs has no `{name}`");
+    }
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn fixture(name: &str) -> PathBuf {
     common::repo_root().join("tests/fixtures/profiles").join(format!("{name}.yaml"))
 }
 
-/// `kfctl-rs ARGS --source <v1.11.0> --remote-mirror <mirror> --offline`.
+/// `kfctl-rs ARGS --source <the release under test> --remote-mirror <mirror> --offline`.
 fn kfctl(args: &[&str], out: Option<&Path>) -> Output {
     let mut cmd = Command::new(common::binary());
     cmd.args(args).arg("--source").arg(common::manifests_dir()).arg("--remote-mirror").arg(common::mirror_dir());

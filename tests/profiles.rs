@@ -38,7 +38,7 @@ fn multi_tenant_equals_upstream_example_golden() {
     let golden_path = common::golden_dir().join("example.yaml");
     let golden = kfctl_yaml::parse_stream(&std::fs::read_to_string(&golden_path).unwrap(), "example.yaml").unwrap();
     let actual = default_render("multi-tenant");
-    assert_eq!(golden.len(), 653);
+    assert_eq!(golden.len(), common::example_object_count());
     if let Some(report) = compare::ordered_report(&golden, actual, 20) {
         panic!("multi-tenant differs from golden example.yaml:\n{report}");
     }

@@ -538,7 +538,7 @@ fn real_kubectl_installs_the_whole_kubeflow_example_and_reapplies_as_a_no_op() {
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
     assert!(ok, "{out}");
     let applied = out.lines().filter(|l| l.ends_with("serverside-applied")).count();
-    assert_eq!(applied, 653, "{out}");
+    assert_eq!(applied, common::example_object_count(), "{out}");
     let before = server.revision();
     let (ok, out) = run(&kubectl, dir.path(), &["apply", "--server-side", "-f", file]);
     assert!(ok, "{out}");

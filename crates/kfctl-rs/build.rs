@@ -2,7 +2,8 @@
 //! is reported as ignored with its reason instead of passing without doing its job.
 //!
 //! - the upstream snapshot: `$KFCTL_TEST_UPSTREAM`, else `../shared/kubeflow` beside the
-//!   repository; without `manifests/v1.11.0/example/kustomization.yaml` in it, `cfg(kfctl_no_upstream)` is set;
+//!   repository; without the snapshot and goldens of every release the suites cover (26.03,
+//!   v1.11.0, v1.10.2) in it, `cfg(kfctl_no_upstream)` is set;
 //! - the oracles (real kustomize and Helm): `$KFCTL_TEST_TOOLS`, else `tools/` beside the
 //!   snapshot; without `kustomize-build` in it, `cfg(kfctl_no_oracles)` is set;
 //! - real kubectl 1.33 (`kubectl.1.33` on `PATH` or beside `gcloud`, as google-cloud-cli
@@ -25,7 +26,11 @@ fn main() {
     let upstream =
         std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
     let tools = std::env::var_os("KFCTL_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| upstream.join("../tools"));
-    probe(&upstream.join("manifests/v1.11.0/example/kustomization.yaml"), "kfctl_no_upstream");
+    // Every release the suites run on (tests/common's RELEASES), with its goldens.
+    for release in ["26.03", "v1.11.0", "v1.10.2"] {
+        probe(&upstream.join(format!("manifests/{release}/example/kustomization.yaml")), "kfctl_no_upstream");
+        probe(&upstream.join(format!("golden/{release}/index.json")), "kfctl_no_upstream");
+    }
     probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
     println!("cargo::rustc-env=KFCTL_TEST_UPSTREAM_DIR={}", upstream.display());
     println!("cargo::rustc-env=KFCTL_TEST_TOOLS_DIR={}", tools.display());

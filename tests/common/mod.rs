@@ -43,11 +43,33 @@ pub fn tool(name: &str) -> PathBuf {
     tools().join(name)
 }
 
-/// The upstream releases the snapshot holds, newest first.
-pub const RELEASES: &[&str] = &["v1.11.0", "v1.10.2"];
+/// The upstream releases the snapshot holds, newest first. Adding a release here (with its
+/// snapshot and goldens in `../shared`) gives it every release-dependent suite.
+pub const RELEASES: &[&str] = &["26.03", "v1.11.0", "v1.10.2"];
 
+/// The release the release-dependent suites run on: `KFCTL_TEST_RELEASE` (one of
+/// [`RELEASES`]; `.ci/run` runs those suites once per release that way), else the newest.
+pub fn release() -> &'static str {
+    static RELEASE: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    RELEASE.get_or_init(|| match std::env::var("KFCTL_TEST_RELEASE") {
+        Ok(wanted) => RELEASES
+            .iter()
+            .find(|r| **r == wanted)
+            .unwrap_or_else(|| panic!("KFCTL_TEST_RELEASE={wanted}: not one of {RELEASES:?}")),
+        Err(_) => RELEASES[0],
+    })
+}
+
+/// The `kubeVersion` an exported chart of [`release`] carries: the release's oldest supported
+/// Kubernetes minor, as a lower bound.
+pub fn kube_version_constraint() -> String {
+    let r = kfctl::source::releases::select(Some(release())).expect("a known release");
+    format!(">={}.{}.0-0", r.min_kubernetes.0, r.min_kubernetes.1)
+}
+
+/// The tree of [`release`].
 pub fn manifests_dir() -> PathBuf {
-    manifests_dir_of("v1.11.0")
+    manifests_dir_of(release())
 }
 
 /// One release's kubeflow/manifests tree in the snapshot.
@@ -64,13 +86,23 @@ pub fn mirror_dir() -> PathBuf {
     upstream().join("remote")
 }
 
+/// The goldens of [`release`].
 pub fn golden_dir() -> PathBuf {
-    golden_dir_of("v1.11.0")
+    golden_dir_of(release())
 }
 
-/// The whole-platform golden (real kustomize's `example`, 653 objects).
+/// The whole-platform golden of [`release`] (real kustomize's `example`).
 pub fn example_golden() -> PathBuf {
     golden_dir().join("example.yaml")
+}
+
+/// How many objects the whole-platform golden of [`release`] holds (its `index.json` says).
+pub fn example_object_count() -> usize {
+    let index = golden_dir().join("index.json");
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&index).expect("index.json readable")).expect("index.json");
+    let example = entries.iter().find(|e| e["path"] == "example").expect("index.json lists example");
+    example["documents"].as_u64().expect("example's document count") as usize
 }
 
 /// Real kubectl 1.33 (found by the build script; tests that use it carry
@@ -86,7 +118,7 @@ pub fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
 }
 
-/// kfctl-rs run offline on the v1.11.0 snapshot: `args`, then `--source` (the snapshot),
+/// kfctl-rs run offline on the [`release`] snapshot: `args`, then `--source` (the snapshot),
 /// `--remote-mirror` (its mirror) and `--offline`.
 pub fn kfctl_offline(args: &[&str]) -> std::process::Output {
     std::process::Command::new(binary())
@@ -155,14 +187,14 @@ pub fn assert_helm_equals_native(native: &[serde_json::Value], out: &std::proces
     }
 }
 
-/// A network-free copy of the v1.11.0 snapshot for real kustomize (`localize-snapshot`, from
-/// the oracles), made once per test binary; its `manifests/` folder.
+/// A network-free copy of the [`release`] snapshot for real kustomize (`localize-snapshot`,
+/// from the oracles), made once per test run; its `manifests/` folder.
 pub fn localized_snapshot() -> &'static PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("kfctl-localized-{}", std::process::id()));
+        let out = std::env::temp_dir().join(format!("kfctl-localized-{}-{}", release(), std::process::id()));
         let status = std::process::Command::new(tool("localize-snapshot"))
-            .arg("v1.11.0")
+            .arg(release())
             .arg(&out)
             .stdout(std::process::Stdio::null())
             .status()
@@ -172,7 +204,7 @@ pub fn localized_snapshot() -> &'static PathBuf {
     })
 }
 
-/// The render request every profile suite starts from: `profile` from the v1.11.0 snapshot, its
+/// The render request every profile suite starts from: `profile` from the [`release`] snapshot, its
 /// remote bases from the snapshot's mirror, `--set`-style flags `sets` and nothing else.
 pub fn render_request(profile: &str, sets: Vec<kfctl::catalog::strvals::SetFlag>) -> kfctl::catalog::RenderRequest {
     kfctl::catalog::RenderRequest {

@@ -89,7 +89,7 @@ pub struct SourceFlags {
     /// (default: the release --version from the cache, fetched if missing).
     #[arg(long)]
     pub source: Option<PathBuf>,
-    /// Upstream release: exact (v1.11.0), a prefix (1.11) or `latest`.
+    /// Upstream release: exact (26.03, v1.11.0), a prefix (1.11) or `latest` (the newest known).
     #[arg(long, default_value = "latest")]
     pub version: String,
     /// Resolve remote bases through this offline mirror.
@@ -183,12 +183,18 @@ pub enum ProfileCommand {
     Show {
         /// Profile name or file.
         name: String,
+        /// The release whose catalog data to use: exact (26.03, v1.11.0), a prefix or `latest`.
+        #[arg(long, default_value = "latest")]
+        version: String,
     },
     /// The kustomization.yaml whose `kustomize build` gives the profile's default render
     /// (meant for a folder directly under the manifests root, as upstream's example/).
     Kustomization {
         /// Profile name or file.
         name: String,
+        /// The release whose folders it names: exact (26.03, v1.11.0), a prefix or `latest`.
+        #[arg(long, default_value = "latest")]
+        version: String,
     },
 }
 

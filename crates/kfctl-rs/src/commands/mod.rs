@@ -86,7 +86,7 @@ pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
             (r.version.to_string(), digest, semver::VersionReq::parse(&range).ok())
         }
         None => {
-            let digest = kfctl::source::digest::tree_digest(&opened.manifests_dir)
+            let digest = kfctl::source::releases::release_digest(&opened.manifests_dir)
                 .map(|d| format!("sha256:{d}"))
                 .unwrap_or_default();
             (opened.origin.clone(), digest, None)

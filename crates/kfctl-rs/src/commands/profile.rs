@@ -1,4 +1,5 @@
-//! `kfctl-rs profile list|show|kustomization`.
+//! `kfctl-rs profile list|show|kustomization`; `show` and `kustomization` take `--version`
+//! (the release whose catalog data, and so whose upstream folders, they use).
 
 use super::catalog_error;
 use crate::cli::ProfileCommand;
@@ -6,7 +7,12 @@ use crate::exit::Code;
 use kfctl::catalog::{Catalog, profile};
 
 pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
-    let catalog = Catalog::embedded().map_err(catalog_error)?;
+    let version = match &cmd {
+        ProfileCommand::List => "latest",
+        ProfileCommand::Show { version, .. } | ProfileCommand::Kustomization { version, .. } => version,
+    };
+    let release = kfctl::source::releases::select(Some(version)).map_err(super::source::edge)?;
+    let catalog = Catalog::for_release(release.version).map_err(catalog_error)?;
     match cmd {
         ProfileCommand::List => {
             for name in profile::builtin_names() {
@@ -14,7 +20,7 @@ pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
                 println!("{name:<14} {}", p.description);
             }
         }
-        ProfileCommand::Show { name } => {
+        ProfileCommand::Show { name, .. } => {
             let p = profile::resolve(&name, &catalog).map_err(catalog_error)?;
             println!("profile: {}\ndescription: {}\nkubernetes: {}\ncomponents:", p.name, p.description, p.kubernetes);
             for (component, variant) in &p.components {
@@ -29,7 +35,7 @@ pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
                 .collect();
             println!("not enabled (--set <name>.enabled=true): {}", off.join(", "));
         }
-        ProfileCommand::Kustomization { name } => {
+        ProfileCommand::Kustomization { name, .. } => {
             let p = profile::resolve(&name, &catalog).map_err(catalog_error)?;
             p.check_dependencies(&catalog).map_err(catalog_error)?;
             let k = p.kustomization(&catalog).map_err(catalog_error)?;

@@ -30,10 +30,19 @@ pub enum SourceCommand {
     Pull(PullArgs),
     /// Write an offline bundle (manifests, remote mirror and digests in one .tar.gz).
     Bundle(BundleArgs),
-    /// List the known releases, their Kubernetes support and whether they are cached.
+    /// List the known releases, newest first, their Kubernetes support and whether they are cached.
     List,
+    /// Show how the catalog sees a manifests tree: each example/ entry's component (by path,
+    /// content or pattern), what nothing claims, and where each component's folder is.
+    Inspect(InspectArgs),
     /// Remove the render cache (kept renders of upstream; pulled releases stay).
     Clean,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub source: crate::cli::SourceFlags,
 }
 
 #[derive(Debug, Args)]
@@ -128,6 +137,7 @@ pub fn run(args: SourceArgs) -> anyhow::Result<Code> {
         SourceCommand::Pull(args) => run_pull(args),
         SourceCommand::Bundle(args) => run_bundle(args),
         SourceCommand::List => run_list(),
+        SourceCommand::Inspect(args) => run_inspect(args),
         SourceCommand::Clean => run_clean(),
     }
 }
@@ -221,9 +231,17 @@ fn run_clean() -> anyhow::Result<Code> {
     Ok(Code::Success)
 }
 
+fn run_inspect(args: InspectArgs) -> anyhow::Result<Code> {
+    let upstream = super::open_upstream(&args.source)?;
+    let catalog = upstream.layout.catalog(&upstream.manifests_dir).map_err(super::catalog_error)?;
+    let report = kfctl::catalog::inspect::inspect(&catalog, &upstream.manifests_dir, upstream.resolver.clone());
+    print!("{}", report.to_text());
+    Ok(Code::Success)
+}
+
 fn run_list() -> anyhow::Result<Code> {
     let cache = open_cache()?;
-    for release in releases::known().iter().rev() {
+    for release in releases::newest_first(releases::known()) {
         let cached = cache.record(&format!("manifests/{}", release.version)).map_err(edge)?.is_some();
         let state = match (cached, release.commit) {
             (true, _) => "cached".to_string(),

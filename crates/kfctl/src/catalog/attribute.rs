@@ -6,24 +6,51 @@
 //! - a pre-rendered stream (`install --objects FILE`): [`attribute_prerendered`] infers each
 //!   object's component from the components' `namePrefixes` and `namespaces`, the only place in
 //!   kfctl-rs where an object's component is inferred rather than carried from the render;
-//! - the `example/kustomization.yaml` of a tree that is no pinned release:
-//!   [`attribute_example`] gives each entry the component one of whose variants names that
-//!   path, else the first (in catalog order) whose `entryPatterns` match it; the rest are
-//!   unattributed, and the render warns about them.
+//! - the `example/kustomization.yaml` of a tree whose layout the catalog does not describe (no
+//!   pinned release, or a release whose folders moved): [`attribute_example`] gives each entry
+//!   the component one of whose variants names that path; else the component whose `marks`
+//!   (objects only it renders) the entry's own build holds ([`super::identify`]), so a folder
+//!   that moved or was renamed is still found; else the first (in catalog order) whose
+//!   `entryPatterns` match the path. The rest are unattributed, and the render warns about them.
 
 use super::CatalogError;
 use super::component::Catalog;
 use super::render::RenderedObject;
 use crate::source::releases::glob_match;
 use kfctl_kustomize::kustomization::Kustomization;
+use kfctl_kustomize::remote::RemoteResolver;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::Arc;
 
 /// One `resources:` or `components:` entry of an `example/` and the (component, variant) it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attributed {
     pub entry: String,
     pub component: Option<(String, String)>,
+    /// How it was found (`None` with no component).
+    pub how: Option<How>,
+}
+
+/// How an `example/` entry was attributed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// A catalog variant names its path.
+    Path,
+    /// Its build holds objects only that component renders (its `marks`).
+    Content,
+    /// Its path matches the component's `entryPatterns`.
+    Pattern,
+}
+
+impl std::fmt::Display for How {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            How::Path => "by path",
+            How::Content => "by content",
+            How::Pattern => "by path pattern",
+        })
+    }
 }
 
 /// A tree's `example/` kustomization, each entry attributed.
@@ -56,15 +83,32 @@ impl ExampleAttribution {
     }
 }
 
-/// Read `<manifests>/example/kustomization.yaml` and attribute its entries.
-pub fn attribute_example(catalog: &Catalog, manifests_dir: &Path) -> Result<ExampleAttribution, CatalogError> {
+/// Read `<manifests>/example/kustomization.yaml` and attribute its entries; `remote` serves the
+/// remote bases of the entries built to be identified by content.
+pub fn attribute_example(
+    catalog: &Catalog,
+    manifests_dir: &Path,
+    remote: Arc<dyn RemoteResolver>,
+) -> Result<ExampleAttribution, CatalogError> {
     let loader = kfctl_kustomize::Loader::new(
-        std::sync::Arc::new(kfctl_kustomize::remote::NoRemote),
+        Arc::new(kfctl_kustomize::remote::NoRemote),
         kfctl_kustomize::LoadRestriction::RootOnly,
     );
-    let (_, kustomization) = loader.kustomization(&manifests_dir.join("example"))?;
-    let resources = kustomization.resources.iter().map(|e| attribute_entry(catalog, e, false)).collect();
-    let components = kustomization.components.iter().map(|e| attribute_entry(catalog, e, true)).collect();
+    let example_dir = manifests_dir.join("example");
+    let (_, kustomization) = loader.kustomization(&example_dir)?;
+    let by_content = |entry: &str| super::identify::identify_folder(catalog, &example_dir.join(entry), remote.clone());
+    let attribute = |entry: &String, kc: bool| {
+        let found = attribute_entry(catalog, entry, kc);
+        match (&found.how, kc) {
+            (Some(How::Path), _) | (_, true) => found,
+            _ => match by_content(entry) {
+                Some(component) => Attributed { component: Some(component), how: Some(How::Content), ..found },
+                None => found,
+            },
+        }
+    };
+    let resources = kustomization.resources.iter().map(|e| attribute(e, false)).collect();
+    let components = kustomization.components.iter().map(|e| attribute(e, true)).collect();
     Ok(ExampleAttribution { kustomization, resources, components })
 }
 
@@ -86,7 +130,15 @@ fn attribute_entry(catalog: &Catalog, entry: &str, kustomize_component: bool) ->
             .find(|d| d.entry_patterns.iter().any(|p| glob_match(p, path)))
             .map(|d| (d.name.clone(), d.default_variant().to_string()))
     };
-    Attributed { entry: entry.to_string(), component: exact.or_else(by_pattern) }
+    let (component, how) = match exact {
+        Some(found) => (Some(found), Some(How::Path)),
+        None => {
+            let found = by_pattern();
+            let how = found.as_ref().map(|_| How::Pattern);
+            (found, how)
+        }
+    };
+    Attributed { entry: entry.to_string(), component, how }
 }
 
 /// The component of an object nothing could attribute.

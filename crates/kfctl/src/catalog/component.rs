@@ -3,55 +3,175 @@
 //! dependencies, namespaces, name prefixes). Hand-written metadata only; the objects come from
 //! upstream at render time.
 //!
-//! Releases differ in layout. A component or variant new in some release says so (`since`,
-//! `variantsSince`, `kustomizeComponentsSince`, with the `alternative` an older release has);
-//! [`Catalog::for_release`] gives the catalog as that release has it, keeping what it lacks in
-//! [`Catalog::absent`] so a profile naming it fails with the release and the alternative.
+//! Releases differ in layout, and each difference is written once, where it happens:
+//!
+//! - a folder that moved is two entries of one variant, `{path: old, until: 26.03}` and
+//!   `{path: new, since: 26.03}` (`until` is the first release without it); a plain string is
+//!   a folder every release has. `kustomizeComponents` entries take the same form;
+//! - a variant new in some release says so in `variantsSince`;
+//! - a component new in some release has `since` (and the `alternative` older releases have);
+//!   one upstream dropped has `until` and `untilNote`, what became of it.
+//!
+//! [`Catalog::for_release`] gives the catalog as one release has it: plain folder lists, the
+//! components it lacks kept in [`Catalog::absent`] so that naming one fails with the release
+//! and what to use instead. A release the catalog has no entry for is taken as the newest
+//! known one before it (an older tag, or a newer one, found by its version).
 
 use super::CatalogError;
 use super::embedded;
+use crate::source::version::ReleaseVersion;
 use indexmap::IndexMap;
 use kfctl_kustomize::kustomization::SortOptions;
 use serde::Deserialize;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// A component as one release has it (see [`ComponentFile`] for the catalog file's form).
+#[derive(Debug, Clone)]
 pub struct ComponentDef {
     pub name: String,
     pub description: String,
-    #[serde(default)]
     pub optional: bool,
     /// Variant name → upstream kustomization folders (relative to the manifests root). The
     /// first variant is the default.
     pub variants: IndexMap<String, Vec<String>>,
     /// kustomize Components to add at the top level when this component is enabled.
-    #[serde(default)]
     pub kustomize_components: Vec<String>,
-    #[serde(default)]
     pub dependencies: Vec<String>,
     /// Variant → components it stands in for (it brings their objects itself): with that
     /// variant, those components are left out and dependencies on them count as met.
-    #[serde(default)]
     pub provides: IndexMap<String, Vec<String>>,
-    #[serde(default)]
     pub namespaces: Vec<String>,
     /// Object names that mark this component in a pre-rendered stream (see
     /// [`super::attribute::attribute_prerendered`]).
-    #[serde(default)]
     pub name_prefixes: Vec<String>,
     /// The first release that has this component (absent: every known release has it).
     pub since: Option<String>,
     /// What releases before `since` have instead, for the error that names it.
     pub alternative: Option<String>,
+    /// The first release without this component, and what became of it.
+    pub until: Option<String>,
+    pub until_note: Option<String>,
+    /// Patterns (`*` any characters) of an upstream `example/` entry (without `../`) that is
+    /// this component in a tree the catalog's folders do not describe.
+    pub entry_patterns: Vec<String>,
+    /// Objects only this component renders (`Kind/name`, `CustomResourceDefinition/<name>`):
+    /// what identifies its folder in a tree whose layout the catalog does not know
+    /// ([`super::identify`]).
+    pub marks: Vec<String>,
+}
+
+/// A folder of a variant (or a kustomize Component) and the releases that have it there.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PathEntry {
+    /// Every release has it.
+    Always(String),
+    /// `{path, since, until}`: from `since` (inclusive) to `until` (exclusive).
+    Ranged {
+        path: String,
+        #[serde(default)]
+        since: Option<String>,
+        #[serde(default)]
+        until: Option<String>,
+    },
+}
+
+/// `charts/<name>/component.yaml` as written: every release's folders at once.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComponentFile {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub optional: bool,
+    pub variants: IndexMap<String, Vec<PathEntry>>,
+    #[serde(default)]
+    pub kustomize_components: Vec<PathEntry>,
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+    #[serde(default)]
+    pub provides: IndexMap<String, Vec<String>>,
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    #[serde(default)]
+    pub name_prefixes: Vec<String>,
+    pub since: Option<String>,
+    pub alternative: Option<String>,
+    pub until: Option<String>,
+    pub until_note: Option<String>,
     /// Variant → the first release that has it.
     #[serde(default)]
     pub variants_since: IndexMap<String, String>,
-    /// The first release that has `kustomizeComponents` (before it the component has none).
-    pub kustomize_components_since: Option<String>,
-    /// Patterns (`*` any characters) of an upstream `example/` entry (without `../`) that is
-    /// this component in a tree that is no pinned release, when no variant's path is the entry.
     #[serde(default)]
     pub entry_patterns: Vec<String>,
+    #[serde(default)]
+    pub marks: Vec<String>,
+}
+
+/// Whether `release` lies in `[since, until)`; every bound must be a release version.
+fn in_range(release: &ReleaseVersion, since: Option<&str>, until: Option<&str>) -> Result<bool, CatalogError> {
+    let after_since = match since {
+        Some(s) => version_of(s, "since")? <= *release,
+        None => true,
+    };
+    let before_until = match until {
+        Some(u) => *release < version_of(u, "until")?,
+        None => true,
+    };
+    Ok(after_since && before_until)
+}
+
+impl PathEntry {
+    /// The folder, when `release` has it.
+    fn at(&self, release: &ReleaseVersion) -> Result<Option<&str>, CatalogError> {
+        Ok(match self {
+            PathEntry::Always(path) => Some(path),
+            PathEntry::Ranged { path, since, until } => {
+                in_range(release, since.as_deref(), until.as_deref())?.then_some(path.as_str())
+            }
+        })
+    }
+}
+
+/// The folders of `entries` that `release` has.
+fn paths_at(entries: &[PathEntry], release: &ReleaseVersion) -> Result<Vec<String>, CatalogError> {
+    let mut out = Vec::new();
+    for entry in entries {
+        out.extend(entry.at(release)?.map(str::to_string));
+    }
+    Ok(out)
+}
+
+impl ComponentFile {
+    /// The component as `release` has it: its folders, and whether the release has it at all.
+    pub fn at(&self, release: &ReleaseVersion) -> Result<(ComponentDef, bool), CatalogError> {
+        let present = in_range(release, self.since.as_deref(), self.until.as_deref())?;
+        let mut variants = IndexMap::new();
+        for (variant, entries) in &self.variants {
+            let since = self.variants_since.get(variant).map(String::as_str);
+            let paths = paths_at(entries, release)?;
+            if in_range(release, since, None)? && (!paths.is_empty() || !present) {
+                variants.insert(variant.clone(), paths);
+            }
+        }
+        let def = ComponentDef {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            optional: self.optional,
+            variants,
+            kustomize_components: paths_at(&self.kustomize_components, release)?,
+            dependencies: self.dependencies.clone(),
+            provides: self.provides.clone(),
+            namespaces: self.namespaces.clone(),
+            name_prefixes: self.name_prefixes.clone(),
+            since: self.since.clone(),
+            alternative: self.alternative.clone(),
+            until: self.until.clone(),
+            until_note: self.until_note.clone(),
+            entry_patterns: self.entry_patterns.clone(),
+            marks: self.marks.clone(),
+        };
+        Ok((def, present))
+    }
 }
 
 /// A foundation of the install (`foundations:` in `charts/catalog.yaml`): set up, in catalog
@@ -131,69 +251,66 @@ fn parse<T: serde::de::DeserializeOwned>(path: &str, text: &str) -> Result<T, Ca
 }
 
 impl Catalog {
-    /// The catalog compiled into the binary.
+    /// The catalog compiled into the binary, as the newest known release has it.
     pub fn embedded() -> Result<Catalog, CatalogError> {
+        Catalog::for_release(crate::source::releases::newest().version)
+    }
+
+    /// The embedded catalog as release `version` has it (see the module docs).
+    pub fn for_release(version: &str) -> Result<Catalog, CatalogError> {
+        let release = version_of(version, "release")?;
         let index_path = "charts/catalog.yaml";
         let index: CatalogFile = parse(index_path, embedded::file(index_path).unwrap_or_default())?;
-        let mut components = IndexMap::new();
+        let (mut components, mut absent) = (IndexMap::new(), IndexMap::new());
         for name in &index.order {
             let path = format!("charts/{name}/component.yaml");
             let text = embedded::file(&path)
                 .ok_or_else(|| CatalogError::Data { path: path.clone(), message: "missing".into() })?;
-            let def: ComponentDef = parse(&path, text)?;
-            if &def.name != name {
+            let file: ComponentFile = parse(&path, text)?;
+            if &file.name != name {
                 return Err(CatalogError::Data {
                     path,
-                    message: format!("name `{}` does not match its folder", def.name),
+                    message: format!("name `{}` does not match its folder", file.name),
                 });
             }
-            components.insert(name.clone(), def);
+            match file.at(&release)? {
+                (def, true) => components.insert(name.clone(), def),
+                (def, false) => absent.insert(name.clone(), def),
+            };
         }
-        if let Some(r) = index.pod_scopes.runtimes.iter().find(|r| !components.contains_key(&r.component)) {
+        if let Some(r) = index.pod_scopes.runtimes.iter().find(|r| !index.order.contains(&r.component)) {
             let message = format!("podScopes.runtimes: component `{}` is not in `order`", r.component);
             return Err(CatalogError::Data { path: index_path.into(), message });
         }
         Ok(Catalog {
             components,
-            release: None,
-            absent: IndexMap::new(),
+            release: Some(version.to_string()),
+            absent,
             foundations: index.foundations,
             sort_options: index.sort_options,
         })
     }
 
-    /// The embedded catalog as release `version` has it: components, variants and kustomize
-    /// Components newer than it left out (the components kept in [`Catalog::absent`]).
-    pub fn for_release(version: &str) -> Result<Catalog, CatalogError> {
-        let mut catalog = Catalog::embedded()?;
-        let release = semver_of(version, "release")?;
-        let newer = |since: &Option<String>| -> Result<bool, CatalogError> {
-            Ok(match since {
-                Some(s) => semver_of(s, "since")? > release,
-                None => false,
-            })
-        };
-        let mut kept = IndexMap::new();
-        for (name, mut def) in std::mem::take(&mut catalog.components) {
-            if newer(&def.since)? {
-                catalog.absent.insert(name, def);
-                continue;
+    /// The catalog of the known release whose layout `manifests_dir` is closest to: the one
+    /// whose folders (every component's default variant) the tree has the most of, the newest
+    /// on a tie. For a tree that is no pinned release: a newer upstream commit is read with the
+    /// newest catalog, an older tag or a fork of one with its own release's.
+    pub fn closest_to(manifests_dir: &std::path::Path) -> Result<Catalog, CatalogError> {
+        let mut best: Option<(usize, Catalog)> = None;
+        for release in crate::source::releases::newest_first(crate::source::releases::known()) {
+            let catalog = Catalog::for_release(release.version)?;
+            let present = catalog
+                .components
+                .values()
+                .flat_map(|d| d.paths(d.default_variant()).map(<[String]>::to_vec).unwrap_or_default())
+                .filter(|p| manifests_dir.join(p).is_dir())
+                .count();
+            if best.as_ref().is_none_or(|(most, _)| present > *most) {
+                best = Some((present, catalog));
             }
-            let mut dropped = Vec::new();
-            for (variant, since) in &def.variants_since {
-                if newer(&Some(since.clone()))? {
-                    dropped.push(variant.clone());
-                }
-            }
-            def.variants.retain(|v, _| !dropped.contains(v));
-            if newer(&def.kustomize_components_since)? {
-                def.kustomize_components.clear();
-            }
-            kept.insert(name, def);
         }
-        catalog.components = kept;
-        catalog.release = Some(version.to_string());
-        Ok(catalog)
+        best.map(|(_, c)| c)
+            .ok_or_else(|| CatalogError::Data { path: "charts/releases.yaml".into(), message: "no release".into() })
     }
 
     pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
@@ -201,12 +318,7 @@ impl Catalog {
             return Err(CatalogError::NotInRelease {
                 release: release.clone(),
                 component: name.to_string(),
-                since: def.since.clone().unwrap_or_default(),
-                alternative: def
-                    .alternative
-                    .as_ref()
-                    .map(|a| format!("; {a} exists (--set {name}.enabled=false --set {a}.enabled=true)"))
-                    .unwrap_or_default(),
+                why: def.absence(),
             });
         }
         self.components.get(name).ok_or_else(|| CatalogError::UnknownComponent {
@@ -218,10 +330,31 @@ impl Catalog {
     }
 }
 
-fn semver_of(version: &str, what: &str) -> Result<semver::Version, CatalogError> {
-    semver::Version::parse(version.trim_start_matches('v')).map_err(|e| CatalogError::Data {
+impl ComponentDef {
+    /// Why a release lacks this component, for [`CatalogError::NotInRelease`].
+    fn absence(&self) -> String {
+        let name = &self.name;
+        match (&self.until, &self.since) {
+            (Some(until), _) => format!(
+                "removed in {until}{}; leave it out (--set {name}.enabled=false)",
+                self.until_note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()
+            ),
+            (None, since) => format!(
+                "new in {}{}",
+                since.as_deref().unwrap_or("a later release"),
+                self.alternative
+                    .as_ref()
+                    .map(|a| format!("; {a} exists (--set {name}.enabled=false --set {a}.enabled=true)"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+fn version_of(version: &str, what: &str) -> Result<ReleaseVersion, CatalogError> {
+    ReleaseVersion::parse(version).ok_or_else(|| CatalogError::Data {
         path: "charts/".into(),
-        message: format!("{what} `{version}`: not a semantic version: {e}"),
+        message: format!("{what} `{version}`: not a release version (v1.11.0, 26.03)"),
     })
 }
 
@@ -249,7 +382,8 @@ mod tests {
             .filter_map(|(p, _)| p.strip_suffix("/component.yaml")?.strip_prefix("charts/"))
             .collect();
         folders.sort();
-        let mut listed: Vec<&str> = catalog.components.keys().map(String::as_str).collect();
+        let mut listed: Vec<&str> =
+            catalog.components.keys().chain(catalog.absent.keys()).map(String::as_str).collect();
         listed.sort();
         assert_eq!(folders, listed, "every charts/<name>/ is listed in charts/catalog.yaml and vice versa");
     }
@@ -266,9 +400,29 @@ mod tests {
         let istio = catalog.get("istio").unwrap();
         assert!(istio.variants.contains_key("oauth2-proxy") && !istio.variants.contains_key("ambient-oauth2-proxy"));
         assert!(catalog.get("profiles").unwrap().kustomize_components.is_empty());
-        let newest = Catalog::for_release("v1.11.0").unwrap();
-        assert!(newest.absent.is_empty() && newest.get("trainer").is_ok());
-        assert_eq!(newest.get("profiles").unwrap().kustomize_components.len(), 1);
+        let v1_11 = Catalog::for_release("v1.11.0").unwrap();
+        assert!(v1_11.absent.is_empty() && v1_11.get("trainer").is_ok());
+        assert_eq!(v1_11.get("profiles").unwrap().kustomize_components.len(), 1);
+    }
+
+    #[test]
+    fn folders_that_moved_in_26_03_are_one_entry_each_side_of_the_move() {
+        let old = Catalog::for_release("v1.11.0").unwrap();
+        let new = Catalog::for_release("26.03").unwrap();
+        assert_eq!(
+            old.get("cert-manager").unwrap().paths("default").unwrap(),
+            ["common/cert-manager/base", "common/cert-manager/kubeflow-issuer/base"]
+        );
+        assert_eq!(
+            new.get("cert-manager").unwrap().paths("default").unwrap(),
+            ["common/cert-manager/overlays/kubeflow"]
+        );
+        assert_eq!(new.get("pipelines").unwrap().paths("multi-user").unwrap(), ["applications/pipeline/overlays"]);
+        assert!(new.get("profiles").unwrap().kustomize_components.is_empty());
+        let gone = new.get("networkpolicies").unwrap_err().to_string();
+        assert!(gone.starts_with("release 26.03: component `networkpolicies` is removed in 26.03"), "{gone}");
+        assert!(gone.contains("--set networkpolicies.enabled=false"), "{gone}");
+        assert_eq!(Catalog::embedded().unwrap().release.as_deref(), Some("26.03"), "the newest release is the default");
     }
 
     #[test]

@@ -29,9 +29,11 @@ pub mod existing_secrets;
 pub mod external_store;
 pub mod gateway;
 pub mod guarded;
+pub mod identify;
 pub mod identity;
 pub mod image_refs;
 pub mod images;
+pub mod inspect;
 pub mod object_id;
 pub mod params;
 pub mod profile;
@@ -59,12 +61,12 @@ pub enum CatalogError {
     UnknownComponent { name: String, hint: String },
     #[error("component `{component}` has no variant `{variant}`; its variants: {known}")]
     UnknownVariant { component: String, variant: String, known: String },
-    #[error("release {release}: component `{component}` is new in {since}{alternative}")]
-    NotInRelease { release: String, component: String, since: String, alternative: String },
+    #[error("release {release}: component `{component}` is {why}")]
+    NotInRelease { release: String, component: String, why: String },
     #[error(
-        "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry the catalog attributes to it; leave it out (--set {component}.enabled=false) or pass a pinned release"
+        "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry builds it (`kfctl-rs source inspect` shows what the tree holds); leave it out ({flags}) or pass a pinned release (--version)"
     )]
-    NotInTree { component: String, paths: String },
+    NotInTree { component: String, paths: String, flags: String },
     #[error("component `{component}` is not part of profile `{profile}`")]
     NotInProfile { component: String, profile: String },
     #[error(

@@ -6,7 +6,8 @@
 //! [`Resolved::kustomization`] generates: the enabled components' upstream folders, in
 //! catalog order, plus their kustomize Components and the catalog's output order.
 //!
-//! A profile may differ per release: `releases:` maps a semver requirement (`<1.11.0`) to
+//! A profile may differ per release: `releases:` maps a version requirement (`<1.11.0`,
+//! `>=26.03`; either scheme, see [`crate::source::version::requirement`]) to
 //! component choices laid over the profile's own when the catalog's release matches
 //! (multi-tenant on v1.10 has the Training Operator where v1.11.0 has Trainer). A profile with
 //! `example: true` *is* upstream's `example/`: on a tree that is no pinned release it renders
@@ -16,6 +17,7 @@ use super::CatalogError;
 use super::changes::{OwnChanges, RawChanges};
 use super::component::Catalog;
 use super::embedded;
+use crate::source::version::{self, ReleaseVersion};
 use indexmap::IndexMap;
 use kfctl_kustomize::kustomization::Kustomization;
 use serde::Deserialize;
@@ -135,13 +137,13 @@ fn load_file(name_or_path: &str, release: Option<&str>) -> Result<ProfileFile, C
 
 /// Lay the `releases:` choices whose requirement `release` meets over the profile's own.
 fn apply_release_choices(file: &mut ProfileFile, release: &str, origin: &str) -> Result<(), CatalogError> {
-    let bad = |what: &str, e: semver::Error| CatalogError::Data {
-        path: origin.to_string(),
-        message: format!("releases: `{what}`: {e}"),
-    };
-    let version = semver::Version::parse(release.trim_start_matches('v')).map_err(|e| bad(release, e))?;
+    let bad =
+        |message: String| CatalogError::Data { path: origin.to_string(), message: format!("releases: {message}") };
+    let version = ReleaseVersion::parse(release)
+        .ok_or_else(|| bad(format!("`{release}` is not a release version (v1.11.0, 26.03)")))?
+        .semver();
     for (requirement, choices) in &file.releases {
-        let req = semver::VersionReq::parse(requirement).map_err(|e| bad(requirement, e))?;
+        let req = version::requirement(requirement).map_err(bad)?;
         if req.matches(&version) {
             for (name, choice) in &choices.components {
                 file.components.insert(name.clone(), choice.clone());
@@ -164,8 +166,12 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
         }
     }
     for (name, choice) in &merged.components {
-        let disabled_but_known = choice.enabled == Some(false) && catalog.absent.contains_key(name);
-        if !disabled_but_known {
+        // A component upstream dropped (`until`) leaves the profiles that list it; one a
+        // release does not have yet is an error naming what it has instead.
+        let absent = catalog.absent.get(name);
+        let disabled_but_known = choice.enabled == Some(false) && absent.is_some();
+        let dropped_upstream = absent.is_some_and(|d| d.until.is_some());
+        if !disabled_but_known && !dropped_upstream {
             catalog.get(name)?;
         }
     }
@@ -390,7 +396,7 @@ mod tests {
 
     #[test]
     fn multi_tenant_kustomization_lists_upstream_example_entries_in_order() {
-        let catalog = Catalog::embedded().unwrap();
+        let catalog = Catalog::for_release("v1.11.0").unwrap();
         let k = resolve("multi-tenant", &catalog).unwrap().kustomization(&catalog).unwrap();
         assert_eq!(k.resources.first().map(String::as_str), Some("../common/cert-manager/base"));
         assert_eq!(
@@ -399,6 +405,17 @@ mod tests {
         );
         assert_eq!(k.components, ["../common/security/PSS/dynamic/baseline"]);
         assert_eq!(k.resources.len(), 29);
+    }
+
+    #[test]
+    fn multi_tenant_on_26_03_follows_the_moves_and_drops_what_upstream_dropped() {
+        let catalog = Catalog::for_release("26.03").unwrap();
+        let k = resolve("multi-tenant", &catalog).unwrap().kustomization(&catalog).unwrap();
+        assert_eq!(k.resources.first().map(String::as_str), Some("../common/cert-manager/overlays/kubeflow"));
+        assert!(k.resources.iter().any(|r| r == "../applications/pipeline/overlays"));
+        assert!(!k.resources.iter().any(|r| r.contains("networkpolicies")), "{:?}", k.resources);
+        assert!(k.components.is_empty());
+        assert_eq!(k.resources.len(), 27);
     }
 
     #[test]

@@ -9,11 +9,15 @@
 //! 5. apply the parameter table to every object, and rename the generated ConfigMaps and
 //!    Secrets whose content changed as kustomize would ([`super::rehash`]).
 //!
-//! The catalog data is the one of the release the tree is ([`Layout`]). On a tree that is no
-//! pinned release ([`Layout::Unknown`]) the newest catalog is used, a profile marked `example`
-//! renders as the tree's own `example/` kustomization, and the other profiles take each
-//! component's folder from the catalog when the tree has it, else from the `example/` entries
-//! attributed to it ([`super::attribute::attribute_example`]).
+//! The catalog data is the one of the release the tree is ([`Layout`]). When it does not
+//! describe the tree — no pinned release ([`Layout::Unknown`], the catalog of the closest
+//! release's layout), or a
+//! release tree lacking a folder the catalog names for the profile (an older tag, a fork) — a
+//! profile marked `example` renders as the tree's own `example/` kustomization, and the other
+//! profiles take each component's folder from the catalog when the tree has it, else from the
+//! `example/` entries attributed to it by path, content or pattern
+//! ([`super::attribute::attribute_example`]). A component found nowhere is an error naming it
+//! and the flags that leave it out together with what needs it.
 
 use super::attribute::{self, ExampleAttribution};
 use super::component::Catalog;
@@ -54,8 +58,20 @@ pub enum Layout {
     Newest,
     /// The catalog as this release has it ([`Catalog::for_release`]).
     Release(String),
-    /// A tree that is no pinned release: the newest catalog and the tree's own `example/`.
+    /// A tree that is no pinned release: the catalog of the release whose layout it is
+    /// closest to ([`Catalog::closest_to`]) and the tree's own `example/`.
     Unknown,
+}
+
+impl Layout {
+    /// The catalog data that describes a tree of this layout at `manifests_dir`.
+    pub fn catalog(&self, manifests_dir: &std::path::Path) -> Result<Catalog, CatalogError> {
+        match self {
+            Layout::Release(version) => Catalog::for_release(version),
+            Layout::Newest => Catalog::embedded(),
+            Layout::Unknown => Catalog::closest_to(manifests_dir),
+        }
+    }
 }
 
 /// One rendered object and the component it belongs to.
@@ -94,14 +110,12 @@ pub struct Prepared {
 
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
 pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
-    let catalog = match &req.layout {
-        Layout::Release(version) => Catalog::for_release(version)?,
-        Layout::Newest | Layout::Unknown => Catalog::embedded()?,
-    };
+    let catalog = req.layout.catalog(&req.manifests_dir)?;
     let mut profile = profile::resolve(&req.profile, &catalog)?;
-    let example = match req.layout {
-        Layout::Unknown => Some(attribute::attribute_example(&catalog, &req.manifests_dir)?),
-        _ => None,
+    let described = req.layout != Layout::Unknown && folders_present(&profile, &catalog, &req.manifests_dir);
+    let example = match described {
+        false => Some(attribute::attribute_example(&catalog, &req.manifests_dir, req.remote.clone())?),
+        true => None,
     };
     if let Some(example) = example.as_ref().filter(|_| profile.example) {
         profile.components = example.components_in(&catalog);
@@ -137,6 +151,17 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     super::external_store::database(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
+}
+
+/// Whether the tree has every folder the catalog names for the profile's components: then the
+/// catalog describes the tree; else its `example/` is read to find what moved.
+fn folders_present(profile: &Resolved, catalog: &Catalog, manifests_dir: &std::path::Path) -> bool {
+    profile.components.iter().all(|(name, variant)| {
+        catalog.get(name).is_ok_and(|def| {
+            let paths = def.paths(variant).map(<[String]>::to_vec).unwrap_or_default();
+            paths.iter().chain(&def.kustomize_components).all(|p| manifests_dir.join(p).is_dir())
+        })
+    })
 }
 
 /// Render a profile with values.
@@ -281,7 +306,11 @@ fn unknown_tree_kustomization(
             false => from_example(&example.resources),
         };
         if resources.is_empty() {
-            return Err(CatalogError::NotInTree { component: name.clone(), paths: catalog_paths.join(", ") });
+            return Err(CatalogError::NotInTree {
+                component: name.clone(),
+                paths: catalog_paths.join(", "),
+                flags: leave_out_flags(name, profile, catalog),
+            });
         }
         let components = match present(&def.kustomize_components) {
             true => def.kustomize_components.iter().map(|p| format!("../{p}")).collect(),
@@ -295,6 +324,24 @@ fn unknown_tree_kustomization(
     }
     k.resources.extend(profile.changes.resources.iter().cloned());
     Ok((k, tags))
+}
+
+/// The `--set` flags that leave `name` out of `profile`, with every enabled component that
+/// needs it (directly or not): the hint that works when pasted.
+fn leave_out_flags(name: &str, profile: &Resolved, catalog: &Catalog) -> String {
+    let mut out = vec![name.to_string()];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (component, _) in &profile.components {
+            let needs = catalog.get(component).is_ok_and(|d| d.dependencies.iter().any(|dep| out.contains(dep)));
+            if needs && !out.contains(component) {
+                out.push(component.clone());
+                grew = true;
+            }
+        }
+    }
+    out.iter().map(|c| format!("--set {c}.enabled=false")).collect::<Vec<_>>().join(" ")
 }
 
 /// Static defaults plus what the render implies (images, replicas, resources, PSS levels).

@@ -35,8 +35,10 @@ mod fsutil;
 pub mod mirror;
 pub mod open;
 pub mod pull;
+pub mod readable;
 pub mod releases;
 pub mod resolver;
+pub mod version;
 pub mod walk;
 
 use std::path::PathBuf;

@@ -15,7 +15,8 @@
 //!
 //! A tree that did not come from the catalog (every `--source`) is recognised by its release
 //! digest ([`releases::identify`]): a match is that release; anything else is an *unknown
-//! upstream*, rendered with the newest catalog and its own `example/` ([`Layout::Unknown`]),
+//! upstream*, rendered with the catalog of the closest release layout and its own `example/`
+//! ([`Layout::Unknown`]),
 //! said once in [`OpenedSource::warnings`]. A `--version` the digest disagrees with is a
 //! warning (the named release's catalog data is used), or with `--verify` a `security:`
 //! refusal. A bundle's own claim to be a release counts only when its digest agrees too.
@@ -168,11 +169,10 @@ impl Context<'_> {
                 Ok((None, Layout::Release(n.version.to_string()), vec![message]))
             }
             (None, None) => {
-                let newest = releases::select(None)?;
                 let message = format!(
                     "{origin}: matches no pinned release (release digest sha256:{digest}); an unknown upstream: \
-                     using the newest catalog ({}) and the tree's own example/ as profile multi-tenant",
-                    newest.version
+                     using the catalog data of the release whose layout it is closest to, and the tree's own \
+                     example/ as profile multi-tenant (`kfctl-rs source inspect` shows how each entry is read)"
                 );
                 if self.spec.verify {
                     return Err(SourceError::Security(format!("{message} (refused: --verify is set)")));
@@ -281,7 +281,7 @@ mod tests {
         let spec = SourceSpec { offline: true, cache_dir: Some(tmp.path().to_path_buf()), ..SourceSpec::default() };
         let err = open_source(&spec).unwrap_err().to_string();
         assert!(
-            err.contains("kubeflow/manifests v1.11.0") && err.contains("kfctl-rs source pull --version v1.11.0"),
+            err.contains("kubeflow/manifests 26.03") && err.contains("kfctl-rs source pull --version 26.03"),
             "{err}"
         );
     }

@@ -9,12 +9,15 @@
 //! commit could not be confirmed has none: it is known (its catalog data applies), but it
 //! cannot be fetched, and nothing is ever recorded as it without a matching digest.
 //!
-//! `--version` accepts an exact version (`v1.11.0` or `1.11.0`), a semver prefix (`1.11`,
-//! `v1`: the newest known match) or `latest`. Anything else is an error listing what is known.
+//! `--version` accepts an exact version in either of upstream's schemes (`v1.11.0` or
+//! `1.11.0`; `26.03`, also spelt `26.3`, `v26.03` or `26.03.0`), a prefix of a semantic
+//! version (`1.11`, `v1`: the newest known match; a calendar `YY.MM` names that release
+//! itself, `YY` the newest of the year) or `latest`. Anything else is an error listing what is
+//! known. Versions order across both schemes ([`super::version`]).
 
 use super::SourceError;
-use super::digest::{EntryKind, TreeEntry, collect_tree, digest_entries};
-use semver::Version;
+use super::digest::{TreeEntry, collect_tree, digest_entries};
+use super::version::ReleaseVersion;
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -39,15 +42,7 @@ pub struct Release {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ReleasesFile {
-    digest_skips: DigestSkips,
     releases: Vec<ReleaseEntry>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DigestSkips {
-    skip: Vec<String>,
-    keep: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -72,7 +67,6 @@ const RELEASES_FILE: &str = "charts/releases.yaml";
 
 struct Loaded {
     releases: Vec<Release>,
-    skips: DigestSkips,
 }
 
 fn leak(s: String) -> &'static str {
@@ -90,7 +84,11 @@ fn parse_file(text: &str) -> Result<Loaded, String> {
     let file: ReleasesFile = serde_json::from_value(doc.unwrap_or_default()).map_err(|e| e.to_string())?;
     let mut releases = Vec::new();
     for entry in file.releases {
-        parse_version(&entry.version).ok_or_else(|| format!("`{}`: not a semantic version", entry.version))?;
+        let parsed = ReleaseVersion::parse(&entry.version)
+            .ok_or_else(|| format!("`{}`: not a release version (v1.11.0, 26.03)", entry.version))?;
+        if parsed.canonical() != entry.version {
+            return Err(format!("`{}`: write it as upstream tags it, `{}`", entry.version, parsed.canonical()));
+        }
         let remote_bases: Vec<&'static str> = entry.remote_bases.into_iter().map(leak).collect();
         releases.push(Release {
             version: leak(entry.version),
@@ -101,7 +99,7 @@ fn parse_file(text: &str) -> Result<Loaded, String> {
             digest: entry.digest.map(leak),
         });
     }
-    Ok(Loaded { releases, skips: file.digest_skips })
+    Ok(Loaded { releases })
 }
 
 fn loaded() -> &'static Loaded {
@@ -118,27 +116,30 @@ pub fn known() -> &'static [Release] {
     &loaded().releases
 }
 
-/// The known versions, for messages: `v1.10.0, v1.10.1, …`.
-pub fn known_versions() -> String {
-    known().iter().map(|r| r.version).collect::<Vec<_>>().join(", ")
+/// The newest known release: what `latest` and no `--version` mean.
+pub fn newest() -> &'static Release {
+    // The compiled-in catalog has releases (checked by the tests below).
+    newest_first(known()).into_iter().next().unwrap_or_else(|| panic!("{RELEASES_FILE}: no release"))
 }
 
-/// The release digest of a tree: [`super::digest`]'s tree digest without the files
-/// `digestSkips` names (helper scripts no kustomization reads). Remembered per tree by
-/// [`super::digest_memo`], so an unchanged tree is not hashed again.
-pub fn release_digest(root: &Path) -> Result<String, SourceError> {
-    let skips = &loaded().skips;
-    let kept: Vec<TreeEntry> = collect_tree(root)?
-        .into_iter()
-        .filter(|e| {
-            let name = e.rel.rsplit('/').next().unwrap_or(&e.rel);
-            let skipped = e.kind == EntryKind::File && skips.skip.iter().any(|p| glob_match(p, name));
-            !skipped || skips.keep.iter().any(|p| glob_match(p, name))
-        })
-        .collect();
-    let filter = format!("skip {:?} keep {:?}", skips.skip, skips.keep);
-    super::digest_memo::digest(super::digest_memo::folder().as_deref(), root, &filter, &kept, digest_entries)
+/// The known versions, newest first, for messages: `26.03, v1.11.0, …`.
+pub fn known_versions() -> String {
+    newest_first(known()).iter().map(|r| r.version).collect::<Vec<_>>().join(", ")
 }
+
+/// The release digest of a tree: [`super::digest`]'s tree digest of what a render can read
+/// there ([`super::readable`]: the kustomization files and the files they name), so a git
+/// checkout or GitHub's archive of a tag has the digest of the data-only tree. Remembered per
+/// tree by [`super::digest_memo`] (keyed by every entry's signature, so an unchanged tree is
+/// neither parsed nor hashed again).
+pub fn release_digest(root: &Path) -> Result<String, SourceError> {
+    let tree = collect_tree(root)?;
+    let compute = |entries: &[TreeEntry]| digest_entries(&super::readable::readable(entries.to_vec()));
+    super::digest_memo::digest(super::digest_memo::folder().as_deref(), root, READABLE_SCOPE, &tree, compute)
+}
+
+/// What the release digest covers, named for the memo: a change of meaning is a new name.
+const READABLE_SCOPE: &str = "readable-by-kustomize/1";
 
 /// The known release whose digest `digest` is.
 pub fn by_digest(digest: &str) -> Option<&'static Release> {
@@ -195,8 +196,10 @@ impl Release {
         }
     }
 
-    fn semver(&self) -> Version {
-        parse_version(self.version).unwrap_or_else(|| Version::new(0, 0, 0))
+    /// The version's numbers, ordered across both schemes.
+    pub fn parsed(&self) -> ReleaseVersion {
+        // Checked when the catalog was read (`parse_file`).
+        ReleaseVersion::parse(self.version).unwrap_or(ReleaseVersion { parts: [0; 3], given: 3 })
     }
 }
 
@@ -205,31 +208,33 @@ pub fn select(spec: Option<&str>) -> Result<&'static Release, SourceError> {
     select_from(known(), spec.unwrap_or("latest"))
 }
 
-/// Select from any catalog: exact version, semver prefix (newest match) or `latest`.
+/// Select from any catalog: an exact version, a prefix (newest match) or `latest`.
 pub fn select_from<'a>(catalog: &'a [Release], spec: &str) -> Result<&'a Release, SourceError> {
     let spec = spec.trim();
-    let newest = |candidates: Vec<&'a Release>| candidates.into_iter().max_by_key(|r| r.semver());
+    let newest = |candidates: Vec<&'a Release>| candidates.into_iter().max_by_key(|r| r.parsed());
     let found = if spec.eq_ignore_ascii_case("latest") {
         newest(catalog.iter().collect())
     } else {
-        let wanted = spec.strip_prefix('v').unwrap_or(spec);
-        let exact = catalog.iter().find(|r| r.version.trim_start_matches('v') == wanted);
-        exact.or_else(|| newest(catalog.iter().filter(|r| is_prefix_match(r.version, wanted)).collect()))
+        ReleaseVersion::parse(spec).and_then(|wanted| {
+            // `26.03` names the release 26.03 itself; `1.11` the newest v1.11.x.
+            let whole = wanted.given == 3 || (wanted.is_calendar() && wanted.given == 2);
+            match whole {
+                true => catalog.iter().find(|r| r.parsed().parts == wanted.parts),
+                false => newest(catalog.iter().filter(|r| wanted.covers(&r.parsed())).collect()),
+            }
+        })
     };
     found.ok_or_else(|| SourceError::UnknownVersion {
         requested: spec.to_string(),
-        known: catalog.iter().map(|r| r.version).collect::<Vec<_>>().join(", "),
+        known: newest_first(catalog).iter().map(|r| r.version).collect::<Vec<_>>().join(", "),
     })
 }
 
-/// `1.11` matches `v1.11.0` and `v1.11.3`, not `v1.110.0`: whole dot-separated parts only.
-fn is_prefix_match(version: &str, wanted: &str) -> bool {
-    let version = version.trim_start_matches('v');
-    !wanted.is_empty() && (version == wanted || version.starts_with(&format!("{wanted}.")))
-}
-
-fn parse_version(version: &str) -> Option<Version> {
-    Version::parse(version.trim_start_matches('v')).ok()
+/// The releases of a catalog, newest first.
+pub fn newest_first(catalog: &[Release]) -> Vec<&Release> {
+    let mut releases: Vec<&Release> = catalog.iter().collect();
+    releases.sort_by_key(|r| std::cmp::Reverse(r.parsed()));
+    releases
 }
 
 #[cfg(test)]
@@ -271,9 +276,9 @@ mod tests {
     }
 
     #[test]
-    fn the_catalog_knows_four_releases_and_pins_only_confirmed_commits() {
+    fn the_catalog_knows_five_releases_and_pins_their_commits() {
         let versions: Vec<&str> = known().iter().map(|r| r.version).collect();
-        assert_eq!(versions, ["v1.10.0", "v1.10.1", "v1.10.2", "v1.11.0"]);
+        assert_eq!(versions, ["v1.10.0", "v1.10.1", "v1.10.2", "v1.11.0", "26.03"]);
         for r in known() {
             let sha_ok = r.commit.is_none_or(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()));
             assert!(sha_ok, "{}: {:?}", r.version, r.commit);
@@ -282,19 +287,33 @@ mod tests {
         let v1_10_2 = select(Some("v1.10.2")).unwrap();
         assert_eq!(v1_10_2.commit, Some("d8d643f1a736b28c525bd9b8ee5c9b2f4a661b39"));
         assert_eq!(v1_10_2.kubernetes_range(), "1.32 to 1.33");
-        assert_eq!(select(Some("v1.10.0")).unwrap().archive_url("https://github.com"), None);
+        assert_eq!(select(Some("v1.10.0")).unwrap().commit, Some("c1ae849873a36199af43c4e14d113bd60fc695d7"));
+        assert_eq!(select(Some("v1.10.1")).unwrap().commit, Some("e636e839fe41255d5e22a8675748f8a5cc125e94"));
+        let current = select(Some("26.03")).unwrap();
+        assert_eq!(current.commit, Some("d68ebc7fab366ab40ddd1541d2ec22febb31bc83"));
+        assert_eq!(current.kubernetes_range(), "1.34 and newer");
+    }
+
+    #[test]
+    fn calendar_versions_select_26_03_in_every_spelling() {
+        for spelling in ["26.03", "26.3", "v26.03", "26.03.0", "26", "latest"] {
+            assert_eq!(select(Some(spelling)).unwrap().version, "26.03", "{spelling}");
+        }
+        assert_eq!(select(None).unwrap().version, "26.03");
+        assert_eq!(select(Some("1.11")).unwrap().version, "v1.11.0");
+        assert!(select(Some("26.04")).is_err() && select(Some("26.03.1")).is_err());
     }
 
     #[test]
     fn version_1_10_means_v1_10_2() {
         assert_eq!(select(Some("1.10")).unwrap().version, "v1.10.2");
-        assert_eq!(select(Some("latest")).unwrap().version, "v1.11.0");
+        assert_eq!(select(Some("latest")).unwrap().version, "26.03");
     }
 
     #[test]
-    fn unknown_version_in_the_real_catalog_lists_all_four() {
+    fn unknown_version_in_the_real_catalog_lists_all_newest_first() {
         let err = select(Some("v1.9.0")).unwrap_err().to_string();
-        assert_eq!(err, "release v1.9.0: unknown version; known versions: v1.10.0, v1.10.1, v1.10.2, v1.11.0");
+        assert_eq!(err, "release v1.9.0: unknown version; known versions: 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0");
     }
 
     #[test]
@@ -304,14 +323,16 @@ mod tests {
     }
 
     #[test]
-    fn release_digest_skips_scripts_but_keeps_sync_py() {
+    fn release_digest_covers_what_a_render_reads_and_nothing_else() {
         let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("kustomization.yaml"), "resources: [k.yaml]\n").unwrap();
         std::fs::write(tmp.path().join("k.yaml"), "a: 1\n").unwrap();
         let before = release_digest(tmp.path()).unwrap();
         std::fs::write(tmp.path().join("hack.sh"), "echo\n").unwrap();
-        assert_eq!(release_digest(tmp.path()).unwrap(), before, "a script changes no release digest");
-        std::fs::write(tmp.path().join("sync.py"), "x = 1\n").unwrap();
-        assert_ne!(release_digest(tmp.path()).unwrap(), before, "sync.py is embedded by kustomizations");
+        std::fs::write(tmp.path().join("README.md"), "# x\r\n").unwrap();
+        assert_eq!(release_digest(tmp.path()).unwrap(), before, "a script or a README changes no release digest");
+        std::fs::write(tmp.path().join("k.yaml"), "a: 2\n").unwrap();
+        assert_ne!(release_digest(tmp.path()).unwrap(), before, "a named file is part of the render");
         assert_eq!(by_digest(&before), None);
     }
 
@@ -346,7 +367,7 @@ mod tests {
     #[test]
     fn unknown_version_lists_known_ones() {
         let err = select_from(&catalog(), "2.0").unwrap_err().to_string();
-        assert_eq!(err, "release 2.0: unknown version; known versions: v1.9.1, v1.10.0, v1.10.2, v1.11.0");
+        assert_eq!(err, "release 2.0: unknown version; known versions: v1.11.0, v1.10.2, v1.10.0, v1.9.1");
     }
 
     #[test]

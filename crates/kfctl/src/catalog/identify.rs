@@ -1,0 +1,94 @@
+//! Knowing a component by what its folder builds, not by where the folder is.
+//!
+//! Upstream moves folders between releases (cert-manager's issuer into an overlay, Pipelines
+//! behind an overlay, whole applications renamed), and forks and older tags have layouts of
+//! their own. Paths are the catalog's first guess; what a folder *builds* is the evidence that
+//! survives a move. Each component lists `marks` in its `component.yaml`: objects only it
+//! renders, written `Kind/name` (a CRD by its full name: `CustomResourceDefinition/
+//! certificates.cert-manager.io`). A folder is the component whose marks its build holds the
+//! most of, when exactly one component leads; no mark, or a tie, identifies nothing.
+//!
+//! The marks are data, checked against every release snapshot by the test suite: each mark is
+//! rendered by its component and by no other, and every `example/` entry of every release is
+//! identified by content as the component its path names.
+
+use super::component::Catalog;
+use kfctl_kustomize::BuildOptions;
+use kfctl_kustomize::remote::RemoteResolver;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+/// How an object is written in `marks`: `Kind/name`.
+pub fn mark_of(obj: &Value) -> Option<String> {
+    let kind = obj.get("kind")?.as_str()?;
+    let name = obj.pointer("/metadata/name")?.as_str()?;
+    Some(format!("{kind}/{name}"))
+}
+
+/// The component (and its default variant) whose marks `objects` hold the most of, when one
+/// component leads alone.
+pub fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String, String)> {
+    let present: BTreeSet<String> = objects.iter().filter_map(mark_of).collect();
+    let mut scores: Vec<(usize, &str, &str)> = catalog
+        .components
+        .values()
+        .map(|def| {
+            let score = def.marks.iter().filter(|m| present.contains(m.as_str())).count();
+            (score, def.name.as_str(), def.default_variant())
+        })
+        .filter(|(score, _, _)| *score > 0)
+        .collect();
+    scores.sort_by(|a, b| b.0.cmp(&a.0));
+    match scores.as_slice() {
+        [(best, name, variant), rest @ ..] if rest.first().is_none_or(|(next, _, _)| next < best) => {
+            Some((name.to_string(), variant.to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// Build the kustomization folder `dir` natively and identify it; `None` when it does not
+/// build (a build that really uses it fails later with the engine's own message).
+pub fn identify_folder(catalog: &Catalog, dir: &Path, remote: Arc<dyn RemoteResolver>) -> Option<(String, String)> {
+    let options = BuildOptions { remote, ..BuildOptions::default() };
+    let built = kfctl_kustomize::build(dir, &options).ok()?;
+    identify_objects(catalog, &kfctl_kustomize::objects(&built))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(kind: &str, name: &str) -> Value {
+        json!({"kind": kind, "metadata": {"name": name}})
+    }
+
+    #[test]
+    fn the_component_with_the_most_marks_wins_alone() {
+        let catalog = Catalog::embedded().unwrap();
+        let cert_manager = [
+            object("Deployment", "cert-manager-webhook"),
+            object("CustomResourceDefinition", "certificates.cert-manager.io"),
+            object("ConfigMap", "anything"),
+        ];
+        assert_eq!(identify_objects(&catalog, &cert_manager).map(|(c, _)| c).as_deref(), Some("cert-manager"));
+        assert_eq!(identify_objects(&catalog, &[object("ConfigMap", "anything")]), None);
+    }
+
+    #[test]
+    fn every_mark_names_one_component_only() {
+        let catalog = Catalog::embedded().unwrap();
+        let mut seen = std::collections::BTreeMap::new();
+        for def in catalog.components.values().chain(catalog.absent.values()) {
+            for mark in &def.marks {
+                assert!(mark.contains('/'), "{}: mark `{mark}` is not Kind/name", def.name);
+                if let Some(other) = seen.insert(mark.clone(), def.name.clone()) {
+                    panic!("mark `{mark}` is listed by both {other} and {}", def.name);
+                }
+            }
+        }
+    }
+}
