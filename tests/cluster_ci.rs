@@ -135,7 +135,7 @@ fn plan_as_json_needs_no_cluster_and_holds_every_object() {
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let waves = plan["waves"].as_array().unwrap();
     let count: usize = waves.iter().map(|w| w["objects"].as_array().unwrap().len()).sum();
-    assert_eq!(count, 653);
+    assert_eq!(count, common::example_object_count());
     assert_eq!(waves[0]["name"], "namespaces");
     assert!(
         waves

@@ -1,5 +1,5 @@
 //! The install engine against the test API server: races, faults, timeouts, conflicts,
-//! interrupts, idempotence, uninstall, and the whole platform (example.yaml, 653 objects).
+//! interrupts, idempotence, uninstall, and the whole platform (example.yaml of the release under test).
 
 use crate::common;
 
@@ -150,12 +150,12 @@ fn small_platform() -> Vec<Value> {
 )]
 fn plan_of_example_yaml_holds_exactly_its_objects_and_orders_resources_after_crds() {
     let docs = example();
-    assert_eq!(docs.len(), 653);
+    assert_eq!(docs.len(), common::example_object_count());
     let plan = Plan::build(&tagged(docs.clone())).unwrap();
     let planned: Vec<&ObjectRef> = plan.objects().map(|o| &o.reference).collect();
-    assert_eq!(planned.len(), 653);
+    assert_eq!(planned.len(), common::example_object_count());
     let unique: std::collections::HashSet<&ObjectRef> = planned.iter().copied().collect();
-    assert_eq!(unique.len(), 653);
+    assert_eq!(unique.len(), common::example_object_count());
     let crds = crd_kinds(&docs);
     let crd_wave = |name: &str| {
         plan.wave_of(planned.iter().find(|r| r.kind == "CustomResourceDefinition" && r.name == name).unwrap())
@@ -191,10 +191,10 @@ async fn whole_platform_installs_then_rerun_is_byte_identical_and_changes_nothin
     let docs = without_ca_injection(example());
     let mut progress = RecordingProgress::default();
     let report = install(tagged(docs.clone()), cluster.platform_options(), &mut progress).await.unwrap();
-    assert_eq!((report.applied, report.waves_done), (653, report.waves_total));
+    assert_eq!((report.applied, report.waves_done), (common::example_object_count(), report.waves_total));
     let record = cluster.record().unwrap();
     assert!(record.is_complete());
-    assert_eq!(record.inventory.len(), 653);
+    assert_eq!(record.inventory.len(), common::example_object_count());
     assert!(cluster.has("apps", "deployments", Some("kubeflow"), "ml-pipeline"));
     let first: Vec<(String, Vec<u8>)> =
         cluster.patches().into_iter().filter(|(p, _)| !p.contains(RECORD_NAMESPACE)).collect();
@@ -600,7 +600,7 @@ async fn bench_install(latency: Duration, docs: Vec<Value>) -> (Duration, Durati
     let report = install(tagged(docs), options, &mut RecordingProgress::default()).await.unwrap();
     let wall = started.elapsed();
     let (server_after, client_after) = cpu_times();
-    assert_eq!(report.applied, 653);
+    assert_eq!(report.applied, common::example_object_count());
     (wall, client_after - client_before, server_after - server_before, cluster.server.requests().len())
 }
 
@@ -617,7 +617,8 @@ async fn benchmark_example_yaml_with_5ms_latency() {
     let docs = example();
     let (wall, client_cpu, server_cpu, requests) = bench_install(Duration::from_millis(5), docs).await;
     eprintln!(
-        "benchmark: 653 objects, {requests} requests, 5 ms added per request: wall {:.3}s, client CPU {:.3}s, test server CPU {:.3}s",
+        "benchmark: {} objects, {requests} requests, 5 ms added per request: wall {:.3}s, client CPU {:.3}s, test server CPU {:.3}s",
+        common::example_object_count(),
         wall.as_secs_f64(),
         client_cpu.as_secs_f64(),
         server_cpu.as_secs_f64()

@@ -63,17 +63,9 @@ pub fn set_args<'a>(sets: &[&'a str]) -> Vec<&'a str> {
     sets.iter().flat_map(|s| ["--set", s]).collect()
 }
 
-/// multi-tenant exported with default values, once per test binary.
+/// multi-tenant exported with default values, once per test run.
 pub fn exported() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("kfctl-day1-export-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = dir.join("kubeflow");
-        let result = cli(&["chart", "export", "--out", out.to_str().unwrap()]);
-        assert!(result.status.success(), "export: {}", String::from_utf8_lossy(&result.stderr));
-        out
-    })
+    crate::common::exported_multi_tenant()
 }
 
 /// Real Helm of the export with `--set` flags.

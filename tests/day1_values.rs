@@ -38,15 +38,9 @@ fn cli(args: &[&str], extra: &[&str]) -> Output {
     common::kfctl_offline(&[args, &["--profile", PROFILE], extra].concat())
 }
 
-/// multi-tenant exported with default values, once.
+/// multi-tenant exported with default values, once per test run.
 fn exported() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let out = common::scratch("day1", "export").join("kubeflow");
-        let result = cli(&["chart", "export", "--out", out.to_str().unwrap()], &[]);
-        assert!(result.status.success(), "export: {}", String::from_utf8_lossy(&result.stderr));
-        out
-    })
+    common::exported_multi_tenant()
 }
 
 fn helm(args: &[&str]) -> Output {

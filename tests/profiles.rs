@@ -325,13 +325,15 @@ fn images_lists_every_image_field_and_known_configuration() {
     for image in image_fields(objs) {
         assert!(listed.contains(&image), "{image} missing from images");
     }
+    // Images named only inside configuration (Pipelines' driver and launcher, KServe's storage
+    // initializer, Katib's metrics collector), whatever version the release pins.
     for config_image in [
-        "ghcr.io/kubeflow/kfp-driver:2.15.0",
-        "ghcr.io/kubeflow/kfp-launcher:2.15.0",
-        "kserve/storage-initializer:v0.15.2",
-        "ghcr.io/kubeflow/katib/file-metrics-collector:v0.19.0",
+        "ghcr.io/kubeflow/kfp-driver:",
+        "ghcr.io/kubeflow/kfp-launcher:",
+        "kserve/storage-initializer:",
+        "ghcr.io/kubeflow/katib/file-metrics-collector:",
     ] {
-        assert!(listed.iter().any(|i| i == config_image), "{config_image} missing");
+        assert!(listed.iter().any(|i| i.contains(config_image)), "{config_image}* missing");
     }
 }
 

@@ -73,24 +73,89 @@ fn an_unknown_version_lists_the_known_ones() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("release v1.9.9: unknown version; known versions: v1.10.0, v1.10.1, v1.10.2, v1.11.0"),
+        stderr.contains("release v1.9.9: unknown version; known versions: 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0"),
         "{stderr}"
     );
 }
 
 #[test]
-fn source_list_shows_every_release_and_which_commits_are_unconfirmed() {
+fn source_list_shows_every_release_newest_first_with_its_commit() {
     let cache = tempfile::tempdir().unwrap();
     let out = kfctl(cache.path(), &["source", "list"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let versions: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
-    assert_eq!(versions, ["v1.11.0", "v1.10.2", "v1.10.1", "v1.10.0"], "{stdout}");
+    assert_eq!(versions, ["26.03", "v1.11.0", "v1.10.2", "v1.10.1", "v1.10.0"], "{stdout}");
+    assert!(
+        stdout.contains("26.03  commit d68ebc7fab366ab40ddd1541d2ec22febb31bc83  Kubernetes 1.34 and newer"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("v1.10.2  commit d8d643f1a736b28c525bd9b8ee5c9b2f4a661b39  Kubernetes 1.32 to 1.33"),
         "{stdout}"
     );
-    assert!(stdout.contains("v1.10.0  no confirmed commit"), "{stdout}");
+    assert!(stdout.contains("v1.10.0  commit c1ae849873a36199af43c4e14d113bd60fc695d7"), "{stdout}");
+}
+
+#[test]
+fn every_spelling_of_26_03_selects_it_and_others_are_refused_naming_the_known_ones() {
+    let cache = tempfile::tempdir().unwrap();
+    for spelling in ["26.03", "26.3", "v26.03", "26.03.0", "latest"] {
+        let out = kfctl(cache.path(), &["profile", "kustomization", "minimal", "--version", spelling]);
+        assert!(out.status.success(), "{spelling}: {}", text(&out.stderr));
+    }
+    let out = kfctl(cache.path(), &["profile", "kustomization", "minimal", "--version", "26.04"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("release 26.04: unknown version; known versions: 26.03, v1.11.0"), "{stderr}");
+}
+
+/// The release snapshot of `version` as a git checkout or GitHub's archive of the tag has it:
+/// plus `.github/`, scripts, Makefiles, dotfiles and a README with CRLF line ends.
+fn checkout_of(version: &str, root: &Path) -> PathBuf {
+    let copy = root.join(format!("manifests-{version}"));
+    let status = Command::new("cp").arg("-r").arg(common::manifests_dir_of(version)).arg(&copy).status().unwrap();
+    assert!(status.success());
+    let extras = [
+        (".github/workflows/full_kubeflow_integration_test.yaml", "on:\n  pull_request:\n"),
+        (".gitignore", "*.swp\n"),
+        (".shellcheckrc", "disable=SC1091\n"),
+        ("Makefile", "test:\n\t./tests/run.sh\n"),
+        ("tests/install_KinD_create_KinD_cluster_install_kustomize.sh", "#!/bin/bash\nkind create cluster\n"),
+        ("common/istio/split-istio-packages", "#!/usr/bin/env python3\nprint('split')\n"),
+        ("hack/synchronize-pipelines-manifests.sh", "#!/bin/bash\n"),
+        ("README.md", "# Kubeflow Manifests\r\n\r\nInstall with kustomize.\r\n"),
+    ];
+    for (rel, body) in extras {
+        let path = copy.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+    }
+    copy
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn a_checkout_of_each_release_is_that_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    for version in common::RELEASES {
+        let checkout = checkout_of(version, tmp.path());
+        let args = ["--profile", "multi-tenant", "--components", "kubeflow-namespace"];
+        let out = template(&cache, &checkout, &args);
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{version}: {stderr}");
+        assert!(!stderr.contains("matches no pinned release"), "{version}: the checkout is recognised: {stderr}");
+        // A file a render reads, changed: no longer the release.
+        let namespace = checkout.join("common/kubeflow-namespace/base/kustomization.yaml");
+        let text_before = std::fs::read_to_string(&namespace).unwrap();
+        std::fs::write(&namespace, format!("{text_before}\n# edited\n")).unwrap();
+        let edited = template(&cache, &checkout, &args);
+        assert!(text(&edited.stderr).contains("matches no pinned release"), "{version}: {}", text(&edited.stderr));
+    }
 }
 
 #[test]

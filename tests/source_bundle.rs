@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use common::binary;
 
 fn snapshot() -> PathBuf {
-    common::manifests_dir()
+    common::manifests_dir_of("v1.11.0")
 }
 
 fn mirror() -> PathBuf {

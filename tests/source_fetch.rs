@@ -286,7 +286,7 @@ fn pull_fetches_release_and_remote_bases_then_a_second_run_makes_no_request() {
     let report = pull_release(cache_dir.path(), &server).unwrap();
     eprintln!("first pull: {:?}, {} requests", started.elapsed(), server.hits().len());
 
-    let snapshot = common::manifests_dir();
+    let snapshot = common::manifests_dir_of("v1.11.0");
     assert_eq!(report.manifests.label, "v1.11.0");
     assert!(report.manifests.fetched);
     assert_eq!(report.manifests.sha256, tree_digest(&snapshot).unwrap());
@@ -493,13 +493,15 @@ fn cli_pull_over_tls_then_offline() {
         String::from_utf8_lossy(&first.stderr).contains("fetched https://127.0.0.1"),
         "plain progress lines off a terminal"
     );
-    let offline = run(&["source", "pull", "--version", "latest", "--offline"]);
+    let offline = run(&["source", "pull", "--version", "1.11", "--offline"]);
     let stdout = String::from_utf8_lossy(&offline.stdout);
     assert!(offline.status.success() && stdout.matches("(cached, verified)").count() == 5, "{stdout}");
     assert_eq!(server.hits().len(), 5);
     let unknown = run(&["source", "pull", "--version", "9.9", "--offline"]);
     assert_eq!(unknown.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("known versions: v1.10.0, v1.10.1, v1.10.2, v1.11.0"));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("known versions: 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0")
+    );
 }
 
 #[test]
@@ -517,7 +519,7 @@ fn pull_from_an_https_url_imports_the_archive_and_refuses_plain_http() {
     let report = pull(&request, &cache, Some(server.fetcher())).unwrap();
     assert_eq!(report.manifests.label, "v1.11.0");
     assert_eq!(report.manifests.origin, url);
-    assert_eq!(report.manifests.sha256, tree_digest(&common::manifests_dir()).unwrap());
+    assert_eq!(report.manifests.sha256, tree_digest(&common::manifests_dir_of("v1.11.0")).unwrap());
     assert_eq!(server.hits_of("/mirror/kubeflow.tar.gz"), 1);
     assert_eq!(server.hits_of(&manifests_path()), 0, "the catalog archive is not fetched when --from is given");
 

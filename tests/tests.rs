@@ -32,5 +32,6 @@ mod releases;
 mod source_bundle;
 mod source_fetch;
 mod testapi_server;
+mod unknown_trees;
 mod values_docs;
 mod yaml_golden;

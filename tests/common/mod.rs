@@ -168,6 +168,18 @@ pub fn assert_as_kustomization_equals_render(case: &str, profile: &str, values: 
     (dir, ours.stdout.len())
 }
 
+/// `kfctl-rs chart export --profile multi-tenant` of [`release`] with default values, made once
+/// per test run and shared by the suites that compare real Helm of it with a render.
+pub fn exported_multi_tenant() -> &'static PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = scratch("shared", "export-multi-tenant").join("kubeflow");
+        let result = kfctl_offline(&["chart", "export", "--profile", "multi-tenant", "--out", out.to_str().unwrap()]);
+        assert!(result.status.success(), "export: {}", String::from_utf8_lossy(&result.stderr));
+        out
+    })
+}
+
 /// The objects of a successful `helm template` run (`what` names it in failures).
 pub fn helm_objects(out: &std::process::Output, what: &str) -> Vec<serde_json::Value> {
     assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));

@@ -7,7 +7,8 @@
 //! for `kind create cluster --config`.
 
 /// The pinned Kind node image: Kubernetes v1.34.0 as kind v0.30.0 publishes it (the pair
-/// upstream kubeflow/manifests v1.11.0 tests with; within its supported range, 1.33 and later).
+/// upstream kubeflow/manifests 26.03, the default release, tests with: its oldest supported
+/// minor; also within v1.11.0's range, 1.33 and later).
 pub const KIND_NODE_IMAGE: &str =
     "kindest/node:v1.34.0@sha256:7416a61b42b1662ca6ca89f02028ac133a309a2a30ba309614e8ec94d976dc5a";
 pub const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc";

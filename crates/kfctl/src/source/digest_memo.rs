@@ -2,7 +2,7 @@
 //!
 //! Opening a folder names the release it is by its release digest ([`super::releases`]): a
 //! sha256 over every file, ~20 MB for a kubeflow/manifests tree, on every run. The memo keeps,
-//! per tree (its real path and the `digestSkips` it was taken with), the digest and the `stat`
+//! per tree (its real path and what the digest covers), the digest and the `stat`
 //! signature of every entry it covered ([`Stat`]: size, mtime, ctime, inode, device; a
 //! symlink's target). A later run walks the tree — a `readdir` and an `lstat` per entry, no
 //! read — and serves the memo only when the same entries have the same signatures; any added,
