@@ -268,3 +268,44 @@ fn template_output_dir_fills_an_empty_folder_behind_a_symlink_and_refuses_a_full
     assert_eq!(names(&real), ["kubeflow-namespace.yaml", "trainer.yaml"]);
     assert_eq!(names(d.path()), ["mnt", "out"], "no staging folder left");
 }
+
+/// A tree whose `example/` holds `entry` (beside a ConfigMap of its own), for `template`.
+fn tree_with_entry(dir: &tempfile::TempDir, entry: &str) -> String {
+    let root = dir.path().join("manifests");
+    std::fs::create_dir_all(root.join("example")).unwrap();
+    std::fs::write(root.join("example/kustomization.yaml"), format!("resources:\n- cm.yaml\n- {entry}\n")).unwrap();
+    std::fs::write(root.join("example/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n").unwrap();
+    std::fs::write(root.join("outside.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n").unwrap();
+    root.display().to_string()
+}
+
+/// The exit code is the error type's, whichever verb meets it (issue 25 item 4): a load
+/// restriction is a security refusal (4) and a remote base the mirror lacks is upstream
+/// missing (3), from `template` as from `build`.
+#[test]
+fn template_and_build_exit_alike_on_a_load_restriction_and_a_missing_mirror_entry() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let mirror = d.path().join("empty-mirror");
+    std::fs::create_dir_all(&mirror).unwrap();
+    let template = |tree: &str| {
+        Command::new(common::binary())
+            .args(["template", "--profile", "multi-tenant", "--offline", "--source", tree])
+            .args(["--remote-mirror", mirror.to_str().unwrap()])
+            .env("KFCTL_CACHE_DIR", &cache)
+            .output()
+            .unwrap()
+    };
+    let outside = tree_with_entry(&d, "../outside.yaml");
+    let refused = template(&outside);
+    assert_eq!(refused.status.code(), Some(4), "{}", String::from_utf8_lossy(&refused.stderr));
+    let built = run(&["build", &format!("{outside}/example")]);
+    assert_eq!(built.status.code(), Some(4), "{}", String::from_utf8_lossy(&built.stderr));
+
+    let d2 = tempfile::tempdir().unwrap();
+    let remote = tree_with_entry(&d2, "https://github.com/example/repo//config?ref=v1");
+    let missing = template(&remote);
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("github.com/example/repo"), "{stderr}");
+}

@@ -355,7 +355,8 @@ fn bad_values_are_usage_errors_that_name_the_key() {
             Err(e) => e,
             Ok(_) => panic!("{sets:?} rendered"),
         };
-        assert!(err.is_usage(), "{sets:?}: not a usage error: {err}");
+        use kfctl::exit::ExitStatus as _;
+        assert_eq!(err.exit_code(), kfctl::exit::Code::Usage, "{sets:?}: not a usage error: {err}");
         assert!(err.to_string().contains(expect), "{sets:?}: {err}");
     }
 }

@@ -147,3 +147,59 @@ fn example_entries_of_every_release_are_identified_by_content() {
     }
     assert!(wrong.is_empty(), "entries content does not identify as their path says:\n{}", wrong.join("\n"));
 }
+
+/// v1.10.2's snapshot laid out as the v1.10.0 and v1.10.1 tags are (`apps/` for
+/// `applications/`, `common/istio-1-24/` for `common/istio/`), `example/` pointing at the new
+/// places: what a `source pull` of those pinned commits gives.
+fn v1_10_0_layout(root: &Path) -> PathBuf {
+    let tree = root.join("manifests-v1.10.0");
+    let status = Command::new("cp").arg("-r").arg(common::manifests_dir_of("v1.10.2")).arg(&tree).status().unwrap();
+    assert!(status.success());
+    std::fs::rename(tree.join("applications"), tree.join("apps")).unwrap();
+    std::fs::rename(tree.join("common/istio"), tree.join("common/istio-1-24")).unwrap();
+    for entry in walk(&tree) {
+        if entry.file_name().is_some_and(|n| n == "kustomization.yaml") {
+            let text = std::fs::read_to_string(&entry).unwrap();
+            let moved = text.replace("/applications/", "/apps/").replace("common/istio/", "common/istio-1-24/");
+            if moved != text {
+                std::fs::write(&entry, moved).unwrap();
+            }
+        }
+    }
+    tree
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        let path = entry.path();
+        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn a_pinned_release_whose_folders_moved_renders_through_its_example_and_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = v1_10_0_layout(tmp.path());
+    let mirror = common::mirror_dir();
+    let base = ["template", "--source", tree.to_str().unwrap(), "--remote-mirror", mirror.to_str().unwrap()];
+    let out = kfctl(tmp.path(), &[&base[..], &["--version", "v1.10.0", "--profile", "multi-tenant"]].concat());
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let real = Command::new(common::tool("kustomize-build")).arg(tree.join("example")).output().unwrap();
+    assert!(real.status.success(), "real kustomize: {}", text(&real.stderr));
+    assert!(out.stdout == real.stdout, "multi-tenant differs from real kustomize of the tree's example/");
+
+    // kind is multi-tenant with another oauth2-proxy overlay: every moved folder is found.
+    let kind = kfctl(tmp.path(), &[&base[..], &["--version", "v1.10.0", "--profile", "kind"]].concat());
+    assert!(kind.status.success(), "{}", text(&kind.stderr));
+    let rendered = text(&kind.stdout);
+    for name in ["name: katib-controller", "name: ml-pipeline", "name: istiod", "name: training-operator"] {
+        assert!(rendered.contains(name), "kind on the v1.10.0 layout lacks `{name}`");
+    }
+}

@@ -2,7 +2,7 @@
 //! layers below return data and typed errors, which commands map to exit codes.
 
 use crate::cli::{Cli, Command, RenderFlags, SourceFlags};
-use crate::exit::{Code, coded};
+use crate::exit::Code;
 use kfctl::catalog::{CatalogError, RenderRequest};
 use kfctl::source::RemoteResolver;
 use std::path::PathBuf;
@@ -145,14 +145,10 @@ fn request(
     }
 }
 
-/// Map a catalog error to its exit code: the user's input is a usage error (2), or a
-/// security refusal (4) when its type says so (an inline secret in a Dex connector).
+/// A catalog error for the error chain. Its exit code is its type's
+/// ([`kfctl::exit::ExitStatus`]), decided once: the user's input 2, a security refusal 4 (an
+/// inline secret in a Dex connector, a load restriction), upstream missing 3 (a remote base the
+/// mirror lacks), a render failure 1 — whichever verb met it.
 pub fn catalog_error(err: CatalogError) -> anyhow::Error {
-    use kfctl::exit::ExitStatus as _;
-    let code = match (err.is_usage(), err.exit_code()) {
-        (true, Code::Security) => Code::Security,
-        (true, _) => Code::Usage,
-        (false, _) => Code::Failure,
-    };
-    coded(code, err)
+    anyhow::Error::new(err)
 }

@@ -102,10 +102,3 @@ pub enum CatalogError {
     #[error(transparent)]
     Build(#[from] kfctl_kustomize::KustomizeError),
 }
-
-impl CatalogError {
-    /// Whether the error is the user's input (exit code 2) rather than a render failure.
-    pub fn is_usage(&self) -> bool {
-        !matches!(self, CatalogError::Build(_) | CatalogError::Data { .. })
-    }
-}
