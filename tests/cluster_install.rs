@@ -30,7 +30,7 @@ fn example() -> Vec<Value> {
 
 /// Objects tagged with their components as `install --objects` tags a pre-rendered stream.
 fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
-    attribute_prerendered(&Catalog::embedded().unwrap(), docs)
+    attribute_prerendered(&Catalog::for_release(common::release()).unwrap(), docs)
 }
 
 /// Without cert-manager's CA injection annotations. The test API server treats lists as atomic

@@ -357,7 +357,7 @@ fn golden(version: &str) -> Vec<RenderedObject> {
             d
         })
         .collect();
-    attribute_prerendered(&kfctl::catalog::Catalog::embedded().unwrap(), docs)
+    attribute_prerendered(&kfctl::catalog::Catalog::for_release(common::release()).unwrap(), docs)
 }
 
 fn identity(o: &RenderedObject) -> (String, String, String) {

@@ -99,7 +99,7 @@ fn small_platform() -> Vec<Value> {
 }
 
 fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
-    attribute_prerendered(&Catalog::embedded().unwrap(), docs)
+    attribute_prerendered(&Catalog::for_release(common::release()).unwrap(), docs)
 }
 
 /// The `minimal` profile rendered natively from the upstream snapshot, once per test binary.

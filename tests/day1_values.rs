@@ -309,7 +309,7 @@ fn gpu_runtimes_equal_real_kustomize_of_the_printed_kustomization_with_patches()
         sets: Vec::new(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
+        layout: common::layout(),
     };
     let objs = |files| -> Vec<Value> {
         kfctl::catalog::render(&request(files)).unwrap().objects.into_iter().map(|o| o.obj).collect()
@@ -333,7 +333,7 @@ fn gpu_runtimes_equal_real_kustomize_of_the_printed_kustomization_with_patches()
         patches.push(json!({"target": target, "patch": serde_json::to_string(&ops).unwrap()}));
     }
     assert!(patches.len() >= 6, "minimal's training runtimes: {}", patches.len());
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = Catalog::for_release(common::release()).unwrap();
     let k = profile::resolve("minimal", &catalog).unwrap().kustomization(&catalog).unwrap();
     let mut doc = kfctl_yaml::parse_stream(&profile::kustomization_yaml(&k), "kustomization").unwrap().remove(0);
     assert!(doc.get("patches").is_none(), "minimal's kustomization has no patches of its own");

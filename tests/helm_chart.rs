@@ -172,7 +172,7 @@ fn assert_same(expected: &[Value], actual: &[Value], what: &str) {
 fn golden_prepared() -> &'static Prepared {
     static PREPARED: OnceLock<Prepared> = OnceLock::new();
     PREPARED.get_or_init(|| {
-        let catalog = Catalog::embedded().unwrap();
+        let catalog = Catalog::for_release(common::release()).unwrap();
         let resolved = profile::resolve("multi-tenant", &catalog).unwrap();
         let read = |p: &Path| parse_docs(&std::fs::read_to_string(p).unwrap(), &p.display().to_string());
         let example = read(&common::golden_dir().join("example.yaml"));
@@ -341,7 +341,7 @@ fn template(profile: &str, set: &ValueSet) -> Vec<Value> {
         sets: set.sets.iter().map(|s| SetFlag::new(SetKind::Set, s.clone())).collect(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
+        layout: common::layout(),
     };
     let rendered =
         kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("render {profile} with {}: {e}", set.name));
@@ -432,7 +432,7 @@ fn a_subchart_installed_on_its_own_renders_its_components_objects() {
         sets: vec![SetFlag::new(SetKind::Set, "global.imageRegistry=registry.example.com")],
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
+        layout: common::layout(),
     };
     let rendered = kfctl::catalog::render(&request).unwrap();
     for component in ["katib", "dex"] {
@@ -606,7 +606,7 @@ fn exported_charts_carry_versions_notice_schema_and_readme() {
 )]
 fn argocd_applications_sync_in_install_order_and_point_at_the_charts() {
     let chart = exported("multi-tenant");
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = Catalog::for_release(common::release()).unwrap();
     let mut waves: BTreeMap<String, i64> = BTreeMap::new();
     for entry in std::fs::read_dir(chart.join("argocd/apps")).unwrap() {
         let path = entry.unwrap().path();
@@ -720,7 +720,7 @@ fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
 // Edge cases upstream does not have, on a small hand-made component.
 
 fn edge_prepared() -> Prepared {
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = Catalog::for_release(common::release()).unwrap();
     let resolved = profile::Resolved {
         name: "edge".into(),
         description: "hand-made edge cases".into(),

@@ -48,7 +48,7 @@ fn render(profile: &str, input: &Input) -> Result<Rendered, String> {
         sets: input.flags.clone(),
         manifests_dir: common::manifests_dir(),
         remote: Arc::new(MirrorResolver { root: common::mirror_dir() }),
-        layout: Default::default(),
+        layout: common::layout(),
     };
     kfctl::catalog::render(&request).map_err(|e| e.to_string())
 }

@@ -39,6 +39,7 @@ fn real_kustomize_of_printed(name: &str) -> String {
     let out = Command::new(common::binary())
         .args(["profile", "kustomization"])
         .arg(fixture(name))
+        .args(["--version", common::release()])
         .output()
         .expect("kfctl-rs runs");
     assert!(out.status.success(), "profile kustomization {name}: {}", String::from_utf8_lossy(&out.stderr));

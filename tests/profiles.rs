@@ -44,12 +44,17 @@ fn multi_tenant_equals_upstream_example_golden() {
     }
 }
 
+/// Real kustomize of what `kfctl-rs profile kustomization NAME --version <release>` prints,
+/// in a folder directly under the localized snapshot.
 fn real_kustomize_of_profile(name: &str) -> Vec<Value> {
-    let catalog = Catalog::embedded().unwrap();
-    let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
+    let printed = Command::new(common::binary())
+        .args(["profile", "kustomization", name, "--version", common::release()])
+        .output()
+        .expect("kfctl-rs runs");
+    assert!(printed.status.success(), "profile kustomization {name}: {}", String::from_utf8_lossy(&printed.stderr));
     let dir = common::localized_snapshot().join(format!("kfctl-profile-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("kustomization.yaml"), profile::kustomization_yaml(&k)).unwrap();
+    std::fs::write(dir.join("kustomization.yaml"), &printed.stdout).unwrap();
     let out = Command::new(common::tool("kustomize-build")).arg(&dir).output().expect("kustomize-build runs");
     assert!(out.status.success(), "real kustomize failed on profile {name}: {}", String::from_utf8_lossy(&out.stderr));
     kfctl_yaml::parse_stream(&String::from_utf8(out.stdout).unwrap(), "kustomize output").unwrap()
@@ -518,7 +523,7 @@ fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
     )
     .unwrap();
     let name = file.to_str().unwrap();
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = Catalog::for_release(common::release()).unwrap();
     let k = profile::resolve(name, &catalog).unwrap().kustomization(&catalog).unwrap();
     let kdir = common::localized_snapshot().join("kfctl-profile-ambient");
     std::fs::create_dir_all(&kdir).unwrap();

@@ -67,6 +67,11 @@ pub fn kube_version_constraint() -> String {
     format!(">={}.{}.0-0", r.min_kubernetes.0, r.min_kubernetes.1)
 }
 
+/// The catalog layout of [`release`], for in-process render requests.
+pub fn layout() -> kfctl::catalog::render::Layout {
+    kfctl::catalog::render::Layout::Release(release().to_string())
+}
+
 /// The tree of [`release`].
 pub fn manifests_dir() -> PathBuf {
     manifests_dir_of(release())
@@ -226,7 +231,7 @@ pub fn render_request(profile: &str, sets: Vec<kfctl::catalog::strvals::SetFlag>
         sets,
         manifests_dir: manifests_dir(),
         remote: std::sync::Arc::new(kfctl::source::MirrorResolver { root: mirror_dir() }),
-        layout: Default::default(),
+        layout: layout(),
     }
 }
 
