@@ -23,6 +23,7 @@ pub mod backoff;
 pub mod catalog;
 pub mod chart;
 pub mod cluster;
+pub mod embedded;
 pub mod exit;
 pub mod notice;
 pub mod render_cache;

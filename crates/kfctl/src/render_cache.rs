@@ -23,10 +23,7 @@ pub fn folder(cache_root: &Path) -> PathBuf {
     cache_root.join("render")
 }
 
-/// Whether `KFCTL_NO_CACHE` turns kfctl-rs's caches off (the render cache, remembered digests).
-pub fn turned_off() -> bool {
-    std::env::var_os("KFCTL_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0")
-}
+pub use crate::source::caches_turned_off as turned_off;
 
 /// The settings, or `None` when the cache is off (`KFCTL_NO_CACHE`) or has no folder.
 pub fn settings() -> Option<CacheSettings> {

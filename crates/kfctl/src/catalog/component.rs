@@ -18,7 +18,7 @@
 //! known one before it (an older tag, or a newer one, found by its version).
 
 use super::CatalogError;
-use super::embedded;
+use crate::embedded;
 use crate::source::version::ReleaseVersion;
 use indexmap::IndexMap;
 use kfctl_kustomize::kustomization::SortOptions;
@@ -378,7 +378,7 @@ mod tests {
                 assert!(catalog.components.contains_key(component), "{} names unknown {component}", foundation.name);
             }
         }
-        let mut folders: Vec<&str> = super::embedded::files_under("charts/")
+        let mut folders: Vec<&str> = crate::embedded::files_under("charts/")
             .filter_map(|(p, _)| p.strip_suffix("/component.yaml")?.strip_prefix("charts/"))
             .collect();
         folders.sort();

@@ -40,7 +40,7 @@ pub fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String,
         })
         .filter(|(score, _, _)| *score > 0)
         .collect();
-    scores.sort_by(|a, b| b.0.cmp(&a.0));
+    scores.sort_by_key(|(score, _, _)| std::cmp::Reverse(*score));
     match scores.as_slice() {
         [(best, name, variant), rest @ ..] if rest.first().is_none_or(|(next, _, _)| next < best) => {
             Some((name.to_string(), variant.to_string()))

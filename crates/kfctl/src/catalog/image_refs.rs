@@ -17,8 +17,8 @@
 //! commented examples), each with its reason; the tests' independent scan allows them.
 
 use super::CatalogError;
-use super::embedded;
 use super::object_id::ObjectId;
+use crate::embedded;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::OnceLock;

@@ -24,7 +24,6 @@ pub mod changes;
 pub mod component;
 pub mod credentials;
 pub mod docs;
-pub mod embedded;
 pub mod existing_secrets;
 pub mod external_store;
 pub mod gateway;

@@ -16,7 +16,7 @@
 use super::CatalogError;
 use super::changes::{OwnChanges, RawChanges};
 use super::component::Catalog;
-use super::embedded;
+use crate::embedded;
 use crate::source::version::{self, ReleaseVersion};
 use indexmap::IndexMap;
 use kfctl_kustomize::kustomization::Kustomization;

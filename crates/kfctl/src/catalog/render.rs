@@ -27,6 +27,7 @@ use super::schema::{self, Schema};
 use super::strvals::{self, SetFlag};
 use super::{CatalogError, images, values};
 use crate::source::RemoteResolver;
+pub use crate::source::open::Layout;
 use kfctl_kustomize::kustomization::Kustomization;
 use kfctl_kustomize::{BuildOptions, LoadRestriction};
 use serde_json::{Map, Value, json};
@@ -48,19 +49,6 @@ pub struct RenderRequest {
     pub remote: Arc<dyn RemoteResolver>,
     /// Which release's catalog data describes the tree.
     pub layout: Layout,
-}
-
-/// Which catalog data describes an upstream tree's layout.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Layout {
-    /// The newest catalog, as written.
-    #[default]
-    Newest,
-    /// The catalog as this release has it ([`Catalog::for_release`]).
-    Release(String),
-    /// A tree that is no pinned release: the catalog of the release whose layout it is
-    /// closest to ([`Catalog::closest_to`]) and the tree's own `example/`.
-    Unknown,
 }
 
 impl Layout {

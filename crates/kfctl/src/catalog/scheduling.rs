@@ -13,8 +13,8 @@
 //! so `global.nodeSelector` pins the platform's controllers without also pinning the pods
 //! users' jobs and models run in, or a DaemonSet that must run on every node.
 
-use super::embedded;
 use super::params::{Ctx, is_empty};
+use crate::embedded;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::OnceLock;

@@ -10,8 +10,9 @@
 //! dropped in 1.8, without which the parent's sync waves do not wait for each component.
 
 use super::{ChartError, scaffold};
+use crate::catalog::Catalog;
 use crate::catalog::render::RenderedObject;
-use crate::catalog::{Catalog, embedded};
+use crate::embedded;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

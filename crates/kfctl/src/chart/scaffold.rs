@@ -3,7 +3,8 @@
 //! `templates/argocd/`), plus the values tables the READMEs list.
 
 use super::ChartError;
-use crate::catalog::{Catalog, docs, embedded};
+use crate::catalog::{Catalog, docs};
+use crate::embedded;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 

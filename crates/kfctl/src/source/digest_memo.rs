@@ -49,7 +49,7 @@ struct Memo {
 
 /// The memo folder, or `None` when caching is off or there is no cache folder.
 pub fn folder() -> Option<PathBuf> {
-    if crate::render_cache::turned_off() {
+    if super::caches_turned_off() {
         return None;
     }
     Some(super::Cache::default_root().ok()?.join(FOLDER))

@@ -54,6 +54,11 @@ pub use pull::{PullReport, PullRequest, pull};
 pub use releases::Release;
 pub use resolver::CacheResolver;
 
+/// Whether `KFCTL_NO_CACHE` turns kfctl-rs's caches off (the render cache, remembered digests).
+pub fn caches_turned_off() -> bool {
+    std::env::var_os("KFCTL_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Everything that can go wrong while getting upstream.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {

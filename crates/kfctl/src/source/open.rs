@@ -69,7 +69,18 @@ pub struct OpenedSource {
     pub warnings: Vec<String>,
 }
 
-pub use crate::catalog::render::Layout;
+/// Which catalog data describes an upstream tree's layout.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// The newest catalog, as written.
+    #[default]
+    Newest,
+    /// The catalog as this release has it (`Catalog::for_release`).
+    Release(String),
+    /// A tree that is no pinned release: the catalog of the release whose layout it is
+    /// closest to (`Catalog::closest_to`) and the tree's own `example/`.
+    Unknown,
+}
 
 impl std::fmt::Debug for OpenedSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -105,7 +105,7 @@ fn parse_file(text: &str) -> Result<Loaded, String> {
 fn loaded() -> &'static Loaded {
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     LOADED.get_or_init(|| {
-        let text = crate::catalog::embedded::file(RELEASES_FILE).unwrap_or_default();
+        let text = crate::embedded::file(RELEASES_FILE).unwrap_or_default();
         // Compiled-in data, checked by the tests below: not user input.
         parse_file(text).unwrap_or_else(|e| panic!("{RELEASES_FILE}: {e}"))
     })
