@@ -16,7 +16,7 @@ use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::upgrade::{Change, change_plan};
 use kfctl::cluster::{ClusterError, InstallOptions, install};
-use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
+use kfctl_testapi::{FaultAction, FaultRule, Hold, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -281,9 +281,27 @@ async fn a_lost_create_response_still_counts_as_created() {
     assert_eq!(report.created, 3);
 }
 
+/// Two installs that meet at the lease, as a script the test API server enforces (no hoping
+/// that two tasks overlap): both read the Lease as free; the first create waits until both reads
+/// were answered, the second until the first was answered 201, so it is refused with 409; the
+/// winner's first apply waits until the loser has read the Lease as held twice (it says that it
+/// waits between the two reads).
+fn lease_race() -> TestApiConfig {
+    let lease = || RequestMatch::any().resource("leases").name("kfctl-rs-lock");
+    let bound = Duration::from_secs(15);
+    let hold = |until: RequestMatch, count: u32, status: u16| {
+        FaultAction::Hold(Hold::until(until, count).answered_with(status).at_most(bound))
+    };
+    let both_read_it_free = FaultRule::new(lease().method("POST"), hold(lease().method("GET"), 2, 404)).times(1);
+    let one_created_it = FaultRule::new(lease().method("POST"), hold(lease().method("POST"), 1, 201)).every(2).times(1);
+    let first_apply = RequestMatch::any().method("PATCH").resource("namespaces").name("kf");
+    let loser_waits = FaultRule::new(first_apply, hold(lease().method("GET"), 2, 200)).times(1);
+    TestApiConfig::default().fault(both_read_it_free).fault(one_created_it).fault(loser_waits)
+}
+
 #[tokio::test]
-async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_holder() {
-    let cluster = Cluster::start(TestApiConfig::default().latency(Duration::from_millis(2)));
+async fn concurrent_installs_serialise_on_the_lease_in_a_scripted_interleaving() {
+    let cluster = Cluster::start(lease_race());
     let (mut a, mut b) = (RecordingProgress::default(), RecordingProgress::default());
     let (ra, rb) = tokio::join!(
         install(platform(true), cluster.lifecycle_options("v1"), &mut a),
@@ -291,9 +309,15 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
     );
     ra.unwrap();
     rb.unwrap();
-    let waited =
-        notices(&a).into_iter().chain(notices(&b)).any(|l| l.contains("waiting for lease kfctl-system/kfctl-rs-lock"));
-    assert!(waited, "neither install waited for the other");
+    let requests = cluster.server.requests();
+    assert!(requests.iter().all(|r| !r.hold_expired), "the scripted interleaving did not happen");
+    let creates: Vec<u16> =
+        requests.iter().filter(|r| r.method == "POST" && r.path.contains("/leases")).map(|r| r.status).collect();
+    assert_eq!(creates[..2], [201, 409], "{creates:?}");
+    let waiting = |p: &RecordingProgress| {
+        notices(p).into_iter().filter(|l| l.contains("waiting for lease kfctl-system/kfctl-rs-lock")).count()
+    };
+    assert_eq!(waiting(&a) + waiting(&b), 1, "exactly one install waited: {:?} {:?}", notices(&a), notices(&b));
     let record = cluster.record().unwrap();
     assert_eq!(record.inventory.len(), 8);
     assert!(record.inventory.iter().all(|e| e.created || e.reference.kind == "Namespace"), "{:?}", record.inventory);
@@ -301,7 +325,12 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
         !cluster.has("coordination.k8s.io", "leases", Some(RECORD_NAMESPACE), "kfctl-rs-lock"),
         "lease not released"
     );
+}
 
+#[tokio::test]
+async fn a_held_lease_names_its_holder_and_a_stale_one_is_taken_over() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    install(platform(true), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let held = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": "kfctl-rs-lock", "namespace": RECORD_NAMESPACE},
         "spec": {"holderIdentity": "kfctl-rs install on ci-runner (pid 7)", "leaseDurationSeconds": 3600,

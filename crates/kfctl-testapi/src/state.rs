@@ -24,6 +24,9 @@ pub struct RecordedRequest {
     pub status: u16,
     /// Time from arrival to the answer (injected delays included).
     pub elapsed: std::time::Duration,
+    /// A [`crate::Hold`] released this request at its bound, not by its condition (the
+    /// interleaving a test scripted did not happen).
+    pub hold_expired: bool,
 }
 
 /// RFC 3339 time at second precision, as upstream serializes `metav1.Time` (from the system
