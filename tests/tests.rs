@@ -12,6 +12,7 @@ mod chart_hygiene;
 mod cli;
 mod cluster_ci;
 mod cluster_install;
+mod cluster_lease;
 mod cluster_lifecycle;
 mod cluster_robust;
 mod day1_gateway;

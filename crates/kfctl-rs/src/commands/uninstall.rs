@@ -55,8 +55,13 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
             return Err(coded(Code::Failure, anyhow::anyhow!("uninstall: cancelled; nothing was deleted")));
         }
     }
-    let options =
-        UninstallOptions { purge: args.purge, concurrency: 16, timeout: args.timeout, lock_wait: args.lock_wait };
+    let options = UninstallOptions {
+        purge: args.purge,
+        concurrency: 16,
+        timeout: args.timeout,
+        lock_wait: args.lock_wait,
+        ..UninstallOptions::default()
+    };
     let mut progress = progress_sink();
     let report = runtime.block_on(uninstall(&target, &options, progress.as_mut())).map_err(cluster_error)?;
     match args.output {

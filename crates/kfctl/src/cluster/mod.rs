@@ -17,7 +17,7 @@
 //! | [`engine`] | applying one object with retries; waiting for a wave |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
-//! | [`upgrade`], [`prune`], [`lease`] | converging onto a record: storage checks, the prune/keep table, one run at a time |
+//! | [`upgrade`], [`prune`], [`lease`], [`unlock`] | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
@@ -44,6 +44,7 @@ pub mod redact;
 pub mod retry;
 pub mod status;
 pub mod uninstall;
+pub mod unlock;
 pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};

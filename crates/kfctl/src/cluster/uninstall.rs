@@ -20,7 +20,7 @@ use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::install::read_record;
-use super::lease::Lease;
+use super::lease::{Lease, LeaseTiming};
 use super::object::ObjectRef;
 use super::progress::{Event, Progress};
 use super::prune::{Kept, PREEXISTING, guarded, identity};
@@ -61,6 +61,8 @@ pub struct UninstallOptions {
     pub timeout: Duration,
     /// How long to wait for another run's lease.
     pub lock_wait: Duration,
+    /// How long the run's lease lives without renewal, and how often it is renewed.
+    pub lease: LeaseTiming,
 }
 
 impl Default for UninstallOptions {
@@ -70,6 +72,7 @@ impl Default for UninstallOptions {
             concurrency: 16,
             timeout: Duration::from_secs(300),
             lock_wait: Duration::from_secs(120),
+            lease: LeaseTiming::default(),
         }
     }
 }
@@ -152,11 +155,20 @@ pub async fn uninstall(
     progress: &mut dyn Progress,
 ) -> Result<UninstallReport, ClusterError> {
     let api = ApiClient::connect(target).await?;
-    let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
-    let lease = Lease::acquire(&api, "uninstall", options.timeout, options.lock_wait, progress).await?;
+    read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let lease = Lease::acquire(&api, "uninstall", options.lease, options.lock_wait, progress).await?;
+    // the record as it is now, after waiting for the lease: another run may have changed it
+    let record = match read_record(&api).await {
+        Ok(Some(record)) => record,
+        other => {
+            let _ = lease.release().await;
+            return Err(other.err().unwrap_or(ClusterError::NoRecord));
+        }
+    };
     let outcome = remove(&api, &record, options, progress).await;
-    lease.release().await;
+    let released = lease.release().await;
     let report = outcome?;
+    released?;
     delete_record(&api).await?;
     wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], options.timeout, progress).await?;
     Ok(report)
