@@ -14,6 +14,7 @@ mod cluster_ci;
 mod cluster_install;
 mod cluster_lease;
 mod cluster_lifecycle;
+mod cluster_ownership;
 mod cluster_robust;
 mod day1_gateway;
 mod day1_identity;

@@ -259,7 +259,8 @@ impl Run {
         if engine.settings.dry_run {
             return run;
         }
-        run.written = previous.as_ref().map(InstallRecord::to_configmap);
+        // a record with entries edited by hand is written again without them
+        run.written = previous.as_ref().filter(|p| p.hand_edited.is_empty()).map(InstallRecord::to_configmap);
         run.record = Some(InstallRecord::resume(previous, meta, &plan.digest, plan.waves.len()));
         run
     }
@@ -327,7 +328,8 @@ impl Run {
         self.applied += 1;
         self.created += usize::from(applied.created);
         if let Some(record) = &mut self.record {
-            record.note_applied(&object.reference, &object.component, wave, applied.created);
+            let uid = applied.live.pointer("/metadata/uid").and_then(Value::as_str);
+            record.note_applied(&object.reference, &object.component, wave, applied.created, uid);
         }
     }
 

@@ -17,6 +17,7 @@
 //! | [`engine`] | applying one object with retries; waiting for a wave |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
+//! | [`ownership`] | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
 //! | [`upgrade`], [`prune`], [`lease`], [`unlock`] | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
@@ -33,6 +34,7 @@ pub mod kind;
 pub mod lease;
 pub mod object;
 pub mod order;
+pub mod ownership;
 pub mod plan;
 pub mod preflight;
 pub mod prepare;
