@@ -268,3 +268,24 @@ fn template_output_dir_fills_an_empty_folder_behind_a_symlink_and_refuses_a_full
     assert_eq!(names(&real), ["kubeflow-namespace.yaml", "trainer.yaml"]);
     assert_eq!(names(d.path()), ["mnt", "out"], "no staging folder left");
 }
+
+#[test]
+fn output_into_a_closed_pipe_exits_quietly_instead_of_panicking() {
+    // `kfctl-rs source list | head -1`, deterministic: the pipe's reader is gone before the
+    // command writes its first line
+    let cache = tempfile::tempdir().unwrap();
+    for args in [&["source", "list"][..], &["profile", "list"], &["kind-config"], &["--help"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(crate::common::binary())
+            .args(args)
+            .env("KFCTL_CACHE_DIR", cache.path())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -236,6 +236,8 @@ async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall
     cluster.server.clear_requests();
     let report = uninstall(&cluster.target(), &purge, &mut RecordingProgress::default()).await.unwrap();
     assert!(report.deleted.iter().any(|o| o.name == "trainjobs.example.org"), "{report:?}");
+    let purged: Vec<(&str, usize)> = report.purged.iter().map(|p| (p.crd.as_str(), p.custom_resources)).collect();
+    assert_eq!(purged, [("trainjobs.example.org", 2)], "the user's two TrainJobs go with their CRD");
     assert!(!cluster.has("apiextensions.k8s.io", "customresourcedefinitions", None, "trainjobs.example.org"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!cluster.has("example.org", "trainjobs", Some("user"), "mine"), "purge leaves custom resources");

@@ -188,3 +188,32 @@ async fn a_lost_delete_answer_counts_as_deleted_not_already_gone() {
     assert!(report.already_gone.is_empty(), "{report:?}");
     assert!(!cluster.has("", "configmaps", Some("kf"), "settings"));
 }
+
+#[test]
+fn uninstall_purge_yes_prints_the_crds_and_custom_resources_it_deleted() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.org"},
+        "spec": {"group": "example.org", "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let mut objects = objects(false);
+    objects.push(RenderedObject { component: "platform".into(), obj: crd });
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(install(objects, options(&cluster), &mut RecordingProgress::default())).unwrap();
+    for name in ["a", "b", "c"] {
+        let widget =
+            json!({"apiVersion": "example.org/v1", "kind": "Widget", "metadata": {"name": name, "namespace": "kf"}});
+        cluster.server.seed(widget).unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
+        .args(["uninstall", "--purge", "--yes", "--kubeconfig"])
+        .arg(&cluster.kubeconfig)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("purged: 1 CRDs and the 3 custom resources of their kinds"), "{stdout}");
+    assert!(stdout.contains("  purged: CRD widgets.example.org and its 3 custom resources"), "{stdout}");
+}

@@ -76,6 +76,13 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
             for kept in &report.kept {
                 println!("  kept: {} ({})", kept.object, kept.reason);
             }
+            if !report.purged.is_empty() {
+                let resources: usize = report.purged.iter().map(|p| p.custom_resources).sum();
+                println!("purged: {} CRDs and the {resources} custom resources of their kinds", report.purged.len());
+                for purged in &report.purged {
+                    println!("  purged: CRD {} and its {} custom resources", purged.crd, purged.custom_resources);
+                }
+            }
         }
     }
     Ok(Code::Success)

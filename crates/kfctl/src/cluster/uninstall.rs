@@ -51,6 +51,17 @@ pub struct UninstallReport {
     pub already_gone: Vec<ObjectRef>,
     /// Objects kept, each with why.
     pub kept: Vec<Kept>,
+    /// CRDs deleted (`purge`), each with how many custom resources of its kind went with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub purged: Vec<PurgedCrd>,
+}
+
+/// A CRD `purge` deleted, and the custom resources of its kind that went with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PurgedCrd {
+    pub crd: String,
+    pub custom_resources: usize,
 }
 
 /// How an uninstall behaves.
@@ -210,12 +221,19 @@ async fn remove(
                 None => doomed.push(entry.clone()),
             }
         }
+        let mut custom_resources = std::collections::HashMap::new();
+        for crd in doomed.iter().filter(|e| is_crd_ref(&e.reference)) {
+            custom_resources.insert(crd.reference.name.clone(), count_custom_resources(api, &crd.reference.name).await);
+        }
         for (entry, result) in delete_batch(api, &resolver, &doomed, options.concurrency).await {
             let object = entry.reference;
             match result {
                 Ok(Deletion::Deleted) => {
                     if object.is_kind("", "Namespace") {
                         deleted_namespaces.push(object.name.clone());
+                    }
+                    if let Some(&n) = custom_resources.get(&object.name).filter(|_| is_crd_ref(&object)) {
+                        report.purged.push(PurgedCrd { crd: object.name.clone(), custom_resources: n });
                     }
                     report.deleted.push(object);
                 }
