@@ -289,15 +289,17 @@ async fn a_lost_create_response_still_counts_as_created() {
 /// winner's first apply waits until the loser has read the Lease as held twice (it says that it
 /// waits between the two reads).
 fn lease_race() -> TestApiConfig {
-    let lease = || RequestMatch::any().resource("leases").name("kfctl-rs-lock");
+    // a create is POSTed to the collection: its path names no object
+    let read = || RequestMatch::any().method("GET").resource("leases").name("kfctl-rs-lock");
+    let create = || RequestMatch::any().method("POST").resource("leases");
     let bound = Duration::from_secs(15);
     let hold = |until: RequestMatch, count: u32, status: u16| {
         FaultAction::Hold(Hold::until(until, count).answered_with(status).at_most(bound))
     };
-    let both_read_it_free = FaultRule::new(lease().method("POST"), hold(lease().method("GET"), 2, 404)).times(1);
-    let one_created_it = FaultRule::new(lease().method("POST"), hold(lease().method("POST"), 1, 201)).every(2).times(1);
+    let both_read_it_free = FaultRule::new(create(), hold(read(), 2, 404)).times(1);
+    let one_created_it = FaultRule::new(create(), hold(create(), 1, 201)).every(2).times(1);
     let first_apply = RequestMatch::any().method("PATCH").resource("namespaces").name("kf");
-    let loser_waits = FaultRule::new(first_apply, hold(lease().method("GET"), 2, 200)).times(1);
+    let loser_waits = FaultRule::new(first_apply, hold(read(), 2, 200)).times(1);
     TestApiConfig::default().fault(both_read_it_free).fault(one_created_it).fault(loser_waits)
 }
 
@@ -315,7 +317,16 @@ async fn concurrent_installs_serialise_on_the_lease_in_a_scripted_interleaving()
     assert!(requests.iter().all(|r| !r.hold_expired), "the scripted interleaving did not happen");
     let creates: Vec<u16> =
         requests.iter().filter(|r| r.method == "POST" && r.path.contains("/leases")).map(|r| r.status).collect();
-    assert_eq!(creates[..2], [201, 409], "{creates:?}");
+    let leases: Vec<String> = requests
+        .iter()
+        .filter(|r| r.path.contains("/leases") || r.path.starts_with("/api/v1/namespaces/kf?"))
+        .map(|r| format!("{} {} {} after {:?}", r.method, r.path, r.status, r.elapsed))
+        .collect();
+    assert_eq!(creates[..2], [201, 409], "{leases:#?}");
+    // the log is in arrival order: the winner's first apply arrived before the loser's two
+    // reads of the held lease and was answered after them, half a second apart
+    let first_apply = requests.iter().find(|r| r.path.starts_with("/api/v1/namespaces/kf?")).unwrap();
+    assert!(first_apply.elapsed >= Duration::from_millis(400), "{leases:#?}");
     let waiting = |p: &RecordingProgress| {
         notices(p).into_iter().filter(|l| l.contains("waiting for lease kfctl-system/kfctl-rs-lock")).count()
     };

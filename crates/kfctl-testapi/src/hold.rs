@@ -7,7 +7,10 @@
 //! from server start, the held request's own predecessors included. The wait is bounded
 //! ([`Hold::at_most`], 10 s unless set) so a test whose script never happens fails on its
 //! assertions instead of hanging; a request released by the bound is marked
-//! [`crate::RecordedRequest::hold_expired`].
+//! [`crate::RecordedRequest::hold_expired`]. The request log stays in arrival order, so a held
+//! request appears before the answers that released it (its `elapsed` says how long it waited).
+//! Mind that a create is POSTed to the collection: its path names no object, so a matcher
+//! with [`RequestMatch::name`] never matches it.
 //!
 //! ```
 //! use kfctl_testapi::{FaultAction, FaultRule, Hold, RequestMatch};

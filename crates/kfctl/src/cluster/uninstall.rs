@@ -30,7 +30,6 @@ use super::prune::{Kept, PREEXISTING, guarded, identity};
 use super::record::{self, InstallRecord, InventoryEntry};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Objects the cluster creates in every namespace by itself: (group/resource, name or `*`).
@@ -270,7 +269,7 @@ pub(crate) async fn foreign_objects(
             let gk = super::object::group_kind(&group, &kind);
             // listed in the record is not enough: the cluster must show it as kfctl-rs's too
             let recorded = inventory.get(&(gk, Some(namespace.to_string()), name.to_string()));
-            if !made && !recorded.is_some_and(|entry| super::ownership::not_ours(entry, item).is_none()) {
+            if !made && recorded.is_none_or(|entry| super::ownership::not_ours(entry, item).is_some()) {
                 count += 1;
             }
         }
