@@ -309,3 +309,24 @@ fn template_and_build_exit_alike_on_a_load_restriction_and_a_missing_mirror_entr
     assert_eq!(missing.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("github.com/example/repo"), "{stderr}");
 }
+
+#[test]
+fn output_into_a_closed_pipe_exits_quietly_instead_of_panicking() {
+    // `kfctl-rs source list | head -1`, deterministic: the pipe's reader is gone before the
+    // command writes its first line
+    let cache = tempfile::tempdir().unwrap();
+    for args in [&["source", "list"][..], &["profile", "list"], &["kind-config"], &["--help"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(crate::common::binary())
+            .args(args)
+            .env("KFCTL_CACHE_DIR", cache.path())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

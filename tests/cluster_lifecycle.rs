@@ -16,7 +16,7 @@ use kfctl::cluster::status::status;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::upgrade::{Change, change_plan};
 use kfctl::cluster::{ClusterError, InstallOptions, install};
-use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
+use kfctl_testapi::{FaultAction, FaultRule, Hold, ObjectKey, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -236,6 +236,8 @@ async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall
     cluster.server.clear_requests();
     let report = uninstall(&cluster.target(), &purge, &mut RecordingProgress::default()).await.unwrap();
     assert!(report.deleted.iter().any(|o| o.name == "trainjobs.example.org"), "{report:?}");
+    let purged: Vec<(&str, usize)> = report.purged.iter().map(|p| (p.crd.as_str(), p.custom_resources)).collect();
+    assert_eq!(purged, [("trainjobs.example.org", 2)], "the user's two TrainJobs go with their CRD");
     assert!(!cluster.has("apiextensions.k8s.io", "customresourcedefinitions", None, "trainjobs.example.org"));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!cluster.has("example.org", "trainjobs", Some("user"), "mine"), "purge leaves custom resources");
@@ -281,9 +283,29 @@ async fn a_lost_create_response_still_counts_as_created() {
     assert_eq!(report.created, 3);
 }
 
+/// Two installs that meet at the lease, as a script the test API server enforces (no hoping
+/// that two tasks overlap): both read the Lease as free; the first create waits until both reads
+/// were answered, the second until the first was answered 201, so it is refused with 409; the
+/// winner's first apply waits until the loser has read the Lease as held twice (it says that it
+/// waits between the two reads).
+fn lease_race() -> TestApiConfig {
+    // a create is POSTed to the collection: its path names no object
+    let read = || RequestMatch::any().method("GET").resource("leases").name("kfctl-rs-lock");
+    let create = || RequestMatch::any().method("POST").resource("leases");
+    let bound = Duration::from_secs(15);
+    let hold = |until: RequestMatch, count: u32, status: u16| {
+        FaultAction::Hold(Hold::until(until, count).answered_with(status).at_most(bound))
+    };
+    let both_read_it_free = FaultRule::new(create(), hold(read(), 2, 404)).times(1);
+    let one_created_it = FaultRule::new(create(), hold(create(), 1, 201)).every(2).times(1);
+    let first_apply = RequestMatch::any().method("PATCH").resource("namespaces").name("kf");
+    let loser_waits = FaultRule::new(first_apply, hold(read(), 2, 200)).times(1);
+    TestApiConfig::default().fault(both_read_it_free).fault(one_created_it).fault(loser_waits)
+}
+
 #[tokio::test]
-async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_holder() {
-    let cluster = Cluster::start(TestApiConfig::default().latency(Duration::from_millis(2)));
+async fn concurrent_installs_serialise_on_the_lease_in_a_scripted_interleaving() {
+    let cluster = Cluster::start(lease_race());
     let (mut a, mut b) = (RecordingProgress::default(), RecordingProgress::default());
     let (ra, rb) = tokio::join!(
         install(platform(true), cluster.lifecycle_options("v1"), &mut a),
@@ -291,9 +313,24 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
     );
     ra.unwrap();
     rb.unwrap();
-    let waited =
-        notices(&a).into_iter().chain(notices(&b)).any(|l| l.contains("waiting for lease kfctl-system/kfctl-rs-lock"));
-    assert!(waited, "neither install waited for the other");
+    let requests = cluster.server.requests();
+    assert!(requests.iter().all(|r| !r.hold_expired), "the scripted interleaving did not happen");
+    let creates: Vec<u16> =
+        requests.iter().filter(|r| r.method == "POST" && r.path.contains("/leases")).map(|r| r.status).collect();
+    let leases: Vec<String> = requests
+        .iter()
+        .filter(|r| r.path.contains("/leases") || r.path.starts_with("/api/v1/namespaces/kf?"))
+        .map(|r| format!("{} {} {} after {:?}", r.method, r.path, r.status, r.elapsed))
+        .collect();
+    assert_eq!(creates[..2], [201, 409], "{leases:#?}");
+    // the log is in arrival order: the winner's first apply arrived before the loser's two
+    // reads of the held lease and was answered after them, half a second apart
+    let first_apply = requests.iter().find(|r| r.path.starts_with("/api/v1/namespaces/kf?")).unwrap();
+    assert!(first_apply.elapsed >= Duration::from_millis(400), "{leases:#?}");
+    let waiting = |p: &RecordingProgress| {
+        notices(p).into_iter().filter(|l| l.contains("waiting for lease kfctl-system/kfctl-rs-lock")).count()
+    };
+    assert_eq!(waiting(&a) + waiting(&b), 1, "exactly one install waited: {:?} {:?}", notices(&a), notices(&b));
     let record = cluster.record().unwrap();
     assert_eq!(record.inventory.len(), 8);
     assert!(record.inventory.iter().all(|e| e.created || e.reference.kind == "Namespace"), "{:?}", record.inventory);
@@ -301,7 +338,12 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
         !cluster.has("coordination.k8s.io", "leases", Some(RECORD_NAMESPACE), "kfctl-rs-lock"),
         "lease not released"
     );
+}
 
+#[tokio::test]
+async fn a_held_lease_names_its_holder_and_a_stale_one_is_taken_over() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    install(platform(true), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let held = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": "kfctl-rs-lock", "namespace": RECORD_NAMESPACE},
         "spec": {"holderIdentity": "kfctl-rs install on ci-runner (pid 7)", "leaseDurationSeconds": 3600,

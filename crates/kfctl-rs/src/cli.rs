@@ -49,6 +49,8 @@ pub enum Command {
     Diff(crate::commands::diff::DiffArgs),
     /// Delete what install applied, in reverse order.
     Uninstall(crate::commands::uninstall::UninstallArgs),
+    /// Free the cluster's kfctl-rs lease now (a crashed run's), naming its holder and age.
+    Unlock(crate::commands::unlock::UnlockArgs),
     /// Print the Kind cluster configuration the kind profile expects.
     KindConfig(crate::commands::kind_config::KindConfigArgs),
 }

@@ -4,13 +4,16 @@
 //! name, and fires a [`FaultAction`] a limited number of times (or forever): answer with an
 //! error status instead of serving the request (worded like the real server's: optimistic-lock
 //! conflicts, failing admission webhooks, x509 errors, etcd leader changes, 429 with
-//! `Retry-After`), close the socket without answering, never answer at all, or add latency before serving; a rule
-//! may fire on every `n`th matching request only ([`FaultRule::every`]). Delays
-//! stack with the first matching answer/drop rule, so "slow and then failing" is expressible.
+//! `Retry-After`), close the socket without answering, never answer at all, add latency before
+//! serving, or hold the request until other requests have been answered ([`Hold`]: a scripted,
+//! deterministic interleaving for concurrency tests); a rule may fire on every `n`th matching
+//! request only ([`FaultRule::every`]). Delays and holds stack with the first matching
+//! answer/drop rule, so "slow and then failing" is expressible.
 
 use std::time::Duration;
 
 use super::errors::ApiError;
+use super::hold::Hold;
 
 /// The webhook URL named in canned webhook failures.
 const DEFAULT_WEBHOOK_URL: &str = "https://webhook-service.default.svc:443/validate?timeout=10s";
@@ -116,6 +119,9 @@ pub enum FaultAction {
     LoseResponse,
     /// Wait this long, then serve (or apply the next matching fault).
     Delay(Duration),
+    /// Wait until other requests have been answered (bounded), then serve (or apply the next
+    /// matching fault): see [`Hold`].
+    Hold(Hold),
 }
 
 impl FaultAction {
@@ -208,12 +214,14 @@ impl FaultRule {
 pub struct FaultOutcome {
     /// Total added latency.
     pub delay: Duration,
+    /// Holds to wait out (after the delay) before serving.
+    pub holds: Vec<Hold>,
     /// The answer/drop action, if any rule fired one.
     pub action: Option<FaultAction>,
 }
 
 /// Run the table against a request, consuming one firing of each rule that fires: every matching
-/// delay rule, and the first matching answer/drop rule.
+/// delay and hold rule, and the first matching answer/drop rule.
 pub fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
     let mut outcome = FaultOutcome::default();
     for rule in rules.iter_mut() {
@@ -223,6 +231,10 @@ pub fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
         let fires = match &rule.action {
             FaultAction::Delay(d) => {
                 outcome.delay += *d;
+                true
+            }
+            FaultAction::Hold(hold) => {
+                outcome.holds.push(hold.clone());
                 true
             }
             action if outcome.action.is_none() => {
@@ -236,6 +248,15 @@ pub fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
         }
     }
     outcome
+}
+
+/// Tell every hold rule of the table that a request was answered with `status`.
+pub fn observe_answer(rules: &[FaultRule], req: &RequestInfo, status: u16) {
+    for rule in rules {
+        if let FaultAction::Hold(hold) = &rule.action {
+            hold.observe(req, status);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -289,6 +310,21 @@ mod tests {
         assert_eq!((first.delay, first.action), (Duration::from_millis(5), Some(FaultAction::DropConnection)));
         let second = evaluate(&mut rules, &patch_deploy("a"));
         assert_eq!(second.action, Some(FaultAction::etcd_leader_changed()));
+    }
+
+    #[test]
+    fn holds_stack_with_the_first_answer_and_every_hold_rule_hears_of_every_answer() {
+        let hold = Hold::until(RequestMatch::any().method("GET"), 1);
+        let mut rules = vec![
+            FaultRule::new(RequestMatch::any().name("a"), FaultAction::Hold(hold)).times(1),
+            FaultRule::new(RequestMatch::any(), FaultAction::DropConnection).times(1),
+        ];
+        let first = evaluate(&mut rules, &patch_deploy("a"));
+        assert_eq!((first.holds.len(), first.action), (1, Some(FaultAction::DropConnection)));
+        let get = RequestInfo { method: "GET".into(), ..patch_deploy("b") };
+        observe_answer(&rules, &get, 200);
+        assert!(first.holds[0].satisfied(), "the rule in the table and the held copy share the count");
+        assert!(evaluate(&mut rules, &patch_deploy("a")).holds.is_empty(), "fired its one time");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Plain HTTP on a loopback port (kube and kubectl both accept `http://` servers in a
 //! kubeconfig). Each request is handled as: read the whole body → run the reconciler → record
 //! it in the request log → consult the fault table (delays stack; an answer or a dropped
-//! connection or a black hole replaces serving) → serve → store the answered status code in the log. A
+//! connection or a black hole replaces serving; holds wait for other answers) → serve → store the
+//! answered status code in the log and count it for the hold rules. A
 //! background task runs the reconciler on a tick so time-based rules fire without traffic, and
 //! a `watch` channel tells open watches that the store changed.
 
@@ -23,7 +24,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::discovery::{AGGREGATED_CONTENT_TYPE, wants_aggregated};
 use super::errors::ApiError;
-use super::faults::{FaultAction, RequestInfo, evaluate};
+use super::faults::{FaultAction, RequestInfo, evaluate, observe_answer};
 use super::handlers::{ApiRequest, handle};
 use super::openapi;
 use super::reconcile::reconcile;
@@ -153,6 +154,7 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
             body: body.clone(),
             status: 0,
             elapsed: Default::default(),
+            hold_expired: false,
         });
         let info = request_info(&state, &method, &path_and_query, &route);
         let outcome = evaluate(&mut state.config.faults, &info);
@@ -163,6 +165,9 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
+    if super::hold::wait(&outcome.holds).await {
+        shared.lock().requests[index].hold_expired = true;
+    }
     let response = match &outcome.action {
         Some(FaultAction::DropConnection) => return Err(DropConnection),
         Some(FaultAction::NeverAnswer) => {
@@ -172,7 +177,7 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
         Some(FaultAction::LoseResponse) => {
             let api = ApiRequest { method, path: Default::default(), query, content_type, accept, user_agent, body };
             let served = dispatch(&shared, route, api);
-            shared.lock().requests[index].status = served.status().as_u16();
+            answered(&shared, index, &info, served.status().as_u16(), arrived);
             let revision = shared.lock().store.revision();
             shared.changes.send_if_modified(|r| std::mem::replace(r, revision) != revision);
             return Err(DropConnection);
@@ -185,14 +190,18 @@ async fn serve_request(req: Request<Incoming>, shared: Arc<Shared>) -> Result<Re
             dispatch(&shared, route, api)
         }
     };
-    {
-        let mut state = shared.lock();
-        state.requests[index].status = response.status().as_u16();
-        state.requests[index].elapsed = arrived.elapsed();
-    }
+    answered(&shared, index, &info, response.status().as_u16(), arrived);
     let revision = shared.lock().store.revision();
     shared.changes.send_if_modified(|r| std::mem::replace(r, revision) != revision);
     Ok(response)
+}
+
+/// Log the status answered and tell the hold rules (the held requests waiting for it).
+fn answered(shared: &Shared, index: usize, info: &RequestInfo, status: u16, arrived: Instant) {
+    let mut state = shared.lock();
+    state.requests[index].status = status;
+    state.requests[index].elapsed = arrived.elapsed();
+    observe_answer(&state.config.faults, info, status);
 }
 
 fn dispatch(shared: &Arc<Shared>, route: Route, mut api: ApiRequest) -> Response<Body> {

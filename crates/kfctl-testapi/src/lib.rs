@@ -30,8 +30,9 @@
 //!
 //! Tests steer it with three tables: **status rules** (when workloads become ready, scripted
 //! statuses, CA bundle injection: `status_rules.rs`), **faults** (error answers, dropped
-//! connections, latency: `faults.rs`), and **timing** (CRD establishment, discovery lag:
-//! [`TestApiConfig`]). Every request is logged with its body for byte-level assertions.
+//! connections, latency, requests held until others were answered: `faults.rs`, `hold.rs`),
+//! and **timing** (CRD establishment, discovery lag: [`TestApiConfig`]). Every request is
+//! logged with its body for byte-level assertions.
 //!
 //! ```no_run
 //! use kfctl_testapi::{TestApiConfig, TestApiServer};
@@ -48,6 +49,7 @@ mod discovery;
 mod errors;
 mod faults;
 mod handlers;
+mod hold;
 mod http;
 mod kubeconfig;
 mod openapi;
@@ -73,6 +75,7 @@ use tokio::sync::{oneshot, watch as tokio_watch};
 pub use config::{AccessDenial, TestApiConfig};
 pub use errors::ApiError;
 pub use faults::{FaultAction, FaultRule, RequestMatch};
+pub use hold::{DEFAULT_HOLD_BOUND, Hold};
 pub use state::RecordedRequest;
 pub use status_rules::{StatusBehavior, StatusRule, Target};
 pub use store::ObjectKey;

@@ -24,11 +24,19 @@ pub struct RecordedRequest {
     pub status: u16,
     /// Time from arrival to the answer (injected delays included).
     pub elapsed: std::time::Duration,
+    /// A [`crate::Hold`] released this request at its bound, not by its condition (the
+    /// interleaving a test scripted did not happen).
+    pub hold_expired: bool,
 }
 
-/// RFC 3339 time at second precision, as upstream serializes `metav1.Time`.
+/// RFC 3339 time at second precision, as upstream serializes `metav1.Time` (from the system
+/// clock: jiff's `Timestamp::now` needs its `std` feature, which only feature unification with
+/// other crates turns on, so `cargo test -p kfctl-testapi` alone would not build).
 pub fn timestamp_now() -> String {
-    k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let seconds = i64::try_from(since.as_secs()).unwrap_or(0);
+    let now = k8s_openapi::jiff::Timestamp::from_second(seconds).unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
+    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 const CRD_GROUP: &str = "apiextensions.k8s.io";

@@ -21,6 +21,7 @@ pub mod source;
 pub mod status;
 pub mod template;
 pub mod uninstall;
+pub mod unlock;
 pub mod upgrade;
 pub mod values;
 
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Status(args) => status::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Uninstall(args) => uninstall::run(args),
+        Command::Unlock(args) => unlock::run(args),
         Command::KindConfig(args) => kind_config::run(args),
     }
 }

@@ -55,8 +55,13 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
             return Err(coded(Code::Failure, anyhow::anyhow!("uninstall: cancelled; nothing was deleted")));
         }
     }
-    let options =
-        UninstallOptions { purge: args.purge, concurrency: 16, timeout: args.timeout, lock_wait: args.lock_wait };
+    let options = UninstallOptions {
+        purge: args.purge,
+        concurrency: 16,
+        timeout: args.timeout,
+        lock_wait: args.lock_wait,
+        ..UninstallOptions::default()
+    };
     let mut progress = progress_sink();
     let report = runtime.block_on(uninstall(&target, &options, progress.as_mut())).map_err(cluster_error)?;
     match args.output {
@@ -70,6 +75,13 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
             );
             for kept in &report.kept {
                 println!("  kept: {} ({})", kept.object, kept.reason);
+            }
+            if !report.purged.is_empty() {
+                let resources: usize = report.purged.iter().map(|p| p.custom_resources).sum();
+                println!("purged: {} CRDs and the {resources} custom resources of their kinds", report.purged.len());
+                for purged in &report.purged {
+                    println!("  purged: CRD {} and its {} custom resources", purged.crd, purged.custom_resources);
+                }
             }
         }
     }

@@ -23,7 +23,7 @@ use super::retry::{
     ApiFailure, Backoff, Context, Decision, FieldConflict, Reason, StatusDetails, TransportKind, classify,
 };
 use kube::core::Request;
-use kube::core::params::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams};
+use kube::core::params::{DeleteParams, GetParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -339,9 +339,21 @@ impl ApiClient {
 
     /// DELETE an object in the background; `false` when it was already gone.
     pub async fn delete(&self, path: &ResourcePath, namespace: Option<&str>, name: &str) -> Result<bool, ApiFailure> {
-        let request = Request::new(path.collection(namespace))
-            .delete(name, &DeleteParams::background())
-            .map_err(|e| build_failure(&e))?;
+        self.delete_uid(path, namespace, name, None).await
+    }
+
+    /// DELETE an object in the background, only if its UID is `uid` (a precondition: 409
+    /// otherwise); `false` when it was already gone.
+    pub async fn delete_uid(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<bool, ApiFailure> {
+        let mut params = DeleteParams::background();
+        params.preconditions = uid.map(|uid| Preconditions { uid: Some(uid.into()), resource_version: None });
+        let request = Request::new(path.collection(namespace)).delete(name, &params).map_err(|e| build_failure(&e))?;
         match self.call(request).await {
             Ok(_) => Ok(true),
             Err(f) if f.status == Some(404) => Ok(false),

@@ -13,11 +13,12 @@ use super::ClusterError;
 use super::api::{Applied, ResourcePath};
 use super::engine::Engine;
 use super::object::ObjectRef;
+use super::ownership::{HAND_EDITED, delete_entries};
 use super::plan::{Plan, Wave};
 use super::progress::{Event, Progress};
 use super::prune::{self, Kept, identity};
 use super::record::{self, InstallRecord, InventoryEntry};
-use super::uninstall::delete_entries;
+use super::uninstall::{Recorded, foreign_objects};
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
@@ -126,7 +127,22 @@ pub async fn prune(
         record.kept.retain(|e| holds(&e.reference));
         set.delete.extend(earlier);
     }
-    let pruned = delete_entries(&engine.api, &engine.resolver, &set.delete, engine.settings.concurrency).await?;
+    // a Namespace (deleted only with --purge) holding objects kfctl-rs did not create stays
+    let mut refused: Vec<(InventoryEntry, String)> = Vec::new();
+    let inventory: Recorded =
+        record.inventory.iter().chain(&record.kept).map(|e| (identity(&e.reference), e.clone())).collect();
+    for entry in set.delete.iter().filter(|e| e.reference.is_kind("", "Namespace")) {
+        if let Some(n) = foreign_objects(&engine.api, &entry.reference.name, &inventory).await? {
+            refused.push((entry.clone(), format!("holds {n} objects kfctl-rs did not create")));
+        }
+    }
+    set.delete.retain(|e| !refused.iter().any(|(r, _)| r.reference == e.reference));
+    let (pruned, skipped) =
+        delete_entries(&engine.api, &engine.resolver, &set.delete, engine.settings.concurrency).await?;
+    refused.extend(skipped);
+    // entries that are not kfctl-rs's leave the record: released, never deleted
+    set.delete.retain(|e| !refused.iter().any(|(r, _)| r.reference == e.reference));
+    set.released.extend(refused.iter().map(|(e, _)| e.clone()));
     record.pruned(&set.delete, &set.kept, &set.released);
     if !pruned.is_empty() {
         progress.event(&Event::Notice(&format!("pruned {} objects the new render no longer holds", pruned.len())));
@@ -135,7 +151,15 @@ pub async fn prune(
     for line in &kept_summary {
         progress.event(&Event::Notice(line));
     }
-    Ok(PruneReport { pruned, kept: prune::kept_with_reasons(&set), kept_summary })
+    let hand_edited = record.hand_edited.drain(..).map(|e| (e, HAND_EDITED.to_string()));
+    refused.extend(hand_edited);
+    let mut kept = prune::kept_with_reasons(&set);
+    kept.retain(|k| !refused.iter().any(|(e, _)| e.reference == k.object));
+    for (entry, reason) in refused {
+        progress.event(&Event::Notice(&format!("not pruned: {} ({reason})", entry.reference)));
+        kept.push(Kept { object: entry.reference, reason });
+    }
+    Ok(PruneReport { pruned, kept, kept_summary })
 }
 
 #[cfg(test)]

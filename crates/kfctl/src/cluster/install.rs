@@ -20,7 +20,7 @@ use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath, Target};
 use super::converge::{self, PruneReport};
 use super::engine::{Engine, Settings};
-use super::lease::Lease;
+use super::lease::{Lease, LeaseTiming};
 use super::object::ObjectRef;
 use super::order::Class;
 use super::plan::{Plan, PlannedObject, Wave};
@@ -68,6 +68,8 @@ pub struct InstallOptions {
     pub purge: bool,
     /// How long to wait for another run's lease.
     pub lock_wait: Duration,
+    /// How long the run's lease lives without renewal, and how often it is renewed.
+    pub lease: LeaseTiming,
 }
 
 /// Which verb runs the install.
@@ -105,6 +107,7 @@ impl InstallOptions {
             operation: Operation::Install,
             purge: false,
             lock_wait: Duration::from_secs(120),
+            lease: LeaseTiming::default(),
         }
     }
 }
@@ -172,8 +175,7 @@ pub async fn install(
         None
     } else {
         converge::ensure_record_namespace(&engine, progress).await?;
-        let lease =
-            Lease::acquire(&api, options.operation.name(), options.timeout, options.lock_wait, progress).await?;
+        let lease = Lease::acquire(&api, options.operation.name(), options.lease, options.lock_wait, progress).await?;
         Some(lease)
     };
     // the record as it is now, after waiting for the lease: another run may have changed it
@@ -182,10 +184,12 @@ pub async fn install(
     let outcome = run.converge(&engine, &plan, &options, progress).await;
     run.finish(options.operation, outcome.as_ref().err());
     run.save(&engine).await;
-    if let Some(lease) = lease {
-        lease.release().await;
-    }
+    let released = match lease {
+        Some(lease) => lease.release().await,
+        None => Ok(()),
+    };
     let prune = outcome?;
+    released?;
     Ok(InstallReport {
         server: api.server.clone(),
         server_version: checks.server_version,
@@ -255,7 +259,8 @@ impl Run {
         if engine.settings.dry_run {
             return run;
         }
-        run.written = previous.as_ref().map(InstallRecord::to_configmap);
+        // a record with entries edited by hand is written again without them
+        run.written = previous.as_ref().filter(|p| p.hand_edited.is_empty()).map(InstallRecord::to_configmap);
         run.record = Some(InstallRecord::resume(previous, meta, &plan.digest, plan.waves.len()));
         run
     }
@@ -323,7 +328,8 @@ impl Run {
         self.applied += 1;
         self.created += usize::from(applied.created);
         if let Some(record) = &mut self.record {
-            record.note_applied(&object.reference, &object.component, wave, applied.created);
+            let uid = applied.live.pointer("/metadata/uid").and_then(Value::as_str);
+            record.note_applied(&object.reference, &object.component, wave, applied.created, uid);
         }
     }
 

@@ -17,7 +17,8 @@
 //! | [`engine`] | applying one object with retries; waiting for a wave |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
-//! | [`upgrade`], [`prune`], [`lease`] | converging onto a record: storage checks, the prune/keep table, one run at a time |
+//! | [`ownership`] | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
+//! | [`upgrade`], [`prune`], [`lease`], [`unlock`] | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
@@ -33,6 +34,7 @@ pub mod kind;
 pub mod lease;
 pub mod object;
 pub mod order;
+pub mod ownership;
 pub mod plan;
 pub mod preflight;
 pub mod prepare;
@@ -44,6 +46,7 @@ pub mod redact;
 pub mod retry;
 pub mod status;
 pub mod uninstall;
+pub mod unlock;
 pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};

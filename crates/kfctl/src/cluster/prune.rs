@@ -95,7 +95,7 @@ mod tests {
 
     fn entry(api: &str, kind: &str, name: &str, wave: usize, created: bool) -> InventoryEntry {
         let reference = ObjectRef { api_version: api.into(), kind: kind.into(), namespace: None, name: name.into() };
-        InventoryEntry { reference, component: "c".into(), wave, created }
+        InventoryEntry { reference, component: "c".into(), wave, created, uid: None }
     }
 
     #[test]

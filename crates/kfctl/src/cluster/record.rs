@@ -56,6 +56,10 @@ pub struct InstallRecord {
     /// How the last run that changed the record ended (install, upgrade, uninstall).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// Entries whose digest did not match when the record was read (added or changed by hand):
+    /// left out of `inventory` and `kept`, reported, never acted on, not written back.
+    #[serde(skip)]
+    pub hand_edited: Vec<InventoryEntry>,
 }
 
 /// The outcome of a run: what `status` needs to tell a failed or partial run from a healthy one.
@@ -86,6 +90,10 @@ pub struct InventoryEntry {
     pub wave: usize,
     /// Whether kfctl-rs created the object (false: it existed before the install).
     pub created: bool,
+    /// The object's UID when kfctl-rs last applied it (absent in older records): a live object
+    /// with another UID was re-created by someone else and is not deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
 }
 
 /// The component of an inventory entry from a record that did not store one.
@@ -117,6 +125,7 @@ impl InstallRecord {
             last_wave,
             kept: previous.as_ref().map(|p| p.kept.clone()).unwrap_or_default(),
             last_run: previous.as_ref().and_then(|p| p.last_run.clone()),
+            hand_edited: previous.as_ref().map(|p| p.hand_edited.clone()).unwrap_or_default(),
             inventory: previous.map(|p| p.inventory).unwrap_or_default(),
         }
     }
@@ -141,8 +150,16 @@ impl InstallRecord {
         }
     }
 
-    /// Note an applied object; once created by kfctl-rs, always created by kfctl-rs.
-    pub fn note_applied(&mut self, reference: &ObjectRef, component: &str, wave: usize, created: bool) {
+    /// Note an applied object (with its live UID); once created by kfctl-rs, always created by
+    /// kfctl-rs.
+    pub fn note_applied(
+        &mut self,
+        reference: &ObjectRef,
+        component: &str,
+        wave: usize,
+        created: bool,
+        uid: Option<&str>,
+    ) {
         let id = identity(reference);
         let was_kept = self.kept.iter().position(|e| identity(&e.reference) == id).map(|i| self.kept.remove(i));
         if let Some(entry) = was_kept.filter(|_| !self.inventory.iter().any(|e| identity(&e.reference) == id)) {
@@ -154,12 +171,16 @@ impl InstallRecord {
                 entry.created |= created;
                 entry.wave = wave;
                 entry.component = component.to_string();
+                if uid.is_some() {
+                    entry.uid = uid.map(String::from);
+                }
             }
             None => self.inventory.push(InventoryEntry {
                 reference: reference.clone(),
                 component: component.to_string(),
                 wave,
                 created,
+                uid: uid.map(String::from),
             }),
         }
     }
@@ -183,9 +204,17 @@ impl InstallRecord {
         entries.into_iter().map(|(_, e)| e).collect()
     }
 
-    /// The ConfigMap that stores the record.
+    /// The ConfigMap that stores the record, each entry sealed with its digest.
     pub fn to_configmap(&self) -> Value {
-        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut doc = serde_json::to_value(self).unwrap_or_default();
+        for list in ["inventory", "kept"] {
+            for entry in doc.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+                let digest = entry_digest(entry);
+                entry[DIGEST_KEY] = json!(digest);
+            }
+        }
+        doc[SEALED_KEY] = json!(true);
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -194,14 +223,49 @@ impl InstallRecord {
         })
     }
 
-    /// Read the record from its ConfigMap.
+    /// Read the record from its ConfigMap; entries of a sealed record whose digest does not
+    /// match go to [`InstallRecord::hand_edited`].
     pub fn from_configmap(configmap: &Value) -> Result<Self, RecordError> {
         let text = configmap
             .pointer(&format!("/data/{RECORD_KEY}"))
             .and_then(Value::as_str)
             .ok_or_else(|| RecordError(format!("no data key {RECORD_KEY}")))?;
-        serde_json::from_str(text).map_err(|e| RecordError(e.to_string()))
+        let mut doc: Value = serde_json::from_str(text).map_err(|e| RecordError(e.to_string()))?;
+        let sealed = doc.get(SEALED_KEY) == Some(&json!(true));
+        let mut hand_edited = Vec::new();
+        for list in ["inventory", "kept"] {
+            let Some(entries) = doc.get_mut(list).and_then(Value::as_array_mut) else { continue };
+            let (kept, edited): (Vec<Value>, Vec<Value>) = std::mem::take(entries).into_iter().partition(|entry| {
+                let mut bare = entry.clone();
+                let digest = bare.as_object_mut().and_then(|o| o.remove(DIGEST_KEY));
+                !sealed || digest.as_ref().and_then(Value::as_str) == Some(entry_digest(&bare).as_str())
+            });
+            *entries = kept;
+            hand_edited.extend(edited);
+        }
+        let mut record: InstallRecord = serde_json::from_value(doc).map_err(|e| RecordError(e.to_string()))?;
+        if !sealed {
+            // records before seals had no UIDs: any there were written by hand, and are not trusted
+            record.inventory.iter_mut().chain(record.kept.iter_mut()).for_each(|e| e.uid = None);
+        }
+        record.hand_edited = hand_edited.into_iter().filter_map(|e| serde_json::from_value(e).ok()).collect();
+        Ok(record)
     }
+}
+
+const SEALED_KEY: &str = "sealed";
+const DIGEST_KEY: &str = "digest";
+
+/// The digest that seals an entry: sha256 of its JSON without the digest, 16 hex digits. An
+/// integrity check against hand edits, not a secret (see [`super::ownership`]).
+fn entry_digest(entry: &Value) -> String {
+    use sha2::Digest as _;
+    let mut bare = entry.clone();
+    if let Some(o) = bare.as_object_mut() {
+        o.remove(DIGEST_KEY);
+    }
+    let hash = sha2::Sha256::digest(format!("kfctl-rs record entry\n{bare}").as_bytes());
+    hex::encode(&hash[..8])
 }
 
 /// The record labels as a JSON object.
@@ -234,7 +298,7 @@ mod tests {
     #[test]
     fn record_round_trips_through_its_configmap() {
         let mut rec = InstallRecord::resume(None, meta(), "p1", 3);
-        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true, None);
         rec.reach(1, "namespaces");
         let cm = rec.to_configmap();
         assert_eq!(cm.pointer("/metadata/labels/app.kubernetes.io~1managed-by"), Some(&json!("kfctl-rs")));
@@ -245,7 +309,7 @@ mod tests {
     #[test]
     fn resume_keeps_progress_only_for_the_same_plan_and_inventory_always() {
         let mut rec = InstallRecord::resume(None, meta(), "p1", 3);
-        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true, None);
         rec.reach(2, "crds");
         let same = InstallRecord::resume(Some(rec.clone()), meta(), "p1", 3);
         assert_eq!((same.waves_done, same.inventory.len()), (2, 1));
@@ -256,19 +320,42 @@ mod tests {
     #[test]
     fn created_flag_sticks_and_deletion_order_reverses_waves() {
         let mut rec = InstallRecord::resume(None, meta(), "p", 2);
-        rec.note_applied(&r("Namespace", "a"), "platform", 1, true);
-        rec.note_applied(&r("Namespace", "b"), "platform", 1, false);
-        rec.note_applied(&r("ConfigMap", "c"), "platform", 2, true);
-        rec.note_applied(&r("Namespace", "a"), "platform", 1, false);
+        rec.note_applied(&r("Namespace", "a"), "platform", 1, true, None);
+        rec.note_applied(&r("Namespace", "b"), "platform", 1, false, None);
+        rec.note_applied(&r("ConfigMap", "c"), "platform", 2, true, None);
+        rec.note_applied(&r("Namespace", "a"), "platform", 1, false, None);
         assert!(rec.inventory[0].created);
         let order: Vec<&str> = rec.deletion_order().iter().map(|e| e.reference.name.as_str()).collect();
         assert_eq!(order, ["c", "b", "a"]);
     }
 
     #[test]
+    fn entries_added_or_changed_by_hand_break_their_seal_and_are_set_apart() {
+        let mut rec = InstallRecord::resume(None, meta(), "p", 1);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true, Some("u1"));
+        rec.note_applied(&r("ConfigMap", "c"), "platform", 1, true, Some("u2"));
+        let cm = rec.to_configmap();
+        assert_eq!(InstallRecord::from_configmap(&cm).unwrap(), rec);
+        let mut doc: Value = serde_json::from_str(cm["data"][RECORD_KEY].as_str().unwrap()).unwrap();
+        doc["inventory"][1]["name"] = json!("users-configmap");
+        let added = json!({"apiVersion": "v1", "kind": "Namespace", "name": "kube-public", "component": "platform", "wave": 1, "created": true});
+        doc["inventory"].as_array_mut().unwrap().push(added);
+        let edited = json!({"data": {RECORD_KEY: doc.to_string()}});
+        let read = InstallRecord::from_configmap(&edited).unwrap();
+        let names = |v: &[InventoryEntry]| v.iter().map(|e| e.reference.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&read.inventory), ["kf"]);
+        assert_eq!(names(&read.hand_edited), ["users-configmap", "kube-public"]);
+        // a record written before seals: nothing to check, every entry reads
+        doc.as_object_mut().unwrap().remove("sealed");
+        let legacy = InstallRecord::from_configmap(&json!({"data": {RECORD_KEY: doc.to_string()}})).unwrap();
+        assert_eq!((legacy.inventory.len(), legacy.hand_edited.len()), (3, 0));
+        assert!(legacy.inventory.iter().all(|e| e.uid.is_none()), "UIDs in an unsealed record are not trusted");
+    }
+
+    #[test]
     fn older_records_without_components_read_as_unknown() {
         let mut rec = InstallRecord::resume(None, meta(), "p", 1);
-        rec.note_applied(&r("Namespace", "kf"), "kubeflow-namespace", 1, true);
+        rec.note_applied(&r("Namespace", "kf"), "kubeflow-namespace", 1, true, None);
         let mut doc = serde_json::to_value(&rec).unwrap();
         doc["inventory"][0].as_object_mut().unwrap().remove("component");
         let cm = json!({"data": {RECORD_KEY: doc.to_string()}});

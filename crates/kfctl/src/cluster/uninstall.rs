@@ -7,7 +7,10 @@
 //! * any Namespace holding objects kfctl-rs did not create (counted by listing every
 //!   namespaced kind the server serves, minus the inventory, minus what the cluster makes by
 //!   itself: [`CLUSTER_MADE`] and objects with an owner);
-//! * Namespaces and CRDs that existed before the install.
+//! * Namespaces and CRDs that existed before the install;
+//! * whatever the cluster does not show as kfctl-rs's ([`super::ownership`]: `default` and
+//!   `kube-*` namespaces, objects without kfctl-rs's field manager or with another UID than
+//!   recorded, record entries edited by hand).
 //!
 //! `purge` deletes CRDs and PVCs too (also those an upgrade kept); [`preview`] counts the custom
 //! resources that would go with them, for the confirmation. Deletions are background
@@ -18,18 +21,15 @@
 use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
-use super::engine::scoped;
 use super::install::read_record;
-use super::lease::Lease;
+use super::lease::{Lease, LeaseTiming};
 use super::object::ObjectRef;
+use super::ownership::{Deletion, HAND_EDITED, delete_batch, refused_by_name};
 use super::progress::{Event, Progress};
 use super::prune::{Kept, PREEXISTING, guarded, identity};
 use super::record::{self, InstallRecord, InventoryEntry};
-use super::retry::{ApiFailure, Backoff, Context, Decision, classify};
-use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Objects the cluster creates in every namespace by itself: (group/resource, name or `*`).
@@ -50,6 +50,17 @@ pub struct UninstallReport {
     pub already_gone: Vec<ObjectRef>,
     /// Objects kept, each with why.
     pub kept: Vec<Kept>,
+    /// CRDs deleted (`purge`), each with how many custom resources of its kind went with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub purged: Vec<PurgedCrd>,
+}
+
+/// A CRD `purge` deleted, and the custom resources of its kind that went with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PurgedCrd {
+    pub crd: String,
+    pub custom_resources: usize,
 }
 
 /// How an uninstall behaves.
@@ -61,6 +72,8 @@ pub struct UninstallOptions {
     pub timeout: Duration,
     /// How long to wait for another run's lease.
     pub lock_wait: Duration,
+    /// How long the run's lease lives without renewal, and how often it is renewed.
+    pub lease: LeaseTiming,
 }
 
 impl Default for UninstallOptions {
@@ -70,6 +83,7 @@ impl Default for UninstallOptions {
             concurrency: 16,
             timeout: Duration::from_secs(300),
             lock_wait: Duration::from_secs(120),
+            lease: LeaseTiming::default(),
         }
     }
 }
@@ -152,11 +166,20 @@ pub async fn uninstall(
     progress: &mut dyn Progress,
 ) -> Result<UninstallReport, ClusterError> {
     let api = ApiClient::connect(target).await?;
-    let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
-    let lease = Lease::acquire(&api, "uninstall", options.timeout, options.lock_wait, progress).await?;
+    read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let lease = Lease::acquire(&api, "uninstall", options.lease, options.lock_wait, progress).await?;
+    // the record as it is now, after waiting for the lease: another run may have changed it
+    let record = match read_record(&api).await {
+        Ok(Some(record)) => record,
+        other => {
+            let _ = lease.release().await;
+            return Err(other.err().unwrap_or(ClusterError::NoRecord));
+        }
+    };
     let outcome = remove(&api, &record, options, progress).await;
-    lease.release().await;
+    let released = lease.release().await;
     let report = outcome?;
+    released?;
     delete_record(&api).await?;
     wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], options.timeout, progress).await?;
     Ok(report)
@@ -170,10 +193,13 @@ async fn remove(
 ) -> Result<UninstallReport, ClusterError> {
     let resolver = Resolver::new(api.clone());
     let mut report = UninstallReport::default();
+    let hand_edited =
+        record.hand_edited.iter().map(|e| Kept { object: e.reference.clone(), reason: HAND_EDITED.into() });
+    report.kept.extend(hand_edited);
     let mut entries: Vec<InventoryEntry> = record.deletion_order().into_iter().cloned().collect();
     entries.extend(record.kept.iter().cloned());
     entries.sort_by_key(|e| std::cmp::Reverse(e.wave));
-    let inventory: HashSet<_> = entries.iter().map(|e| identity(&e.reference)).collect();
+    let inventory: Recorded = entries.iter().map(|e| (identity(&e.reference), e.clone())).collect();
     let mut waves: Vec<usize> = entries.iter().map(|e| e.wave).collect();
     waves.dedup();
     let mut deleted_namespaces = Vec::new();
@@ -182,7 +208,7 @@ async fn remove(
         for entry in entries.iter().filter(|e| e.wave == wave) {
             let reason = match keeps(entry, options.purge) {
                 Some(reason) => Some(reason),
-                None if entry.reference.is_kind("", "Namespace") => {
+                None if entry.reference.is_kind("", "Namespace") && refused_by_name(&entry.reference).is_none() => {
                     foreign_objects(api, &entry.reference.name, &inventory)
                         .await?
                         .map(|n| format!("holds {n} objects kfctl-rs did not create"))
@@ -194,27 +220,43 @@ async fn remove(
                 None => doomed.push(entry.clone()),
             }
         }
-        for (object, result) in delete_batch(api, &resolver, &doomed, options.concurrency).await {
+        let mut custom_resources = std::collections::HashMap::new();
+        for crd in doomed.iter().filter(|e| is_crd_ref(&e.reference)) {
+            custom_resources.insert(crd.reference.name.clone(), count_custom_resources(api, &crd.reference.name).await);
+        }
+        for (entry, result) in delete_batch(api, &resolver, &doomed, options.concurrency).await {
+            let object = entry.reference;
             match result {
-                Ok(true) => report.deleted.push(object),
-                Ok(false) => report.already_gone.push(object),
+                Ok(Deletion::Deleted) => {
+                    if object.is_kind("", "Namespace") {
+                        deleted_namespaces.push(object.name.clone());
+                    }
+                    if let Some(&n) = custom_resources.get(&object.name).filter(|_| is_crd_ref(&object)) {
+                        report.purged.push(PurgedCrd { crd: object.name.clone(), custom_resources: n });
+                    }
+                    report.deleted.push(object);
+                }
+                Ok(Deletion::Gone) => report.already_gone.push(object),
+                Ok(Deletion::Skipped(reason)) => report.kept.push(Kept { object, reason }),
                 Err(failure) => return Err(ClusterError::Refused { object, failure: Box::new(failure) }),
             }
         }
-        deleted_namespaces
-            .extend(doomed.iter().filter(|e| e.reference.is_kind("", "Namespace")).map(|e| e.reference.name.clone()));
         progress.event(&Event::Notice(&format!("deleted wave {wave}")));
     }
     wait_gone(api, &deleted_namespaces, options.timeout, progress).await?;
     Ok(report)
 }
 
-/// Objects in `namespace` that are not in the inventory and not made by the cluster itself;
+/// The record's entries by identity.
+pub(crate) type Recorded = std::collections::HashMap<(String, Option<String>, String), InventoryEntry>;
+
+/// Objects in `namespace` that are not in the inventory (or not kfctl-rs's, whatever the
+/// inventory says) and not made by the cluster itself;
 /// `None` when there are none.
-async fn foreign_objects(
+pub(crate) async fn foreign_objects(
     api: &ApiClient,
     namespace: &str,
-    inventory: &HashSet<(String, Option<String>, String)>,
+    inventory: &Recorded,
 ) -> Result<Option<usize>, ClusterError> {
     let mut count = 0;
     for (group, kind, path) in namespaced_kinds(api).await? {
@@ -225,7 +267,9 @@ async fn foreign_objects(
             let made = CLUSTER_MADE.iter().any(|(k, n)| *k == key && (*n == "*" || *n == name))
                 || item.pointer("/metadata/ownerReferences").and_then(Value::as_array).is_some_and(|o| !o.is_empty());
             let gk = super::object::group_kind(&group, &kind);
-            if !made && !inventory.contains(&(gk, Some(namespace.to_string()), name.to_string())) {
+            // listed in the record is not enough: the cluster must show it as kfctl-rs's too
+            let recorded = inventory.get(&(gk, Some(namespace.to_string()), name.to_string()));
+            if !made && recorded.is_none_or(|entry| super::ownership::not_ours(entry, item).is_some()) {
                 count += 1;
             }
         }
@@ -316,59 +360,6 @@ async fn wait_gone(
     Ok(())
 }
 
-/// Delete entries in the order given, a wave at a time; the objects deleted (or already gone).
-pub(crate) async fn delete_entries(
-    api: &ApiClient,
-    resolver: &Resolver,
-    entries: &[InventoryEntry],
-    concurrency: usize,
-) -> Result<Vec<ObjectRef>, ClusterError> {
-    let mut done = Vec::new();
-    let mut waves: Vec<usize> = entries.iter().map(|e| e.wave).collect();
-    waves.dedup();
-    for wave in waves {
-        let batch: Vec<InventoryEntry> = entries.iter().filter(|e| e.wave == wave).cloned().collect();
-        for (object, result) in delete_batch(api, resolver, &batch, concurrency).await {
-            result.map_err(|failure| ClusterError::Refused { object: object.clone(), failure: Box::new(failure) })?;
-            done.push(object);
-        }
-    }
-    Ok(done)
-}
-
-async fn delete_batch(
-    api: &ApiClient,
-    resolver: &Resolver,
-    batch: &[InventoryEntry],
-    concurrency: usize,
-) -> Vec<(ObjectRef, Result<bool, ApiFailure>)> {
-    futures::stream::iter(batch)
-        .map(|e| async { (e.reference.clone(), delete_one(api, resolver, &e.reference).await) })
-        .buffer_unordered(concurrency.max(1))
-        .collect()
-        .await
-}
-
-/// Delete one object, retrying transient failures a few times; `false` when already gone.
-async fn delete_one(api: &ApiClient, resolver: &Resolver, r: &ObjectRef) -> Result<bool, ApiFailure> {
-    let backoff = Backoff { initial: std::time::Duration::from_millis(200), max: std::time::Duration::from_secs(2) };
-    let mut attempt = 0;
-    loop {
-        let result = match resolver.resolve(&r.api_version, &r.kind).await {
-            Ok(path) => api.delete(&path, scoped(&path, r), &r.name).await,
-            Err(f) if f.is_no_kind_match() => Ok(false),
-            Err(f) => Err(f),
-        };
-        match result {
-            Err(f) if attempt < 5 && classify(&f, Context::default()).1 != Decision::FailFast => {
-                tokio::time::sleep(backoff.delay_for(Decision::Retry, &f, attempt)).await;
-                attempt += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
 async fn delete_record(api: &ApiClient) -> Result<(), ClusterError> {
     let configmaps =
         ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
@@ -386,7 +377,7 @@ mod tests {
 
     fn entry(api: &str, kind: &str, created: bool) -> InventoryEntry {
         let reference = ObjectRef { api_version: api.into(), kind: kind.into(), namespace: None, name: "x".into() };
-        InventoryEntry { reference, component: "platform".into(), wave: 1, created }
+        InventoryEntry { reference, component: "platform".into(), wave: 1, created, uid: None }
     }
 
     #[test]

@@ -1,0 +1,209 @@
+//! Ownership checked before any delete: prune, uninstall and purge delete only what the cluster
+//! itself shows as kfctl-rs's.
+//!
+//! The record is a ConfigMap anyone with write access to `kfctl-system` can edit, so it is not
+//! trusted alone. Before an entry is deleted:
+//! * namespaces the cluster owns (`default`, `kube-*`) and the record's own namespace are never
+//!   deleted from an entry ([`protected_namespace`]);
+//! * its UID must be the one recorded when kfctl-rs applied it (an object deleted and re-created
+//!   by someone else is someone else's), when the entry has one (records before UIDs do not);
+//! * the live object must carry kfctl-rs's field manager in `managedFields`, or, for an object
+//!   whose apply left kfctl-rs no field to own (a bare Namespace: the server keeps no empty
+//!   manager entry), have the recorded UID and no field manager at all (an entry of an older
+//!   record without UIDs is then kept; the next install or upgrade records the UIDs);
+//! * [`super::record`] seals each entry with a digest: an entry added or changed by hand is
+//!   reported as such and skipped. The digest is an integrity check against hand edits, not a
+//!   secret: the live checks above are what keep someone who can write the record from steering
+//!   deletes onto other objects.
+//!
+//! An entry that fails is reported with the reason and skipped, never deleted.
+
+use super::ClusterError;
+use super::api::{ApiClient, FIELD_MANAGER, ResourcePath};
+use super::discovery::Resolver;
+use super::engine::scoped;
+use super::object::ObjectRef;
+use super::record::{InventoryEntry, RECORD_NAMESPACE};
+use super::retry::{ApiFailure, Backoff, Context, Decision, classify};
+use futures::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The reason for a hand-edited entry.
+pub const HAND_EDITED: &str = "its install-record entry was added or changed by hand (its digest does not match); \
+     not deleted";
+
+/// Whether `name` is a namespace kfctl-rs never deletes from a record entry.
+pub fn protected_namespace(name: &str) -> bool {
+    name == "default" || name.starts_with("kube-") || name == RECORD_NAMESPACE
+}
+
+/// Why an entry must not be deleted whatever the live object says, if it must not.
+pub fn refused_by_name(r: &ObjectRef) -> Option<String> {
+    (r.is_kind("", "Namespace") && protected_namespace(&r.name))
+        .then(|| format!("namespace {} belongs to the cluster; kfctl-rs never deletes it", r.name))
+}
+
+/// Whether the live object carries kfctl-rs's field manager.
+pub fn managed_by_us(live: &Value) -> bool {
+    let managed = live.pointer("/metadata/managedFields").and_then(Value::as_array);
+    managed.is_some_and(|fields| fields.iter().any(|f| f.get("manager").and_then(Value::as_str) == Some(FIELD_MANAGER)))
+}
+
+/// Whether nobody owns a field of the live object (no `managedFields` entry at all).
+fn unmanaged(live: &Value) -> bool {
+    live.pointer("/metadata/managedFields").and_then(Value::as_array).is_none_or(Vec::is_empty)
+}
+
+/// Why the live object is not kfctl-rs's to delete, if it is not: it must be the object
+/// kfctl-rs applied (the recorded UID, when the entry has one) and show kfctl-rs's field
+/// manager; an object whose apply left no field for kfctl-rs to own (a bare Namespace or
+/// ServiceAccount: the server keeps no empty manager entry) counts as kfctl-rs's by its
+/// recorded UID only while nobody else manages a field of it either.
+pub fn not_ours(entry: &InventoryEntry, live: &Value) -> Option<String> {
+    let live_uid = live.pointer("/metadata/uid").and_then(Value::as_str);
+    match (managed_by_us(live), entry.uid.as_deref(), live_uid) {
+        (_, Some(recorded), Some(live)) if recorded != live => Some(format!(
+            "its UID {live} is not the one kfctl-rs recorded ({recorded}): re-created by someone else, not deleted"
+        )),
+        (true, _, _) => None,
+        (false, Some(_), Some(_)) if unmanaged(live) => None,
+        (false, _, _) => {
+            Some(format!("the cluster shows no field manager {FIELD_MANAGER} on it; not kfctl-rs's, not deleted"))
+        }
+    }
+}
+
+/// What deleting one entry came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deletion {
+    Deleted,
+    /// Already gone (or its kind is not served any more).
+    Gone,
+    /// Not kfctl-rs's to delete, and why.
+    Skipped(String),
+}
+
+/// Delete entries in the order given, a wave at a time: the objects deleted (or already gone),
+/// and the entries skipped with why. Stops at the first failure.
+pub(crate) async fn delete_entries(
+    api: &ApiClient,
+    resolver: &Resolver,
+    entries: &[InventoryEntry],
+    concurrency: usize,
+) -> Result<(Vec<ObjectRef>, Vec<(InventoryEntry, String)>), ClusterError> {
+    let (mut done, mut skipped) = (Vec::new(), Vec::new());
+    let mut waves: Vec<usize> = entries.iter().map(|e| e.wave).collect();
+    waves.dedup();
+    for wave in waves {
+        let batch: Vec<InventoryEntry> = entries.iter().filter(|e| e.wave == wave).cloned().collect();
+        for (entry, result) in delete_batch(api, resolver, &batch, concurrency).await {
+            let object = entry.reference.clone();
+            match result
+                .map_err(|failure| ClusterError::Refused { object: object.clone(), failure: Box::new(failure) })?
+            {
+                Deletion::Skipped(reason) => skipped.push((entry, reason)),
+                Deletion::Deleted | Deletion::Gone => done.push(object),
+            }
+        }
+    }
+    Ok((done, skipped))
+}
+
+/// Delete a batch concurrently, each after its ownership check.
+pub(crate) async fn delete_batch(
+    api: &ApiClient,
+    resolver: &Resolver,
+    batch: &[InventoryEntry],
+    concurrency: usize,
+) -> Vec<(InventoryEntry, Result<Deletion, ApiFailure>)> {
+    futures::stream::iter(batch)
+        .map(|e| async { (e.clone(), delete_checked(api, resolver, e).await) })
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// Delete one entry's object if the cluster shows it as kfctl-rs's.
+async fn delete_checked(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Result<Deletion, ApiFailure> {
+    let r = &entry.reference;
+    if let Some(reason) = refused_by_name(r) {
+        return Ok(Deletion::Skipped(reason));
+    }
+    let path = match resolver.resolve(&r.api_version, &r.kind).await {
+        Ok(path) => path,
+        Err(f) if f.is_no_kind_match() => return Ok(Deletion::Gone),
+        Err(f) => return Err(f),
+    };
+    let Some(live) = api.get(&path, scoped(&path, r), &r.name).await? else { return Ok(Deletion::Gone) };
+    if let Some(reason) = not_ours(entry, &live) {
+        return Ok(Deletion::Skipped(reason));
+    }
+    let uid = live.pointer("/metadata/uid").and_then(Value::as_str);
+    delete_settled(api, &path, r, uid).await
+}
+
+/// DELETE (only the object with this UID), retrying transient failures a few times. When an
+/// attempt went unanswered and a later one finds the object gone, the unanswered one deleted
+/// it: the truth is "deleted", not "already gone".
+async fn delete_settled(
+    api: &ApiClient,
+    path: &ResourcePath,
+    r: &ObjectRef,
+    uid: Option<&str>,
+) -> Result<Deletion, ApiFailure> {
+    let backoff = Backoff { initial: Duration::from_millis(200), max: Duration::from_secs(2) };
+    let (mut attempt, mut unanswered) = (0, false);
+    loop {
+        match api.without_retries().delete_uid(path, scoped(path, r), &r.name, uid).await {
+            Ok(true) => return Ok(Deletion::Deleted),
+            Ok(false) => return Ok(if unanswered { Deletion::Deleted } else { Deletion::Gone }),
+            Err(f) if f.status == Some(409) => {
+                let why =
+                    "it changed between the ownership check and the delete (UID precondition failed); not deleted";
+                return Ok(Deletion::Skipped(why.into()));
+            }
+            Err(f) if attempt < 5 && classify(&f, Context::default()).1 != Decision::FailFast => {
+                unanswered |= f.status.is_none();
+                tokio::time::sleep(backoff.delay_for(Decision::Retry, &f, attempt)).await;
+                attempt += 1;
+            }
+            Err(f) => return Err(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(kind: &str, name: &str, uid: Option<&str>) -> InventoryEntry {
+        let reference = ObjectRef { api_version: "v1".into(), kind: kind.into(), namespace: None, name: name.into() };
+        InventoryEntry { reference, component: "c".into(), wave: 1, created: true, uid: uid.map(String::from) }
+    }
+
+    #[test]
+    fn cluster_namespaces_are_never_deleted_from_an_entry() {
+        for name in ["default", "kube-public", "kube-system", "kfctl-system"] {
+            assert!(refused_by_name(&entry("Namespace", name, None).reference).is_some(), "{name}");
+        }
+        assert!(refused_by_name(&entry("Namespace", "kubeflow", None).reference).is_none());
+        assert!(refused_by_name(&entry("ConfigMap", "default", None).reference).is_none());
+    }
+
+    #[test]
+    fn only_our_field_manager_and_the_recorded_uid_make_an_object_ours() {
+        let live = |manager: &str, uid: &str| json!({"metadata": {"uid": uid, "managedFields": [{"manager": manager, "operation": "Apply"}]}});
+        assert!(not_ours(&entry("ConfigMap", "a", Some("u1")), &live("kfctl-rs", "u1")).is_none());
+        assert!(not_ours(&entry("ConfigMap", "a", None), &live("kfctl-rs", "u1")).is_none(), "older records");
+        let user = not_ours(&entry("ConfigMap", "a", None), &live("kubectl", "u1")).unwrap();
+        assert!(user.contains("no field manager kfctl-rs"), "{user}");
+        let bare = json!({"metadata": {"uid": "u1"}});
+        assert!(not_ours(&entry("Namespace", "a", Some("u1")), &bare).is_none(), "a bare object by its UID");
+        assert!(not_ours(&entry("Namespace", "a", None), &bare).is_some());
+        assert!(not_ours(&entry("ConfigMap", "a", Some("u1")), &live("kubectl", "u1")).is_some(), "a copied UID");
+        let recreated = not_ours(&entry("ConfigMap", "a", Some("u1")), &live("kfctl-rs", "u2")).unwrap();
+        assert!(recreated.contains("UID u2 is not the one kfctl-rs recorded (u1)"), "{recreated}");
+    }
+}
