@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 impl Cluster {
-    fn options(&self, version: &str) -> InstallOptions {
+    fn lifecycle_options(&self, version: &str) -> InstallOptions {
         let mut o = self.options_for("multi-tenant", version);
         o.timeout = Duration::from_secs(60);
         o.lock_wait = Duration::from_secs(20);
@@ -131,7 +131,7 @@ fn cert_manager(config: TestApiConfig) -> TestApiConfig {
 #[tokio::test]
 async fn dropping_a_component_prunes_its_objects_keeps_its_data_and_a_rerun_changes_nothing() {
     let cluster = Cluster::start(TestApiConfig::default());
-    install(platform(true), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(true), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     assert!(cluster.has("", "configmaps", Some("kf"), "spark-config"));
 
     let plan = change_plan(&platform(false), &cluster.target(), false, 8).await.unwrap();
@@ -143,7 +143,7 @@ async fn dropping_a_component_prunes_its_objects_keeps_its_data_and_a_rerun_chan
     assert_eq!(plan.kept.len(), 3, "{:?}", plan.kept);
 
     let mut progress = RecordingProgress::default();
-    let mut options = cluster.options("v2");
+    let mut options = cluster.lifecycle_options("v2");
     options.operation = Operation::Upgrade;
     let report = install(platform(false), options, &mut progress).await.unwrap();
     let pruned: Vec<&str> = report.prune.pruned.iter().map(|o| o.name.as_str()).collect();
@@ -170,7 +170,7 @@ async fn dropping_a_component_prunes_its_objects_keeps_its_data_and_a_rerun_chan
 
     // a re-run writes nothing but the lease
     let before = cluster.versions();
-    let mut options = cluster.options("v2");
+    let mut options = cluster.lifecycle_options("v2");
     options.operation = Operation::Upgrade;
     let report = install(platform(false), options, &mut RecordingProgress::default()).await.unwrap();
     assert!(report.prune.pruned.is_empty() && report.created == 0);
@@ -183,18 +183,18 @@ async fn dropping_a_component_prunes_its_objects_keeps_its_data_and_a_rerun_chan
 #[tokio::test]
 async fn upgrade_refuses_when_nothing_is_installed_and_a_stored_version_drop_applies_nothing() {
     let cluster = Cluster::start(TestApiConfig::default());
-    let mut options = cluster.options("v1");
+    let mut options = cluster.lifecycle_options("v1");
     options.operation = Operation::Upgrade;
     let err = install(platform(false), options, &mut RecordingProgress::default()).await.unwrap_err();
     assert!(err.to_string().contains("nothing installed by kfctl-rs"), "{err}");
     assert!(cluster.record().is_none());
 
     let old = vec![crd("widgets", "Widget", &[("v1alpha1", true)])];
-    install(tag("platform", old), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(tag("platform", old), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let writes = cluster.writes();
     let new = vec![crd("widgets", "Widget", &[("v1", true)]), obj("v1", "Namespace", None, "fresh", json!({}))];
     let err =
-        install(tag("platform", new), cluster.options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
+        install(tag("platform", new), cluster.lifecycle_options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("widgets.example.org") && text.contains("v1alpha1") && text.contains("storedVersions"),
@@ -212,7 +212,7 @@ fn user_train_job(ns: &str) -> Value {
 #[tokio::test]
 async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall_waits_for_terminating() {
     let cluster = Cluster::start(TestApiConfig::default().namespace_finalize_after(Duration::from_millis(600)));
-    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     cluster.server.seed(obj("v1", "Namespace", None, "user", json!({}))).unwrap();
     cluster.server.seed(user_train_job("user")).unwrap();
     cluster.server.seed(user_train_job("kf")).unwrap();
@@ -230,7 +230,7 @@ async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall
     assert!(!cluster.has("", "namespaces", None, RECORD_NAMESPACE), "uninstall returned before its namespace was gone");
 
     // install right after: converges (kf kept; the record namespace re-created)
-    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let purge = UninstallOptions { purge: true, ..options.clone() };
     cluster.server.clear_requests();
     let report = uninstall(&cluster.target(), &purge, &mut RecordingProgress::default()).await.unwrap();
@@ -240,10 +240,10 @@ async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall
     assert!(!cluster.has("example.org", "trainjobs", Some("user"), "mine"), "purge leaves custom resources");
 
     // a namespace deleted just before an install: the install waits for it and re-creates it
-    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let uninstalled = uninstall(&cluster.target(), &purge, &mut RecordingProgress::default()).await.unwrap();
     assert!(uninstalled.deleted.iter().any(|o| o.name == "kf"), "{uninstalled:?}");
-    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     assert!(cluster.has("", "configmaps", Some("kf"), "settings"));
     assert!(status(&cluster.target(), 8).await.unwrap().healthy);
 }
@@ -251,7 +251,7 @@ async fn uninstall_keeps_crds_and_users_objects_purge_removes_them_and_reinstall
 #[tokio::test]
 async fn a_namespace_still_terminating_is_waited_for_and_recreated() {
     let cluster = Cluster::start(TestApiConfig::default().namespace_finalize_after(Duration::from_millis(800)));
-    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let api = ApiClient::connect(&cluster.target()).await.unwrap();
     let namespaces =
         ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false };
@@ -259,7 +259,7 @@ async fn a_namespace_still_terminating_is_waited_for_and_recreated() {
     let kf = cluster.server.object(&ObjectKey::new("", "namespaces", None, "kf")).unwrap();
     assert!(kf["metadata"].get("deletionTimestamp").is_some(), "the test double did not keep kf Terminating");
     let mut progress = RecordingProgress::default();
-    install(platform(false), cluster.options("v1"), &mut progress).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut progress).await.unwrap();
     let kf = cluster.server.object(&ObjectKey::new("", "namespaces", None, "kf")).unwrap();
     assert!(kf["metadata"].get("deletionTimestamp").is_none(), "{kf}");
     assert!(cluster.has("", "configmaps", Some("kf"), "settings"));
@@ -270,7 +270,7 @@ async fn a_namespace_still_terminating_is_waited_for_and_recreated() {
 async fn a_lost_create_response_still_counts_as_created() {
     let lose = FaultRule::new(RequestMatch::any().method("PATCH").name("settings"), FaultAction::LoseResponse).times(1);
     let cluster = Cluster::start(TestApiConfig::default().fault(lose));
-    let report = install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let report = install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let settings = cluster.server.requests().into_iter().filter(|r| r.path.contains("/configmaps/settings")).count();
     assert_eq!(settings, 2, "the lost response was not retried");
     let record = cluster.record().unwrap();
@@ -284,8 +284,8 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
     let cluster = Cluster::start(TestApiConfig::default().latency(Duration::from_millis(2)));
     let (mut a, mut b) = (RecordingProgress::default(), RecordingProgress::default());
     let (ra, rb) = tokio::join!(
-        install(platform(true), cluster.options("v1"), &mut a),
-        install(platform(true), cluster.options("v1"), &mut b)
+        install(platform(true), cluster.lifecycle_options("v1"), &mut a),
+        install(platform(true), cluster.lifecycle_options("v1"), &mut b)
     );
     ra.unwrap();
     rb.unwrap();
@@ -305,7 +305,7 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
         "spec": {"holderIdentity": "kfctl-rs install on ci-runner (pid 7)", "leaseDurationSeconds": 3600,
                  "acquireTime": "2030-01-01T00:00:00.000000Z", "renewTime": "2030-01-01T00:00:00.000000Z"}});
     cluster.server.seed(held.clone()).unwrap();
-    let mut options = cluster.options("v1");
+    let mut options = cluster.lifecycle_options("v1");
     options.lock_wait = Duration::from_millis(300);
     let err = install(platform(true), options, &mut RecordingProgress::default()).await.unwrap_err();
     let text = err.to_string();
@@ -316,7 +316,7 @@ async fn concurrent_installs_serialise_on_the_lease_and_a_held_lease_names_its_h
     stale["spec"]["leaseDurationSeconds"] = json!(1);
     cluster.server.seed(stale).unwrap();
     let mut progress = RecordingProgress::default();
-    install(platform(true), cluster.options("v1"), &mut progress).await.unwrap();
+    install(platform(true), cluster.lifecycle_options("v1"), &mut progress).await.unwrap();
     assert!(notices(&progress).iter().any(|l| l.contains("took over a stale lease")), "{:?}", notices(&progress));
 }
 
@@ -327,9 +327,9 @@ async fn status_tells_a_failed_run_from_a_healthy_one() {
         FaultAction::status(422, "Invalid", "settings is invalid"),
     );
     let cluster = Cluster::start(TestApiConfig::default());
-    install(platform(false), cluster.options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     cluster.server.set_fault(refuse);
-    install(platform(false), cluster.options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
+    install(platform(false), cluster.lifecycle_options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
     let report = status(&cluster.target(), 8).await.unwrap();
     assert!(!report.healthy && report.state == "failed", "{}", report.state);
     let run = report.record.last_run.clone().unwrap();
@@ -337,7 +337,7 @@ async fn status_tells_a_failed_run_from_a_healthy_one() {
     let text = kfctl::cluster::status::render_text(&report);
     assert!(text.contains("last run: install failed at ") && text.contains("state: failed"), "{text}");
     cluster.server.clear_faults();
-    install(platform(false), cluster.options("v2"), &mut RecordingProgress::default()).await.unwrap();
+    install(platform(false), cluster.lifecycle_options("v2"), &mut RecordingProgress::default()).await.unwrap();
     let report = status(&cluster.target(), 8).await.unwrap();
     assert!(report.healthy && report.record.last_run.unwrap().succeeded);
 }
@@ -377,7 +377,7 @@ async fn upgrade_v1_10_2_to_v1_11_0_multi_tenant_keeps_the_users_notebook() {
         o.timeout = Duration::from_secs(300);
         o.preflight.allow_default_credentials = true;
     };
-    let mut options = cluster.options("v1.10.2");
+    let mut options = cluster.lifecycle_options("v1.10.2");
     quiet(&mut options);
     install(golden("v1.10.2"), options, &mut RecordingProgress::default()).await.unwrap();
     cluster.server.seed(obj("v1", "Namespace", None, "kubeflow-user", json!({}))).unwrap();
@@ -386,7 +386,7 @@ async fn upgrade_v1_10_2_to_v1_11_0_multi_tenant_keeps_the_users_notebook() {
         .seed(obj("kubeflow.org/v1", "Notebook", Some("kubeflow-user"), "mine", json!({"spec": {}})))
         .unwrap();
 
-    let mut options = cluster.options("v1.11.0");
+    let mut options = cluster.lifecycle_options("v1.11.0");
     quiet(&mut options);
     options.operation = Operation::Upgrade;
     let report = install(golden("v1.11.0"), options, &mut RecordingProgress::default()).await.unwrap();

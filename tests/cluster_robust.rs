@@ -25,7 +25,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 impl Cluster {
-    fn options(&self) -> InstallOptions {
+    fn robust_options(&self) -> InstallOptions {
         let mut o = self.options_for("minimal", "v1.11.0");
         o.timeout = Duration::from_secs(120);
         o.crd_grace = Duration::from_secs(10);
@@ -135,7 +135,7 @@ async fn full_cycle_through(fault: FaultRule) {
     let objects = minimal();
     let entries = diff(&objects, &cluster.target(), 8).await.unwrap_or_else(|e| panic!("diff: {e}"));
     assert!(entries.iter().all(|e| e.action == Action::Create), "before install everything is created");
-    let report = install(objects.clone(), cluster.options(), &mut RecordingProgress::default())
+    let report = install(objects.clone(), cluster.robust_options(), &mut RecordingProgress::default())
         .await
         .unwrap_or_else(|e| panic!("install: {e}"));
     assert_eq!(report.waves_done, report.waves_total);
@@ -185,7 +185,7 @@ async fn a_429_that_never_settles_names_the_request_and_is_not_unreachable() {
             .fault(FaultRule::new(RequestMatch::any().path_contains("/version"), FaultAction::too_many_requests(1))),
     );
     let err =
-        install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default()).await.unwrap_err();
+        install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default()).await.unwrap_err();
     let text = err.to_string();
     assert!(text.contains("GET /version") && text.contains("429"), "{text}");
     assert!(!text.contains("unreachable"), "{text}");
@@ -199,7 +199,7 @@ async fn a_server_that_stops_answering_fails_within_the_timeout_naming_the_serve
         RequestMatch::any().method("GET").path_contains("/apis/apps"),
         FaultAction::NeverAnswer,
     )));
-    let mut options = cluster.options();
+    let mut options = cluster.robust_options();
     options.timeout = Duration::from_secs(3);
     let started = Instant::now();
     let err = install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap_err();
@@ -267,7 +267,7 @@ async fn diff_shows_drift_by_another_manager_and_exits_1() {
     assert_eq!(before.status.code(), Some(1), "{text}");
     assert!(text.contains("ConfigMap kf/settings would create (its namespace is not created yet)"), "{text}");
     assert!(text.contains("+++ v1.ConfigMap.kf.settings") && text.contains("+  k: v"), "{text}");
-    install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default()).await.unwrap();
+    install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default()).await.unwrap();
     let same = cluster.kfctl(&args);
     assert_eq!(same.status.code(), Some(0), "{}", text_of(&same));
     patch_replicas_as_another_manager(&cluster, 3).await;
@@ -285,7 +285,7 @@ fn real_kubectl_patch_is_drift_that_diff_names() {
     let cluster = Cluster::start(TestApiConfig::default());
     let objects = cluster.objects_file(&small_platform());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(install(tagged(small_platform()), cluster.options(), &mut RecordingProgress::default())).unwrap();
+    runtime.block_on(install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default())).unwrap();
     let patched = Command::new(common::kubectl())
         .arg("--kubeconfig")
         .arg(&cluster.kubeconfig)
@@ -304,7 +304,7 @@ fn real_kubectl_patch_is_drift_that_diff_names() {
 #[tokio::test]
 async fn server_dry_run_reports_what_it_could_not_check_and_creates_nothing() {
     let cluster = Cluster::start(TestApiConfig::default());
-    let mut options = cluster.options();
+    let mut options = cluster.robust_options();
     options.dry_run = DryRun::Server;
     let mut progress = RecordingProgress::default();
     let report = install(tagged(small_platform()), options, &mut progress).await.unwrap();

@@ -4,7 +4,6 @@
 //! `--set` equals the render, real kustomize of `template --as-kustomization` prints it byte
 //! for byte, and half-given settings are refused naming the value, in kfctl-rs and Helm.
 
-use crate::common;
 use crate::day1_support as support;
 
 use serde_json::{Value, json};
