@@ -13,6 +13,7 @@ mod cli;
 mod cluster_ci;
 mod cluster_install;
 mod cluster_lifecycle;
+mod cluster_replace;
 mod cluster_robust;
 mod day1_gateway;
 mod day1_identity;

@@ -298,6 +298,22 @@ impl ApiClient {
         Ok(Applied { live, created: status == 201 })
     }
 
+    /// A JSON patch (RFC 6902) of an object, e.g. `replace /metadata/managedFields`.
+    pub async fn patch_json(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+        ops: &Value,
+    ) -> Result<Value, ApiFailure> {
+        let url = format!("{}/{name}", path.collection(namespace));
+        let request = http::Request::patch(url)
+            .header(http::header::CONTENT_TYPE, "application/json-patch+json")
+            .body(serde_json::to_vec(ops).unwrap_or_default())
+            .map_err(|e| build_failure(&e))?;
+        Ok(self.call(request).await?.1)
+    }
+
     /// GET an object; `None` when it does not exist.
     pub async fn get(
         &self,
@@ -339,9 +355,20 @@ impl ApiClient {
 
     /// DELETE an object in the background; `false` when it was already gone.
     pub async fn delete(&self, path: &ResourcePath, namespace: Option<&str>, name: &str) -> Result<bool, ApiFailure> {
-        let request = Request::new(path.collection(namespace))
-            .delete(name, &DeleteParams::background())
-            .map_err(|e| build_failure(&e))?;
+        self.delete_with(path, namespace, name, false).await
+    }
+
+    /// DELETE an object, in the background or orphaning its dependents (`propagationPolicy:
+    /// Orphan`: a StatefulSet's pods and PVCs stay); `false` when it was already gone.
+    pub async fn delete_with(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+        orphan: bool,
+    ) -> Result<bool, ApiFailure> {
+        let params = if orphan { DeleteParams::orphan() } else { DeleteParams::background() };
+        let request = Request::new(path.collection(namespace)).delete(name, &params).map_err(|e| build_failure(&e))?;
         match self.call(request).await {
             Ok(_) => Ok(true),
             Err(f) if f.status == Some(404) => Ok(false),

@@ -18,6 +18,7 @@
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
 //! | [`upgrade`], [`prune`], [`lease`] | converging onto a record: storage checks, the prune/keep table, one run at a time |
+//! | [`immutable`], [`replace`] | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
@@ -28,6 +29,7 @@ pub mod converge;
 pub mod diff;
 pub mod discovery;
 pub mod engine;
+pub mod immutable;
 pub mod install;
 pub mod kind;
 pub mod lease;
@@ -41,6 +43,7 @@ pub mod prune;
 pub mod readiness;
 pub mod record;
 pub mod redact;
+pub mod replace;
 pub mod retry;
 pub mod status;
 pub mod uninstall;
