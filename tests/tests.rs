@@ -10,6 +10,7 @@ mod as_kustomization;
 mod chart_credentials;
 mod chart_hygiene;
 mod cli;
+mod cluster_adopt;
 mod cluster_ci;
 mod cluster_install;
 mod cluster_lifecycle;

@@ -19,11 +19,13 @@
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
 //! | [`upgrade`], [`prune`], [`lease`] | converging onto a record: storage checks, the prune/keep table, one run at a time |
 //! | [`immutable`], [`replace`] | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
+//! | [`adopt`] | taking over a platform another tool installed: survey, refusals, field managers, the record |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
 //! unreachable is 5, objects not ready by the deadline 6, Ctrl-C 130.
 
+pub mod adopt;
 pub mod api;
 pub mod converge;
 pub mod diff;
@@ -110,6 +112,14 @@ pub enum ClusterError {
     Lifecycle(#[from] upgrade::LifecycleError),
     #[error(transparent)]
     Lease(#[from] lease::LeaseError),
+    #[error(transparent)]
+    Adopt(Box<adopt::AdoptError>),
+}
+
+impl From<adopt::AdoptError> for ClusterError {
+    fn from(e: adopt::AdoptError) -> Self {
+        ClusterError::Adopt(Box::new(e))
+    }
 }
 
 /// ` (GET /version)`: the request a failure comes from, when known.
