@@ -193,8 +193,9 @@ async fn upgrade_refuses_when_nothing_is_installed_and_a_stored_version_drop_app
     install(tag("platform", old), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let writes = cluster.writes();
     let new = vec![crd("widgets", "Widget", &[("v1", true)]), obj("v1", "Namespace", None, "fresh", json!({}))];
-    let err =
-        install(tag("platform", new), cluster.lifecycle_options("v2"), &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tag("platform", new), cluster.lifecycle_options("v2"), &mut RecordingProgress::default())
+        .await
+        .unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("widgets.example.org") && text.contains("v1alpha1") && text.contains("storedVersions"),
@@ -270,7 +271,8 @@ async fn a_namespace_still_terminating_is_waited_for_and_recreated() {
 async fn a_lost_create_response_still_counts_as_created() {
     let lose = FaultRule::new(RequestMatch::any().method("PATCH").name("settings"), FaultAction::LoseResponse).times(1);
     let cluster = Cluster::start(TestApiConfig::default().fault(lose));
-    let report = install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
+    let report =
+        install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
     let settings = cluster.server.requests().into_iter().filter(|r| r.path.contains("/configmaps/settings")).count();
     assert_eq!(settings, 2, "the lost response was not retried");
     let record = cluster.record().unwrap();

@@ -184,8 +184,9 @@ async fn a_429_that_never_settles_names_the_request_and_is_not_unreachable() {
         TestApiConfig::default()
             .fault(FaultRule::new(RequestMatch::any().path_contains("/version"), FaultAction::too_many_requests(1))),
     );
-    let err =
-        install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default()).await.unwrap_err();
+    let err = install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default())
+        .await
+        .unwrap_err();
     let text = err.to_string();
     assert!(text.contains("GET /version") && text.contains("429"), "{text}");
     assert!(!text.contains("unreachable"), "{text}");
@@ -285,7 +286,9 @@ fn real_kubectl_patch_is_drift_that_diff_names() {
     let cluster = Cluster::start(TestApiConfig::default());
     let objects = cluster.objects_file(&small_platform());
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default())).unwrap();
+    runtime
+        .block_on(install(tagged(small_platform()), cluster.robust_options(), &mut RecordingProgress::default()))
+        .unwrap();
     let patched = Command::new(common::kubectl())
         .arg("--kubeconfig")
         .arg(&cluster.kubeconfig)
