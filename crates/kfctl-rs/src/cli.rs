@@ -43,6 +43,9 @@ pub enum Command {
     Install(crate::commands::install::InstallArgs),
     /// Converge an installed cluster to a new version, profile, components or values (prunes).
     Upgrade(crate::commands::upgrade::UpgradeArgs),
+    /// Take over a platform upstream's kustomize loop or kubectl installed: become its field
+    /// manager and write the install record, as if kfctl-rs had installed --version.
+    Adopt(crate::commands::adopt::AdoptArgs),
     /// Show the install record and live readiness per component.
     Status(crate::commands::status::StatusArgs),
     /// Show what install would change (server-side dry run).

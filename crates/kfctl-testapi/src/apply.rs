@@ -16,7 +16,8 @@
 //!   other entries lose those paths;
 //! * paths the applier owned before but no longer sends are removed, unless another entry owns them;
 //! * an update (PUT, merge/JSON patch, controller writes) moves the paths whose values changed to
-//!   the updater, never conflicting, as upstream does;
+//!   the updater, never conflicting, as upstream does; an update that sets `managedFields`
+//!   itself replaces them (`[{}]` clears them), as upstream allows;
 //! * when an apply changes nothing, the entry keeps its old `time`, so the object stays byte-equal
 //!   and the store does not bump `resourceVersion`.
 
@@ -389,7 +390,12 @@ pub fn apply(live: Option<&Value>, config: &Value, writer: &Writer, force: bool)
 pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
     let empty = json!({});
     let old = old.unwrap_or(&empty);
-    let mut managers = read_managers(old);
+    // A write that sets `managedFields` itself (non-empty, different from the live ones) is
+    // taken as the new base, as upstream's field manager does (`[{}]` clears them all); this is
+    // how kubectl's client-side → server-side apply migration rewrites ownership.
+    let requested = new["metadata"]["managedFields"].as_array().is_some_and(|a| !a.is_empty())
+        && new["metadata"]["managedFields"] != old["metadata"]["managedFields"];
+    let mut managers = read_managers(if requested { new } else { old });
     let new_paths = leaf_paths(new);
     let changed: FieldSet = new_paths.iter().filter(|p| get_path(old, p) != get_path(new, p)).cloned().collect();
     let removed: FieldSet = leaf_paths(old).difference(&new_paths).cloned().collect();

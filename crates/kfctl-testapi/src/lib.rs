@@ -11,6 +11,8 @@
 //! established CRDs; CRUD on an in-memory store with `resourceVersion`/`generation` bumped only
 //! on real changes; server-side apply with per-manager field ownership, conflicts worded like
 //! upstream, `force` and `dryRun=All`; namespace admission (missing → 404, terminating → 403);
+//! immutable fields refused with upstream's 422 (selectors, a Job's template, `roleRef`, a
+//! set cluster IP, StatefulSet and PVC specs, a CRD's scope: `immutable.rs`);
 //! finalizers and namespace termination; owner-reference garbage collection; watches (with
 //! 410 Expired past the history); SelfSubjectAccessReview; errors as `Status` objects.
 //!
@@ -51,6 +53,7 @@ mod faults;
 mod handlers;
 mod hold;
 mod http;
+mod immutable;
 mod kubeconfig;
 mod openapi;
 mod reconcile;

@@ -7,6 +7,9 @@
 //! status. `dryRun=All` runs everything and stores nothing. Field ownership is recorded through
 //! `apply.rs` (server-side apply) or as an Update by the request's field manager.
 //!
+//! An update of an existing object (any of them, server-side apply and dry runs included) is
+//! refused with upstream's 422 when it changes an immutable field (`immutable.rs`).
+//!
 //! Simplification: a strategic merge patch is applied as a JSON merge patch (lists replaced,
 //! no `$patch` directives), which is what it does for every field without a patch strategy.
 
@@ -18,6 +21,7 @@ use super::apply::{Writer, apply, conflict_error, record_update};
 use super::discovery::ResourceType;
 use super::errors::ApiError;
 use super::handlers::{ApiRequest, Reply, present};
+use super::immutable;
 use super::state::{State, timestamp_now};
 use super::store::{NamespaceState, ObjectKey};
 
@@ -138,6 +142,9 @@ fn commit(
     let ts = timestamp_now();
     default_fields(rt, &mut candidate);
     let live = state.store.get(key).map(|e| e.object.clone());
+    if let Some(old) = live.as_ref().filter(|_| req.path.subresource.is_none()) {
+        immutable::check(rt, &key.name, old, &candidate)?;
+    }
     if record {
         let manager = req.manager();
         let api_version = rt.api_version();

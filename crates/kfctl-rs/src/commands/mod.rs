@@ -8,6 +8,7 @@ use kfctl::source::RemoteResolver;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub mod adopt;
 pub mod build;
 pub mod chart;
 pub mod compare;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Chart(cmd) => chart::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Upgrade(args) => upgrade::run(args),
+        Command::Adopt(args) => adopt::run(args),
         Command::Status(args) => status::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Uninstall(args) => uninstall::run(args),

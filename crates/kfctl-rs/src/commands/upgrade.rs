@@ -2,7 +2,10 @@
 //!
 //! Same flags and same code as `install` (which converges too); `upgrade` refuses when
 //! nothing is installed. `--plan` (`-o json`) judges every object against the cluster:
-//! create / update / unchanged / prune, plus what would be kept and why.
+//! create / update / replace (an immutable field changes: delete, wait until gone, create; the
+//! line names the field) / blocked (a PVC or CRD change that cannot be applied: the plan exits
+//! non-zero, naming the object, the field and what to do) / unchanged / prune, plus what would
+//! be kept and why.
 
 use super::install::{InstallArgs, Output, cluster_error};
 use crate::exit::{Code, coded};
@@ -52,21 +55,35 @@ pub fn print_change_plan(args: &InstallArgs, objects: &[RenderedObject], operati
         Output::Text => {
             let count = |c: Change| plan.objects.iter().filter(|o| o.change == c).count();
             println!(
-                "plan against {}: {} create, {} update, {} unchanged, {} prune",
+                "plan against {}: {} create, {} update, {} replace, {} unchanged, {} prune{}",
                 plan.server,
                 count(Change::Create),
                 count(Change::Update),
+                count(Change::Replace),
                 count(Change::Unchanged),
-                count(Change::Prune)
+                count(Change::Prune),
+                match count(Change::Blocked) {
+                    0 => String::new(),
+                    n => format!(", {n} blocked"),
+                }
             );
             for o in &plan.objects {
                 let mark = serde_json::to_value(o.change)?.as_str().unwrap_or("").to_string();
-                println!("  {mark:<9} wave {:>2}  {}", o.wave, o.object);
+                match &o.reason {
+                    Some(reason) => println!("  {mark:<9} wave {:>2}  {}: {reason}", o.wave, o.object),
+                    None => println!("  {mark:<9} wave {:>2}  {}", o.wave, o.object),
+                }
             }
             for line in &plan.kept_summary {
                 println!("{line}");
             }
         }
+    }
+    if let Some(blocked) = plan.objects.iter().find(|o| o.change == Change::Blocked) {
+        let reason = blocked.reason.as_deref().unwrap_or("");
+        let stop =
+            anyhow::anyhow!("{}: {reason}; {} would stop before writing anything", blocked.object, operation.name());
+        return Err(coded(Code::Cluster, stop));
     }
     Ok(Code::Success)
 }

@@ -298,6 +298,22 @@ impl ApiClient {
         Ok(Applied { live, created: status == 201 })
     }
 
+    /// A JSON patch (RFC 6902) of an object, e.g. `replace /metadata/managedFields`.
+    pub async fn patch_json(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+        ops: &Value,
+    ) -> Result<Value, ApiFailure> {
+        let url = format!("{}/{name}", path.collection(namespace));
+        let request = http::Request::patch(url)
+            .header(http::header::CONTENT_TYPE, "application/json-patch+json")
+            .body(serde_json::to_vec(ops).unwrap_or_default())
+            .map_err(|e| build_failure(&e))?;
+        Ok(self.call(request).await?.1)
+    }
+
     /// GET an object; `None` when it does not exist.
     pub async fn get(
         &self,
@@ -339,7 +355,7 @@ impl ApiClient {
 
     /// DELETE an object in the background; `false` when it was already gone.
     pub async fn delete(&self, path: &ResourcePath, namespace: Option<&str>, name: &str) -> Result<bool, ApiFailure> {
-        self.delete_uid(path, namespace, name, None).await
+        self.delete_with(path, namespace, name, None, false).await
     }
 
     /// DELETE an object in the background, only if its UID is `uid` (a precondition: 409
@@ -351,7 +367,21 @@ impl ApiClient {
         name: &str,
         uid: Option<&str>,
     ) -> Result<bool, ApiFailure> {
-        let mut params = DeleteParams::background();
+        self.delete_with(path, namespace, name, uid, false).await
+    }
+
+    /// DELETE an object, in the background or orphaning its dependents (`propagationPolicy:
+    /// Orphan`: a StatefulSet's pods and PVCs stay), only if its UID is `uid` when one is given;
+    /// `false` when it was already gone.
+    pub async fn delete_with(
+        &self,
+        path: &ResourcePath,
+        namespace: Option<&str>,
+        name: &str,
+        uid: Option<&str>,
+        orphan: bool,
+    ) -> Result<bool, ApiFailure> {
+        let mut params = if orphan { DeleteParams::orphan() } else { DeleteParams::background() };
         params.preconditions = uid.map(|uid| Preconditions { uid: Some(uid.into()), resource_version: None });
         let request = Request::new(path.collection(namespace)).delete(name, &params).map_err(|e| build_failure(&e))?;
         match self.call(request).await {

@@ -9,6 +9,11 @@
 //! namespace or CRD does not exist yet cannot be judged by the server: they are shown as
 //! "would create" with the planned body.
 //!
+//! An object whose change the API server refuses to patch (an immutable field, the table of
+//! [`super::immutable`]) is judged before any dry run and shown as "would replace" (delete,
+//! wait until gone, create) with the field that forces it, or "cannot apply" for a PVC or CRD
+//! (with what to do); a dry run's 422 saying a field is immutable is turned into the same.
+//!
 //! Each change prints as a unified YAML diff of the object ([`unified`]); volatile metadata
 //! (`managedFields`, `resourceVersion`, `generation`...) is left out. A Secret's `data` and
 //! `stringData` never show a value: each key reads `<redacted>`, and `<redacted, changed>` on
@@ -20,6 +25,7 @@ use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
+use super::immutable::{self, Remedy};
 use super::object::ObjectRef;
 use super::plan::{Plan, PlannedObject};
 use super::redact::{REDACTED, Redactor, is_secret, redact_object};
@@ -46,6 +52,10 @@ pub enum Action {
     Unchanged,
     /// The server cannot judge it and no planned CRD defines its kind.
     Unknown,
+    /// An immutable field changes: delete, wait until gone, create ([`super::immutable`]).
+    Replace,
+    /// An immutable field of a kind never replaced (a PVC, a CRD) changes: install stops.
+    Blocked,
 }
 
 /// One object's diff.
@@ -141,10 +151,23 @@ async fn diff_one(
         Err(f) => return Err(refused(f)),
     };
     let live = api.get(&path, scoped(&path, r), &r.name).await.map_err(refused)?;
+    if let Some(forced) = live.as_ref().and_then(|live| immutable::forced(r, &object.body, live)) {
+        return Ok(replaced(object, live.as_ref(), forced.remedy, forced.describe()));
+    }
     let merged = match dry_run(api, &path, object, true).await {
         Ok(merged) => merged,
         Err(f) if f.is_missing_namespace() => {
             return Ok(would_create(object, "its namespace is not created yet"));
+        }
+        // a refusal the table did not foresee: replaced all the same where the kind allows it
+        Err(f) if immutable::is_immutable_refusal(&f) => {
+            let remedy = immutable::replaceable_kind(r).unwrap_or(Remedy::Stop);
+            let field = immutable::refused_field(&f);
+            let why = match remedy {
+                Remedy::Stop => format!("{field} cannot change in place: {}", f.message),
+                _ => format!("{field} is immutable: delete, wait until gone, create"),
+            };
+            return Ok(replaced(object, live.as_ref(), remedy, why));
         }
         Err(f) => return Err(refused(f)),
     };
@@ -175,6 +198,22 @@ async fn diff_one(
         &format!("merged/{}", name_of(r)),
     );
     Ok(e)
+}
+
+/// An object that cannot be patched: replaced (or blocked), shown as live → planned body.
+fn replaced(object: &PlannedObject, live: Option<&Value>, remedy: Remedy, why: String) -> DiffEntry {
+    let action = if remedy == Remedy::Stop { Action::Blocked } else { Action::Replace };
+    let mut e = entry(object, action, Some(&why));
+    let r = &object.reference;
+    let (before, after) = (live.map(normalize).unwrap_or(Value::Null), normalize(&object.body));
+    let (before, after) = if is_secret(&object.body) { redact_pair(&before, &after) } else { (before, after) };
+    e.unified = unified(
+        &yaml_of(&before),
+        &yaml_of(&after),
+        &format!("live/{}", name_of(r)),
+        &format!("replaced/{}", name_of(r)),
+    );
+    e
 }
 
 /// A server-side dry-run apply (`force`: as `install --force-conflicts`); the merged object.
@@ -285,6 +324,8 @@ pub fn render_text(entries: &[DiffEntry]) -> String {
         let verb = match e.action {
             Action::Create => "would create",
             Action::Change => "would change",
+            Action::Replace => "would replace",
+            Action::Blocked => "cannot apply",
             _ => "cannot tell",
         };
         out.push_str(&format!("# {} {verb}", e.object));

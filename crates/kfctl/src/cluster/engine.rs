@@ -13,6 +13,7 @@
 use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath};
 use super::discovery::Resolver;
+use super::immutable::{Forced, is_immutable_refusal, refused_field, replaceable_kind};
 use super::object::ObjectRef;
 use super::plan::{PlannedObject, Wave};
 use super::progress::{Event, Pending, Progress};
@@ -21,7 +22,7 @@ use super::redact::Redactor;
 use super::retry::{ApiFailure, Backoff, Context, Decision, FailureClass, classify};
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,11 +56,17 @@ pub enum ObjectError {
 }
 
 /// A retry notice from a concurrent apply.
-struct RetryNote {
+pub(super) struct RetryNote {
     object: ObjectRef,
     attempt: u32,
     delay: Duration,
     reason: String,
+}
+
+/// What a concurrent apply reports: a retry, or a line (a replace).
+pub(super) enum Note {
+    Retry(RetryNote),
+    Notice(String),
 }
 
 /// The engine of one run.
@@ -72,6 +79,8 @@ pub struct Engine {
     pub interrupt: Option<watch::Receiver<bool>>,
     /// When the run started: an object created after it by our apply was created by this run.
     pub started: k8s_openapi::jiff::Timestamp,
+    /// Objects to replace before applying (an immutable field changes: [`super::immutable`]).
+    pub replacements: HashMap<ObjectRef, Forced>,
     crds_done_at: Mutex<Option<Instant>>,
 }
 
@@ -87,6 +96,7 @@ impl Engine {
             crd_kinds,
             interrupt: None,
             started,
+            replacements: HashMap::new(),
             crds_done_at: Mutex::new(None),
         }
     }
@@ -120,10 +130,10 @@ impl Engine {
     }
 
     /// Run `op` under the retry table until it succeeds, fails fast or the deadline passes.
-    async fn retrying<T, F, Fut>(
+    pub(super) async fn retrying<T, F, Fut>(
         &self,
         object: &ObjectRef,
-        notes: &mpsc::UnboundedSender<RetryNote>,
+        notes: &mpsc::UnboundedSender<Note>,
         op: F,
     ) -> Result<T, ObjectError>
     where
@@ -160,49 +170,74 @@ impl Engine {
             if Instant::now() + delay >= self.settings.deadline {
                 return Err(ObjectError::Deadline(failure));
             }
-            let _ = notes.send(RetryNote { object: object.clone(), attempt, delay, reason: failure.to_string() });
+            let note = RetryNote { object: object.clone(), attempt, delay, reason: failure.to_string() };
+            let _ = notes.send(Note::Retry(note));
             self.pause(delay).await;
             attempt += 1;
         }
     }
 
+    /// Apply one object: replaced first when the plan says so; replaced after a 422 that says a
+    /// field is immutable, for the kinds the table replaces.
     async fn apply_one(
         &self,
         object: &PlannedObject,
-        notes: &mpsc::UnboundedSender<RetryNote>,
+        notes: &mpsc::UnboundedSender<Note>,
     ) -> Result<Applied, ObjectError> {
         let r = &object.reference;
+        let planned = self.replacements.get(r);
+        if let Some(forced) = planned {
+            if self.settings.dry_run {
+                return Err(ObjectError::NotCheckable("it would be replaced (an immutable field changes)"));
+            }
+            self.replace(object, forced.remedy, &forced.describe(), notes).await?;
+        }
         let lost = AtomicBool::new(false);
-        let applied = self
-            .retrying(r, notes, || async {
-                let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
-                let namespace = scoped(&path, r);
-                let result = self
-                    .api
-                    .without_retries()
-                    .apply(
-                        &path,
-                        namespace,
-                        &r.name,
-                        &object.body,
-                        self.settings.force_conflicts,
-                        self.settings.dry_run,
-                    )
-                    .await;
-                if matches!(&result, Err(f) if f.is_unserved_resource()) {
-                    self.resolver.forget(&r.api_version).await;
-                }
-                if matches!(&result, Err(f) if f.status.is_none()) {
-                    lost.store(true, Ordering::Relaxed);
-                }
-                result
-            })
-            .await?;
+        let applied = match self.send_apply(object, notes, &lost).await {
+            Err(ObjectError::Failed(_, f))
+                if planned.is_none() && !self.settings.dry_run && is_immutable_refusal(&f) =>
+            {
+                let Some(remedy) = replaceable_kind(r) else {
+                    return Err(ObjectError::Failed(FailureClass::Invalid, f));
+                };
+                let why = format!("{} is immutable (the server refused the patch)", refused_field(&f));
+                self.replace(object, remedy, &why, notes).await?;
+                self.send_apply(object, notes, &lost).await?
+            }
+            other => other?,
+        };
         // a response lost in transport may have been a 201: the object itself tells
         if lost.load(Ordering::Relaxed) && !self.settings.dry_run {
             return Ok(super::converge::recount_created(applied, self.started));
         }
         Ok(applied)
+    }
+
+    /// The server-side apply of one object, under the retry table.
+    async fn send_apply(
+        &self,
+        object: &PlannedObject,
+        notes: &mpsc::UnboundedSender<Note>,
+        lost: &AtomicBool,
+    ) -> Result<Applied, ObjectError> {
+        let r = &object.reference;
+        self.retrying(r, notes, || async {
+            let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
+            let namespace = scoped(&path, r);
+            let result = self
+                .api
+                .without_retries()
+                .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
+                .await;
+            if matches!(&result, Err(f) if f.is_unserved_resource()) {
+                self.resolver.forget(&r.api_version).await;
+            }
+            if matches!(&result, Err(f) if f.status.is_none()) {
+                lost.store(true, Ordering::Relaxed);
+            }
+            result
+        })
+        .await
     }
 
     /// Apply every object of a wave; `applied` is called for each object the server accepted.
@@ -212,7 +247,7 @@ impl Engine {
         progress: &mut dyn Progress,
         applied: &mut dyn FnMut(&PlannedObject, &Applied),
     ) -> Result<(), ClusterError> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<RetryNote>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Note>();
         let stop = AtomicBool::new(false);
         let mut first_error: Option<ClusterError> = None;
         {
@@ -400,13 +435,16 @@ pub fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
     if path.namespaced { Some(r.namespace.as_deref().unwrap_or(super::object::DEFAULT_NAMESPACE)) } else { None }
 }
 
-fn report_retry(progress: &mut dyn Progress, note: &RetryNote) {
-    progress.event(&Event::Retrying {
-        object: &note.object,
-        attempt: note.attempt,
-        delay: note.delay,
-        reason: &note.reason,
-    });
+fn report_retry(progress: &mut dyn Progress, note: &Note) {
+    match note {
+        Note::Retry(note) => progress.event(&Event::Retrying {
+            object: &note.object,
+            attempt: note.attempt,
+            delay: note.delay,
+            reason: &note.reason,
+        }),
+        Note::Notice(line) => progress.event(&Event::Notice(line)),
+    }
 }
 
 /// An EndpointSlice list with an endpoint not marked unready (unset means ready).

@@ -7,7 +7,9 @@
 //! record; custom resources whose CRD is not installed yet are skipped with a notice.
 //!
 //! Onto a cluster with a record it converges (see [`super::converge`], [`super::upgrade`]):
-//! CRD stored versions are checked before anything is applied, the run holds the
+//! CRD stored versions and immutable fields are checked before anything is applied (a change the
+//! server refuses to patch is replaced in its wave, or, for a PVC or CRD, stops the run:
+//! [`super::immutable`]), the run holds the
 //! [`super::lease`], Terminating namespaces are waited for, and after the last wave what the
 //! previous record lists and the render no longer holds is pruned; `lastRun` in the record
 //! says how the run ended.
@@ -20,6 +22,7 @@ use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath, Target};
 use super::converge::{self, PruneReport};
 use super::engine::{Engine, Settings};
+use super::immutable;
 use super::lease::{Lease, LeaseTiming};
 use super::object::ObjectRef;
 use super::order::Class;
@@ -171,6 +174,11 @@ pub async fn install(
     }
     let from = previous.as_ref().map(|r| r.meta.clone());
     upgrade::check_stored_versions(&api, &plan).await?;
+    let replacements = immutable::plan_replacements(&api, &engine.resolver, &plan).await?;
+    for forced in &replacements {
+        progress.event(&Event::Notice(&format!("{}: {}", forced.object, forced.describe())));
+    }
+    engine.replacements = replacements.into_iter().map(|f| (f.object.clone(), f)).collect();
     let lease = if engine.settings.dry_run {
         None
     } else {
@@ -223,6 +231,7 @@ pub async fn check(objects: &[RenderedObject], options: &InstallOptions) -> Resu
     let api = ApiClient::connect(&options.target).await?.with_redactor(redactor);
     let resolver = super::discovery::Resolver::new(api.clone());
     let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
+    immutable::plan_replacements(&api, &resolver, &plan).await?;
     Ok(Checked { objects: objects.len(), waves: plan.waves.len(), server: api.server.clone(), preflight: report })
 }
 

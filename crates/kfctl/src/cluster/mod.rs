@@ -19,16 +19,20 @@
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
 //! | [`ownership`] | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
 //! | [`upgrade`], [`prune`], [`lease`], [`unlock`] | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
+//! | [`immutable`], [`replace`] | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
+//! | [`adopt`] | taking over a platform another tool installed: survey, refusals, field managers, the record |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
 //! unreachable is 5, objects not ready by the deadline 6, Ctrl-C 130.
 
+pub mod adopt;
 pub mod api;
 pub mod converge;
 pub mod diff;
 pub mod discovery;
 pub mod engine;
+pub mod immutable;
 pub mod install;
 pub mod kind;
 pub mod lease;
@@ -43,6 +47,7 @@ pub mod prune;
 pub mod readiness;
 pub mod record;
 pub mod redact;
+pub mod replace;
 pub mod retry;
 pub mod status;
 pub mod uninstall;
@@ -110,6 +115,14 @@ pub enum ClusterError {
     Lifecycle(#[from] upgrade::LifecycleError),
     #[error(transparent)]
     Lease(#[from] lease::LeaseError),
+    #[error(transparent)]
+    Adopt(Box<adopt::AdoptError>),
+}
+
+impl From<adopt::AdoptError> for ClusterError {
+    fn from(e: adopt::AdoptError) -> Self {
+        ClusterError::Adopt(Box::new(e))
+    }
 }
 
 /// ` (GET /version)`: the request a failure comes from, when known.

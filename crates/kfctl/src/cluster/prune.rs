@@ -7,6 +7,8 @@
 //! record's inventory to its `kept` list (so `uninstall --purge` still finds them) and reported
 //! as `kept: 3 CRDs — their custom resources would be lost; --purge to delete`. Objects that
 //! existed before kfctl-rs applied them are never pruned either: kfctl-rs releases them.
+//! Objects `adopt` took over are the install's own (they are the adopted release's objects,
+//! which upstream's loop applied): pruned like created ones, guarded kinds kept the same way.
 //!
 //! Identity ignores the API version: an object the new release serves at `v1` instead of
 //! `v1beta1` is the same object, not a prune plus a create.
@@ -57,7 +59,7 @@ pub fn prune_set(previous: &[InventoryEntry], holds: impl Fn(&ObjectRef) -> bool
         previous.iter().enumerate().filter(|(_, e)| !holds(&e.reference)).collect();
     gone.sort_by(|(ia, a), (ib, b)| b.wave.cmp(&a.wave).then(ib.cmp(ia)));
     for (_, entry) in gone {
-        let bucket = if !entry.created {
+        let bucket = if !entry.owned() {
             &mut set.released
         } else if guarded(&entry.reference).is_some() && !purge {
             &mut set.kept
@@ -95,7 +97,7 @@ mod tests {
 
     fn entry(api: &str, kind: &str, name: &str, wave: usize, created: bool) -> InventoryEntry {
         let reference = ObjectRef { api_version: api.into(), kind: kind.into(), namespace: None, name: name.into() };
-        InventoryEntry { reference, component: "c".into(), wave, created, uid: None }
+        InventoryEntry { reference, component: "c".into(), wave, created, adopted: false, uid: None }
     }
 
     #[test]

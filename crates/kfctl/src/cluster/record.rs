@@ -3,7 +3,8 @@
 //! A labelled ConfigMap `kfctl-system/kfctl-rs-install` holds one JSON document: the upstream
 //! version and digest, the profile, the values digest, the plan digest, the last wave reached
 //! and the inventory of every object applied (its catalog component, as the render tagged it,
-//! and whether kfctl-rs created it or found it already there). A record written before the
+//! and whether kfctl-rs created it, found it already there, or adopted it: `kfctl-rs adopt` took
+//! it over as part of a release another tool installed). A record written before the
 //! inventory held components reads with [`UNKNOWN_COMPONENT`] for each entry. It is rewritten after each wave, so an interrupted install leaves an
 //! accurate record; `status` reports from it and `uninstall` deletes its inventory.
 //!
@@ -94,6 +95,22 @@ pub struct InventoryEntry {
     /// with another UID was re-created by someone else and is not deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+    /// Whether `adopt` took it over: installed by another tool as part of the adopted release.
+    /// Adopted objects are kfctl-rs's own for prune and uninstall, as created ones are.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub adopted: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl InventoryEntry {
+    /// Whether the object belongs to the install (created by kfctl-rs, or adopted): a later
+    /// render that drops it prunes it; otherwise it existed before and is only released.
+    pub fn owned(&self) -> bool {
+        self.created || self.adopted
+    }
 }
 
 /// The component of an inventory entry from a record that did not store one.
@@ -181,7 +198,17 @@ impl InstallRecord {
                 wave,
                 created,
                 uid: uid.map(String::from),
+                adopted: false,
             }),
+        }
+    }
+
+    /// Note an object `adopt` took over (present, installed by another tool), with its live UID.
+    pub fn note_adopted(&mut self, reference: &ObjectRef, component: &str, wave: usize, uid: Option<&str>) {
+        self.note_applied(reference, component, wave, false, uid);
+        let id = identity(reference);
+        if let Some(entry) = self.inventory.iter_mut().find(|e| identity(&e.reference) == id) {
+            entry.adopted = !entry.created;
         }
     }
 

@@ -7,7 +7,7 @@
 //! * any Namespace holding objects kfctl-rs did not create (counted by listing every
 //!   namespaced kind the server serves, minus the inventory, minus what the cluster makes by
 //!   itself: [`CLUSTER_MADE`] and objects with an owner);
-//! * Namespaces and CRDs that existed before the install;
+//! * Namespaces and CRDs that existed before the install (adopted ones are the install's own);
 //! * whatever the cluster does not show as kfctl-rs's ([`super::ownership`]: `default` and
 //!   `kube-*` namespaces, objects without kfctl-rs's field manager or with another UID than
 //!   recorded, record entries edited by hand).
@@ -92,7 +92,7 @@ impl Default for UninstallOptions {
 pub fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
     let kind = entry.reference.group_kind();
     let guard = guarded(&entry.reference)?;
-    if !entry.created && (kind == "Namespace" || kind == "apiextensions.k8s.io/CustomResourceDefinition") && !purge {
+    if !entry.owned() && (kind == "Namespace" || kind == "apiextensions.k8s.io/CustomResourceDefinition") && !purge {
         return Some(PREEXISTING.to_string());
     }
     if kind == "Namespace" {
@@ -377,7 +377,7 @@ mod tests {
 
     fn entry(api: &str, kind: &str, created: bool) -> InventoryEntry {
         let reference = ObjectRef { api_version: api.into(), kind: kind.into(), namespace: None, name: "x".into() };
-        InventoryEntry { reference, component: "platform".into(), wave: 1, created, uid: None }
+        InventoryEntry { reference, component: "platform".into(), wave: 1, created, adopted: false, uid: None }
     }
 
     #[test]

@@ -6,10 +6,11 @@
 //! `status.storedVersions` must stay in `spec.versions`, or objects stored in it become
 //! unreadable, so such a change is refused with a hint ([`check_stored_versions`]).
 //!
-//! [`change_plan`] is the plan with a verdict per object (`create`, `update`, `unchanged`,
-//! `prune`) and the guarded objects that would be kept: the server judges create/update/
-//! unchanged by a dry-run apply ([`super::diff`]), the record and [`super::prune`] decide
-//! prune and keep.
+//! [`change_plan`] is the plan with a verdict per object (`create`, `update`, `replace`,
+//! `blocked`, `unchanged`, `prune`) and the guarded objects that would be kept: the server judges
+//! create/update/unchanged by a dry-run apply ([`super::diff`]), the table of
+//! [`super::immutable`] decides replace (and blocked: a PVC or CRD change that cannot be
+//! applied, with what to do), the record and [`super::prune`] decide prune and keep.
 
 use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
@@ -39,6 +40,8 @@ pub enum LifecycleError {
         "upgrade: nothing installed by kfctl-rs on {server} (no install record); use `kfctl-rs install` for a first install"
     )]
     NothingInstalled { server: String },
+    #[error("{object}: {field} cannot change in place; nothing was written; {hint}")]
+    CannotApply { object: Box<ObjectRef>, field: String, hint: String },
 }
 
 fn crds() -> ResourcePath {
@@ -86,6 +89,10 @@ pub async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), C
 pub enum Change {
     Create,
     Update,
+    /// Delete, wait until gone, create: an immutable field changes ([`super::immutable`]).
+    Replace,
+    /// An immutable field of a kind never replaced (a PVC, a CRD) changes: the run stops.
+    Blocked,
     Unchanged,
     Prune,
 }
@@ -99,6 +106,9 @@ pub struct PlannedChange {
     pub wave: usize,
     pub component: String,
     pub change: Change,
+    /// Why a replace or a stop: the field and what happens (`roleRef is immutable: ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The plan against a cluster: what is installed, and what each object would undergo.
@@ -136,8 +146,11 @@ pub async fn change_plan(
             change: match d.action {
                 Action::Create | Action::Unknown => Change::Create,
                 Action::Change => Change::Update,
+                Action::Replace => Change::Replace,
+                Action::Blocked => Change::Blocked,
                 Action::Unchanged => Change::Unchanged,
             },
+            reason: matches!(d.action, Action::Replace | Action::Blocked).then(|| d.note.clone().unwrap_or_default()),
         })
         .collect();
     let held: HashSet<_> = plan.objects().map(|o| identity(&o.reference)).collect();
@@ -150,6 +163,7 @@ pub async fn change_plan(
         wave: e.wave,
         component: e.component.clone(),
         change: Change::Prune,
+        reason: None,
     }));
     Ok(ChangePlan {
         server: api.server.clone(),

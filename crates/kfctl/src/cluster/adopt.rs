@@ -1,0 +1,414 @@
+//! `adopt`: take over a platform another tool installed, as if kfctl-rs had installed it.
+//!
+//! Most Kubeflow platforms were installed by upstream's loop (`kustomize build example | kubectl
+//! apply --server-side --force-conflicts -f -`) or by client-side `kubectl apply`. Adopting
+//! release V of a profile:
+//!
+//! 1. [`survey`] (read-only) renders V's plan and reads every object: *present* (its rendered
+//!    fields equal the live ones), *differing* (the fields that differ are listed; a differing
+//!    immutable field is left for the next upgrade to replace), *missing* (or its kind is not
+//!    served). It weighs the present objects' image tags and version labels against V's render
+//!    ([`evidence`]).
+//! 2. [`judge`] refuses, writing nothing, when nothing of V is present (an empty cluster) or the
+//!    cluster plainly holds another release (naming the tag it most likely runs, and an object
+//!    that shows it); [`adopt`] also refuses when a kfctl-rs record exists (`upgrade` instead), so
+//!    adopting twice in a row is a clear refusal, nothing written.
+//! 3. [`adopt`] takes the lease, then for every present object, wave by wave: a server-side apply
+//!    of V's rendered body with force as field manager `kfctl-rs` (what upstream's loop does with
+//!    `--force-conflicts`, so a differing field takes V's value), then a JSON patch of
+//!    `metadata.managedFields` (with the object's `resourceVersion`, as kubectl's own client-side
+//!    → server-side migration sends it) that removes the entries of kubectl's managers
+//!    ([`MIGRATED`]). kfctl-rs then owns every field V renders and no field stays owned by
+//!    kubectl. Unlike kubectl's migration, the removed entries are not merged into kfctl-rs's:
+//!    fields only kubectl set that V's render does not hold (its `last-applied-configuration`
+//!    annotation, users' additions) stay as they are, owned by nobody, instead of being deleted
+//!    by kfctl-rs's next apply. Missing objects are not created and nothing is deleted.
+//! 4. The record is written as if kfctl-rs had installed V: every present object in the
+//!    inventory as *adopted* (not created by kfctl-rs), the waves whose objects are all present
+//!    as reached (`status` says `partial` when some are missing; the next `upgrade` creates them).
+//!
+//! Adopted objects are the install's own afterwards: an upgrade whose render drops one prunes it,
+//! the guarded kinds (CRDs, PVCs, Namespaces) kept unless `--purge`, and `uninstall` deletes them
+//! as it deletes created ones ([`super::prune`], [`super::record::InventoryEntry::owned`]).
+
+pub mod evidence;
+
+use super::ClusterError;
+use super::api::{ApiClient, ResourcePath, Target};
+use super::converge;
+use super::discovery::Resolver;
+use super::engine::{Engine, Settings, scoped};
+use super::immutable::{self, Forced};
+use super::install::read_record;
+use super::lease::{Lease, LeaseTiming};
+use super::object::ObjectRef;
+use super::plan::{Plan, PlannedObject};
+use super::progress::{Event, Progress};
+use super::record::{self, InstallMeta, InstallRecord, LastRun};
+use super::redact::Redactor;
+use super::retry::{ApiFailure, Backoff};
+use crate::catalog::RenderedObject;
+use evidence::ReleaseEvidence;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// The field managers whose entries adopt removes: (manager, operation). kubectl's server-side
+/// apply, its client-side apply, and the `kubectl` Update entries older kubectl wrote.
+pub const MIGRATED: &[(&str, &str)] =
+    &[("kubectl", "Apply"), ("kubectl-client-side-apply", "Update"), ("kubectl", "Update")];
+
+/// Refusals of `adopt`; nothing is written.
+#[derive(Debug, thiserror::Error)]
+pub enum AdoptError {
+    #[error(
+        "adopt: {server} already has a kfctl-rs install record ({version}, profile {profile}); nothing was written; \
+         use `kfctl-rs upgrade` to move it to another version"
+    )]
+    Recorded { server: String, version: String, profile: String },
+    #[error(
+        "adopt: none of the {objects} objects of {version} exists on {server}; nothing was written; there is \
+         nothing to adopt, use `kfctl-rs install` for a first install"
+    )]
+    NothingPresent { server: String, version: String, objects: usize },
+    #[error(
+        "adopt: {server} plainly holds another release than {version}: {mismatched} of {compared} objects compared \
+         run other image tags or version labels{}, e.g. {example}; nothing was written; adopt the release that \
+         was installed (--version), then upgrade",
+        likely.as_ref().map(|t| format!(" (most often {t})")).unwrap_or_default()
+    )]
+    OtherRelease {
+        server: String,
+        version: String,
+        compared: usize,
+        mismatched: usize,
+        likely: Option<String>,
+        example: String,
+    },
+}
+
+/// What adopt found of one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Presence {
+    Present,
+    Differing,
+    Missing,
+}
+
+/// One planned object, as found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Found {
+    #[serde(flatten)]
+    pub object: ObjectRef,
+    pub component: String,
+    pub wave: usize,
+    pub presence: Presence,
+    /// Fields the render sets whose live value differs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differing: Vec<String>,
+    /// An immutable field differs: left as is, the next upgrade replaces it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forced: Option<Forced>,
+    /// kubectl's managers on it ([`MIGRATED`]), as `manager (Operation)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub managers: Vec<String>,
+    #[serde(skip)]
+    live: Option<Value>,
+}
+
+/// What the cluster holds of the release to adopt.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Survey {
+    pub server: String,
+    pub version: String,
+    pub objects: Vec<Found>,
+    pub evidence: ReleaseEvidence,
+}
+
+impl Survey {
+    pub fn count(&self, presence: Presence) -> usize {
+        self.objects.iter().filter(|f| f.presence == presence).count()
+    }
+}
+
+/// How an adopt runs.
+#[derive(Debug, Clone)]
+pub struct AdoptOptions {
+    pub target: Target,
+    pub meta: InstallMeta,
+    pub timeout: Duration,
+    pub concurrency: usize,
+    pub backoff: Backoff,
+    pub lock_wait: Duration,
+}
+
+impl AdoptOptions {
+    pub fn new(target: Target, meta: InstallMeta) -> Self {
+        AdoptOptions {
+            target,
+            meta,
+            timeout: Duration::from_secs(10 * 60),
+            concurrency: 16,
+            backoff: Backoff::default(),
+            lock_wait: Duration::from_secs(120),
+        }
+    }
+}
+
+/// What an adopt did.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdoptReport {
+    pub server: String,
+    pub adopted: usize,
+    pub missing: usize,
+    /// Objects whose kubectl managers were removed.
+    pub migrated: usize,
+    /// Present objects left as they are (an immutable field differs).
+    pub left: Vec<Forced>,
+    pub complete: bool,
+}
+
+fn kubectl_managers(live: &Value) -> Vec<String> {
+    let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).into_iter().flatten();
+    entries
+        .filter(|e| migrated(e))
+        .map(|e| format!("{} ({})", e["manager"].as_str().unwrap_or(""), e["operation"].as_str().unwrap_or("")))
+        .collect()
+}
+
+fn migrated(entry: &Value) -> bool {
+    let text = |k: &str| entry.get(k).and_then(Value::as_str).unwrap_or("");
+    entry.get("subresource").is_none_or(|s| s.as_str().unwrap_or("").is_empty())
+        && MIGRATED.iter().any(|(m, op)| text("manager") == *m && text("operation") == *op)
+}
+
+async fn find(api: &ApiClient, resolver: &Resolver, plan: &Plan, o: &PlannedObject) -> Result<Found, ClusterError> {
+    let r = &o.reference;
+    let mut found = Found {
+        object: r.clone(),
+        component: o.component.clone(),
+        wave: plan.wave_of(r).unwrap_or(0),
+        presence: Presence::Missing,
+        differing: Vec::new(),
+        forced: None,
+        managers: Vec::new(),
+        live: None,
+    };
+    let refused = |f: ApiFailure| ClusterError::Refused { object: r.clone(), failure: Box::new(f) };
+    let path = match resolver.resolve(&r.api_version, &r.kind).await {
+        Ok(path) => path,
+        Err(f) if f.is_no_kind_match() => return Ok(found),
+        Err(f) => return Err(refused(f)),
+    };
+    let Some(live) = api.get(&path, scoped(&path, r), &r.name).await.map_err(refused)? else { return Ok(found) };
+    let mut body = o.body.clone();
+    body.as_object_mut().map(|m| (m.remove("apiVersion"), m.remove("kind")));
+    immutable::differences(&body, &live, "", &mut found.differing);
+    found.presence = if found.differing.is_empty() { Presence::Present } else { Presence::Differing };
+    found.forced = immutable::forced(r, &o.body, &live);
+    found.managers = kubectl_managers(&live);
+    found.live = Some(live);
+    Ok(found)
+}
+
+/// Read what the cluster holds of `objects` (the render of `version`); writes nothing.
+pub async fn survey(objects: &[RenderedObject], target: &Target, version: &str) -> Result<Survey, ClusterError> {
+    let api = ApiClient::connect(target).await?.with_redactor(Redactor::from_docs(objects.iter().map(|o| &o.obj)));
+    survey_with(&api, &Plan::build(objects)?, version).await
+}
+
+async fn survey_with(api: &ApiClient, plan: &Plan, version: &str) -> Result<Survey, ClusterError> {
+    let resolver = Resolver::new(api.clone());
+    let results: Vec<Result<Found, ClusterError>> =
+        futures::stream::iter(plan.objects()).map(|o| find(api, &resolver, plan, o)).buffered(16).collect().await;
+    let objects = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut evidence = ReleaseEvidence::default();
+    for (found, planned) in objects.iter().zip(plan.objects()) {
+        if let Some(live) = &found.live {
+            evidence.weigh(&found.object, &planned.body, live);
+        }
+    }
+    Ok(Survey { server: api.server.clone(), version: version.to_string(), objects, evidence })
+}
+
+/// Refuse an empty cluster or another release.
+pub fn judge(survey: &Survey) -> Result<(), AdoptError> {
+    let (server, version) = (survey.server.clone(), survey.version.clone());
+    if survey.count(Presence::Missing) == survey.objects.len() {
+        return Err(AdoptError::NothingPresent { server, version, objects: survey.objects.len() });
+    }
+    let e = &survey.evidence;
+    if e.other_release() {
+        let m = &e.mismatches[0];
+        return Err(AdoptError::OtherRelease {
+            server,
+            version,
+            compared: e.compared,
+            mismatched: e.mismatches.len(),
+            likely: e.likely.clone(),
+            example: format!("{} {} is {} where {} renders {}", m.object, m.what, m.live, survey.version, m.rendered),
+        });
+    }
+    Ok(())
+}
+
+/// Refuse when a kfctl-rs record exists (`upgrade` instead); writes nothing.
+pub async fn check_unrecorded(target: &Target) -> Result<(), ClusterError> {
+    refuse_if_recorded(&ApiClient::connect(target).await?).await
+}
+
+async fn refuse_if_recorded(api: &ApiClient) -> Result<(), ClusterError> {
+    match read_record(api).await? {
+        Some(r) => Err(AdoptError::Recorded {
+            server: api.server.clone(),
+            version: r.meta.upstream_version,
+            profile: r.meta.profile,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Adopt the platform `objects` render (release `options.meta`): see the module documentation.
+pub async fn adopt(
+    objects: &[RenderedObject],
+    options: &AdoptOptions,
+    progress: &mut dyn Progress,
+) -> Result<AdoptReport, ClusterError> {
+    let started = Instant::now();
+    let plan = Plan::build(objects)?;
+    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let api = ApiClient::connect(&options.target)
+        .await?
+        .with_backoff(options.backoff)
+        .with_deadline(started + options.timeout)
+        .with_redactor(redactor.clone());
+    refuse_if_recorded(&api).await?;
+    let survey = survey_with(&api, &plan, &options.meta.upstream_version).await?;
+    judge(&survey)?;
+    let settings = Settings {
+        force_conflicts: true,
+        dry_run: false,
+        concurrency: options.concurrency,
+        poll_interval: Duration::from_millis(200),
+        backoff: options.backoff,
+        crd_grace: Duration::from_secs(60),
+        deadline: started + options.timeout,
+        timeout: options.timeout,
+    };
+    let engine = Engine::new(api.clone(), settings, redactor, Default::default());
+    converge::ensure_record_namespace(&engine, progress).await?;
+    let lease = Lease::acquire(&api, "adopt", LeaseTiming::default(), options.lock_wait, progress).await?;
+    let outcome = match refuse_if_recorded(&api).await {
+        Ok(()) => take_over(&engine, &plan, &survey, options, progress).await,
+        Err(e) => Err(e),
+    };
+    // a lease lost while adopting (deleted or taken over) fails the run, as for install
+    let released = lease.release().await;
+    let report = outcome?;
+    released?;
+    Ok(report)
+}
+
+async fn take_over(
+    engine: &Engine,
+    plan: &Plan,
+    survey: &Survey,
+    options: &AdoptOptions,
+    progress: &mut dyn Progress,
+) -> Result<AdoptReport, ClusterError> {
+    let api = &engine.api;
+    let mut record = InstallRecord::resume(None, options.meta.clone(), &plan.digest, plan.waves.len());
+    let mut report = AdoptReport {
+        server: api.server.clone(),
+        adopted: 0,
+        missing: survey.count(Presence::Missing),
+        migrated: 0,
+        left: Vec::new(),
+        complete: survey.count(Presence::Missing) == 0,
+    };
+    let mut reaching = true;
+    for wave in &plan.waves {
+        let found: Vec<&Found> = survey.objects.iter().filter(|f| f.wave == wave.index).collect();
+        let present: Vec<(&Found, &PlannedObject)> = found
+            .iter()
+            .filter(|f| f.presence != Presence::Missing)
+            .filter_map(|f| wave.objects.iter().find(|o| o.reference == f.object).map(|o| (*f, o)))
+            .collect();
+        let results: Vec<Result<bool, ClusterError>> = futures::stream::iter(present.iter())
+            .map(|(f, o)| take_one(engine, f, o))
+            .buffered(options.concurrency.max(1))
+            .collect()
+            .await;
+        for ((f, _), result) in present.iter().zip(results) {
+            report.migrated += usize::from(result?);
+            report.adopted += 1;
+            let uid = f.live.as_ref().and_then(|l| l.pointer("/metadata/uid")).and_then(Value::as_str);
+            record.note_adopted(&f.object, &f.component, f.wave, uid);
+            if let Some(forced) = &f.forced {
+                let line = format!("left as is: {}: {}; the next upgrade replaces it", f.object, forced.describe());
+                progress.event(&Event::Notice(&line));
+                report.left.push(forced.clone());
+            }
+        }
+        reaching &= found.iter().all(|f| f.presence != Presence::Missing);
+        if reaching {
+            record.reach(wave.index, &wave.name);
+        }
+        progress.event(&Event::Notice(&format!("adopted wave {}/{}: {}", wave.index, plan.waves.len(), wave.name)));
+    }
+    let at = super::lease::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    record.finish(LastRun { operation: "adopt".into(), succeeded: true, stage: "done".into(), error: None, at });
+    save(api, &record).await?;
+    Ok(report)
+}
+
+/// Apply V's body with force as kfctl-rs, then remove kubectl's managers; `true` when some were
+/// removed. An object whose immutable field differs is left as it is.
+async fn take_one(engine: &Engine, found: &Found, object: &PlannedObject) -> Result<bool, ClusterError> {
+    if found.forced.is_some() {
+        return Ok(false);
+    }
+    let r = &object.reference;
+    let refused = |f: ApiFailure| ClusterError::Refused { object: r.clone(), failure: Box::new(f) };
+    let path = engine.resolver.resolve(&r.api_version, &r.kind).await.map_err(refused)?;
+    let ns = scoped(&path, r);
+    let mut live = engine.api.apply(&path, ns, &r.name, &object.body, true, false).await.map_err(refused)?.live;
+    for _ in 0..5 {
+        let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).cloned().unwrap_or_default();
+        let kept: Vec<Value> = entries.iter().filter(|e| !migrated(e)).cloned().collect();
+        if kept.len() == entries.len() {
+            return Ok(false);
+        }
+        let rv = live.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null);
+        let ops = json!([
+            {"op": "replace", "path": "/metadata/managedFields", "value": kept},
+            {"op": "replace", "path": "/metadata/resourceVersion", "value": rv},
+        ]);
+        // one attempt: a 409 means the object moved on (a controller wrote its status), so the
+        // entries are computed again from a fresh read rather than the same patch resent
+        match engine.api.without_retries().patch_json(&path, ns, &r.name, &ops).await {
+            Ok(_) => return Ok(true),
+            Err(f) if f.status == Some(409) => {
+                live = engine.api.get(&path, ns, &r.name).await.map_err(refused)?.unwrap_or(Value::Null);
+            }
+            Err(f) => return Err(refused(f)),
+        }
+    }
+    Ok(false)
+}
+
+async fn save(api: &ApiClient, record: &InstallRecord) -> Result<(), ClusterError> {
+    let configmaps =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
+    let cm = record.to_configmap();
+    api.apply(&configmaps, Some(record::RECORD_NAMESPACE), record::RECORD_NAME, &cm, true, false)
+        .await
+        .map_err(|failure| ClusterError::Api { what: "write install record".into(), failure: Box::new(failure) })?;
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! Replacing an object the API server refuses to patch: delete, wait until gone, create.
+//!
+//! The plan names the objects to replace before anything is written
+//! ([`super::immutable::plan_replacements`]); the engine replaces each in its own wave, just
+//! before applying it, so the objects of earlier waves are in place and nothing is missing longer
+//! than one delete takes. A StatefulSet is deleted with `propagationPolicy: Orphan`: its pods
+//! (and the PVCs they mount) stay, and the new StatefulSet, with the same selector, takes them
+//! over. Every other kind is deleted in the background. The wait is bounded by the run's
+//! deadline; the create is the ordinary apply that follows (a 201, so the record counts the
+//! object created by this run).
+
+use super::engine::{Engine, Note, ObjectError, scoped};
+use super::immutable::Remedy;
+use super::plan::PlannedObject;
+use super::retry::{ApiFailure, Reason, TransportKind};
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+impl Engine {
+    /// Delete `object` (orphaning its dependents for [`Remedy::ReplaceOrphan`]) and wait until it
+    /// is gone; `why` is said in the progress.
+    pub(super) async fn replace(
+        &self,
+        object: &PlannedObject,
+        remedy: Remedy,
+        why: &str,
+        notes: &mpsc::UnboundedSender<Note>,
+    ) -> Result<(), ObjectError> {
+        let r = &object.reference;
+        let _ = notes.send(Note::Notice(format!("replacing {r}: {why}")));
+        let orphan = remedy == Remedy::ReplaceOrphan;
+        let path = self
+            .retrying(r, notes, || async {
+                let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
+                self.api.without_retries().delete_with(&path, scoped(&path, r), &r.name, None, orphan).await?;
+                Ok(path)
+            })
+            .await?;
+        loop {
+            let gone = self.retrying(r, notes, || async {
+                Ok(self.api.without_retries().get(&path, scoped(&path, r), &r.name).await?.is_none())
+            });
+            if gone.await? {
+                return Ok(());
+            }
+            if Instant::now() >= self.settings.deadline {
+                return Err(ObjectError::Deadline(ApiFailure {
+                    reason: Reason::Transport(TransportKind::TimedOut),
+                    message: "deleted to be replaced, still not gone".into(),
+                    ..Default::default()
+                }));
+            }
+            self.pause(self.settings.poll_interval).await;
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! Issue 24, item 1: `adopt` takes over a platform kubectl installed (server-side, as upstream's
+//! loop does, or client-side), on the test API server — the in-repo **test double** of
+//! kube-apiserver — and with real kubectl 1.33 where present. It refuses, writing nothing, on an
+//! empty cluster, on another release and when a kfctl-rs record exists; after it, upgrade, status,
+//! diff and uninstall work as for a kfctl-rs install. No real cluster is involved.
+
+use crate::common;
+
+use common::cluster::Cluster;
+use kfctl::catalog::RenderedObject;
+use kfctl::catalog::attribute::attribute_prerendered;
+use kfctl::cluster::adopt::{AdoptError, AdoptOptions, adopt};
+use kfctl::cluster::diff::{Action, diff};
+use kfctl::cluster::install::Operation;
+use kfctl::cluster::progress::RecordingProgress;
+use kfctl::cluster::status::status;
+use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
+use kfctl::cluster::upgrade::{Change, change_plan};
+use kfctl::cluster::{ClusterError, InstallOptions, install};
+use kfctl_testapi::{ObjectKey, StatusRule, Target as Rule, TestApiConfig};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str, extra: Value) -> Value {
+    let mut doc = json!({"apiVersion": api, "kind": kind, "metadata": {"name": name}});
+    if let Some(ns) = ns {
+        doc["metadata"]["namespace"] = json!(ns);
+    }
+    if let (Some(map), Value::Object(extra)) = (doc.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    doc
+}
+
+fn web(tag: &str) -> Value {
+    obj(
+        "apps/v1",
+        "Deployment",
+        Some("kf"),
+        "web",
+        json!({"spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": format!("ghcr.io/kubeflow/web:{tag}")}]}}}}),
+    )
+}
+
+fn namespace() -> Value {
+    obj(
+        "v1",
+        "Namespace",
+        None,
+        "kf",
+        json!({"metadata": {"name": "kf", "labels": {"app.kubernetes.io/part-of": "kubeflow"}}}),
+    )
+}
+
+fn settings() -> Value {
+    obj("v1", "ConfigMap", Some("kf"), "settings", json!({"data": {"a": "1"}}))
+}
+
+fn extra() -> Value {
+    obj("v1", "ConfigMap", Some("kf"), "extra", json!({"data": {"b": "2"}}))
+}
+
+fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
+    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+}
+
+fn release(tag: &str) -> Vec<RenderedObject> {
+    tagged(vec![namespace(), settings(), extra(), web(tag)])
+}
+
+fn writes(cluster: &Cluster) -> usize {
+    let requests = cluster.server.requests();
+    let review = |path: &str| path.contains("selfsubjectaccessreviews");
+    requests.iter().filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD") && !review(&r.path)).count()
+}
+
+async fn kube_client(cluster: &Cluster) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(&cluster.kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn dynamic(client: &kube::Client, doc: &Value) -> Api<DynamicObject> {
+    let api = doc["apiVersion"].as_str().unwrap();
+    let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+    let kind = doc["kind"].as_str().unwrap();
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+    match doc["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// The objects as kubectl leaves them: the namespace and the Deployment applied server-side
+/// (manager `kubectl`), the ConfigMap created client-side (`kubectl-client-side-apply`, with its
+/// last-applied annotation); `extra` is not installed.
+async fn kubectl_installed(cluster: &Cluster, tag: &str) {
+    let client = kube_client(cluster).await;
+    for doc in [namespace(), web(tag)] {
+        let name = doc["metadata"]["name"].as_str().unwrap().to_string();
+        let object: DynamicObject = serde_json::from_value(doc.clone()).unwrap();
+        dynamic(&client, &doc)
+            .patch(&name, &PatchParams::apply("kubectl").force(), &Patch::Apply(object))
+            .await
+            .unwrap();
+    }
+    let mut cm = settings();
+    cm["metadata"]["annotations"] = json!({"kubectl.kubernetes.io/last-applied-configuration": settings().to_string()});
+    let object: DynamicObject = serde_json::from_value(cm.clone()).unwrap();
+    let params = PostParams { field_manager: Some("kubectl-client-side-apply".into()), ..Default::default() };
+    dynamic(&client, &cm).create(&params, &object).await.unwrap();
+}
+
+fn managers(cluster: &Cluster, key: &ObjectKey) -> Vec<(String, String)> {
+    let live = cluster.server.object(key).unwrap();
+    let entries = live["metadata"]["managedFields"].as_array().cloned().unwrap_or_default();
+    entries.iter().map(|e| (e["manager"].as_str().unwrap().into(), e["operation"].as_str().unwrap().into())).collect()
+}
+
+fn kfctl(cluster: &Cluster, objects: &Path, args: &[&str]) -> Output {
+    Command::new(common::binary())
+        .args(args)
+        .args(["--profile", "adopted", "--objects"])
+        .arg(objects)
+        .arg("--kubeconfig")
+        .arg(&cluster.kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn write_stream(dir: &Path, name: &str, objects: &[RenderedObject]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let docs: Vec<String> = objects.iter().map(|o| kfctl_yaml::to_yaml(&o.obj)).collect();
+    std::fs::write(&path, docs.join("---\n")).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn adopt_refuses_an_empty_cluster_takes_over_kubectls_objects_once_and_day_two_works() {
+    let cluster = Cluster::start(
+        TestApiConfig::default().status_rule(StatusRule::ready_after(Rule::kind("Deployment"), Duration::ZERO)),
+    );
+    let options = AdoptOptions::new(cluster.target(), cluster.options_for("adopted", "v1").meta);
+    let err = adopt(&release("v1"), &options, &mut RecordingProgress::default()).await.unwrap_err();
+    assert!(matches!(&err, ClusterError::Adopt(e) if matches!(**e, AdoptError::NothingPresent { .. })), "{err}");
+    assert!(err.to_string().contains("none of the 4 objects of v1 exists"), "{err}");
+    assert_eq!(writes(&cluster), 0, "a refused adopt wrote something");
+
+    kubectl_installed(&cluster, "v1").await;
+    let stream = write_stream(cluster.dir.path(), "v1.yaml", &release("v1"));
+    let before = writes(&cluster);
+    let out = kfctl(&cluster, &stream, &["adopt", "--plan"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("3 present, 0 differing, 1 missing, of 4 objects; 3 managed by kubectl"), "{text}");
+    assert!(text.contains("missing   wave  2  ConfigMap kf/extra; not created"), "{text}");
+    let out = kfctl(&cluster, &stream, &["adopt"]);
+    assert_eq!(out.status.code(), Some(2), "no terminal, no --yes: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(writes(&cluster), before, "adopt --plan or an unconfirmed adopt wrote something");
+
+    let out = kfctl(&cluster, &stream, &["adopt", "--yes"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("adopted 3 objects of pre-rendered (profile adopted)")
+            && text.contains("3 taken over from kubectl"),
+        "{text}"
+    );
+    let record = cluster.record().unwrap();
+    assert_eq!(record.inventory.len(), 3);
+    assert!(record.inventory.iter().all(|e| e.adopted && !e.created), "{:?}", record.inventory);
+    assert_eq!(record.last_run.as_ref().unwrap().operation, "adopt");
+    for key in [
+        ObjectKey::new("", "namespaces", None, "kf"),
+        ObjectKey::new("", "configmaps", Some("kf"), "settings"),
+        ObjectKey::new("apps", "deployments", Some("kf"), "web"),
+    ] {
+        let m = managers(&cluster, &key);
+        assert!(m.iter().all(|(name, _)| !name.starts_with("kubectl")), "{key:?}: {m:?}");
+        assert!(m.contains(&("kfctl-rs".to_string(), "Apply".to_string())), "{key:?}: {m:?}");
+    }
+    let cm = cluster.server.object(&ObjectKey::new("", "configmaps", Some("kf"), "settings")).unwrap();
+    assert!(
+        cm["metadata"]["annotations"].get("kubectl.kubernetes.io/last-applied-configuration").is_some(),
+        "adopt changes nothing else"
+    );
+
+    let before = writes(&cluster);
+    let out = kfctl(&cluster, &stream, &["adopt", "--yes"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("already has a kfctl-rs install record (pre-rendered, profile adopted)")
+            && err.contains("kfctl-rs upgrade"),
+        "{err}"
+    );
+    assert_eq!(writes(&cluster), before, "a second adopt wrote something");
+
+    let entries = diff(&release("v1"), &cluster.target(), 8).await.unwrap();
+    let changed: Vec<_> =
+        entries.iter().filter(|e| e.action != Action::Unchanged).map(|e| (e.object.to_string(), e.action)).collect();
+    assert_eq!(changed, [("ConfigMap kf/extra".to_string(), Action::Create)]);
+    assert!(entries.iter().all(|e| e.conflicts.is_empty()), "kubectl owns nothing any more");
+
+    // upgrade: the missing object is created, the Deployment the new render drops is pruned
+    let next = tagged(vec![namespace(), settings(), extra()]);
+    let mut upgrade: InstallOptions = cluster.options_for("adopted", "v2");
+    upgrade.operation = Operation::Upgrade;
+    let report = install(next.clone(), upgrade, &mut RecordingProgress::default()).await.unwrap();
+    assert_eq!(report.prune.pruned.iter().map(|o| o.to_string()).collect::<Vec<_>>(), ["Deployment kf/web"]);
+    assert!(cluster.has("", "configmaps", Some("kf"), "extra"));
+    let plan = change_plan(&next, &cluster.target(), false, 8).await.unwrap();
+    assert!(plan.objects.iter().all(|o| o.change == Change::Unchanged), "{:?}", plan.objects);
+    assert!(status(&cluster.target(), 8).await.unwrap().healthy);
+    let gone =
+        uninstall(&cluster.target(), &UninstallOptions::default(), &mut RecordingProgress::default()).await.unwrap();
+    assert!(
+        gone.deleted.iter().any(|o| o.name == "settings") && gone.deleted.iter().any(|o| o.name == "kf"),
+        "{gone:?}"
+    );
+}
+
+#[tokio::test]
+async fn adopt_refuses_another_release_naming_it_and_writes_nothing() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    kubectl_installed(&cluster, "v1.10.2").await;
+    let before = writes(&cluster);
+    let mut meta = cluster.options_for("adopted", "v1.11.0").meta;
+    meta.upstream_version = "v1.11.0".into();
+    let err = adopt(&release("v1.11.0"), &AdoptOptions::new(cluster.target(), meta), &mut RecordingProgress::default())
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("plainly holds another release than v1.11.0: 1 of 1 objects compared run other image tags or version labels (most often v1.10.2)")
+            && text.contains("Deployment kf/web image spec.template.spec.containers.c is ghcr.io/kubeflow/web:v1.10.2 where v1.11.0 renders ghcr.io/kubeflow/web:v1.11.0"),
+        "{text}"
+    );
+    assert_eq!(writes(&cluster), before);
+    assert!(cluster.record().is_none());
+}
+
+fn golden(version: &str) -> Vec<RenderedObject> {
+    let path = common::golden_dir_of(version).join("example.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let docs = kfctl_yaml::parse_objects(&text, "example.yaml").unwrap();
+    let docs = docs
+        .into_iter()
+        .map(|mut d| {
+            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
+                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+            }
+            d
+        })
+        .collect();
+    attribute_prerendered(&kfctl::catalog::Catalog::embedded().unwrap(), docs)
+}
+
+fn identity(doc: &Value) -> (String, String, String) {
+    let api = doc["apiVersion"].as_str().unwrap_or("");
+    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let kind = doc["kind"].as_str().unwrap_or("").to_string();
+    let ns = doc["metadata"]["namespace"].as_str().unwrap_or("").to_string();
+    (format!("{group}/{kind}"), ns, doc["metadata"]["name"].as_str().unwrap_or("").to_string())
+}
+
+#[tokio::test]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+async fn real_kubectl_installs_v1_10_2_upstreams_way_then_adopt_and_upgrade_to_v1_11_0() {
+    let mut config = TestApiConfig::default();
+    for kind in ["Certificate", "Issuer", "ClusterIssuer"] {
+        config =
+            config.status_rule(StatusRule::ready_after(Rule::kind(kind).in_group("cert-manager.io"), Duration::ZERO));
+    }
+    let cluster = Cluster::start(config);
+    let dir = cluster.dir.path();
+    let old = golden("v1.10.2");
+    let file = write_stream(dir, "example.yaml", &old);
+    let mut settled = false;
+    for _ in 0..4 {
+        let out = Command::new(common::kubectl())
+            .arg("--kubeconfig")
+            .arg(&cluster.kubeconfig)
+            .args(["--cache-dir"])
+            .arg(dir.join("cache"))
+            .args(["apply", "--server-side", "--force-conflicts", "-f"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            settled = true;
+            break;
+        }
+    }
+    assert!(settled, "kubectl's loop did not settle");
+    cluster.server.seed(obj("v1", "Namespace", None, "kubeflow-user", json!({}))).unwrap();
+    cluster
+        .server
+        .seed(obj("kubeflow.org/v1", "Notebook", Some("kubeflow-user"), "mine", json!({"spec": {}})))
+        .unwrap();
+    cluster
+        .server
+        .seed(obj(
+            "v1",
+            "PersistentVolumeClaim",
+            Some("kubeflow-user"),
+            "work",
+            json!({"spec": {"accessModes": ["ReadWriteOnce"]}}),
+        ))
+        .unwrap();
+
+    let quiet = |o: &mut InstallOptions| {
+        o.timeout = Duration::from_secs(300);
+        o.preflight.allow_default_credentials = true;
+    };
+    let meta = |v: &str| {
+        let mut m = cluster.options_for("multi-tenant", v).meta;
+        m.upstream_version = v.into();
+        m
+    };
+    let before = writes(&cluster);
+    let mut refused = AdoptOptions::new(cluster.target(), meta("v1.11.0"));
+    refused.timeout = Duration::from_secs(120);
+    let err = adopt(&golden("v1.11.0"), &refused, &mut RecordingProgress::default()).await.unwrap_err();
+    assert!(err.to_string().contains("plainly holds another release than v1.11.0"), "{err}");
+    assert_eq!(writes(&cluster), before);
+    let mut o = AdoptOptions::new(cluster.target(), meta("v1.10.2"));
+    o.timeout = Duration::from_secs(120);
+    let report = adopt(&old, &o, &mut RecordingProgress::default()).await.unwrap();
+    assert_eq!((report.adopted, report.missing), (old.len(), 0), "{report:?}");
+    let kubectl_left = cluster
+        .server
+        .objects()
+        .into_iter()
+        .filter(|o| {
+            o.object["metadata"]["managedFields"].as_array().into_iter().flatten().any(|e| e["manager"] == "kubectl")
+        })
+        .count();
+    assert_eq!(kubectl_left, 0, "kubectl still manages objects after adopt");
+
+    let mut options = cluster.options_for("multi-tenant", "v1.11.0");
+    quiet(&mut options);
+    options.operation = Operation::Upgrade;
+    let upgraded = install(golden("v1.11.0"), options, &mut RecordingProgress::default()).await.unwrap();
+    let new: HashSet<_> = golden("v1.11.0").iter().map(|o| identity(&o.obj)).collect();
+    let live: HashSet<_> = cluster.server.objects().iter().map(|o| identity(&o.object)).collect();
+    let present = |(gk, ns, name): &(String, String, String)| {
+        [ns.as_str(), "default", ""].iter().any(|ns| live.contains(&(gk.clone(), ns.to_string(), name.clone())))
+    };
+    let guarded = |gk: &str| {
+        ["apiextensions.k8s.io/CustomResourceDefinition", "/PersistentVolumeClaim", "/Namespace"].contains(&gk)
+    };
+    for id in &new {
+        assert!(present(id), "missing after upgrade: {id:?}");
+    }
+    for id in old.iter().map(|o| identity(&o.obj)).filter(|i| !new.contains(i)) {
+        assert_eq!(present(&id), guarded(&id.0), "only in v1.10.2: {id:?}");
+    }
+    assert!(!upgraded.prune.pruned.is_empty());
+    assert!(cluster.has("kubeflow.org", "notebooks", Some("kubeflow-user"), "mine"), "the user's Notebook is gone");
+    assert!(cluster.has("", "persistentvolumeclaims", Some("kubeflow-user"), "work"), "the user's PVC is gone");
+    let rerun = change_plan(&golden("v1.11.0"), &cluster.target(), false, 16).await.unwrap();
+    let changed: Vec<_> = rerun.objects.iter().filter(|o| o.change != Change::Unchanged).collect();
+    assert!(changed.is_empty(), "a re-run would change {} objects, e.g. {:?}", changed.len(), changed.first());
+}
