@@ -277,6 +277,26 @@ fn identity(doc: &Value) -> (String, String, String) {
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
 async fn real_kubectl_installs_v1_10_2_upstreams_way_then_adopt_and_upgrade_to_v1_11_0() {
+    adopt_then_upgrade("v1.10.2", "v1.11.0").await;
+}
+
+/// Issue 24's acceptance: v1.11.0 installed upstream's way, adopted, upgraded to 26.03.
+#[tokio::test]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+async fn real_kubectl_installs_v1_11_0_upstreams_way_then_adopt_and_upgrade_to_26_03() {
+    adopt_then_upgrade("v1.11.0", "26.03").await;
+}
+
+/// Real kubectl applies `from`'s `example/` server-side until it settles (upstream's README
+/// loop); a user adds a Namespace, a Notebook and a PVC; adopt as `to` is refused (another
+/// release), adopt as `from` takes over every object; upgrade to `to` leaves every object of
+/// `to`, removes what only `from` had except CRDs, PVCs and Namespaces, keeps the user's
+/// objects, and a second plan changes nothing.
+async fn adopt_then_upgrade(from: &str, to: &str) {
     let mut config = TestApiConfig::default();
     for kind in ["Certificate", "Issuer", "ClusterIssuer"] {
         config =
@@ -284,7 +304,7 @@ async fn real_kubectl_installs_v1_10_2_upstreams_way_then_adopt_and_upgrade_to_v
     }
     let cluster = Cluster::start(config);
     let dir = cluster.dir.path();
-    let old = golden("v1.10.2");
+    let old = golden(from);
     let file = write_stream(dir, "example.yaml", &old);
     let mut settled = false;
     for _ in 0..4 {
@@ -329,12 +349,12 @@ async fn real_kubectl_installs_v1_10_2_upstreams_way_then_adopt_and_upgrade_to_v
         m
     };
     let before = writes(&cluster);
-    let mut refused = AdoptOptions::new(cluster.target(), meta("v1.11.0"));
+    let mut refused = AdoptOptions::new(cluster.target(), meta(to));
     refused.timeout = Duration::from_secs(120);
-    let err = adopt(&golden("v1.11.0"), &refused, &mut RecordingProgress::default()).await.unwrap_err();
-    assert!(err.to_string().contains("plainly holds another release than v1.11.0"), "{err}");
+    let err = adopt(&golden(to), &refused, &mut RecordingProgress::default()).await.unwrap_err();
+    assert!(err.to_string().contains(&format!("plainly holds another release than {to}")), "{err}");
     assert_eq!(writes(&cluster), before);
-    let mut o = AdoptOptions::new(cluster.target(), meta("v1.10.2"));
+    let mut o = AdoptOptions::new(cluster.target(), meta(from));
     o.timeout = Duration::from_secs(120);
     let report = adopt(&old, &o, &mut RecordingProgress::default()).await.unwrap();
     assert_eq!((report.adopted, report.missing), (old.len(), 0), "{report:?}");
@@ -348,11 +368,11 @@ async fn real_kubectl_installs_v1_10_2_upstreams_way_then_adopt_and_upgrade_to_v
         .count();
     assert_eq!(kubectl_left, 0, "kubectl still manages objects after adopt");
 
-    let mut options = cluster.options_for("multi-tenant", "v1.11.0");
+    let mut options = cluster.options_for("multi-tenant", to);
     quiet(&mut options);
     options.operation = Operation::Upgrade;
-    let upgraded = install(golden("v1.11.0"), options, &mut RecordingProgress::default()).await.unwrap();
-    let new: HashSet<_> = golden("v1.11.0").iter().map(|o| identity(&o.obj)).collect();
+    let upgraded = install(golden(to), options, &mut RecordingProgress::default()).await.unwrap();
+    let new: HashSet<_> = golden(to).iter().map(|o| identity(&o.obj)).collect();
     let live: HashSet<_> = cluster.server.objects().iter().map(|o| identity(&o.object)).collect();
     let present = |(gk, ns, name): &(String, String, String)| {
         [ns.as_str(), "default", ""].iter().any(|ns| live.contains(&(gk.clone(), ns.to_string(), name.clone())))
@@ -364,12 +384,15 @@ async fn real_kubectl_installs_v1_10_2_upstreams_way_then_adopt_and_upgrade_to_v
         assert!(present(id), "missing after upgrade: {id:?}");
     }
     for id in old.iter().map(|o| identity(&o.obj)).filter(|i| !new.contains(i)) {
-        assert_eq!(present(&id), guarded(&id.0), "only in v1.10.2: {id:?}");
+        assert_eq!(present(&id), guarded(&id.0), "only in {from}: {id:?}");
     }
     assert!(!upgraded.prune.pruned.is_empty());
     assert!(cluster.has("kubeflow.org", "notebooks", Some("kubeflow-user"), "mine"), "the user's Notebook is gone");
     assert!(cluster.has("", "persistentvolumeclaims", Some("kubeflow-user"), "work"), "the user's PVC is gone");
-    let rerun = change_plan(&golden("v1.11.0"), &cluster.target(), false, 16).await.unwrap();
+    let gone = old.iter().filter(|o| !new.contains(&identity(&o.obj))).count();
+    let arrived = new.len() - (old.len() - gone);
+    println!("{from} -> {to}: {gone} objects only {from} had, {arrived} new; pruned {}", upgraded.prune.pruned.len());
+    let rerun = change_plan(&golden(to), &cluster.target(), false, 16).await.unwrap();
     let changed: Vec<_> = rerun.objects.iter().filter(|o| o.change != Change::Unchanged).collect();
     assert!(changed.is_empty(), "a re-run would change {} objects, e.g. {:?}", changed.len(), changed.first());
 }
