@@ -36,6 +36,7 @@ impl Cluster {
     /// every 20 ms, retries after 10–200 ms, a 30 s deadline and a 5 s CRD grace.
     pub fn options_for(&self, profile: &str, version: &str) -> InstallOptions {
         let meta = InstallMeta {
+            upgrade_notes: Vec::new(),
             profile: profile.into(),
             upstream_version: version.into(),
             upstream_digest: "sha256:test".into(),

@@ -72,6 +72,7 @@ impl SourceArgs {
                 upstream_version: upstream.version.clone(),
                 upstream_digest: upstream.digest.clone(),
                 values_digest,
+                upgrade_notes: kfctl::source::releases::upgrade_notes_of(&upstream.version),
             },
             uses_default_credentials: !rendered.default_credentials.is_empty(),
             profile_allows_default_credentials: rendered.profile.allow_default_credentials,
@@ -175,6 +176,7 @@ pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Ve
         upstream_version: "pre-rendered".into(),
         upstream_digest: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
         values_digest: String::new(),
+        upgrade_notes: Vec::new(),
     };
     let uses_default_credentials = kfctl::cluster::preflight::uses_default_credentials(&objects);
     let catalog = kfctl::catalog::Catalog::embedded().map_err(super::catalog_error)?;
@@ -221,7 +223,7 @@ pub fn run_operation(
     crate::commands::print_notice();
     let planning = args.plan || args.dry_run == Some(DryRunMode::Client);
     if planning && (operation == Operation::Upgrade || names_a_cluster(&args)) {
-        return super::upgrade::print_change_plan(&args, &objects, operation);
+        return super::upgrade::print_change_plan(&args, &objects, &meta.meta.upstream_version, operation);
     }
     if planning {
         let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;

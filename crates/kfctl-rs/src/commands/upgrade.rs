@@ -38,11 +38,21 @@ pub async fn announce(options: &InstallOptions) -> anyhow::Result<()> {
         return Err(cluster_error(ClusterError::from(refusal)));
     };
     eprintln!("upgrade: {}", from_to(&record.meta, &options.meta));
+    let notes =
+        kfctl::source::releases::upgrade_notes_between(&record.meta.upstream_version, &options.meta.upstream_version);
+    for (release, note) in notes {
+        eprintln!("note from upstream {release}: {note}");
+    }
     Ok(())
 }
 
 /// The plan judged against the cluster (`--plan` of `upgrade`, or of `install` naming a cluster).
-pub fn print_change_plan(args: &InstallArgs, objects: &[RenderedObject], operation: Operation) -> anyhow::Result<Code> {
+pub fn print_change_plan(
+    args: &InstallArgs,
+    objects: &[RenderedObject],
+    to_version: &str,
+    operation: Operation,
+) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let target = args.cluster.target();
     let plan = runtime.block_on(change_plan(objects, &target, args.purge, args.concurrency)).map_err(cluster_error)?;
@@ -76,6 +86,10 @@ pub fn print_change_plan(args: &InstallArgs, objects: &[RenderedObject], operati
             }
             for line in &plan.kept_summary {
                 println!("{line}");
+            }
+            let from_version = plan.from.as_ref().map(|m| m.upstream_version.as_str()).unwrap_or_default();
+            for (release, note) in kfctl::source::releases::upgrade_notes_between(from_version, to_version) {
+                println!("note from upstream {release}: {note}");
             }
         }
     }

@@ -180,7 +180,14 @@ mod tests {
 
     fn entry(kind: &str, name: &str, uid: Option<&str>) -> InventoryEntry {
         let reference = ObjectRef { api_version: "v1".into(), kind: kind.into(), namespace: None, name: name.into() };
-        InventoryEntry { reference, component: "c".into(), wave: 1, created: true, uid: uid.map(String::from) }
+        InventoryEntry {
+            reference,
+            component: "c".into(),
+            wave: 1,
+            created: true,
+            adopted: false,
+            uid: uid.map(String::from),
+        }
     }
 
     #[test]

@@ -36,6 +36,10 @@ pub struct InstallMeta {
     pub upstream_version: String,
     pub upstream_digest: String,
     pub values_digest: String,
+    /// Upstream's notes on arriving at this release that a render cannot express (data to
+    /// migrate by hand), from the release catalog; kept so `status` and a later reader see them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upgrade_notes: Vec<String>,
 }
 
 /// The record itself.
@@ -315,6 +319,7 @@ mod tests {
 
     fn meta() -> InstallMeta {
         InstallMeta {
+            upgrade_notes: Vec::new(),
             profile: "kind".into(),
             upstream_version: "v1.11.0".into(),
             upstream_digest: "d".into(),

@@ -37,6 +37,9 @@ pub struct Release {
     pub remote_bases: &'static [&'static str],
     /// The release digest ([`release_digest`]) of its tree, when measured.
     pub digest: Option<&'static str>,
+    /// Upstream's notes on upgrading to this release that no render can express (data to
+    /// migrate by hand), printed by `upgrade --plan` and kept in the install record.
+    pub upgrade_notes: &'static [&'static str],
 }
 
 #[derive(Deserialize)]
@@ -54,6 +57,8 @@ struct ReleaseEntry {
     #[serde(default)]
     remote_bases: Vec<String>,
     digest: Option<String>,
+    #[serde(default)]
+    upgrade_notes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -97,6 +102,7 @@ fn parse_file(text: &str) -> Result<Loaded, String> {
             max_kubernetes: entry.kubernetes.max.as_deref().map(minor_of).transpose()?,
             remote_bases: Box::leak(remote_bases.into_boxed_slice()),
             digest: entry.digest.map(leak),
+            upgrade_notes: Box::leak(entry.upgrade_notes.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice()),
         });
     }
     Ok(Loaded { releases })
@@ -120,6 +126,25 @@ pub fn known() -> &'static [Release] {
 pub fn newest() -> &'static Release {
     // The compiled-in catalog has releases (checked by the tests below).
     newest_first(known()).into_iter().next().unwrap_or_else(|| panic!("{RELEASES_FILE}: no release"))
+}
+
+/// The upgrade notes of the known release `version` names exactly (none for anything else).
+pub fn upgrade_notes_of(version: &str) -> Vec<String> {
+    known()
+        .iter()
+        .filter(|r| r.version == version)
+        .flat_map(|r| r.upgrade_notes.iter().map(|n| n.to_string()))
+        .collect()
+}
+
+/// The upgrade notes of every known release after `from` up to and including `to`, oldest
+/// first, each with its release: what an upgrade from `from` to `to` must do by hand. Empty
+/// when either is not a release version.
+pub fn upgrade_notes_between(from: &str, to: &str) -> Vec<(&'static str, &'static str)> {
+    let (Some(from), Some(to)) = (ReleaseVersion::parse(from), ReleaseVersion::parse(to)) else { return Vec::new() };
+    let mut releases: Vec<&Release> = known().iter().filter(|r| from < r.parsed() && r.parsed() <= to).collect();
+    releases.sort_by_key(|r| r.parsed());
+    releases.iter().flat_map(|r| r.upgrade_notes.iter().map(move |n| (r.version, *n))).collect()
 }
 
 /// The known versions, newest first, for messages: `26.03, v1.11.0, …`.
@@ -249,6 +274,7 @@ mod tests {
             max_kubernetes: Some((1, 32)),
             remote_bases: &[],
             digest: None,
+            upgrade_notes: &[],
         }
     }
 
@@ -292,6 +318,16 @@ mod tests {
         let current = select(Some("26.03")).unwrap();
         assert_eq!(current.commit, Some("d68ebc7fab366ab40ddd1541d2ec22febb31bc83"));
         assert_eq!(current.kubernetes_range(), "1.34 and newer");
+    }
+
+    #[test]
+    fn upgrade_notes_are_those_of_the_releases_crossed() {
+        let notes = upgrade_notes_between("v1.11.0", "26.03");
+        assert!(!notes.is_empty() && notes.iter().all(|(v, _)| *v == "26.03"), "{notes:?}");
+        assert!(notes.iter().any(|(_, n)| n.contains("MinIO")), "{notes:?}");
+        assert!(upgrade_notes_between("26.03", "26.03").is_empty());
+        assert!(upgrade_notes_between("v1.10.2", "v1.11.0").iter().all(|(v, _)| *v == "v1.11.0"));
+        assert!(upgrade_notes_between("pre-rendered", "26.03").is_empty());
     }
 
     #[test]
