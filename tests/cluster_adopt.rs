@@ -6,9 +6,8 @@
 
 use crate::common;
 
-use common::cluster::Cluster;
+use common::cluster::{Cluster, golden, obj};
 use kfctl::catalog::RenderedObject;
-use kfctl::catalog::attribute::attribute_prerendered;
 use kfctl::cluster::adopt::{AdoptError, AdoptOptions, adopt};
 use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::install::Operation;
@@ -24,17 +23,6 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str, extra: Value) -> Value {
-    let mut doc = json!({"apiVersion": api, "kind": kind, "metadata": {"name": name}});
-    if let Some(ns) = ns {
-        doc["metadata"]["namespace"] = json!(ns);
-    }
-    if let (Some(map), Value::Object(extra)) = (doc.as_object_mut(), extra) {
-        map.extend(extra);
-    }
-    doc
-}
 
 fn web(tag: &str) -> Value {
     obj(
@@ -244,22 +232,6 @@ async fn adopt_refuses_another_release_naming_it_and_writes_nothing() {
     );
     assert_eq!(writes(&cluster), before);
     assert!(cluster.record().is_none());
-}
-
-fn golden(version: &str) -> Vec<RenderedObject> {
-    let path = common::golden_dir_of(version).join("example.yaml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let docs = kfctl_yaml::parse_objects(&text, "example.yaml").unwrap();
-    let docs = docs
-        .into_iter()
-        .map(|mut d| {
-            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
-                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-            }
-            d
-        })
-        .collect();
-    attribute_prerendered(&kfctl::catalog::Catalog::embedded().unwrap(), docs)
 }
 
 fn identity(doc: &Value) -> (String, String, String) {

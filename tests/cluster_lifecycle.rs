@@ -4,10 +4,9 @@
 
 use crate::common;
 
-use common::cluster::Cluster;
+use common::cluster::{Cluster, golden, obj};
 
 use kfctl::catalog::RenderedObject;
-use kfctl::catalog::attribute::attribute_prerendered;
 use kfctl::cluster::api::{ApiClient, ResourcePath};
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::progress::RecordingProgress;
@@ -46,17 +45,6 @@ impl Cluster {
         let review = |path: &str| path.contains("selfsubjectaccessreviews");
         requests.iter().filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD") && !review(&r.path)).count()
     }
-}
-
-fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str, extra: Value) -> Value {
-    let mut doc = json!({"apiVersion": api, "kind": kind, "metadata": {"name": name}});
-    if let Some(ns) = ns {
-        doc["metadata"]["namespace"] = json!(ns);
-    }
-    if let (Some(map), Value::Object(extra)) = (doc.as_object_mut(), extra) {
-        map.extend(extra);
-    }
-    doc
 }
 
 fn crd(plural: &str, kind: &str, versions: &[(&str, bool)]) -> Value {
@@ -384,22 +372,6 @@ async fn status_tells_a_failed_run_from_a_healthy_one() {
     install(platform(false), cluster.lifecycle_options("v2"), &mut RecordingProgress::default()).await.unwrap();
     let report = status(&cluster.target(), 8).await.unwrap();
     assert!(report.healthy && report.record.last_run.unwrap().succeeded);
-}
-
-fn golden(version: &str) -> Vec<RenderedObject> {
-    let path = common::golden_dir_of(version).join("example.yaml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let docs = kfctl_yaml::parse_objects(&text, "example.yaml").unwrap();
-    let docs = docs
-        .into_iter()
-        .map(|mut d| {
-            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
-                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-            }
-            d
-        })
-        .collect();
-    attribute_prerendered(&kfctl::catalog::Catalog::for_release(common::release()).unwrap(), docs)
 }
 
 fn identity(o: &RenderedObject) -> (String, String, String) {

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::cluster::Cluster;
+use common::cluster::{Cluster, obj};
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::{ApiClient, ResourcePath};
 use kfctl::cluster::diff::{diff, render_text};
@@ -19,17 +19,6 @@ use kfctl_testapi::{FaultAction, FaultRule, ObjectKey, RequestMatch, TestApiConf
 use serde_json::{Value, json};
 use std::process::Command;
 use std::time::Duration;
-
-fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str, extra: Value) -> Value {
-    let mut doc = json!({"apiVersion": api, "kind": kind, "metadata": {"name": name}});
-    if let Some(ns) = ns {
-        doc["metadata"]["namespace"] = json!(ns);
-    }
-    if let (Some(map), Value::Object(extra)) = (doc.as_object_mut(), extra) {
-        map.extend(extra);
-    }
-    doc
-}
 
 fn binding(role: &str) -> Value {
     obj(

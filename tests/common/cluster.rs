@@ -7,7 +7,9 @@ use kfctl::cluster::InstallOptions;
 use kfctl::cluster::api::Target;
 use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::retry::Backoff;
+use kfctl::catalog::RenderedObject;
 use kfctl_testapi::{ObjectKey, TestApiConfig, TestApiServer};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -64,4 +66,36 @@ impl Cluster {
     pub fn patches(&self) -> Vec<(String, Vec<u8>)> {
         self.server.requests().into_iter().filter(|r| r.method == "PATCH").map(|r| (r.path, r.body)).collect()
     }
+}
+
+/// An object of `kind` named `name` (in `ns`), with the top-level fields of `extra`.
+pub fn obj(api: &str, kind: &str, ns: Option<&str>, name: &str, extra: Value) -> Value {
+    let mut doc = json!({"apiVersion": api, "kind": kind, "metadata": {"name": name}});
+    if let Some(ns) = ns {
+        doc["metadata"]["namespace"] = json!(ns);
+    }
+    if let (Some(map), Value::Object(extra)) = (doc.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    doc
+}
+
+/// Real kustomize's whole platform of `version` (its `example.yaml` golden), tagged by
+/// component, with cert-manager's CA-injection annotations left out (the test double runs no
+/// cert-manager to fill them).
+pub fn golden(version: &str) -> Vec<RenderedObject> {
+    let path = super::golden_dir_of(version).join("example.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let docs = kfctl_yaml::parse_objects(&text, "example.yaml").unwrap();
+    let docs = docs
+        .into_iter()
+        .map(|mut d| {
+            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
+                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+            }
+            d
+        })
+        .collect();
+    let catalog = kfctl::catalog::Catalog::for_release(version).unwrap();
+    kfctl::catalog::attribute::attribute_prerendered(&catalog, docs)
 }
