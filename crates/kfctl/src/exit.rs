@@ -21,6 +21,7 @@ use crate::catalog::values::SetError;
 use crate::chart::ChartError;
 use crate::chart::write::WriteError;
 use crate::cluster::ClusterError;
+use crate::input::InputError;
 use crate::source::SourceError;
 use kfctl_kustomize::KustomizeError;
 use kfctl_kustomize::remote::RemoteError;
@@ -67,6 +68,7 @@ pub fn code_of(err: &(dyn std::error::Error + 'static)) -> Option<Code> {
         SetError,
         KustomizeError,
         RemoteError,
+        InputError,
         YamlError
     );
     None
@@ -100,6 +102,12 @@ impl ExitStatus for KustomizeError {
 impl ExitStatus for SourceError {
     fn exit_code(&self) -> Code {
         if self.is_security() { Code::Security } else { Code::Source }
+    }
+}
+
+impl ExitStatus for InputError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
     }
 }
 
