@@ -155,9 +155,9 @@ impl ExitStatus for WriteError {
 impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
-            ClusterError::Plan(_) => Code::Usage,
+            ClusterError::Plan(_) | ClusterError::Connect(_) => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
-            ClusterError::Timeout { .. } => Code::Timeout,
+            ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             _ => Code::Cluster,
         }

@@ -110,8 +110,8 @@ pub struct InstallArgs {
     /// client: print the plan; server: a server-side dry run of every wave.
     #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "client")]
     pub dry_run: Option<DryRunMode>,
-    /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h).
-    #[arg(long, default_value = "20m", value_parser = parse_duration)]
+    /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h; more than 0).
+    #[arg(long, default_value = "20m", value_parser = parse_timeout)]
     pub timeout: Duration,
     /// Take over fields another field manager owns.
     #[arg(long)]
@@ -162,6 +162,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A `--timeout`: a duration as [`parse_duration`] reads it, more than zero (a zero
+/// deadline would give up before the first request: a usage error, not an unreachable server).
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = parse_duration(text)?;
+    if timeout.is_zero() {
+        return Err(format!("{:?}: expected a timeout above zero, like 90s, 5m or 1h", text.trim()));
+    }
+    Ok(timeout)
 }
 
 /// Read a pre-rendered stream (`--objects`), attribute its objects to components and describe it.
@@ -372,5 +382,8 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert!(parse_duration("3 weeks").is_err());
+        assert_eq!(parse_timeout("3s"), Ok(Duration::from_secs(3)));
+        assert!(parse_timeout("0s").unwrap_err().contains("above zero"));
+        assert!(parse_timeout("0").is_err() && parse_timeout("0ms").is_err());
     }
 }

@@ -22,7 +22,8 @@
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
-//! unreachable is 5, objects not ready by the deadline 6, Ctrl-C 130.
+//! unreachable is 5, objects not ready (or no answer) by the deadline 6, Ctrl-C 130, a kubeconfig
+//! that cannot be used (unreadable, or a server that is not http/https) 2.
 
 pub mod api;
 pub mod converge;
@@ -106,10 +107,42 @@ pub enum ClusterError {
     Record(#[from] record::RecordError),
     #[error("{what}{}: {failure}", while_doing(failure))]
     Api { what: String, failure: Box<ApiFailure> },
+    #[error(
+        "{server}: no answer in time while {what}{}: {failure}; waited the whole --timeout of {}; check that the API server is up and answering, or raise --timeout",
+        while_doing(failure),
+        api::seconds(*timeout)
+    )]
+    NoAnswer { server: String, what: String, timeout: std::time::Duration, failure: Box<ApiFailure> },
     #[error(transparent)]
     Lifecycle(#[from] upgrade::LifecycleError),
     #[error(transparent)]
     Lease(#[from] lease::LeaseError),
+}
+
+impl ClusterError {
+    /// A failed call while doing `what`: [`ClusterError::NoAnswer`] when the run's `--timeout`
+    /// ended it, else `otherwise(failure)`.
+    pub fn settle(
+        api: &api::ApiClient,
+        what: impl Into<String>,
+        failure: ApiFailure,
+        otherwise: impl FnOnce(ApiFailure) -> ClusterError,
+    ) -> ClusterError {
+        Self::out_of_time(api, what, failure).unwrap_or_else(otherwise)
+    }
+
+    /// [`ClusterError::NoAnswer`] when the run's `--timeout` ended the call, else the failure back.
+    pub fn out_of_time(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> Result<Self, ApiFailure> {
+        match api.timeout {
+            Some(timeout) if failure.out_of_time => Ok(ClusterError::NoAnswer {
+                server: api.server.clone(),
+                what: what.into(),
+                timeout,
+                failure: Box::new(failure),
+            }),
+            _ => Err(failure),
+        }
+    }
 }
 
 /// ` (GET /version)`: the request a failure comes from, when known.
