@@ -119,9 +119,11 @@ pub struct InstallArgs {
     /// Accept upstream's default credentials on a profile other than kind.
     #[arg(long)]
     pub allow_default_credentials: bool,
-    /// Kubernetes versions the release supports (semver range).
-    #[arg(long, default_value = ">=1.33.0", value_name = "RANGE")]
-    pub kubernetes_versions: semver::VersionReq,
+    /// Kubernetes versions to accept (semver range, e.g. ">=1.32.0"). Given, it replaces the
+    /// supported range for every release, pinned ones included; without it, a release's own
+    /// range applies (>=1.33.0 for a tree no release describes, and for --objects).
+    #[arg(long, value_name = "RANGE")]
+    pub kubernetes_versions: Option<semver::VersionReq>,
     /// Objects applied at once within a wave.
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
@@ -305,7 +307,7 @@ pub fn cluster_error(e: ClusterError) -> anyhow::Error {
 fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     let mut options = InstallOptions::new(args.cluster.target(), meta.meta);
     options.preflight = PreflightOptions {
-        supported: meta.supported_kubernetes.unwrap_or_else(|| args.kubernetes_versions.clone()),
+        supported: supported_kubernetes(args.kubernetes_versions.clone(), meta.supported_kubernetes),
         uses_default_credentials: meta.uses_default_credentials,
         allow_default_credentials: args.allow_default_credentials,
         profile_allows_default_credentials: meta.profile_allows_default_credentials,
@@ -319,6 +321,16 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     options.lock_wait = args.lock_wait;
     options
 }
+
+/// The Kubernetes range the preflight accepts: `--kubernetes-versions` when given (for every
+/// release), else the release's own, else [`DEFAULT_KUBERNETES`].
+fn supported_kubernetes(flag: Option<semver::VersionReq>, release: Option<semver::VersionReq>) -> semver::VersionReq {
+    flag.or(release)
+        .unwrap_or_else(|| semver::VersionReq::parse(DEFAULT_KUBERNETES).unwrap_or(semver::VersionReq::STAR))
+}
+
+/// The supported range of a tree no release describes (and of `--objects`).
+pub const DEFAULT_KUBERNETES: &str = ">=1.33.0";
 
 /// Indicatif on a terminal, plain lines otherwise.
 pub fn progress_sink() -> Box<dyn Progress> {
@@ -373,6 +385,15 @@ fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubernetes_versions_override_every_release() {
+        let req = |text: &str| semver::VersionReq::parse(text).unwrap();
+        let release = Some(req(">=1.31.0, <1.34.0"));
+        assert_eq!(supported_kubernetes(Some(req(">=1.29.0")), release.clone()), req(">=1.29.0"));
+        assert_eq!(supported_kubernetes(None, release), req(">=1.31.0, <1.34.0"));
+        assert_eq!(supported_kubernetes(None, None), req(DEFAULT_KUBERNETES));
+    }
 
     #[test]
     fn durations_parse_with_units() {
