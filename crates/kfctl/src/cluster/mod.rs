@@ -128,19 +128,21 @@ impl ClusterError {
         failure: ApiFailure,
         otherwise: impl FnOnce(ApiFailure) -> ClusterError,
     ) -> ClusterError {
-        Self::out_of_time(api, what, failure).unwrap_or_else(otherwise)
+        if Self::ended_by_timeout(api, &failure) { Self::no_answer(api, what, failure) } else { otherwise(failure) }
     }
 
-    /// [`ClusterError::NoAnswer`] when the run's `--timeout` ended the call, else the failure back.
-    pub fn out_of_time(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> Result<Self, ApiFailure> {
-        match api.timeout {
-            Some(timeout) if failure.out_of_time => Ok(ClusterError::NoAnswer {
-                server: api.server.clone(),
-                what: what.into(),
-                timeout,
-                failure: Box::new(failure),
-            }),
-            _ => Err(failure),
+    /// Whether the run's `--timeout` (set with [`api::ApiClient::within`]) ended the call.
+    pub fn ended_by_timeout(api: &api::ApiClient, failure: &ApiFailure) -> bool {
+        api.timeout.is_some() && failure.out_of_time
+    }
+
+    /// [`ClusterError::NoAnswer`]: the call ended by the run's `--timeout` while doing `what`.
+    pub fn no_answer(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> ClusterError {
+        ClusterError::NoAnswer {
+            server: api.server.clone(),
+            what: what.into(),
+            timeout: api.timeout.unwrap_or_default(),
+            failure: Box::new(failure),
         }
     }
 }

@@ -128,15 +128,14 @@ async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> 
     let what = || format!("reading {r}");
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
-        Err(f) => return ClusterError::out_of_time(api, what(), f).map_or_else(|f| pending(f.message), Err),
+        Err(f) if ClusterError::ended_by_timeout(api, &f) => return Err(ClusterError::no_answer(api, what(), f)),
+        Err(f) => return pending(f.message),
     };
     let live = match api.get(&path, scoped(&path, r), &r.name).await {
         Ok(Some(live)) => live,
         Ok(None) => return pending("missing".into()),
-        Err(f) => {
-            return ClusterError::out_of_time(api, what(), f)
-                .map_or_else(|f| pending(format!("cannot read: {f}")), Err);
-        }
+        Err(f) if ClusterError::ended_by_timeout(api, &f) => return Err(ClusterError::no_answer(api, what(), f)),
+        Err(f) => return pending(format!("cannot read: {f}")),
     };
     match rule_for(r, &live).map(|rule| rule.evaluate(&live)) {
         Some(Readiness::Pending(message)) => pending(message),
