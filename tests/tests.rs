@@ -7,6 +7,7 @@ mod common;
 mod day1_support;
 
 mod as_kustomization;
+mod bounds;
 mod chart_credentials;
 mod chart_hygiene;
 mod cli;

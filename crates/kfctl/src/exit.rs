@@ -21,6 +21,7 @@ use crate::catalog::values::SetError;
 use crate::chart::ChartError;
 use crate::chart::write::WriteError;
 use crate::cluster::ClusterError;
+use crate::input::InputError;
 use crate::source::SourceError;
 use kfctl_kustomize::KustomizeError;
 use kfctl_kustomize::remote::RemoteError;
@@ -67,6 +68,7 @@ pub fn code_of(err: &(dyn std::error::Error + 'static)) -> Option<Code> {
         SetError,
         KustomizeError,
         RemoteError,
+        InputError,
         YamlError
     );
     None
@@ -100,6 +102,12 @@ impl ExitStatus for KustomizeError {
 impl ExitStatus for SourceError {
     fn exit_code(&self) -> Code {
         if self.is_security() { Code::Security } else { Code::Source }
+    }
+}
+
+impl ExitStatus for InputError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
     }
 }
 
@@ -147,9 +155,9 @@ impl ExitStatus for WriteError {
 impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
-            ClusterError::Plan(_) => Code::Usage,
+            ClusterError::Plan(_) | ClusterError::Connect(_) => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
-            ClusterError::Timeout { .. } => Code::Timeout,
+            ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             _ => Code::Cluster,
         }

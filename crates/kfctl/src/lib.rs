@@ -10,6 +10,7 @@
 //! | [`catalog`]  | components, profiles and the values model shared by render and chart export |
 //! | [`chart`]    | Helm chart export |
 //! | [`cluster`]  | install plan (ordering and readiness tables), server-side apply, status, uninstall |
+//! | [`input`]    | the user's input files, read with a size limit ([`input::MAX_INPUT_BYTES`]) |
 //! | [`staging`]  | stage, then rename: how every file and folder is put in place, all or nothing |
 //! | [`exit`]     | exit codes and the error types that decide them |
 //! | [`backoff`]  | exponential backoff with jitter, shared by every retry loop |
@@ -25,6 +26,7 @@ pub mod chart;
 pub mod cluster;
 pub mod embedded;
 pub mod exit;
+pub mod input;
 pub mod notice;
 pub mod render_cache;
 pub mod source;

@@ -2,12 +2,13 @@
 //!
 //! Exit 0 when nothing would change, 1 when something would (as `kubectl diff`).
 
-use super::install::{ClusterArgs, Output, RenderMeta, SourceArgs, cluster_error};
+use super::install::{ClusterArgs, Output, RenderMeta, SourceArgs, cluster_error, parse_timeout};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
 use kfctl::catalog::RenderedObject;
-use kfctl::cluster::diff::{Action, diff, render_text};
+use kfctl::cluster::diff::{Action, diff_within, render_text};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct DiffArgs {
@@ -17,6 +18,9 @@ pub struct DiffArgs {
     pub cluster: ClusterArgs,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
+    /// Give up after this long, every request and wait included (e.g. 90s, 5m; more than 0).
+    #[arg(long, default_value = "5m", value_parser = parse_timeout)]
+    pub timeout: Duration,
 }
 
 /// `kfctl-rs diff`: render the profile (or read `--objects`), then compare with the cluster.
@@ -29,7 +33,8 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
 /// Diff rendered objects against the cluster.
 pub fn run_with_objects(args: DiffArgs, objects: Vec<RenderedObject>, _meta: RenderMeta) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let entries = runtime.block_on(diff(&objects, &args.cluster.target(), 16)).map_err(cluster_error)?;
+    let entries =
+        runtime.block_on(diff_within(&objects, &args.cluster.target(), 16, args.timeout)).map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&entries)?),
         Output::Text => print!("{}", render_text(&entries)),

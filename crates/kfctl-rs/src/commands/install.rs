@@ -111,8 +111,8 @@ pub struct InstallArgs {
     /// client: print the plan; server: a server-side dry run of every wave.
     #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "client")]
     pub dry_run: Option<DryRunMode>,
-    /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h).
-    #[arg(long, default_value = "20m", value_parser = parse_duration)]
+    /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h; more than 0).
+    #[arg(long, default_value = "20m", value_parser = parse_timeout)]
     pub timeout: Duration,
     /// Take over fields another field manager owns.
     #[arg(long)]
@@ -120,9 +120,11 @@ pub struct InstallArgs {
     /// Accept upstream's default credentials on a profile other than kind.
     #[arg(long)]
     pub allow_default_credentials: bool,
-    /// Kubernetes versions the release supports (semver range).
-    #[arg(long, default_value = ">=1.33.0", value_name = "RANGE")]
-    pub kubernetes_versions: semver::VersionReq,
+    /// Kubernetes versions to accept (semver range, e.g. ">=1.32.0"). Given, it replaces the
+    /// supported range for every release, pinned ones included; without it, a release's own
+    /// range applies (>=1.33.0 for a tree no release describes, and for --objects).
+    #[arg(long, value_name = "RANGE")]
+    pub kubernetes_versions: Option<semver::VersionReq>,
     /// Objects applied at once within a wave.
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
@@ -163,6 +165,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A `--timeout`: a duration as [`parse_duration`] reads it, more than zero (a zero
+/// deadline would give up before the first request: a usage error, not an unreachable server).
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = parse_duration(text)?;
+    if timeout.is_zero() {
+        return Err(format!("{:?}: expected a timeout above zero, like 90s, 5m or 1h", text.trim()));
+    }
+    Ok(timeout)
 }
 
 /// Read a pre-rendered stream (`--objects`), attribute its objects to components and describe it.
@@ -297,7 +309,7 @@ pub fn cluster_error(e: ClusterError) -> anyhow::Error {
 fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     let mut options = InstallOptions::new(args.cluster.target(), meta.meta);
     options.preflight = PreflightOptions {
-        supported: meta.supported_kubernetes.unwrap_or_else(|| args.kubernetes_versions.clone()),
+        supported: supported_kubernetes(args.kubernetes_versions.clone(), meta.supported_kubernetes),
         uses_default_credentials: meta.uses_default_credentials,
         allow_default_credentials: args.allow_default_credentials,
         profile_allows_default_credentials: meta.profile_allows_default_credentials,
@@ -311,6 +323,16 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     options.lock_wait = args.lock_wait;
     options
 }
+
+/// The Kubernetes range the preflight accepts: `--kubernetes-versions` when given (for every
+/// release), else the release's own, else [`DEFAULT_KUBERNETES`].
+fn supported_kubernetes(flag: Option<semver::VersionReq>, release: Option<semver::VersionReq>) -> semver::VersionReq {
+    flag.or(release)
+        .unwrap_or_else(|| semver::VersionReq::parse(DEFAULT_KUBERNETES).unwrap_or(semver::VersionReq::STAR))
+}
+
+/// The supported range of a tree no release describes (and of `--objects`).
+pub const DEFAULT_KUBERNETES: &str = ">=1.33.0";
 
 /// Indicatif on a terminal, plain lines otherwise.
 pub fn progress_sink() -> Box<dyn Progress> {
@@ -367,6 +389,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kubernetes_versions_override_every_release() {
+        let req = |text: &str| semver::VersionReq::parse(text).unwrap();
+        let release = Some(req(">=1.31.0, <1.34.0"));
+        assert_eq!(supported_kubernetes(Some(req(">=1.29.0")), release.clone()), req(">=1.29.0"));
+        assert_eq!(supported_kubernetes(None, release), req(">=1.31.0, <1.34.0"));
+        assert_eq!(supported_kubernetes(None, None), req(DEFAULT_KUBERNETES));
+    }
+
+    #[test]
     fn durations_parse_with_units() {
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));
@@ -374,5 +405,8 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert!(parse_duration("3 weeks").is_err());
+        assert_eq!(parse_timeout("3s"), Ok(Duration::from_secs(3)));
+        assert!(parse_timeout("0s").unwrap_err().contains("above zero"));
+        assert!(parse_timeout("0").is_err() && parse_timeout("0ms").is_err());
     }
 }

@@ -1,13 +1,16 @@
 //! `kfctl-rs status`: the install record and live readiness per component.
 //!
 //! Exit 0 when the install finished and everything checked is ready, 1 otherwise (so scripts
-//! and CI can test it), 5 when there is no record or the cluster cannot be reached.
+//! and CI can test it), 5 when there is no record or the cluster cannot be reached, 6 when
+//! the `--timeout` ended a request (the message says what it waited for), 2 for a kubeconfig
+//! that cannot be used.
 
-use super::install::{ClusterArgs, Output, cluster_error};
+use super::install::{ClusterArgs, Output, cluster_error, parse_timeout};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
-use kfctl::cluster::status::{render_text, status};
+use kfctl::cluster::status::{render_text, status_within};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
@@ -15,11 +18,14 @@ pub struct StatusArgs {
     pub cluster: ClusterArgs,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
+    /// Give up after this long, every request included (e.g. 90s, 5m; more than 0).
+    #[arg(long, default_value = "5m", value_parser = parse_timeout)]
+    pub timeout: Duration,
 }
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let report = runtime.block_on(status(&args.cluster.target(), 16)).map_err(cluster_error)?;
+    let report = runtime.block_on(status_within(&args.cluster.target(), 16, args.timeout)).map_err(cluster_error)?;
     match args.output {
         Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Output::Text => print!("{}", render_text(&report)),

@@ -4,7 +4,7 @@
 //! deletes CRDs and PVCs too. The confirmation (on a terminal; `--yes` skips it) names the
 //! context, the server and the counts, with `--purge` how many custom resources go with the CRDs.
 
-use super::install::{ClusterArgs, Output, cluster_error, parse_duration, progress_sink};
+use super::install::{ClusterArgs, Output, cluster_error, parse_duration, parse_timeout, progress_sink};
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;
@@ -23,7 +23,7 @@ pub struct UninstallArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
     /// Give up waiting for deleted namespaces to terminate after this long.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, default_value = "5m", value_parser = parse_timeout)]
     pub timeout: Duration,
     /// How long to wait for another kfctl-rs run's lease on the cluster.
     #[arg(long, default_value = "2m", value_parser = parse_duration)]

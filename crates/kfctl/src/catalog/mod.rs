@@ -96,6 +96,8 @@ pub enum CatalogError {
     OwnChange { file: String, entry: String, message: String },
     #[error("{path}: cannot read values file: {message}")]
     ValuesFile { path: String, message: String },
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     #[error("{object}: {message}")]
     NotExpressible { object: String, message: String },
     #[error(transparent)]

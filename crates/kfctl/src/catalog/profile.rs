@@ -106,10 +106,7 @@ fn load_file(name_or_path: &str, release: Option<&str>) -> Result<ProfileFile, C
     let (origin, text, dir) = if let Some(text) = embedded::file(&format!("profiles/{name_or_path}.yaml")) {
         (format!("profile {name_or_path}"), text.to_string(), None)
     } else if name_or_path.contains('/') || name_or_path.ends_with(".yaml") || Path::new(name_or_path).is_file() {
-        let text = std::fs::read_to_string(name_or_path).map_err(|e| CatalogError::Data {
-            path: name_or_path.into(),
-            message: format!("cannot read profile file: {e}"),
-        })?;
+        let text = crate::input::read_bounded(Path::new(name_or_path), "profile file", crate::input::MAX_INPUT_BYTES)?;
         let dir = Path::new(name_or_path).parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
         (name_or_path.to_string(), text, dir.map(Path::to_path_buf))
     } else {

@@ -181,8 +181,7 @@ pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, Cat
     let mut user = if profile.values.is_object() { profile.values.clone() } else { json!({}) };
     for path in &req.value_files {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
+        let text = crate::input::read_bounded(path, "values file", crate::input::MAX_INPUT_BYTES)?;
         let doc = kfctl_yaml::parse_helm_values(&text, &shown)
             .map_err(|e| CatalogError::ValuesFile { path: shown.clone(), message: e.to_string() })?;
         if !doc.is_object() {

@@ -339,9 +339,11 @@ impl Parser {
     fn typed(&self, raw: String) -> Result<Value, Stop> {
         match self.kind {
             SetKind::String | SetKind::Literal => Ok(Value::String(raw)),
-            SetKind::File => std::fs::read_to_string(PathBuf::from(&raw))
-                .map(Value::String)
-                .map_err(|e| Stop::Error(format!("{raw}: cannot read the file: {e}"))),
+            SetKind::File => {
+                crate::input::read_bounded(&PathBuf::from(&raw), "--set-file file", crate::input::MAX_INPUT_BYTES)
+                    .map(Value::String)
+                    .map_err(|e| Stop::Error(e.to_string()))
+            }
             SetKind::Set | SetKind::Json => Ok(typed_value(raw)),
         }
     }

@@ -121,23 +121,29 @@ pub struct ApiClient {
     pub server: String,
     pub policy: CallPolicy,
     redactor: Arc<Redactor>,
+    /// The run's `--timeout`, when [`ApiClient::within`] set it (for messages).
+    pub timeout: Option<Duration>,
 }
 
-/// A kubeconfig that could not be loaded.
+/// A kubeconfig that could not be used: the user's input, so exit 2 whatever the cause.
 #[derive(Debug, thiserror::Error)]
-#[error("{origin}: cannot load kubeconfig: {message}; pass --kubeconfig FILE or set KUBECONFIG")]
-pub struct ConnectError {
-    pub origin: String,
-    pub message: String,
+pub enum ConnectError {
+    #[error("{origin}: cannot load kubeconfig: {message}; pass --kubeconfig FILE or set KUBECONFIG")]
+    Load { origin: String, message: String },
+    #[error(
+        "{origin}: the cluster's server {server:?} is not an http:// or https:// URL; fix the server address in the kubeconfig"
+    )]
+    Scheme { origin: String, server: String },
 }
 
 impl ApiClient {
     /// Load the kubeconfig (`--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`) and connect.
+    /// Only `http://` and `https://` servers are accepted (anything else is refused at once).
     pub async fn connect(target: &Target) -> Result<Self, ConnectError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let options = kube::config::KubeConfigOptions { context: target.context.clone(), ..Default::default() };
         let origin = target.kubeconfig.as_ref().map_or("kubeconfig".to_string(), |p| p.display().to_string());
-        let fail = |e: &dyn std::fmt::Display| ConnectError { origin: origin.clone(), message: e.to_string() };
+        let fail = |e: &dyn std::fmt::Display| ConnectError::Load { origin: origin.clone(), message: e.to_string() };
         let mut config = match &target.kubeconfig {
             Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
@@ -145,14 +151,24 @@ impl ApiClient {
             }
             None => kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?,
         };
+        let server = config.cluster_url.to_string();
+        if !matches!(config.cluster_url.scheme_str(), Some("http" | "https")) {
+            return Err(ConnectError::Scheme { origin, server });
+        }
         config.default_retry = false;
         config.connect_timeout = Some(Duration::from_secs(5));
         // A backstop only: each attempt's own timeout (shorter) is what fires, with its message.
         config.read_timeout = Some(REQUEST_TIMEOUT + Duration::from_secs(5));
         config.reset_reader_on_write = true;
-        let server = config.cluster_url.to_string();
         let client = kube::Client::try_from(config).map_err(|e| fail(&e))?;
-        Ok(ApiClient { client, server, policy: CallPolicy::default(), redactor: Arc::default() })
+        Ok(ApiClient { client, server, policy: CallPolicy::default(), redactor: Arc::default(), timeout: None })
+    }
+
+    /// The same client, its calls over within `timeout` from now: the run's one deadline
+    /// (`--timeout`), named in the messages of calls it ends.
+    pub fn within(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self.with_deadline(Instant::now() + timeout)
     }
 
     /// The same client, with this policy.
@@ -221,6 +237,8 @@ impl ApiClient {
             let retried = self.policy.retries && matches!(decision, Decision::Retry | Decision::RetryAfter);
             let delay = self.policy.backoff.delay_for(decision, &failure, attempt);
             if !retried || Instant::now() + delay >= end {
+                let deadline_ends_it = self.policy.deadline.is_some_and(|d| Instant::now() + delay >= d);
+                failure.out_of_time |= retried && deadline_ends_it;
                 failure.message = self.redactor.scrub(&failure.message);
                 failure.request = format!("{} {}", request.method(), request.uri().path());
                 return Err(failure);
@@ -238,6 +256,7 @@ impl ApiClient {
             Err(_) => Err(ApiFailure {
                 reason: Reason::Transport(TransportKind::TimedOut),
                 message: self.no_answer(wait),
+                out_of_time: wait < self.policy.request_timeout,
                 ..Default::default()
             }),
         }
@@ -247,7 +266,12 @@ impl ApiClient {
     /// what was left of the run's deadline.
     fn no_answer(&self, wait: Duration) -> String {
         if wait < self.policy.request_timeout {
-            format!("no answer from {} after {:.1}s, when the --timeout deadline came", self.server, wait.as_secs_f64())
+            let of = self.timeout.map_or(String::new(), |t| format!(" ({})", seconds(t)));
+            format!(
+                "no answer from {} after {:.1}s, when the --timeout deadline{of} came",
+                self.server,
+                wait.as_secs_f64()
+            )
         } else {
             format!("no answer from {} after {}s", self.server, wait.as_secs_f64().round())
         }
@@ -392,6 +416,12 @@ impl ApiClient {
     }
 }
 
+/// `3s`, `300s`, `1.5s`: a duration for a message.
+pub fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 { format!("{s:.0}s") } else { format!("{s:.1}s") }
+}
+
 /// A copy of a request for another attempt (`http::Request` is not `Clone`).
 fn duplicate(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     let mut copy = http::Request::new(request.body().clone());
@@ -456,6 +486,7 @@ pub fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option
         conflicts,
         details: status_details(body),
         request: String::new(),
+        out_of_time: false,
     }
 }
 

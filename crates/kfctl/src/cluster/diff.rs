@@ -97,15 +97,26 @@ impl From<FieldConflict> for Conflict {
     }
 }
 
-/// Diff every object of the plan against the cluster.
+/// [`diff_within`] the default [`super::status::VERB_TIMEOUT`].
 pub async fn diff(
     objects: &[RenderedObject],
     target: &Target,
     concurrency: usize,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
+    diff_within(objects, target, concurrency, super::status::VERB_TIMEOUT).await
+}
+
+/// Diff every object of the plan against the cluster; every call over within `timeout` (one
+/// deadline for the run), or [`ClusterError::NoAnswer`] saying what it waited for.
+pub async fn diff_within(
+    objects: &[RenderedObject],
+    target: &Target,
+    concurrency: usize,
+    timeout: std::time::Duration,
+) -> Result<Vec<DiffEntry>, ClusterError> {
     let plan = Plan::build(objects)?;
     let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(target).await?.with_redactor(redactor);
+    let api = ApiClient::connect(target).await?.with_redactor(redactor).within(timeout);
     let resolver = Resolver::new(api.clone());
     let results: Vec<Result<DiffEntry, ClusterError>> = futures::stream::iter(plan.objects())
         .map(|o| diff_one(&api, &resolver, &plan, o))
@@ -141,7 +152,12 @@ async fn diff_one(
     object: &PlannedObject,
 ) -> Result<DiffEntry, ClusterError> {
     let r = &object.reference;
-    let refused = |failure: ApiFailure| ClusterError::Refused { object: r.clone(), failure: Box::new(failure) };
+    let refused = |failure: ApiFailure| {
+        ClusterError::settle(api, format!("diffing {r}"), failure, |failure| ClusterError::Refused {
+            object: r.clone(),
+            failure: Box::new(failure),
+        })
+    };
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
         Err(f) if f.is_no_kind_match() && plan.has_crd_for(&r.group_kind()) => {

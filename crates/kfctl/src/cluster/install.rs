@@ -241,10 +241,13 @@ fn configmaps() -> ResourcePath {
 
 /// Read the install record, if there is one.
 pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
-    let found = api
-        .get(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME)
-        .await
-        .map_err(|failure| ClusterError::Api { what: "read install record".into(), failure: Box::new(failure) })?;
+    let found =
+        api.get(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME).await.map_err(|failure| {
+            ClusterError::settle(api, "reading the install record", failure, |failure| ClusterError::Api {
+                what: "read install record".into(),
+                failure: Box::new(failure),
+            })
+        })?;
     found.map(|cm| InstallRecord::from_configmap(&cm)).transpose().map_err(Into::into)
 }
 

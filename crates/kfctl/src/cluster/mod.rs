@@ -24,7 +24,8 @@
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
-//! unreachable is 5, objects not ready by the deadline 6, Ctrl-C 130.
+//! unreachable is 5, objects not ready (or no answer) by the deadline 6, Ctrl-C 130, a kubeconfig
+//! that cannot be used (unreadable, or a server that is not http/https) 2.
 
 pub mod adopt;
 pub mod api;
@@ -111,6 +112,12 @@ pub enum ClusterError {
     Record(#[from] record::RecordError),
     #[error("{what}{}: {failure}", while_doing(failure))]
     Api { what: String, failure: Box<ApiFailure> },
+    #[error(
+        "{server}: no answer in time while {what}{}: {failure}; waited the whole --timeout of {}; check that the API server is up and answering, or raise --timeout",
+        while_doing(failure),
+        api::seconds(*timeout)
+    )]
+    NoAnswer { server: String, what: String, timeout: std::time::Duration, failure: Box<ApiFailure> },
     #[error(transparent)]
     Lifecycle(#[from] upgrade::LifecycleError),
     #[error(transparent)]
@@ -122,6 +129,34 @@ pub enum ClusterError {
 impl From<adopt::AdoptError> for ClusterError {
     fn from(e: adopt::AdoptError) -> Self {
         ClusterError::Adopt(Box::new(e))
+    }
+}
+
+impl ClusterError {
+    /// A failed call while doing `what`: [`ClusterError::NoAnswer`] when the run's `--timeout`
+    /// ended it, else `otherwise(failure)`.
+    pub fn settle(
+        api: &api::ApiClient,
+        what: impl Into<String>,
+        failure: ApiFailure,
+        otherwise: impl FnOnce(ApiFailure) -> ClusterError,
+    ) -> ClusterError {
+        if Self::ended_by_timeout(api, &failure) { Self::no_answer(api, what, failure) } else { otherwise(failure) }
+    }
+
+    /// Whether the run's `--timeout` (set with [`api::ApiClient::within`]) ended the call.
+    pub fn ended_by_timeout(api: &api::ApiClient, failure: &ApiFailure) -> bool {
+        api.timeout.is_some() && failure.out_of_time
+    }
+
+    /// [`ClusterError::NoAnswer`]: the call ended by the run's `--timeout` while doing `what`.
+    pub fn no_answer(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> ClusterError {
+        ClusterError::NoAnswer {
+            server: api.server.clone(),
+            what: what.into(),
+            timeout: api.timeout.unwrap_or_default(),
+            failure: Box::new(failure),
+        }
     }
 }
 

@@ -261,6 +261,14 @@ impl InstallRecord {
             .pointer(&format!("/data/{RECORD_KEY}"))
             .and_then(Value::as_str)
             .ok_or_else(|| RecordError(format!("no data key {RECORD_KEY}")))?;
+        let limit = crate::input::MAX_INPUT_BYTES;
+        if text.len() as u64 > limit {
+            return Err(RecordError(format!(
+                "{RECORD_KEY} is {} bytes, larger than the {} MiB limit; it was not written by kfctl-rs",
+                text.len(),
+                limit / (1024 * 1024)
+            )));
+        }
         let mut doc: Value = serde_json::from_str(text).map_err(|e| RecordError(e.to_string()))?;
         let sealed = doc.get(SEALED_KEY) == Some(&json!(true));
         let mut hand_edited = Vec::new();
@@ -382,6 +390,13 @@ mod tests {
         let legacy = InstallRecord::from_configmap(&json!({"data": {RECORD_KEY: doc.to_string()}})).unwrap();
         assert_eq!((legacy.inventory.len(), legacy.hand_edited.len()), (3, 0));
         assert!(legacy.inventory.iter().all(|e| e.uid.is_none()), "UIDs in an unsealed record are not trusted");
+    }
+
+    #[test]
+    fn a_record_past_the_input_limit_is_refused_unparsed() {
+        let huge = " ".repeat(crate::input::MAX_INPUT_BYTES as usize + 1);
+        let err = InstallRecord::from_configmap(&json!({"data": {RECORD_KEY: huge}})).unwrap_err().to_string();
+        assert!(err.contains("record.json is 8388609 bytes, larger than the 8 MiB limit"), "{err}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::readiness::{Readiness, rule_for};
 use super::record::{InstallRecord, InventoryEntry};
 use futures::StreamExt;
 use serde::Serialize;
+use std::time::Duration;
 
 /// The status of an install.
 #[derive(Debug, Clone, Serialize)]
@@ -57,16 +58,31 @@ impl From<Pending> for PendingObject {
     }
 }
 
-/// Read the record and judge every inventory object that has a readiness rule.
+/// How long `status` and `diff` may take when no `--timeout` is given.
+pub const VERB_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// [`status_within`] the default [`VERB_TIMEOUT`].
 pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport, ClusterError> {
-    let api = ApiClient::connect(target).await?;
+    status_within(target, concurrency, VERB_TIMEOUT).await
+}
+
+/// Read the record and judge every inventory object that has a readiness rule; every call
+/// over within `timeout` (one deadline for the run), or [`ClusterError::NoAnswer`] saying
+/// what it waited for.
+pub async fn status_within(
+    target: &Target,
+    concurrency: usize,
+    timeout: Duration,
+) -> Result<StatusReport, ClusterError> {
+    let api = ApiClient::connect(target).await?.within(timeout);
     let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
     let resolver = Resolver::new(api.clone());
-    let verdicts: Vec<Option<Pending>> = futures::stream::iter(record.inventory.iter())
+    let verdicts: Vec<Result<Option<Pending>, ClusterError>> = futures::stream::iter(record.inventory.iter())
         .map(|entry| judge(&api, &resolver, entry))
         .buffered(concurrency.max(1))
         .collect()
         .await;
+    let verdicts = verdicts.into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut components: Vec<ComponentStatus> = Vec::new();
     for (entry, verdict) in record.inventory.iter().zip(verdicts) {
         let index = match components.iter().position(|c| c.name == entry.component) {
@@ -99,27 +115,31 @@ pub fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
     }
 }
 
-/// `None` when ready (or when the kind has no rule).
-async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Option<Pending> {
+/// `None` when ready (or when the kind has no rule); an error only when the run's
+/// `--timeout` ended a read.
+async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Result<Option<Pending>, ClusterError> {
     let r = &entry.reference;
     let checked = crate::cluster::readiness::READINESS.iter().any(|(gk, _)| *gk == r.group_kind())
         || r.kind.ends_with("WebhookConfiguration");
     if !checked {
-        return None;
+        return Ok(None);
     }
-    let pending = |message: String| Some(Pending { object: r.clone(), message });
+    let pending = |message: String| Ok(Some(Pending { object: r.clone(), message }));
+    let what = || format!("reading {r}");
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
+        Err(f) if ClusterError::ended_by_timeout(api, &f) => return Err(ClusterError::no_answer(api, what(), f)),
         Err(f) => return pending(f.message),
     };
     let live = match api.get(&path, scoped(&path, r), &r.name).await {
         Ok(Some(live)) => live,
         Ok(None) => return pending("missing".into()),
+        Err(f) if ClusterError::ended_by_timeout(api, &f) => return Err(ClusterError::no_answer(api, what(), f)),
         Err(f) => return pending(format!("cannot read: {f}")),
     };
     match rule_for(r, &live).map(|rule| rule.evaluate(&live)) {
         Some(Readiness::Pending(message)) => pending(message),
-        _ => None,
+        _ => Ok(None),
     }
 }
 

@@ -26,6 +26,9 @@ pub struct ApiFailure {
     pub details: StatusDetails,
     /// The request that failed (`GET /version`); set by `cluster::api` when it gives up.
     pub request: String,
+    /// The run's `--timeout` ended the call: an attempt cut short by the deadline, or no time
+    /// left for another attempt (set by `cluster::api`).
+    pub out_of_time: bool,
 }
 
 /// A field another manager owns.
