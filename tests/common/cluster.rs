@@ -3,11 +3,11 @@
 //! `kfctl_testapi::TestApiServer`, the in-repo test double of a Kubernetes API server; nothing
 //! here talks to a real cluster.
 
+use kfctl::catalog::RenderedObject;
 use kfctl::cluster::InstallOptions;
 use kfctl::cluster::api::Target;
 use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::retry::Backoff;
-use kfctl::catalog::RenderedObject;
 use kfctl_testapi::{ObjectKey, TestApiConfig, TestApiServer};
 use serde_json::{Value, json};
 use std::path::PathBuf;
