@@ -322,12 +322,12 @@ async fn adopt_then_upgrade(from: &str, to: &str) {
     };
     let before = writes(&cluster);
     let mut refused = AdoptOptions::new(cluster.target(), meta(to));
-    refused.timeout = Duration::from_secs(120);
+    refused.timeout = Duration::from_secs(300);
     let err = adopt(&golden(to), &refused, &mut RecordingProgress::default()).await.unwrap_err();
     assert!(err.to_string().contains(&format!("plainly holds another release than {to}")), "{err}");
     assert_eq!(writes(&cluster), before);
     let mut o = AdoptOptions::new(cluster.target(), meta(from));
-    o.timeout = Duration::from_secs(120);
+    o.timeout = Duration::from_secs(300);
     let report = adopt(&old, &o, &mut RecordingProgress::default()).await.unwrap();
     assert_eq!((report.adopted, report.missing), (old.len(), 0), "{report:?}");
     let kubectl_left = cluster
