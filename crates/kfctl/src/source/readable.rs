@@ -106,18 +106,11 @@ mod tests {
     use super::*;
     use crate::source::digest::collect_tree;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    fn kept(files: &[(&str, &str)]) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         for (rel, body) in files {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, body).unwrap();
+            crate::source::write_fixture(dir.path(), rel, body);
         }
-        dir
-    }
-
-    fn kept(files: &[(&str, &str)]) -> Vec<String> {
-        let dir = tree(files);
         readable(collect_tree(dir.path()).unwrap()).into_iter().map(|e| e.rel).collect()
     }
 
