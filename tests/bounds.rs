@@ -130,6 +130,48 @@ fn status_and_diff_against_a_server_that_never_answers_end_within_their_timeout(
 }
 
 #[test]
+fn install_upgrade_plans_uninstall_adopt_and_unlock_against_a_server_that_never_answers_end_within_their_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = black_hole();
+    let kubeconfig = kubeconfig_for(dir.path(), &url);
+    let objects = objects_file(dir.path());
+    let with = |verb: &'static [&'static str]| -> Vec<String> {
+        let cluster = ["--kubeconfig", &kubeconfig, "--timeout", "3s"];
+        verb.iter().map(|s| s.to_string()).chain(cluster.iter().map(|s| s.to_string())).collect()
+    };
+    let rendering = |verb: &str, extra: &[&str]| -> Vec<String> {
+        let mut args =
+            vec![verb.to_string(), "--profile".into(), "minimal".into(), "--objects".into(), objects.clone()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--kubeconfig", &kubeconfig, "--timeout", "3s"].iter().map(|s| s.to_string()));
+        args
+    };
+    let cases = [
+        (rendering("install", &["--yes"]), "asking for the server's version"),
+        (rendering("install", &["--plan"]), "reading the install record"),
+        (rendering("upgrade", &["--plan"]), "reading the install record"),
+        (rendering("upgrade", &["--yes"]), "reading the install record"),
+        (with(&["uninstall", "--yes"]), "reading the install record"),
+        (rendering("adopt", &["--yes"]), "reading the install record"),
+        (with(&["unlock"]), "reading the lease"),
+    ];
+    for (args, waited_for) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (out, elapsed) = kfctl(&args);
+        let text = text_of(&out);
+        let verb = args.iter().filter(|a| !a.contains('/')).copied().collect::<Vec<_>>().join(" ");
+        assert!(elapsed < Duration::from_secs(8), "{verb}: took {elapsed:?}: {text}");
+        assert!(elapsed >= Duration::from_secs(3), "{verb}: gave up early, after {elapsed:?}: {text}");
+        assert_eq!(out.status.code(), Some(6), "{verb}: {text}");
+        assert!(
+            text.contains(&format!("{url}/: no answer in time while {waited_for}"))
+                && text.contains("waited the whole --timeout of 3s"),
+            "{verb}: {text}"
+        );
+    }
+}
+
+#[test]
 fn a_zero_timeout_is_a_usage_error_not_an_unreachable_server() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kubeconfig_for(dir.path(), &black_hole());

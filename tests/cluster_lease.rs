@@ -128,7 +128,7 @@ async fn a_working_run_renews_its_short_lease_so_nobody_takes_it_over() {
 async fn a_held_lease_names_the_way_out_and_unlock_frees_it_at_once() {
     let cluster = Cluster::start(TestApiConfig::default());
     install(objects(), options(&cluster), &mut RecordingProgress::default()).await.unwrap();
-    assert_eq!(unlock(&cluster.target()).await.unwrap(), None, "nothing to unlock");
+    assert_eq!(unlock(&cluster.target(), Duration::from_secs(60)).await.unwrap(), None, "nothing to unlock");
     cluster.server.seed(left_behind(Duration::from_secs(3), 45)).unwrap();
     let mut short = options(&cluster);
     short.lock_wait = Duration::from_millis(300);
@@ -138,7 +138,7 @@ async fn a_held_lease_names_the_way_out_and_unlock_frees_it_at_once() {
     assert!(text.contains("run `kfctl-rs unlock` to free it now"), "{text}");
     assert_eq!(err.exit_code(), Code::Cluster);
 
-    let unlocked = unlock(&cluster.target()).await.unwrap().expect("a lease was held");
+    let unlocked = unlock(&cluster.target(), Duration::from_secs(60)).await.unwrap().expect("a lease was held");
     assert_eq!((unlocked.host.as_str(), unlocked.expired), ("ci-runner", false));
     assert!(unlocked.renewed_seconds_ago.is_some_and(|s| (2..=10).contains(&s)), "{unlocked:?}");
     let line = unlocked.describe();
@@ -188,7 +188,7 @@ async fn a_run_whose_lease_is_deleted_under_it_says_so() {
         while lease(&cluster).is_none() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        unlock(&target).await.unwrap().expect("the install's lease")
+        unlock(&target, Duration::from_secs(60)).await.unwrap().expect("the install's lease")
     };
     let (outcome, unlocked) = tokio::join!(install(objects(), options(&cluster), &mut progress), unlocker);
     assert!(unlocked.holder.starts_with("kfctl-rs install on "));

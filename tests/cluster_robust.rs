@@ -12,6 +12,7 @@ use common::cluster::Cluster;
 use kfctl::catalog::attribute::attribute_prerendered;
 use kfctl::catalog::{self, Catalog, RenderedObject};
 use kfctl::cluster::diff::{Action, diff};
+use kfctl::cluster::install::Operation;
 use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::record::{RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::status::status;
@@ -129,26 +130,61 @@ fn controllers(config: TestApiConfig) -> TestApiConfig {
     config
 }
 
-/// diff before install, install, status, uninstall: each must succeed through the faults.
-async fn full_cycle_through(fault: FaultRule) {
-    let cluster = Cluster::start(controllers(TestApiConfig::default()).fault(fault));
+/// The lease every run takes, free again once a run ended.
+fn lease_is_free(cluster: &Cluster, after: &str) {
+    let key = ObjectKey::new("coordination.k8s.io", "leases", Some(RECORD_NAMESPACE), "kfctl-rs-lock");
+    assert!(cluster.server.object(&key).is_none(), "the lease is still held after {after}");
+}
+
+/// diff before install, install, status, upgrade, uninstall of minimal: each must succeed,
+/// and leave the lease free, whatever `before_each` (called before each run) does to the server.
+async fn full_cycle(cluster: &Cluster, before_each: impl Fn(&Cluster)) {
     let objects = minimal();
+    before_each(cluster);
     let entries = diff(&objects, &cluster.target(), 8).await.unwrap_or_else(|e| panic!("diff: {e}"));
     assert!(entries.iter().all(|e| e.action == Action::Create), "before install everything is created");
-    let report = install(objects.clone(), cluster.robust_options(), &mut RecordingProgress::default())
-        .await
-        .unwrap_or_else(|e| panic!("install: {e}"));
-    assert_eq!(report.waves_done, report.waves_total);
-    let health = status(&cluster.target(), 8).await.unwrap_or_else(|e| panic!("status: {e}"));
-    assert!(health.healthy, "status after a complete install: {health:?}");
+    for operation in [Operation::Install, Operation::Upgrade] {
+        before_each(cluster);
+        let options = InstallOptions { operation, ..cluster.robust_options() };
+        let report = install(objects.clone(), options, &mut RecordingProgress::default())
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", operation.name()));
+        assert_eq!(report.waves_done, report.waves_total);
+        lease_is_free(cluster, operation.name());
+        before_each(cluster);
+        let health = status(&cluster.target(), 8).await.unwrap_or_else(|e| panic!("status: {e}"));
+        assert!(health.healthy, "status after a complete {}: {health:?}", operation.name());
+    }
+    before_each(cluster);
     let options = UninstallOptions { concurrency: 8, ..Default::default() };
     let removed = uninstall(&cluster.target(), &options, &mut RecordingProgress::default())
         .await
         .unwrap_or_else(|e| panic!("uninstall: {e}"));
     assert!(!removed.deleted.is_empty());
+    lease_is_free(cluster, "uninstall");
+}
+
+/// [`full_cycle`] with `fault` on throughout, which must have fired on at least 1 request in 10.
+async fn full_cycle_through(fault: FaultRule) {
+    let cluster = Cluster::start(controllers(TestApiConfig::default()).fault(fault));
+    full_cycle(&cluster, |_| {}).await;
     let answered = cluster.server.requests();
     let faulted = answered.iter().filter(|r| r.status == 429 || r.status == 500 || r.status == 0).count();
     assert!(faulted * 10 >= answered.len(), "the faults fired ({faulted} of {})", answered.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+async fn minimal_cycle_completes_when_every_runs_lease_create_answer_is_lost() {
+    let lose =
+        || FaultRule::new(RequestMatch::any().method("POST").resource("leases"), FaultAction::LoseResponse).times(1);
+    let cluster = Cluster::start(controllers(TestApiConfig::default()));
+    full_cycle(&cluster, |cluster| cluster.server.set_fault(lose())).await;
+    let lost = cluster.server.requests().into_iter().filter(|r| r.method == "POST" && r.path.contains("/leases"));
+    assert_eq!(lost.count(), 3, "install, upgrade and uninstall each created the lease once (its answer lost)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

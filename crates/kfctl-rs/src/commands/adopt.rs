@@ -48,9 +48,9 @@ pub fn run(args: AdoptArgs) -> anyhow::Result<Code> {
     let target = args.cluster.target();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        adopt::check_unrecorded(&target).await.map_err(cluster_error)?;
+        adopt::check_unrecorded(&target, args.timeout).await.map_err(cluster_error)?;
         let version = meta.meta.upstream_version.clone();
-        let survey = adopt::survey(&objects, &target, &version).await.map_err(cluster_error)?;
+        let survey = adopt::survey(&objects, &target, &version, args.timeout).await.map_err(cluster_error)?;
         match args.output {
             Output::Json => println!("{}", serde_json::to_string_pretty(&survey)?),
             Output::Text => print_survey(&survey, &meta.meta.profile),

@@ -42,7 +42,7 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
                 anyhow::anyhow!("uninstall: no terminal to confirm on; pass --yes to uninstall without asking"),
             ));
         }
-        let seen = runtime.block_on(preview(&target)).map_err(cluster_error)?;
+        let seen = runtime.block_on(preview(&target, args.timeout)).map_err(cluster_error)?;
         let context = args.cluster.context.clone().unwrap_or_else(|| "current context".into());
         let lost = if args.purge {
             format!("delete {} CRDs and the {} custom resources of their kinds", seen.crds, seen.custom_resources)

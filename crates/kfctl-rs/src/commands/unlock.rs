@@ -16,11 +16,14 @@ pub struct UnlockArgs {
     pub cluster: ClusterArgs,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
+    /// How long to wait for the API server, in all.
+    #[arg(long, default_value = "1m", value_parser = super::install::parse_timeout)]
+    pub timeout: std::time::Duration,
 }
 
 pub fn run(args: UnlockArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let unlocked = runtime.block_on(unlock(&args.cluster.target())).map_err(cluster_error)?;
+    let unlocked = runtime.block_on(unlock(&args.cluster.target(), args.timeout)).map_err(cluster_error)?;
     match (args.output, unlocked) {
         (Output::Json, unlocked) => println!("{}", serde_json::to_string_pretty(&unlocked)?),
         (Output::Text, Some(unlocked)) => println!("{}", unlocked.describe()),

@@ -14,7 +14,7 @@ use clap::Args;
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::ApiClient;
 use kfctl::cluster::install::{Operation, read_record};
-use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan, from_to};
+use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan_within, from_to};
 use kfctl::cluster::{ClusterError, InstallOptions};
 
 #[derive(Debug, Clone, Args)]
@@ -31,7 +31,7 @@ pub fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
 
 /// Print `upgrade: from → to`, or refuse when nothing is installed.
 pub async fn announce(options: &InstallOptions) -> anyhow::Result<()> {
-    let api = ApiClient::connect(&options.target).await.map_err(|e| cluster_error(e.into()))?;
+    let api = ApiClient::connect(&options.target).await.map_err(|e| cluster_error(e.into()))?.within(options.timeout);
     let record = read_record(&api).await.map_err(cluster_error)?;
     let Some(record) = record else {
         let refusal = LifecycleError::NothingInstalled { server: api.server.clone() };
@@ -55,7 +55,9 @@ pub fn print_change_plan(
 ) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let target = args.cluster.target();
-    let plan = runtime.block_on(change_plan(objects, &target, args.purge, args.concurrency)).map_err(cluster_error)?;
+    let plan = runtime
+        .block_on(change_plan_within(objects, &target, args.purge, args.concurrency, args.timeout))
+        .map_err(cluster_error)?;
     if operation == Operation::Upgrade && plan.from.is_none() {
         let refusal = LifecycleError::NothingInstalled { server: plan.server.clone() };
         return Err(coded(Code::Cluster, refusal));

@@ -217,8 +217,15 @@ async fn find(api: &ApiClient, resolver: &Resolver, plan: &Plan, o: &PlannedObje
 }
 
 /// Read what the cluster holds of `objects` (the render of `version`); writes nothing.
-pub async fn survey(objects: &[RenderedObject], target: &Target, version: &str) -> Result<Survey, ClusterError> {
-    let api = ApiClient::connect(target).await?.with_redactor(Redactor::from_docs(objects.iter().map(|o| &o.obj)));
+/// Every call is over within `timeout` (the run's `--timeout`).
+pub async fn survey(
+    objects: &[RenderedObject],
+    target: &Target,
+    version: &str,
+    timeout: Duration,
+) -> Result<Survey, ClusterError> {
+    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let api = ApiClient::connect(target).await?.within(timeout).with_redactor(redactor);
     survey_with(&api, &Plan::build(objects)?, version).await
 }
 
@@ -258,8 +265,9 @@ pub fn judge(survey: &Survey) -> Result<(), AdoptError> {
 }
 
 /// Refuse when a kfctl-rs record exists (`upgrade` instead); writes nothing.
-pub async fn check_unrecorded(target: &Target) -> Result<(), ClusterError> {
-    refuse_if_recorded(&ApiClient::connect(target).await?).await
+/// Within `timeout` (the run's `--timeout`).
+pub async fn check_unrecorded(target: &Target, timeout: Duration) -> Result<(), ClusterError> {
+    refuse_if_recorded(&ApiClient::connect(target).await?.within(timeout)).await
 }
 
 async fn refuse_if_recorded(api: &ApiClient) -> Result<(), ClusterError> {
@@ -286,7 +294,7 @@ pub async fn adopt(
     let api = ApiClient::connect(&options.target)
         .await?
         .with_backoff(options.backoff)
-        .with_deadline(started + options.timeout)
+        .within_since(started, options.timeout)
         .with_redactor(redactor.clone());
     refuse_if_recorded(&api).await?;
     let survey = survey_with(&api, &plan, &options.meta.upstream_version).await?;

@@ -166,9 +166,15 @@ impl ApiClient {
 
     /// The same client, its calls over within `timeout` from now: the run's one deadline
     /// (`--timeout`), named in the messages of calls it ends.
-    pub fn within(mut self, timeout: Duration) -> Self {
+    pub fn within(self, timeout: Duration) -> Self {
+        self.within_since(Instant::now(), timeout)
+    }
+
+    /// [`ApiClient::within`] for a run that started at `started` (its deadline is
+    /// `started + timeout`, the work done before connecting counted).
+    pub fn within_since(mut self, started: Instant, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
-        self.with_deadline(Instant::now() + timeout)
+        self.with_deadline(started + timeout)
     }
 
     /// The same client, with this policy.

@@ -114,12 +114,23 @@ pub async fn diff_within(
     concurrency: usize,
     timeout: std::time::Duration,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
-    let plan = Plan::build(objects)?;
     let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(target).await?.with_redactor(redactor).within(timeout);
+    let api = ApiClient::connect(target).await?.within(timeout);
+    diff_with(&api.with_redactor(redactor), objects, concurrency).await
+}
+
+/// Diff every object of the plan against the cluster through `api`, a client already bounded
+/// by the run's deadline (one connection for a run that also reads the record, as `upgrade --plan`).
+pub async fn diff_with(
+    api: &ApiClient,
+    objects: &[RenderedObject],
+    concurrency: usize,
+) -> Result<Vec<DiffEntry>, ClusterError> {
+    let plan = Plan::build(objects)?;
+    let api = &api.clone();
     let resolver = Resolver::new(api.clone());
     let results: Vec<Result<DiffEntry, ClusterError>> = futures::stream::iter(plan.objects())
-        .map(|o| diff_one(&api, &resolver, &plan, o))
+        .map(|o| diff_one(api, &resolver, &plan, o))
         .buffered(concurrency.max(1))
         .collect()
         .await;

@@ -150,7 +150,7 @@ pub async fn install(
     let api = ApiClient::connect(&options.target)
         .await?
         .with_backoff(options.backoff)
-        .with_deadline(started + options.timeout)
+        .within_since(started, options.timeout)
         .with_redactor(redactor.clone());
     let settings = Settings {
         force_conflicts: options.force_conflicts,
@@ -228,7 +228,7 @@ pub async fn check(objects: &[RenderedObject], options: &InstallOptions) -> Resu
     let plan = Plan::build(objects)?;
     preflight::check_credentials(&options.meta.profile, &options.preflight)?;
     let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(&options.target).await?.with_redactor(redactor);
+    let api = ApiClient::connect(&options.target).await?.within(options.timeout).with_redactor(redactor);
     let resolver = super::discovery::Resolver::new(api.clone());
     let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
     immutable::plan_replacements(&api, &resolver, &plan).await?;

@@ -199,9 +199,9 @@ fn read_sysctl(name: &str) -> Option<u64> {
 async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
     match api.with_budget(VERSION_RETRY_BUDGET).get_path("/version").await {
         Ok(info) => Ok(info.get("gitVersion").and_then(Value::as_str).unwrap_or("").to_string()),
-        Err(f) if f.status.is_none() => {
-            Err(ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) })
-        }
+        Err(f) if f.status.is_none() => Err(ClusterError::settle(api, "asking for the server's version", f, |f| {
+            ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) }
+        })),
         Err(f) => Err(ClusterError::Api { what: "server version".into(), failure: Box::new(f) }),
     }
 }

@@ -125,7 +125,11 @@ fn unknown_component() -> String {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; delete it or re-run install")]
+#[error(
+    "configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; kfctl-rs cannot tell what it installed from it: \
+     move it aside (`kubectl -n {RECORD_NAMESPACE} get configmap {RECORD_NAME} -o yaml > record-backup.yaml && kubectl -n {RECORD_NAMESPACE} delete configmap {RECORD_NAME}`), \
+     then take the platform over again with `kfctl-rs adopt --profile PROFILE --version VERSION`"
+)]
 pub struct RecordError(String);
 
 impl InstallRecord {

@@ -113,8 +113,8 @@ pub struct Preview {
 }
 
 /// Count what the record lists and the custom resources its CRDs serve; writes nothing.
-pub async fn preview(target: &Target) -> Result<Preview, ClusterError> {
-    let api = ApiClient::connect(target).await?;
+pub async fn preview(target: &Target, timeout: Duration) -> Result<Preview, ClusterError> {
+    let api = ApiClient::connect(target).await?.within(timeout);
     let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
     let crds: Vec<&InventoryEntry> = all_entries(&record).filter(|e| is_crd_ref(&e.reference)).collect();
     let mut custom_resources = 0;
@@ -165,7 +165,7 @@ pub async fn uninstall(
     options: &UninstallOptions,
     progress: &mut dyn Progress,
 ) -> Result<UninstallReport, ClusterError> {
-    let api = ApiClient::connect(target).await?;
+    let api = ApiClient::connect(target).await?.within(options.timeout);
     read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
     let lease = Lease::acquire(&api, "uninstall", options.lease, options.lock_wait, progress).await?;
     // the record as it is now, after waiting for the lease: another run may have changed it
@@ -181,7 +181,7 @@ pub async fn uninstall(
     let report = outcome?;
     released?;
     delete_record(&api).await?;
-    wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], options.timeout, progress).await?;
+    wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], progress).await?;
     Ok(report)
 }
 
@@ -243,7 +243,7 @@ async fn remove(
         }
         progress.event(&Event::Notice(&format!("deleted wave {wave}")));
     }
-    wait_gone(api, &deleted_namespaces, options.timeout, progress).await?;
+    wait_gone(api, &deleted_namespaces, progress).await?;
     Ok(report)
 }
 
@@ -308,16 +308,13 @@ async fn namespaced_kinds(api: &ApiClient) -> Result<Vec<(String, String, Resour
     Ok(kinds)
 }
 
-/// Wait (bounded, with progress) until the named Namespaces are gone.
-async fn wait_gone(
-    api: &ApiClient,
-    names: &[String],
-    timeout: Duration,
-    progress: &mut dyn Progress,
-) -> Result<(), ClusterError> {
+/// Wait (with progress) until the named Namespaces are gone, at most until the run's deadline
+/// (`--timeout`, set on `api` by [`ApiClient::within`]).
+async fn wait_gone(api: &ApiClient, names: &[String], progress: &mut dyn Progress) -> Result<(), ClusterError> {
     let path =
         ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false };
-    let started = Instant::now();
+    let timeout = api.timeout.unwrap_or(super::status::VERB_TIMEOUT);
+    let deadline = api.policy.deadline.unwrap_or_else(|| Instant::now() + timeout);
     let mut pending: Vec<String> = names.to_vec();
     let mut last_line = String::new();
     while !pending.is_empty() {
@@ -331,7 +328,7 @@ async fn wait_gone(
         if pending.is_empty() {
             break;
         }
-        if started.elapsed() >= timeout {
+        if Instant::now() >= deadline {
             let pending = pending
                 .iter()
                 .map(|n| super::progress::Pending {

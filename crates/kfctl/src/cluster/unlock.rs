@@ -90,11 +90,11 @@ pub fn describe_lease(lease: &Value) -> Unlocked {
     }
 }
 
-/// Delete the lease; `None` when no lease was held.
-pub async fn unlock(target: &Target) -> Result<Option<Unlocked>, ClusterError> {
-    let api = ApiClient::connect(target).await?;
-    let Some(lease) = api.get(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await.map_err(|f| api_error("read", f))?
-    else {
+/// Delete the lease; `None` when no lease was held. Every call is over within `timeout`.
+pub async fn unlock(target: &Target, timeout: std::time::Duration) -> Result<Option<Unlocked>, ClusterError> {
+    let api = ApiClient::connect(target).await?.within(timeout);
+    let read = |f| ClusterError::settle(&api, "reading the lease", f, |f| api_error("read", f));
+    let Some(lease) = api.get(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await.map_err(read)? else {
         return Ok(None);
     };
     let gone = api.delete(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await.map_err(|f| api_error("delete", f))?;

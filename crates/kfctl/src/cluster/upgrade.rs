@@ -125,17 +125,31 @@ pub struct ChangePlan {
     pub kept_summary: Vec<String>,
 }
 
-/// Judge every planned object against the cluster and list prunes and keeps; writes nothing.
+/// [`change_plan_within`] the default [`super::status::VERB_TIMEOUT`].
 pub async fn change_plan(
     objects: &[RenderedObject],
     target: &Target,
     purge: bool,
     concurrency: usize,
 ) -> Result<ChangePlan, ClusterError> {
+    change_plan_within(objects, target, purge, concurrency, super::status::VERB_TIMEOUT).await
+}
+
+/// Judge every planned object against the cluster and list prunes and keeps; writes nothing.
+/// One connection and one deadline (`timeout`, the run's `--timeout`) for the record and every
+/// object's dry run; a call it ends is [`ClusterError::NoAnswer`] saying what it waited for.
+pub async fn change_plan_within(
+    objects: &[RenderedObject],
+    target: &Target,
+    purge: bool,
+    concurrency: usize,
+    timeout: std::time::Duration,
+) -> Result<ChangePlan, ClusterError> {
     let plan = Plan::build(objects)?;
-    let api = ApiClient::connect(target).await?;
+    let redactor = super::redact::Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let api = ApiClient::connect(target).await?.within(timeout).with_redactor(redactor);
     let record = read_record(&api).await?;
-    let judged = diff::diff(objects, target, concurrency).await?;
+    let judged = diff::diff_with(&api, objects, concurrency).await?;
     let mut changes: Vec<PlannedChange> = plan
         .objects()
         .zip(judged)
