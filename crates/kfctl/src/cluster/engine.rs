@@ -16,7 +16,7 @@ use super::discovery::Resolver;
 use super::immutable::{Forced, is_immutable_refusal, refused_field, replaceable_kind};
 use super::object::ObjectRef;
 use super::plan::{PlannedObject, Wave};
-use super::progress::{Event, Pending, Progress};
+use super::progress::{Event, Pending, Progress, RunClock};
 use super::readiness::{Readiness, Rule};
 use super::redact::Redactor;
 use super::retry::{ApiFailure, Backoff, Context, Decision, FailureClass, classify};
@@ -345,7 +345,8 @@ impl Engine {
                 .iter()
                 .map(|(r, _, m)| Pending { object: r.clone(), message: self.redactor.scrub(m) })
                 .collect();
-            progress.event(&Event::Waiting { pending: &listed, total });
+            let clock = RunClock::of(self.settings.deadline, self.settings.timeout);
+            progress.event(&Event::Waiting { pending: &listed, total, clock });
             if self.interrupted() {
                 return Err(ClusterError::Interrupted { wave: wave.to_string() });
             }

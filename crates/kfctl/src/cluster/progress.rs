@@ -5,9 +5,30 @@
 //! adds a terminal bar over [`plain_line`]. Every waiting line names what is still pending:
 //! `waiting for 3 of 12: Deployment kubeflow/ml-pipeline (0/1 ready), ...`.
 
+mod block;
+
+pub use block::{PendingSince, pending_block, short_duration, wrap};
+
 use super::object::ObjectRef;
 use std::io::Write;
 use std::time::{Duration, Instant};
+
+/// Where the run stands in time when a waiting list is reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunClock {
+    /// Since the run started.
+    pub elapsed: Duration,
+    /// Until the run's `--timeout` deadline; `None` for a run without one.
+    pub left: Option<Duration>,
+}
+
+impl RunClock {
+    /// The clock of a run with `timeout` whose deadline is `deadline`, read now.
+    pub fn of(deadline: Instant, timeout: Duration) -> Self {
+        let left = deadline.saturating_duration_since(Instant::now());
+        RunClock { elapsed: timeout.saturating_sub(left), left: Some(left) }
+    }
+}
 
 /// An object still pending, with the last thing known about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +61,7 @@ pub enum Event<'a> {
     Waiting {
         pending: &'a [Pending],
         total: usize,
+        clock: RunClock,
     },
     WaveDone {
         index: usize,
@@ -76,7 +98,15 @@ pub fn plain_line(event: &Event<'_>) -> Option<String> {
         Event::Retrying { object, attempt, delay, reason } => {
             format!("retrying {object} in {:.1}s (attempt {}): {reason}", delay.as_secs_f64(), attempt + 1)
         }
-        Event::Waiting { pending, total } => waiting_line(pending, *total),
+        Event::Waiting { pending, total, clock } => {
+            let line = waiting_line(pending, *total);
+            match clock.left {
+                Some(left) => {
+                    format!("{line} [{} elapsed, deadline in {}]", short_duration(clock.elapsed), short_duration(left))
+                }
+                None => line,
+            }
+        }
         Event::WaveDone { index, name, elapsed } => format!("[{index}] {name}: done in {:.1}s", elapsed.as_secs_f64()),
     })
 }
@@ -160,7 +190,7 @@ mod tests {
             let mut p = LineProgress::new(&mut out, Duration::from_secs(60));
             let list = [pending("a", "0/1 ready")];
             for _ in 0..3 {
-                p.event(&Event::Waiting { pending: &list, total: 2 });
+                p.event(&Event::Waiting { pending: &list, total: 2, clock: RunClock::default() });
             }
         }
         assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
