@@ -56,6 +56,9 @@ pub enum Command {
     Unlock(crate::commands::unlock::UnlockArgs),
     /// Print the Kind cluster configuration the kind profile expects.
     KindConfig(crate::commands::kind_config::KindConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell), as
+    /// `kubectl completion` and `helm completion` do: `source <(kfctl-rs completion bash)`.
+    Completion(crate::commands::completion::CompletionArgs),
 }
 
 #[derive(Debug, Args)]

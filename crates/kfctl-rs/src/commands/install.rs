@@ -242,6 +242,8 @@ pub fn run_operation(
         print_plan(&plan, args.output)?;
         return Ok(Code::Success);
     }
+    let in_objects: Vec<&serde_json::Value> = objects.iter().map(|o| &o.obj).collect();
+    let access = kfctl::catalog::access::describe(&in_objects, meta.uses_default_credentials);
     let mut options = install_options(&args, meta);
     options.operation = operation;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
@@ -267,7 +269,11 @@ pub fn run_operation(
         let mut progress = progress_sink();
         let report = cluster::install(objects, options, progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
-            Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            Output::Json => {
+                let mut shown = serde_json::to_value(&report)?;
+                shown["access"] = serde_json::to_value(&access)?;
+                println!("{}", serde_json::to_string_pretty(&shown)?)
+            }
             Output::Text if report.dry_run => println!(
                 "dry run: the server accepted {} objects in {}/{} waves ({} would be created) on {} ({}); \
                  objects it could not check yet are listed above as \"not checked\"",
@@ -295,10 +301,23 @@ pub fn run_operation(
                 for line in &report.prune.kept_summary {
                     println!("{line}");
                 }
+                print_access(access.as_ref());
             }
         }
         Ok(Code::Success)
     })
+}
+
+/// How to reach the UI and log in, then where to look next.
+fn print_access(access: Option<&kfctl::catalog::access::Access>) {
+    if let Some(access) = access {
+        println!("to reach Kubeflow's dashboard:");
+        for (step, text) in access.reach.iter().enumerate() {
+            println!("  {}. {text}", step + 1);
+        }
+        println!("  {}. {}", access.reach.len() + 1, access.login);
+    }
+    println!("readiness per component: kfctl-rs status");
 }
 
 /// A cluster error with its exit code.

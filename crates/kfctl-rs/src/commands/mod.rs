@@ -12,6 +12,7 @@ pub mod adopt;
 pub mod build;
 pub mod chart;
 pub mod compare;
+pub mod completion;
 pub mod diff;
 pub mod images;
 pub mod install;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Uninstall(args) => uninstall::run(args),
         Command::Unlock(args) => unlock::run(args),
         Command::KindConfig(args) => kind_config::run(args),
+        Command::Completion(args) => completion::run(args),
     }
 }
 

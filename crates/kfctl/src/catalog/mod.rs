@@ -18,6 +18,7 @@
 //! - [`render`](mod@render): profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
+pub mod access;
 pub mod as_kustomize;
 pub mod attribute;
 pub mod changes;
