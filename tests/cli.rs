@@ -128,7 +128,7 @@ fn secrets_generate_without_a_terminal_needs_a_place_for_the_password() {
     let d = tempfile::tempdir().unwrap();
     let values = d.path().join("secrets.yaml");
     let refused = Command::new(common::binary())
-        .args(["secrets", "generate", "-o"])
+        .args(["secrets", "generate", "--out"])
         .arg(&values)
         .stdin(std::process::Stdio::null())
         .output()
@@ -139,7 +139,7 @@ fn secrets_generate_without_a_terminal_needs_a_place_for_the_password() {
 
     let password = d.path().join("password");
     let ok =
-        run(&["secrets", "generate", "-o", values.to_str().unwrap(), "--password-file", password.to_str().unwrap()]);
+        run(&["secrets", "generate", "--out", values.to_str().unwrap(), "--password-file", password.to_str().unwrap()]);
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     for file in [&values, &password] {
         assert_eq!(std::fs::metadata(file).unwrap().permissions().mode() & 0o777, 0o600, "{}", file.display());
@@ -150,7 +150,7 @@ fn secrets_generate_without_a_terminal_needs_a_place_for_the_password() {
     assert!(!text.contains(clear.trim()) && text.contains("passwordHash: $2"), "only the hash in the values");
     assert!(!String::from_utf8_lossy(&ok.stderr).contains(clear.trim()), "the password is not echoed");
 
-    let to_stdout = run(&["secrets", "generate", "-o", "-", "--print-password"]);
+    let to_stdout = run(&["secrets", "generate", "--out", "-", "--print-password"]);
     assert_eq!(to_stdout.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&to_stdout.stdout).contains("oidcClientSecret:"));
     assert!(String::from_utf8_lossy(&to_stdout.stderr).contains("Dex login for user@example.com: password "));
@@ -175,7 +175,7 @@ fn build_output_to_a_file_or_a_folder_as_kustomize_writes_them() {
     let app = fixture.join("app").display().to_string();
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("out.yaml");
-    let out = run(&["build", &app, "-o", &file.display().to_string()]);
+    let out = run(&["build", &app, "--output", &file.display().to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
     let stdout = run(&["build", &app]).stdout;
@@ -205,7 +205,7 @@ fn build_output_folder_names_files_by_the_custom_openapi_schema() {
     let fixture = common::repo_root().join("tests/fixtures/build-output-openapi");
     let d = tempfile::tempdir().unwrap();
     let app = fixture.join("app").display().to_string();
-    let out = run(&["build", &app, "-o", &d.path().display().to_string()]);
+    let out = run(&["build", &app, "--output", &d.path().display().to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let names = |dir: &std::path::Path| {
         let mut n: Vec<String> =
@@ -328,5 +328,40 @@ fn output_into_a_closed_pipe_exits_quietly_instead_of_panicking() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn dash_o_is_the_output_format_everywhere_and_yaml_is_the_json_data() {
+    let d = tempfile::tempdir().unwrap();
+    let objects = write(&d, "objects.yaml", A);
+    let plan = |format: &str| run(&["install", "--profile", "minimal", "--objects", &objects, "--plan", "-o", format]);
+    let (json, yaml) = (plan("json"), plan("yaml"));
+    assert_eq!(
+        (json.status.code(), yaml.status.code()),
+        (Some(0), Some(0)),
+        "{}",
+        String::from_utf8_lossy(&yaml.stderr)
+    );
+    let from_json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let from_yaml = kfctl_yaml::parse_stream(&String::from_utf8_lossy(&yaml.stdout), "plan -o yaml").unwrap();
+    assert_eq!(from_yaml, [from_json]);
+    // -o names a format, never a file: the files are --out / --output
+    for args in [&["build", ".", "-o", "x.yaml"][..], &["secrets", "generate", "-o", "x.yaml"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '-o'"), "{args:?}");
+    }
+}
+
+#[test]
+fn completion_scripts_name_every_verb() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run(&["completion", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        for verb in ["install", "upgrade", "uninstall", "template", "chart", "completion"] {
+            assert!(script.contains(verb), "{shell}: {verb} missing");
+        }
     }
 }

@@ -217,3 +217,35 @@ fn uninstall_purge_yes_prints_the_crds_and_custom_resources_it_deleted() {
     assert!(stdout.contains("purged: 1 CRDs and the 3 custom resources of their kinds"), "{stdout}");
     assert!(stdout.contains("  purged: CRD widgets.example.org and its 3 custom resources"), "{stdout}");
 }
+
+#[tokio::test]
+async fn uninstall_dry_run_reports_what_would_go_and_deletes_nothing() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    install(objects(true), options(&cluster), &mut RecordingProgress::default()).await.unwrap();
+    users_objects(&cluster);
+    let before = cluster.server.requests().len();
+    let dry = UninstallOptions { dry_run: true, ..purge() };
+    let report = uninstall(&cluster.target(), &dry, &mut RecordingProgress::default()).await.unwrap();
+    let mut would: Vec<&str> = report.deleted.iter().map(|o| o.name.as_str()).collect();
+    would.sort();
+    assert_eq!(would, ["extra", "settings"], "kf holds the user's ConfigMap: kept; {report:?}");
+    assert!(report.kept.iter().any(|k| k.object.name == "kf"), "{report:?}");
+    assert!(
+        cluster.has("", "configmaps", Some("kf"), "settings") && cluster.has("", "configmaps", Some("kf"), "extra")
+    );
+    users_objects_survive(&cluster);
+    assert!(cluster.record().is_some(), "the record stays");
+    let since: Vec<_> = cluster.server.requests().into_iter().skip(before).collect();
+    let deletes: Vec<_> = since.iter().filter(|r| r.method == "DELETE").collect();
+    assert_eq!(deletes.len(), 2, "each would-be delete was checked by the server: {deletes:?}");
+    // kube sends the dry run in the DeleteOptions body, as kubectl does
+    let dry_run =
+        |r: &&kfctl_testapi::RecordedRequest| String::from_utf8_lossy(&r.body).contains(r#""dryRun":["All"]"#);
+    assert!(deletes.iter().all(dry_run), "{deletes:?}");
+    let leases: Vec<_> = since
+        .iter()
+        .filter(|r| r.path.contains("/namespaces/kfctl-system/leases"))
+        .map(|r| (&r.method, &r.path))
+        .collect();
+    assert!(leases.is_empty(), "a dry run takes no lease: {leases:?}");
+}

@@ -59,8 +59,11 @@ fn secrets_file() -> PathBuf {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     FILE.get_or_init(|| {
         let path = scratch("secrets").join("secrets.yaml");
-        let out =
-            Command::new(binary()).args(["secrets", "generate", "--print-password", "-o"]).arg(&path).output().unwrap();
+        let out = Command::new(binary())
+            .args(["secrets", "generate", "--print-password", "--out"])
+            .arg(&path)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         path
     })

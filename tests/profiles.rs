@@ -282,7 +282,7 @@ fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
     let file = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&file);
     let status = Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
-        .args(["secrets", "generate", "--print-password", "--email", "admin@example.org", "-o"])
+        .args(["secrets", "generate", "--print-password", "--email", "admin@example.org", "--out"])
         .arg(&file)
         .stderr(std::process::Stdio::null())
         .status()
@@ -440,7 +440,7 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
     let _ = std::fs::remove_file(&secrets);
     assert!(
         Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
-            .args(["secrets", "generate", "--print-password", "-o"])
+            .args(["secrets", "generate", "--print-password", "--out"])
             .arg(&secrets)
             .stderr(std::process::Stdio::null())
             .status()

@@ -76,8 +76,9 @@ pub struct BuildArgs {
     #[arg(long, value_enum, default_value = "LoadRestrictionsRootOnly")]
     pub load_restrictor: LoadRestrictor,
     /// Write the output to this file, or, if it is an existing folder, one file per object
-    /// (named as kustomize names them). Files are written atomically.
-    #[arg(short, long)]
+    /// (named as kustomize names them). Files are written atomically. (kustomize's `-o` is
+    /// `--output` here: `-o` is the output format in every kfctl-rs verb.)
+    #[arg(long)]
     pub output: Option<PathBuf>,
 }
 
@@ -233,7 +234,7 @@ pub enum SecretsCommand {
     /// oauth2-proxy cookie secret, Pipelines object store keys).
     Generate {
         /// The values file to write (created with mode 0600; refuses to overwrite), or - for stdout.
-        #[arg(long, short = 'o')]
+        #[arg(long)]
         out: PathBuf,
         /// Print the Dex password on stderr even when no terminal is attached (CI, scripts).
         #[arg(long, conflicts_with = "password_file")]

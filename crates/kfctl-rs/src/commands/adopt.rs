@@ -52,7 +52,7 @@ pub fn run(args: AdoptArgs) -> anyhow::Result<Code> {
         let version = meta.meta.upstream_version.clone();
         let survey = adopt::survey(&objects, &target, &version, args.timeout).await.map_err(cluster_error)?;
         match args.output {
-            Output::Json => println!("{}", serde_json::to_string_pretty(&survey)?),
+            Output::Json | Output::Yaml => super::output::print_data(args.output, &survey)?,
             Output::Text => print_survey(&survey, &meta.meta.profile),
         }
         adopt::judge(&survey).map_err(|e| cluster_error(ClusterError::from(e)))?;
@@ -72,7 +72,7 @@ pub fn run(args: AdoptArgs) -> anyhow::Result<Code> {
         let mut progress = progress_sink();
         let report = adopt::adopt(&objects, &options, progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
-            Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            Output::Json | Output::Yaml => super::output::print_data(args.output, &report)?,
             Output::Text => {
                 println!(
                     "adopted {} objects of {version} (profile {}) on {}: kfctl-rs is their field manager ({} taken over \

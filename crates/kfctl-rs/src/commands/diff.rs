@@ -36,7 +36,7 @@ pub fn run_with_objects(args: DiffArgs, objects: Vec<RenderedObject>, _meta: Ren
     let entries =
         runtime.block_on(diff_within(&objects, &args.cluster.target(), 16, args.timeout)).map_err(cluster_error)?;
     match args.output {
-        Output::Json => println!("{}", serde_json::to_string_pretty(&entries)?),
+        Output::Json | Output::Yaml => super::output::print_data(args.output, &entries)?,
         Output::Text => print!("{}", render_text(&entries)),
     }
     let changed = entries.iter().any(|e| e.action != Action::Unchanged);

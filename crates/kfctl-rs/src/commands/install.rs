@@ -90,11 +90,7 @@ pub enum DryRunMode {
     Server,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    Text,
-    Json,
-}
+pub use super::output::{Output, print_data};
 
 #[derive(Debug, Clone, Args)]
 pub struct InstallArgs {
@@ -269,10 +265,10 @@ pub fn run_operation(
         let mut progress = progress_sink();
         let report = cluster::install(objects, options, progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
-            Output::Json => {
+            Output::Json | Output::Yaml => {
                 let mut shown = serde_json::to_value(&report)?;
                 shown["access"] = serde_json::to_value(&access)?;
-                println!("{}", serde_json::to_string_pretty(&shown)?)
+                print_data(args.output, &shown)?;
             }
             Output::Text if report.dry_run => println!(
                 "dry run: the server accepted {} objects in {}/{} waves ({} would be created) on {} ({}); \
@@ -384,7 +380,7 @@ async fn confirm(objects: &[RenderedObject], options: &InstallOptions) -> anyhow
 
 fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
     match output {
-        Output::Json => println!("{}", serde_json::to_string_pretty(plan)?),
+        Output::Json | Output::Yaml => print_data(output, plan)?,
         Output::Text => {
             for wave in &plan.waves {
                 println!("wave {}: {} ({} objects)", wave.index, wave.name, wave.objects.len());

@@ -17,6 +17,7 @@ pub mod diff;
 pub mod images;
 pub mod install;
 pub mod kind_config;
+pub mod output;
 pub mod profile;
 pub mod secrets;
 pub mod source;

@@ -38,7 +38,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
 pub fn warn_default_credentials(rendered: &Rendered) {
     for cred in &rendered.default_credentials {
         eprintln!(
-            "warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate -o secrets.yaml` and pass -f secrets.yaml",
+            "warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate --out secrets.yaml` and pass -f secrets.yaml",
             cred.value, cred.what
         );
     }

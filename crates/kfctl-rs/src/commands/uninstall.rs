@@ -22,9 +22,13 @@ pub struct UninstallArgs {
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Give up waiting for deleted namespaces to terminate after this long.
+    /// The whole run's deadline: every request and the wait for deleted namespaces to go.
     #[arg(long, default_value = "5m", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Check every delete (ownership, then a server-side dry run, `dryRun=All`) and print what
+    /// would be deleted and kept; delete nothing (no confirmation asked).
+    #[arg(long)]
+    pub dry_run: bool,
     /// How long to wait for another kfctl-rs run's lease on the cluster.
     #[arg(long, default_value = "2m", value_parser = parse_duration)]
     pub lock_wait: Duration,
@@ -35,7 +39,7 @@ pub struct UninstallArgs {
 pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let target = args.cluster.target();
-    if !args.yes {
+    if !args.yes && !args.dry_run {
         if !std::io::stdin().is_terminal() {
             return Err(coded(
                 Code::Usage,
@@ -60,27 +64,42 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
         concurrency: 16,
         timeout: args.timeout,
         lock_wait: args.lock_wait,
+        dry_run: args.dry_run,
         ..UninstallOptions::default()
     };
     let mut progress = progress_sink();
     let report = runtime.block_on(uninstall(&target, &options, progress.as_mut())).map_err(cluster_error)?;
     match args.output {
-        Output::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Output::Json | Output::Yaml => super::output::print_data(args.output, &report)?,
         Output::Text => {
+            let (verb, deleted) =
+                if args.dry_run { ("dry run: would uninstall", "to delete") } else { ("uninstalled", "deleted") };
             println!(
-                "uninstalled: {} deleted, {} already gone, {} kept",
+                "{verb}: {} {deleted}, {} already gone, {} kept",
                 report.deleted.len(),
                 report.already_gone.len(),
                 report.kept.len()
             );
+            if args.dry_run {
+                for object in &report.deleted {
+                    println!("  would delete: {object}");
+                }
+            }
             for kept in &report.kept {
                 println!("  kept: {} ({})", kept.object, kept.reason);
             }
             if !report.purged.is_empty() {
                 let resources: usize = report.purged.iter().map(|p| p.custom_resources).sum();
-                println!("purged: {} CRDs and the {resources} custom resources of their kinds", report.purged.len());
+                let purged_word = if args.dry_run { "would purge" } else { "purged" };
+                println!(
+                    "{purged_word}: {} CRDs and the {resources} custom resources of their kinds",
+                    report.purged.len()
+                );
                 for purged in &report.purged {
-                    println!("  purged: CRD {} and its {} custom resources", purged.crd, purged.custom_resources);
+                    println!(
+                        "  {purged_word}: CRD {} and its {} custom resources",
+                        purged.crd, purged.custom_resources
+                    );
                 }
             }
         }

@@ -25,7 +25,7 @@ pub fn run(args: UnlockArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let unlocked = runtime.block_on(unlock(&args.cluster.target(), args.timeout)).map_err(cluster_error)?;
     match (args.output, unlocked) {
-        (Output::Json, unlocked) => println!("{}", serde_json::to_string_pretty(&unlocked)?),
+        (Output::Json | Output::Yaml, unlocked) => super::output::print_data(args.output, &unlocked)?,
         (Output::Text, Some(unlocked)) => println!("{}", unlocked.describe()),
         (Output::Text, None) => println!("no lease kfctl-system/kfctl-rs-lock is held: nothing to unlock"),
     }

@@ -63,7 +63,7 @@ pub fn print_change_plan(
         return Err(coded(Code::Cluster, refusal));
     }
     match args.output {
-        Output::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
+        Output::Json | Output::Yaml => super::output::print_data(args.output, &plan)?,
         Output::Text => {
             let count = |c: Change| plan.objects.iter().filter(|o| o.change == c).count();
             println!(

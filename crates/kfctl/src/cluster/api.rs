@@ -123,6 +123,8 @@ pub struct ApiClient {
     redactor: Arc<Redactor>,
     /// The run's `--timeout`, when [`ApiClient::within`] set it (for messages).
     pub timeout: Option<Duration>,
+    /// Every DELETE is a server-side dry run (`dryRun=All`): `uninstall --dry-run`.
+    pub dry_run_deletes: bool,
 }
 
 /// A kubeconfig that could not be used: the user's input, so exit 2 whatever the cause.
@@ -161,7 +163,14 @@ impl ApiClient {
         config.read_timeout = Some(REQUEST_TIMEOUT + Duration::from_secs(5));
         config.reset_reader_on_write = true;
         let client = kube::Client::try_from(config).map_err(|e| fail(&e))?;
-        Ok(ApiClient { client, server, policy: CallPolicy::default(), redactor: Arc::default(), timeout: None })
+        Ok(ApiClient {
+            client,
+            server,
+            policy: CallPolicy::default(),
+            redactor: Arc::default(),
+            timeout: None,
+            dry_run_deletes: false,
+        })
     }
 
     /// The same client, its calls over within `timeout` from now: the run's one deadline
@@ -175,6 +184,13 @@ impl ApiClient {
     pub fn within_since(mut self, started: Instant, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self.with_deadline(started + timeout)
+    }
+
+    /// The same client, its DELETEs server-side dry runs: the server checks each (admission,
+    /// preconditions) and removes nothing.
+    pub fn with_dry_run_deletes(mut self) -> Self {
+        self.dry_run_deletes = true;
+        self
     }
 
     /// The same client, with this policy.
@@ -413,6 +429,7 @@ impl ApiClient {
     ) -> Result<bool, ApiFailure> {
         let mut params = if orphan { DeleteParams::orphan() } else { DeleteParams::background() };
         params.preconditions = uid.map(|uid| Preconditions { uid: Some(uid.into()), resource_version: None });
+        params.dry_run = self.dry_run_deletes;
         let request = Request::new(path.collection(namespace)).delete(name, &params).map_err(|e| build_failure(&e))?;
         match self.call(request).await {
             Ok(_) => Ok(true),

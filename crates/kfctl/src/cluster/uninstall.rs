@@ -74,6 +74,9 @@ pub struct UninstallOptions {
     pub lock_wait: Duration,
     /// How long the run's lease lives without renewal, and how often it is renewed.
     pub lease: LeaseTiming,
+    /// Decide and check every delete (ownership, then a server-side dry run) and report what
+    /// would go; delete nothing, take no lease, keep the record.
+    pub dry_run: bool,
 }
 
 impl Default for UninstallOptions {
@@ -84,6 +87,7 @@ impl Default for UninstallOptions {
             timeout: Duration::from_secs(300),
             lock_wait: Duration::from_secs(120),
             lease: LeaseTiming::default(),
+            dry_run: false,
         }
     }
 }
@@ -166,7 +170,10 @@ pub async fn uninstall(
     progress: &mut dyn Progress,
 ) -> Result<UninstallReport, ClusterError> {
     let api = ApiClient::connect(target).await?.within(options.timeout);
-    read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let recorded = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    if options.dry_run {
+        return remove(&api.with_dry_run_deletes(), &recorded, options, progress).await;
+    }
     let lease = Lease::acquire(&api, "uninstall", options.lease, options.lock_wait, progress).await?;
     // the record as it is now, after waiting for the lease: another run may have changed it
     let record = match read_record(&api).await {
@@ -241,9 +248,12 @@ async fn remove(
                 Err(failure) => return Err(ClusterError::Refused { object, failure: Box::new(failure) }),
             }
         }
-        progress.event(&Event::Notice(&format!("deleted wave {wave}")));
+        let done = if api.dry_run_deletes { "checked (dry run)" } else { "deleted" };
+        progress.event(&Event::Notice(&format!("{done} wave {wave}")));
     }
-    wait_gone(api, &deleted_namespaces, progress).await?;
+    if !api.dry_run_deletes {
+        wait_gone(api, &deleted_namespaces, progress).await?;
+    }
     Ok(report)
 }
 
