@@ -26,8 +26,6 @@ pub fn print_data(output: Output, data: &impl Serialize) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn yaml_is_the_json_data_written_as_yaml() {
         let data = serde_json::json!({"server": "https://x", "healthy": true, "on": "on"});
