@@ -69,7 +69,7 @@ pub fn header(pending: usize, total: usize, clock: &RunClock) -> String {
 }
 
 /// The block for one waiting list, every line at most `width` columns (at least
-/// [`MIN_WIDTH`]): the header, then `  - Kind ns/name: reason (for 1m05s)` per object.
+/// `MIN_WIDTH`, 40 columns): the header, then `  - Kind ns/name: reason (for 1m05s)` per object.
 pub fn pending_block(
     pending: &[Pending],
     total: usize,
