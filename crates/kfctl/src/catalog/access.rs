@@ -73,6 +73,16 @@ fn reach(gateway: &Value, service_type: &str) -> Vec<String> {
     }
 }
 
+/// The facts the charts' `NOTES.txt` says the same steps with (in Helm's words, from values).
+pub fn facts() -> Value {
+    serde_json::json!({
+        "namespace": INGRESS_NAMESPACE,
+        "service": INGRESS_SERVICE.name,
+        "local_port": LOCAL_PORT,
+        "default_login": DEFAULT_LOGIN,
+    })
+}
+
 /// The emails of Dex's static logins (`staticPasswords`) and its connectors' names.
 fn dex_logins(config: &str) -> (Vec<String>, Vec<String>) {
     let doc = match kfctl_yaml::parse_stream(config, "Dex's config.yaml") {

@@ -43,6 +43,7 @@ pub mod values_doc;
 pub mod write;
 
 use crate::catalog::docs;
+use crate::catalog::provided;
 use crate::catalog::render::{Prepared, RenderedObject};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -311,14 +312,29 @@ fn umbrella(
     let listed: Vec<Value> = components
         .iter()
         .map(|c| {
-            let deps: Vec<&String> = prepared
+            let deps: Vec<Value> = prepared
                 .catalog
                 .components
                 .get(c.name)
-                .map(|d| d.dependencies.iter().filter(|d| names.contains(&d.as_str())).collect())
-                .unwrap_or_default();
+                .map(|def| def.dependencies.iter().filter(|d| names.contains(&d.as_str())).collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| json!({"name": d, "providable": provided::dependency_of(d, &prepared.catalog.provided).is_some()}))
+                .collect();
             json!({"name": c.name, "description": c.description, "objects": c.objects.len(), "dependencies": deps})
         })
+        .collect();
+    let provided_groups: Vec<Value> = prepared
+        .catalog
+        .provided
+        .iter()
+        .filter(|d| names.contains(&d.name.as_str()))
+        .map(|d| {
+            let members: Vec<&String> =
+                d.components.iter().filter(|m| **m != d.name && names.contains(&m.as_str())).collect();
+            json!({"name": d.name, "members": members})
+        })
+        .filter(|g| g["members"].as_array().is_some_and(|m| !m.is_empty()))
         .collect();
     let context = json!({
         "name": options.chart_name, "profile": prepared.profile.name,
@@ -326,6 +342,7 @@ fn umbrella(
         "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
         "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
         "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT, "umbrella": true, "crd_count": 0,
+        "access": crate::catalog::access::facts(), "provided_groups": provided_groups,
         "rows": global_rows,
         "export_args": options.export_args, "argocd": options.argocd.as_ref().map(|a| json!({"repo_url": a.repo_url, "path": a.path, "revision": a.revision})),
     });
