@@ -43,6 +43,7 @@ impl Cluster {
             upstream_version: version.into(),
             upstream_digest: "sha256:test".into(),
             values_digest: "sha256:values".into(),
+            provided: Vec::new(),
         };
         let mut o = InstallOptions::new(self.target(), meta);
         o.timeout = Duration::from_secs(30);

@@ -73,10 +73,12 @@ impl SourceArgs {
                 upstream_digest: upstream.digest.clone(),
                 values_digest,
                 upgrade_notes: kfctl::source::releases::upgrade_notes_of(&upstream.version),
+                provided: rendered.provided.iter().map(|d| d.name.clone()).collect(),
             },
             uses_default_credentials: !rendered.default_credentials.is_empty(),
             profile_allows_default_credentials: rendered.profile.allow_default_credentials,
             supported_kubernetes: upstream.supported_kubernetes.clone(),
+            provided: rendered.provided,
         };
         Ok((rendered.objects, meta))
     }
@@ -143,6 +145,8 @@ pub struct RenderMeta {
     pub profile_allows_default_credentials: bool,
     /// The release's supported Kubernetes range, when the catalog knows it.
     pub supported_kubernetes: Option<semver::VersionReq>,
+    /// Dependencies the cluster provides, with what Kubeflow needs of them.
+    pub provided: Vec<kfctl::catalog::provided::Dependency>,
 }
 
 /// `90s`, `20m`, `1h`, `500ms` or plain seconds.
@@ -185,13 +189,19 @@ pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Ve
         upstream_digest: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
         values_digest: String::new(),
         upgrade_notes: Vec::new(),
+        provided: Vec::new(),
     };
     let uses_default_credentials = kfctl::cluster::preflight::uses_default_credentials(&objects);
     let catalog = kfctl::catalog::Catalog::embedded().map_err(super::catalog_error)?;
     let profile_allows_default_credentials = profile_allows_default_credentials(profile, &catalog)?;
     let objects = kfctl::catalog::attribute::attribute_prerendered(&catalog, objects);
-    let meta =
-        RenderMeta { meta, uses_default_credentials, profile_allows_default_credentials, supported_kubernetes: None };
+    let meta = RenderMeta {
+        meta,
+        uses_default_credentials,
+        profile_allows_default_credentials,
+        supported_kubernetes: None,
+        provided: Vec::new(),
+    };
     Ok((objects, meta))
 }
 
@@ -231,7 +241,7 @@ pub fn run_operation(
     crate::commands::print_notice();
     let planning = args.plan || args.dry_run == Some(DryRunMode::Client);
     if planning && (operation == Operation::Upgrade || names_a_cluster(&args)) {
-        return super::upgrade::print_change_plan(&args, &objects, &meta.meta.upstream_version, operation);
+        return super::upgrade::print_change_plan(&args, &objects, &meta.meta, operation);
     }
     if planning {
         let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
@@ -329,6 +339,7 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
         allow_default_credentials: args.allow_default_credentials,
         profile_allows_default_credentials: meta.profile_allows_default_credentials,
         check_access: true,
+        provided: meta.provided,
     };
     options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
     options.force_conflicts = args.force_conflicts;

@@ -37,7 +37,7 @@ pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
         }
         ProfileCommand::Kustomization { name, .. } => {
             let p = profile::resolve(&name, &catalog).map_err(catalog_error)?;
-            p.check_dependencies(&catalog).map_err(catalog_error)?;
+            p.check_dependencies(&catalog, &[], false).map_err(catalog_error)?;
             let k = p.kustomization(&catalog).map_err(catalog_error)?;
             print!("{}", profile::kustomization_yaml(&k));
         }

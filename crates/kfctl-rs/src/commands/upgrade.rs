@@ -14,6 +14,7 @@ use clap::Args;
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::ApiClient;
 use kfctl::cluster::install::{Operation, read_record};
+use kfctl::cluster::record::InstallMeta;
 use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan_within, from_to};
 use kfctl::cluster::{ClusterError, InstallOptions};
 
@@ -50,13 +51,14 @@ pub async fn announce(options: &InstallOptions) -> anyhow::Result<()> {
 pub fn print_change_plan(
     args: &InstallArgs,
     objects: &[RenderedObject],
-    to_version: &str,
+    to: &InstallMeta,
     operation: Operation,
 ) -> anyhow::Result<Code> {
+    let to_version = to.upstream_version.as_str();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let target = args.cluster.target();
     let plan = runtime
-        .block_on(change_plan_within(objects, &target, args.purge, args.concurrency, args.timeout))
+        .block_on(change_plan_within(objects, &target, args.purge, args.concurrency, args.timeout, &to.provided))
         .map_err(cluster_error)?;
     if operation == Operation::Upgrade && plan.from.is_none() {
         let refusal = LifecycleError::NothingInstalled { server: plan.server.clone() };

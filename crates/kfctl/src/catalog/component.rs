@@ -226,6 +226,8 @@ struct CatalogFile {
     /// Read by [`super::scheduling::scopes`]; parsed here so a bad table fails the catalog.
     #[serde(default)]
     pod_scopes: super::scheduling::PodScopes,
+    #[serde(default)]
+    provided: Vec<super::provided::Dependency>,
 }
 
 /// All components, in catalog order.
@@ -238,6 +240,8 @@ pub struct Catalog {
     pub absent: IndexMap<String, ComponentDef>,
     /// The install's foundations, in install order.
     pub foundations: Vec<Foundation>,
+    /// Dependencies a cluster may provide itself (see [`super::provided`]).
+    pub provided: Vec<super::provided::Dependency>,
     pub sort_options: SortOptions,
 }
 
@@ -282,11 +286,14 @@ impl Catalog {
             let message = format!("podScopes.runtimes: component `{}` is not in `order`", r.component);
             return Err(CatalogError::Data { path: index_path.into(), message });
         }
+        let known: Vec<&str> = index.order.iter().map(String::as_str).collect();
+        super::provided::check_table(&index.provided, &known, index_path)?;
         Ok(Catalog {
             components,
             release: Some(version.to_string()),
             absent,
             foundations: index.foundations,
+            provided: index.provided,
             sort_options: index.sort_options,
         })
     }

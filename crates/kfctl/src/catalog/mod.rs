@@ -12,6 +12,8 @@
 //!   two cannot drift;
 //! - [`scheduling`]: which pod templates the scheduling values reach (users' runtimes and
 //!   node agents scoped by the catalog's `podScopes`);
+//! - [`provided`]: dependencies the cluster already runs (`<name>.provided`), and what
+//!   Kubeflow needs from them;
 //! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
 //! - [`identity`]: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
 //! - [`workloads`]: per-workload pod annotations, pod labels and extra env;
@@ -37,6 +39,7 @@ pub mod inspect;
 pub mod object_id;
 pub mod params;
 pub mod profile;
+pub mod provided;
 pub mod rehash;
 pub mod render;
 pub mod scheduling;
@@ -69,10 +72,8 @@ pub enum CatalogError {
     NotInTree { component: String, paths: String, flags: String },
     #[error("component `{component}` is not part of profile `{profile}`")]
     NotInProfile { component: String, profile: String },
-    #[error(
-        "component `{component}` needs {missing}; enable it (e.g. --set {missing}.enabled=true or add it to the profile) or disable `{component}`"
-    )]
-    MissingDependency { component: String, missing: String },
+    #[error("component `{component}` needs {missing}; {hint}")]
+    MissingDependency { component: String, missing: String, hint: String },
     #[error(transparent)]
     Schema(#[from] schema::SchemaError),
     #[error(transparent)]

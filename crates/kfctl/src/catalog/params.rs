@@ -479,10 +479,14 @@ fn apply_database(obj: &mut Value, ctx: &Ctx) {
 /// (`templates/chart/helpers/keep.tpl`).
 pub const KEEP_HELM: &[&str] = &["kfctl.enabled", "kfctl.existingSecret"];
 
-/// `global.crds`: whether `obj` renders at all. `only` keeps just the
+/// Whether `obj`, of `component`, renders at all: not when the cluster provides its component
+/// (`<component>.provided`, see [`super::provided`]); then `global.crds`: `only` keeps just the
 /// CustomResourceDefinitions (the first step of a two-step install), `skip` everything else,
 /// and any other value (the default `""`) every object.
-pub fn keep(obj: &Value, values: &Value) -> bool {
+pub fn keep(obj: &Value, values: &Value, component: &str) -> bool {
+    if super::provided::is_provided(values, component) {
+        return false;
+    }
     let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
     match super::values::get(values, &["global", "crds"]).and_then(Value::as_str) {
         Some("only") => is_crd,

@@ -257,19 +257,33 @@ impl Resolved {
         self.components.retain(|(c, _)| !provided.contains(c));
     }
 
-    /// Every enabled component's dependencies must be enabled (or provided by a variant).
-    pub fn check_dependencies(&self, catalog: &Catalog) -> Result<(), CatalogError> {
+    /// Every enabled component's dependencies must be enabled, provided by a variant, or
+    /// provided by the cluster (`cluster_provided`: components whose `<name>.provided` is
+    /// true). `restricted`: the components were named with `--components`, which the hint
+    /// then speaks of.
+    pub fn check_dependencies(
+        &self,
+        catalog: &Catalog,
+        cluster_provided: &[String],
+        restricted: bool,
+    ) -> Result<(), CatalogError> {
         let provided = self.provided(catalog);
         for (name, _) in &self.components {
-            let missing: Vec<&str> = catalog
+            let missing: Vec<String> = catalog
                 .get(name)?
                 .dependencies
                 .iter()
                 .filter(|d| !self.components.iter().any(|(c, _)| c == *d) && !provided.contains(d))
-                .map(String::as_str)
+                .filter(|d| !cluster_provided.contains(d))
+                .cloned()
                 .collect();
             if !missing.is_empty() {
-                return Err(CatalogError::MissingDependency { component: name.clone(), missing: missing.join(", ") });
+                let hint = ways_out(name, &missing, catalog, restricted);
+                return Err(CatalogError::MissingDependency {
+                    component: name.clone(),
+                    missing: missing.join(", "),
+                    hint,
+                });
             }
         }
         Ok(())
@@ -311,6 +325,32 @@ impl Resolved {
 
 /// The kustomization as YAML text, for `kfctl-rs profile kustomization`. A profile's
 /// `resources` files are absolute paths outside its folder: a comment says how to build it.
+/// The ways out of a missing dependency, each a set of flags that works when pasted: install
+/// the missing components, or (where the catalog says the cluster may run one) use the
+/// cluster's own, or leave the component out.
+fn ways_out(component: &str, missing: &[String], catalog: &Catalog, restricted: bool) -> String {
+    let flags = |provided: bool| -> String {
+        let flag = |m: &String| match provided && super::provided::dependency_of(m, &catalog.provided).is_some() {
+            true => format!("--set {m}.provided=true"),
+            false => format!("--set {m}.enabled=true"),
+        };
+        missing.iter().map(flag).collect::<Vec<_>>().join(" ")
+    };
+    let it = if missing.len() == 1 { "it" } else { "them" };
+    let mut ways = vec![match restricted {
+        true => format!("install {it} (add {} to --components)", missing.join(",")),
+        false => format!("install {it} ({})", flags(false)),
+    }];
+    if missing.iter().any(|m| super::provided::dependency_of(m, &catalog.provided).is_some()) {
+        ways.push(format!("use the cluster's own if it runs {it} ({})", flags(true)));
+    }
+    ways.push(match restricted {
+        true => format!("leave `{component}` out (drop it from --components)"),
+        false => format!("leave `{component}` out (--set {component}.enabled=false)"),
+    });
+    ways.join(", or ")
+}
+
 pub fn kustomization_yaml(k: &Kustomization) -> String {
     let outside = k.resources.iter().any(|r| Path::new(r).is_absolute() && Path::new(r).is_file());
     let note = match outside {
@@ -365,7 +405,7 @@ mod tests {
         assert_eq!(names, ["kind", "minimal", "multi-tenant"]);
         for name in names {
             let p = resolve(name, &catalog).unwrap();
-            p.check_dependencies(&catalog).unwrap_or_else(|e| panic!("{name}: {e}"));
+            p.check_dependencies(&catalog, &[], false).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
 
@@ -430,7 +470,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         let names: Vec<&str> = p.components.iter().map(|(c, _)| c.as_str()).collect();
         assert!(!names.contains(&"istio-namespace") && !names.contains(&"kubeflow-namespace"), "{names:?}");
-        p.check_dependencies(&catalog).expect("dependencies on the provided components are met");
+        p.check_dependencies(&catalog, &[], false).expect("dependencies on the provided components are met");
     }
 
     #[test]
@@ -438,8 +478,15 @@ mod tests {
         let catalog = Catalog::embedded().unwrap();
         let mut p = resolve("minimal", &catalog).unwrap();
         p.components.push(("kserve".into(), "default".into()));
-        let e = p.check_dependencies(&catalog).unwrap_err().to_string();
+        let e = p.check_dependencies(&catalog, &[], false).unwrap_err().to_string();
         assert!(e.starts_with("component `kserve` needs cert-manager, knative-serving"), "{e}");
+        assert!(e.contains("install them (--set cert-manager.enabled=true --set knative-serving.enabled=true)"), "{e}");
+        assert!(e.contains("use the cluster's own if it runs them (--set cert-manager.provided=true --set knative-serving.provided=true)"), "{e}");
+        assert!(e.ends_with("leave `kserve` out (--set kserve.enabled=false)"), "{e}");
+        let provided = ["cert-manager".to_string(), "knative-serving".to_string()];
+        p.check_dependencies(&catalog, &provided, false).expect("provided by the cluster, the dependencies are met");
+        let e = p.check_dependencies(&catalog, &provided[..1], true).unwrap_err().to_string();
+        assert!(e.contains("install it (add knative-serving to --components)"), "{e}");
     }
 
     #[test]

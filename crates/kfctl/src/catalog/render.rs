@@ -79,6 +79,9 @@ pub struct Rendered {
     pub objects: Vec<RenderedObject>,
     /// Upstream default credentials still in the output (values left them unset).
     pub default_credentials: Vec<&'static Credential>,
+    /// Dependencies the cluster provides (`<name>.provided`), with the needs that apply to
+    /// this render's components: what the install's preflight checks.
+    pub provided: Vec<super::provided::Dependency>,
 }
 
 /// Everything a render knows before values change any object: the chart export starts here.
@@ -116,7 +119,8 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
             ));
         }
     }
-    let user = user_values(&profile, req)?;
+    let mut user = user_values(&profile, req)?;
+    super::provided::expand(&mut user, &catalog.provided);
     choose_components(&mut profile, &catalog, &user, &req.components)?;
     precheck(&user, &catalog, &profile)?;
     if let Some(registry) =
@@ -159,7 +163,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     use rayon::prelude::*;
     let applied: Vec<_> = objects
         .into_par_iter()
-        .filter(|o| params::keep(&o.obj, &effective))
+        .filter(|o| params::keep(&o.obj, &effective, &o.component))
         .map(|mut o| {
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
@@ -173,7 +177,12 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let order = kfctl_kustomize::builtins::sort::Order::from_options(Some(&catalog.sort_options))?;
     super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
     let default_credentials = unset_credentials(&objects, &effective);
-    Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials })
+    let installed: Vec<String> = profile.components.iter().map(|(c, _)| c.clone()).collect();
+    let provided = super::provided::in_use(&effective, &catalog.provided)
+        .into_iter()
+        .map(|d| super::provided::Dependency { needs: d.needs_for(&installed).cloned().collect(), ..d.clone() })
+        .collect();
+    Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials, provided })
 }
 
 /// Layer the profile's values, the `-f` files and the `--set` expressions.
@@ -218,7 +227,9 @@ fn choose_components(
     }
     profile.apply_enabled(user);
     profile.apply_provides(catalog);
-    profile.check_dependencies(catalog)
+    let cluster_provided: Vec<String> =
+        catalog.components.keys().filter(|c| super::provided::is_provided(user, c)).cloned().collect();
+    profile.check_dependencies(catalog, &cluster_provided, !only.is_empty())
 }
 
 /// The profile's kustomization built by the native engine, objects tagged by component.
@@ -345,6 +356,9 @@ pub fn defaults(catalog: &Catalog, profile: &Resolved, objects: &[RenderedObject
     for name in catalog.components.keys() {
         let enabled = profile.components.iter().any(|(c, _)| c == name);
         let mut section = json!({"enabled": enabled, "nodeSelector": {}, "tolerations": [], "affinity": {}});
+        if super::provided::dependency_of(name, &catalog.provided).is_some() {
+            section["provided"] = json!(false);
+        }
         if enabled {
             derive_workload_values(&mut section, objects.iter().filter(|o| &o.component == name).map(|o| &o.obj));
         }

@@ -14,7 +14,7 @@ use super::scaffold::verbatim;
 use crate::catalog::params;
 
 /// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
-pub const REQUIRES_HELM: &[&str] = &["kfctl.requires"];
+pub const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup"];
 
 /// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
 pub const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];

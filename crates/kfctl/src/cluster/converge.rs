@@ -121,7 +121,8 @@ pub async fn prune(
 ) -> Result<PruneReport, ClusterError> {
     let held: HashSet<_> = plan.objects().map(|o| identity(&o.reference)).collect();
     let holds = |r: &ObjectRef| held.contains(&identity(r));
-    let mut set = prune::prune_set(&record.inventory, holds, purge);
+    let handed_over = super::provided::handed_over(&record.meta.provided);
+    let mut set = prune::prune_set(&record.inventory, holds, purge, &handed_over);
     if purge {
         let earlier: Vec<InventoryEntry> = record.kept.iter().filter(|e| !holds(&e.reference)).cloned().collect();
         record.kept.retain(|e| holds(&e.reference));
@@ -143,6 +144,7 @@ pub async fn prune(
     // entries that are not kfctl-rs's leave the record: released, never deleted
     set.delete.retain(|e| !refused.iter().any(|(r, _)| r.reference == e.reference));
     set.released.extend(refused.iter().map(|(e, _)| e.clone()));
+    set.released.extend(set.handed_over.iter().cloned());
     record.pruned(&set.delete, &set.kept, &set.released);
     if !pruned.is_empty() {
         progress.event(&Event::Notice(&format!("pruned {} objects the new render no longer holds", pruned.len())));

@@ -44,6 +44,7 @@ pub mod plan;
 pub mod preflight;
 pub mod prepare;
 pub mod progress;
+pub mod provided;
 pub mod prune;
 pub mod readiness;
 pub mod record;

@@ -2,7 +2,8 @@
 //! needs, and what will bite later.
 //!
 //! Refusals (nothing is written): the API server is unreachable; its version is outside the
-//! release's supported range; a kind in the plan is served by nobody and no CRD in the plan
+//! release's supported range; a dependency the cluster is to provide lacks what Kubeflow needs
+//! of it ([`super::provided`]); a kind in the plan is served by nobody and no CRD in the plan
 //! defines it; a SelfSubjectAccessReview says we may not create or patch a resource the plan
 //! writes; and upstream's default credentials, unless the profile allows them
 //! (`allowDefaultCredentials`, as `kind` does) or the caller does (refused as a `security:`
@@ -35,6 +36,8 @@ pub struct PreflightOptions {
     pub profile_allows_default_credentials: bool,
     /// Run SelfSubjectAccessReviews for what the plan writes.
     pub check_access: bool,
+    /// Dependencies the cluster provides, with what Kubeflow needs of them ([`super::provided`]).
+    pub provided: Vec<crate::catalog::provided::Dependency>,
 }
 
 impl Default for PreflightOptions {
@@ -45,6 +48,7 @@ impl Default for PreflightOptions {
             allow_default_credentials: false,
             profile_allows_default_credentials: false,
             check_access: true,
+            provided: Vec::new(),
         }
     }
 }
@@ -165,6 +169,7 @@ pub async fn run(
     let api = &api.bounded(PREFLIGHT_BOUND);
     let version = server_version(api).await?;
     check_version(&version, &opts.supported).map_err(ClusterError::Preflight)?;
+    super::provided::check(api, resolver, plan, &opts.provided).await?;
     let resources = resources_of(resolver, plan).await?;
     if opts.check_access {
         check_access(api, &resources).await?;

@@ -23,6 +23,9 @@ pub use crate::catalog::guarded::{GUARDED, Guarded};
 /// The reason given for objects kfctl-rs found already there.
 pub const PREEXISTING: &str = "existed before kfctl-rs applied it; released, not deleted";
 
+/// The reason given for objects of a dependency the cluster now provides.
+pub const HANDED_OVER: &str = "its dependency is now the cluster's own (`provided`); released, not deleted";
+
 /// The guard rule of an object's kind, if any.
 pub fn guarded(r: &ObjectRef) -> Option<&'static Guarded> {
     let gk = r.group_kind();
@@ -50,16 +53,26 @@ pub struct PruneSet {
     pub kept: Vec<InventoryEntry>,
     /// Objects that existed before kfctl-rs: dropped from the inventory, left alone.
     pub released: Vec<InventoryEntry>,
+    /// Objects of components the cluster now provides: dropped from the inventory, left alone.
+    pub handed_over: Vec<InventoryEntry>,
 }
 
-/// Split the entries of `previous` that `holds` says the new render no longer holds.
-pub fn prune_set(previous: &[InventoryEntry], holds: impl Fn(&ObjectRef) -> bool, purge: bool) -> PruneSet {
+/// Split the entries of `previous` that `holds` says the new render no longer holds; those of
+/// `handed_over` components (the cluster provides them now) are released, whatever their kind.
+pub fn prune_set(
+    previous: &[InventoryEntry],
+    holds: impl Fn(&ObjectRef) -> bool,
+    purge: bool,
+    handed_over: &[String],
+) -> PruneSet {
     let mut set = PruneSet::default();
     let mut gone: Vec<(usize, &InventoryEntry)> =
         previous.iter().enumerate().filter(|(_, e)| !holds(&e.reference)).collect();
     gone.sort_by(|(ia, a), (ib, b)| b.wave.cmp(&a.wave).then(ib.cmp(ia)));
     for (_, entry) in gone {
-        let bucket = if !entry.owned() {
+        let bucket = if handed_over.contains(&entry.component) {
+            &mut set.handed_over
+        } else if !entry.owned() {
             &mut set.released
         } else if guarded(&entry.reference).is_some() && !purge {
             &mut set.kept
@@ -88,7 +101,8 @@ pub fn kept_with_reasons(set: &PruneSet) -> Vec<Kept> {
         |r: &ObjectRef| guarded(r).map_or(String::new(), |g| format!("{}; --purge to delete", g.loses));
     let kept = set.kept.iter().map(|e| Kept { object: e.reference.clone(), reason: guarded_reason(&e.reference) });
     let released = set.released.iter().map(|e| Kept { object: e.reference.clone(), reason: PREEXISTING.into() });
-    kept.chain(released).collect()
+    let handed = set.handed_over.iter().map(|e| Kept { object: e.reference.clone(), reason: HANDED_OVER.into() });
+    kept.chain(released).chain(handed).collect()
 }
 
 #[cfg(test)]
@@ -110,7 +124,7 @@ mod tests {
             entry("v1", "ConfigMap", "theirs", 3, false),
             entry("v1", "ConfigMap", "still", 3, true),
         ];
-        let set = prune_set(&previous, |r| r.name == "still", false);
+        let set = prune_set(&previous, |r| r.name == "still", false, &[]);
         let names = |v: &[InventoryEntry]| v.iter().map(|e| e.reference.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&set.delete), ["d", "a"]);
         assert_eq!(names(&set.kept), ["crd", "ns"]);
@@ -122,8 +136,11 @@ mod tests {
                 "kept: 1 Namespaces — everything in them would be lost; --purge to delete"
             ]
         );
-        let purged = prune_set(&previous, |r| r.name == "still", true);
+        let purged = prune_set(&previous, |r| r.name == "still", true, &[]);
         assert_eq!(names(&purged.delete), ["d", "a", "crd", "ns"]);
+        let handed = prune_set(&previous, |r| r.name == "still", true, &["c".to_string()]);
+        assert!(handed.delete.is_empty() && handed.released.is_empty(), "{handed:?}");
+        assert_eq!(names(&handed.handed_over), ["d", "theirs", "a", "crd", "ns"]);
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub struct InstallMeta {
     /// migrate by hand), from the release catalog; kept so `status` and a later reader see them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upgrade_notes: Vec<String>,
+    /// Dependencies the cluster provides (`<name>.provided=true`): not installed by kfctl-rs,
+    /// listed by `status`, their objects never pruned (see `cluster::provided`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provided: Vec<String>,
 }
 
 /// The record itself.
@@ -336,6 +340,7 @@ mod tests {
             upstream_version: "v1.11.0".into(),
             upstream_digest: "d".into(),
             values_digest: "v".into(),
+            provided: Vec::new(),
         }
     }
 

@@ -167,6 +167,9 @@ pub fn render_text(report: &StatusReport) -> String {
     if !r.kept.is_empty() {
         out.push_str(&format!("kept (no longer installed, not deleted): {} objects\n", r.kept.len()));
     }
+    for name in &r.meta.provided {
+        out.push_str(&format!("{name:<14} provided by the cluster (not installed by kfctl-rs)\n"));
+    }
     for c in &report.components {
         out.push_str(&format!("{:<14} {}/{} ready\n", c.name, c.ready, c.objects));
         for p in &c.pending {

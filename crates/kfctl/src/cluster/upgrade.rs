@@ -132,18 +132,21 @@ pub async fn change_plan(
     purge: bool,
     concurrency: usize,
 ) -> Result<ChangePlan, ClusterError> {
-    change_plan_within(objects, target, purge, concurrency, super::status::VERB_TIMEOUT).await
+    change_plan_within(objects, target, purge, concurrency, super::status::VERB_TIMEOUT, &[]).await
 }
 
 /// Judge every planned object against the cluster and list prunes and keeps; writes nothing.
 /// One connection and one deadline (`timeout`, the run's `--timeout`) for the record and every
 /// object's dry run; a call it ends is [`ClusterError::NoAnswer`] saying what it waited for.
+/// `provided`: the dependencies the new render leaves to the cluster (their recorded objects
+/// are released, not pruned).
 pub async fn change_plan_within(
     objects: &[RenderedObject],
     target: &Target,
     purge: bool,
     concurrency: usize,
     timeout: std::time::Duration,
+    provided: &[String],
 ) -> Result<ChangePlan, ClusterError> {
     let plan = Plan::build(objects)?;
     let redactor = super::redact::Redactor::from_docs(objects.iter().map(|o| &o.obj));
@@ -170,7 +173,10 @@ pub async fn change_plan_within(
     let held: HashSet<_> = plan.objects().map(|o| identity(&o.reference)).collect();
     let set = record
         .as_ref()
-        .map(|r| prune::prune_set(&r.inventory, |o| held.contains(&identity(o)), purge))
+        .map(|r| {
+            let handed_over = super::provided::handed_over(provided);
+            prune::prune_set(&r.inventory, |o| held.contains(&identity(o)), purge, &handed_over)
+        })
         .unwrap_or_default();
     changes.extend(set.delete.iter().map(|e| PlannedChange {
         object: e.reference.clone(),

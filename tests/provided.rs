@@ -1,0 +1,303 @@
+//! Issue 28: dependencies the cluster already runs (`<name>.provided=true`).
+//!
+//! - the render leaves out exactly the provided components' objects and keeps everything that
+//!   needs them; real Helm of the export agrees (or refuses with the flags to add, where Helm
+//!   cannot pass one value to several subcharts);
+//! - a missing dependency names both ways out, and each suggested flag set works when pasted;
+//! - on the test API server (the in-repo test double) with cert-manager, or Istio, applied
+//!   beforehand by real kubectl: the install converges without touching them, and uninstall
+//!   leaves them running; without them the install is refused before any write.
+
+use crate::common;
+
+use common::cluster::Cluster;
+use kfctl::catalog::{RenderedObject, render};
+use kfctl::cluster::progress::RecordingProgress;
+use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
+use kfctl::cluster::{InstallOptions, install};
+use kfctl_testapi::{StatusRule, Target as Rule, TestApiConfig};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn rendered(profile: &str, sets: &[&str]) -> kfctl::catalog::Rendered {
+    render(&common::render_request_set(profile, sets)).unwrap_or_else(|e| panic!("{profile} {sets:?}: {e}"))
+}
+
+fn identity(o: &Value) -> String {
+    let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+    format!("{} {} {}/{}", s("/apiVersion"), s("/kind"), s("/metadata/namespace"), s("/metadata/name"))
+}
+
+/// The provided render is the default render less the objects of `components`, object for object.
+fn assert_only_left_out(profile: &str, set: &str, components: &[&str]) {
+    let default = rendered(profile, &[]);
+    let provided = rendered(profile, &[set]);
+    let expected: Vec<&Value> =
+        default.objects.iter().filter(|o| !components.contains(&o.component.as_str())).map(|o| &o.obj).collect();
+    let left_out = default.objects.len() - expected.len();
+    assert!(left_out > 0, "{set}: {components:?} render nothing in {profile}");
+    let actual: Vec<&Value> = provided.objects.iter().map(|o| &o.obj).collect();
+    assert_eq!(actual.len(), expected.len(), "{set}: {left_out} objects should go");
+    for (a, e) in actual.iter().zip(&expected) {
+        assert_eq!(a, e, "{set}: {} differs", identity(e));
+    }
+    assert_eq!(provided.provided.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), [set.split('.').next().unwrap()]);
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn a_provided_dependency_renders_none_of_its_objects_and_keeps_everything_else() {
+    assert_only_left_out("kind", "cert-manager.provided=true", &["cert-manager"]);
+    assert_only_left_out("kind", "istio.provided=true", &["istio", "istio-crds", "istio-namespace"]);
+    let both = rendered("kind", &["cert-manager.provided=true", "istio.provided=true"]);
+    let kinds = |c: &str| both.objects.iter().filter(|o| o.component == c).count();
+    assert!(kinds("katib") > 0 && kinds("kubeflow-istio-resources") > 0, "what needs them stays");
+    assert_eq!(kinds("cert-manager") + kinds("istio") + kinds("istio-crds"), 0);
+}
+
+/// The parts of a dependency error that suggest flags: `(--set a=b --set c=d)`.
+fn suggested_flag_sets(message: &str) -> Vec<Vec<String>> {
+    message
+        .split('(')
+        .skip(1)
+        .filter_map(|part| part.split_once(')').map(|(inside, _)| inside))
+        .filter(|inside| inside.starts_with("--set "))
+        .map(|inside| inside.split("--set ").filter(|f| !f.trim().is_empty()).map(|f| f.trim().to_string()).collect())
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn a_missing_dependency_names_both_ways_out_and_each_works_when_pasted() {
+    let base = ["template", "--profile", "kind", "--set", "cert-manager.enabled=false"];
+    let out = common::kfctl_offline(&base);
+    let message = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && message.contains("needs cert-manager"), "{message}");
+    let sets = suggested_flag_sets(&message);
+    assert_eq!(sets.len(), 3, "install it, the cluster's own, leave it out: {message}");
+    assert!(sets[1].contains(&"cert-manager.provided=true".to_string()), "{message}");
+    for flags in &sets {
+        let mut args: Vec<&str> = base.to_vec();
+        for f in flags {
+            args.extend(["--set", f.as_str()]);
+        }
+        let pasted = common::kfctl_offline(&args);
+        let after = String::from_utf8_lossy(&pasted.stderr);
+        assert!(!after.contains(&message.trim().to_string()), "{flags:?} did not get past the error: {after}");
+        if flags.iter().any(|f| f.ends_with(".provided=true") || f.ends_with("-manager.enabled=true")) {
+            assert!(pasted.status.success(), "{flags:?}: {after}");
+        }
+    }
+}
+
+fn helm(chart: &std::path::Path, sets: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(common::tool("helm-template"));
+    cmd.arg(chart);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    cmd.stdin(Stdio::null()).output().expect("helm-template runs")
+}
+
+fn native(profile: &str, sets: &[&str]) -> Vec<Value> {
+    rendered(profile, sets).objects.into_iter().map(|o| o.obj).collect()
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+#[cfg_attr(kfctl_no_oracles, ignore = "needs the oracles (real Helm): put ../shared/tools beside the repo")]
+fn real_helm_of_the_export_agrees_on_provided_dependencies() {
+    let chart = common::exported_multi_tenant();
+    let set = "cert-manager.provided=true";
+    common::assert_helm_equals_native(&native("multi-tenant", &[set]), &helm(chart, &[set]), set);
+    // Helm gives `istio.provided` to the istio chart only: its checks say what to add ...
+    let half = helm(chart, &["istio.provided=true"]);
+    let refusal = String::from_utf8_lossy(&half.stderr);
+    assert!(!half.status.success(), "Helm rendered a half-provided Istio");
+    assert!(
+        refusal.contains("--set istio-crds.provided=true --set istio-namespace.provided=true"),
+        "the refusal names the flags to add: {refusal}"
+    );
+    // ... and with them, Helm renders what kfctl-rs renders for `istio.provided=true` alone.
+    let whole = ["istio.provided=true", "istio-crds.provided=true", "istio-namespace.provided=true"];
+    common::assert_helm_equals_native(&native("multi-tenant", &whole[..1]), &helm(chart, &whole), "istio.provided");
+    // a dependency neither enabled nor provided: both refuse, naming the way out by the cluster's own
+    let off = helm(chart, &["cert-manager.enabled=false"]);
+    let refusal = String::from_utf8_lossy(&off.stderr);
+    assert!(!off.status.success() && refusal.contains("--set cert-manager.provided=true"), "{refusal}");
+    let both = ["cert-manager.enabled=false", "cert-manager.provided=true"];
+    common::assert_helm_equals_native(&native("multi-tenant", &both), &helm(chart, &both), "disabled and provided");
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+#[cfg_attr(kfctl_no_oracles, ignore = "needs the oracles (real Helm): put ../shared/tools beside the repo")]
+fn an_export_with_provided_values_lints_clean_and_renders_them_by_default() {
+    let out = common::scratch("provided", "export").join("kubeflow");
+    let sets = ["--set", "istio.provided=true", "--set", "cert-manager.provided=true"];
+    let export = common::kfctl_offline(
+        &[&["chart", "export", "--profile", "kind", "--out", out.to_str().unwrap()], &sets[..]].concat(),
+    );
+    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    let lint = Command::new(common::tool("helm-lint")).arg(&out).arg("--strict").output().unwrap();
+    assert!(
+        lint.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    let expected = native("kind", &["istio.provided=true", "cert-manager.provided=true"]);
+    common::assert_helm_equals_native(&expected, &helm(&out, &[]), "export with provided values");
+}
+
+// -------------------------------------------------------------------------------------------
+// On the test API server (a test double), with real kubectl installing the dependency first.
+
+/// The test double with cert-manager's controller and cainjector as status rules (whichever
+/// cert-manager runs, kfctl-rs's or the cluster's own, they stand in for its pods).
+fn cluster() -> Cluster {
+    let mut config = TestApiConfig::default();
+    for kind in ["Certificate", "Issuer", "ClusterIssuer"] {
+        config =
+            config.status_rule(StatusRule::ready_after(Rule::kind(kind).in_group("cert-manager.io"), Duration::ZERO));
+    }
+    for annotation in ["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"] {
+        let rule = Rule::default().with_annotation(annotation);
+        config = config.status_rule(StatusRule::inject_ca_bundle(rule, Duration::ZERO, "Y2E="));
+    }
+    Cluster::start(config)
+}
+
+/// Real kubectl applies `objects` server-side until they settle, as a platform team would.
+fn kubectl_applies(cluster: &Cluster, objects: &[RenderedObject]) {
+    let file = cluster.dir.path().join("dependency.yaml");
+    let docs: Vec<Value> = objects.iter().map(|o| o.obj.clone()).collect();
+    std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs)).unwrap();
+    let mut last = String::new();
+    for _ in 0..4 {
+        let out = Command::new(common::kubectl())
+            .arg("--kubeconfig")
+            .arg(&cluster.kubeconfig)
+            .arg("--cache-dir")
+            .arg(cluster.dir.path().join("cache"))
+            .args(["apply", "--server-side", "--force-conflicts", "-f"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            cluster.server.objects(); // let the test double's controllers catch up (endpoints)
+            return;
+        }
+        last = String::from_utf8_lossy(&out.stderr).to_string();
+    }
+    panic!("kubectl apply did not settle: {last}");
+}
+
+fn options(cluster: &Cluster, rendered: &kfctl::catalog::Rendered) -> InstallOptions {
+    let mut o = cluster.options_for("kind", common::release());
+    o.timeout = Duration::from_secs(180);
+    o.preflight.allow_default_credentials = true;
+    o.preflight.provided = rendered.provided.clone();
+    o.meta.provided = rendered.provided.iter().map(|d| d.name.clone()).collect();
+    o
+}
+
+fn writes(cluster: &Cluster) -> usize {
+    let requests = cluster.server.requests();
+    requests
+        .iter()
+        .filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD") && !r.path.contains("accessreviews"))
+        .count()
+}
+
+/// Which of `objects` the cluster shows with kfctl-rs's field manager.
+fn touched_by_kfctl(cluster: &Cluster, objects: &[RenderedObject]) -> Vec<String> {
+    let names: Vec<String> = objects.iter().map(|o| identity(&o.obj)).collect();
+    cluster
+        .server
+        .objects()
+        .into_iter()
+        .filter(|s| names.contains(&identity(&s.object)))
+        .filter(|s| {
+            s.object["metadata"]["managedFields"].as_array().into_iter().flatten().any(|m| m["manager"] == "kfctl-rs")
+        })
+        .map(|s| identity(&s.object))
+        .collect()
+}
+
+async fn provided_dependency_is_used_and_never_touched(set: &str, components: &[&str]) {
+    let cluster = cluster();
+    let with = rendered("kind", &[set]);
+    let full = rendered("kind", &[]);
+    let (dependency, rest): (Vec<RenderedObject>, Vec<RenderedObject>) =
+        full.objects.into_iter().partition(|o| components.contains(&o.component.as_str()));
+    // upstream's Istio folder holds Sidecars in `kubeflow`: its Namespace comes first, as in
+    // upstream's loop (kfctl-rs then finds it there and never deletes it)
+    let namespace =
+        rest.into_iter().filter(|o| o.obj["kind"] == "Namespace" && o.obj["metadata"]["name"] == "kubeflow");
+
+    // without the dependency on the cluster: refused before any write, naming it
+    let before = writes(&cluster);
+    let err = install(with.objects.clone(), options(&cluster, &with), &mut RecordingProgress::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    let name = set.split('.').next().unwrap();
+    assert!(err.contains(&format!("`{name}.provided` is true, but the cluster's {name} lacks")), "{err}");
+    assert!(err.contains(&format!("--set {name}.provided=false")), "{err}");
+    assert_eq!(writes(&cluster), before, "refused after a write");
+
+    kubectl_applies(&cluster, &namespace.chain(dependency.iter().cloned()).collect::<Vec<_>>());
+    let report = install(with.objects.clone(), options(&cluster, &with), &mut RecordingProgress::default())
+        .await
+        .unwrap_or_else(|e| panic!("{set}: {e}"));
+    assert_eq!(report.waves_done, report.waves_total);
+    assert_eq!(
+        touched_by_kfctl(&cluster, &dependency),
+        Vec::<String>::new(),
+        "kfctl-rs applied the dependency's objects"
+    );
+    let record = cluster.record().unwrap();
+    assert_eq!(record.meta.provided, [name]);
+    assert!(record.inventory.iter().all(|e| !components.contains(&e.component.as_str())));
+
+    let uninstalled = UninstallOptions { concurrency: 8, timeout: Duration::from_secs(60), ..Default::default() };
+    uninstall(&cluster.target(), &uninstalled, &mut RecordingProgress::default()).await.unwrap();
+    let left: Vec<String> = cluster.server.objects().iter().map(|s| identity(&s.object)).collect();
+    let gone: Vec<String> = dependency.iter().map(|o| identity(&o.obj)).filter(|i| !left.contains(i)).collect();
+    assert_eq!(gone, Vec::<String>::new(), "uninstall removed the cluster's own {name}");
+}
+
+#[tokio::test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
+async fn cert_manager_the_cluster_runs_is_checked_used_and_left_alone() {
+    provided_dependency_is_used_and_never_touched("cert-manager.provided=true", &["cert-manager"]).await;
+}
+
+#[tokio::test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
+async fn istio_the_cluster_runs_is_checked_used_and_left_alone() {
+    provided_dependency_is_used_and_never_touched("istio.provided=true", &["istio-crds", "istio-namespace", "istio"])
+        .await;
+}
