@@ -301,3 +301,72 @@ async fn istio_the_cluster_runs_is_checked_used_and_left_alone() {
     provided_dependency_is_used_and_never_touched("istio.provided=true", &["istio-crds", "istio-namespace", "istio"])
         .await;
 }
+
+/// cert-manager installed by kfctl-rs, then left to the cluster (`provided`): the upgrade
+/// releases its objects, reported as handed over and never deleted; uninstall leaves them.
+#[tokio::test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+async fn a_dependency_kfctl_rs_installed_is_handed_over_to_the_cluster_not_deleted() {
+    let cluster = cluster();
+    // the test double keeps a webhook list whole for field ownership, so cainjector's caBundle
+    // would conflict with the second apply: without injection, as the other re-install tests
+    let without_injection = |mut r: kfctl::catalog::Rendered| {
+        for o in &mut r.objects {
+            if let Some(a) = o.obj["metadata"]["annotations"].as_object_mut() {
+                a.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+            }
+        }
+        r
+    };
+    let full = without_injection(rendered("kind", &[]));
+    install(full.objects.clone(), options(&cluster, &full), &mut RecordingProgress::default()).await.unwrap();
+    let ours: Vec<String> =
+        full.objects.iter().filter(|o| o.component == "cert-manager").map(|o| identity(&o.obj)).collect();
+
+    let with = rendered("kind", &["cert-manager.provided=true"]);
+    let report =
+        install(with.objects.clone(), options(&cluster, &with), &mut RecordingProgress::default()).await.unwrap();
+    assert!(report.prune.pruned.is_empty(), "pruned: {:?}", report.prune.pruned);
+    let handed: Vec<String> = report
+        .prune
+        .kept
+        .iter()
+        .filter(|k| k.reason == kfctl::cluster::prune::HANDED_OVER)
+        .map(|k| k.object.name.clone())
+        .collect();
+    assert_eq!(handed.len(), ours.len(), "every cert-manager object is reported handed over: {handed:?}");
+    let record = cluster.record().unwrap();
+    assert!(record.inventory.iter().all(|e| e.component != "cert-manager"), "still recorded");
+
+    let uninstalled = UninstallOptions { concurrency: 8, timeout: Duration::from_secs(60), ..Default::default() };
+    uninstall(&cluster.target(), &uninstalled, &mut RecordingProgress::default()).await.unwrap();
+    let left: Vec<String> = cluster.server.objects().iter().map(|s| identity(&s.object)).collect();
+    let gone: Vec<&String> = ours.iter().filter(|i| !left.contains(i)).collect();
+    assert!(gone.is_empty(), "handed-over objects deleted: {gone:?}");
+}
+
+/// The command line carries `provided` from the values to the preflight: `install --profile
+/// kind --set cert-manager.provided=true` on a cluster without cert-manager stops before any
+/// write, naming it and the way out.
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn install_on_a_cluster_without_the_provided_dependency_is_refused_before_any_write() {
+    let cluster = cluster();
+    let kubeconfig = cluster.kubeconfig.to_str().unwrap().to_string();
+    let mut args = vec!["install", "--profile", "kind", "--set", "cert-manager.provided=true", "--yes"];
+    // the test double says it is 1.33: the range is replaced for every release, as a user may
+    args.extend(["--kubeconfig", &kubeconfig, "--kubernetes-versions", ">=1.33.0"]);
+    let out = common::kfctl_offline(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("`cert-manager.provided` is true, but the cluster's cert-manager lacks"), "{stderr}");
+    assert!(stderr.contains("ClusterIssuer kubeflow-self-signing-issuer is missing"), "{stderr}");
+    assert!(stderr.contains("--set cert-manager.provided=false"), "{stderr}");
+    assert_eq!(writes(&cluster), 0, "refused after a write");
+}

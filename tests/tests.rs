@@ -26,6 +26,7 @@ mod day1_storage;
 mod day1_values;
 mod engine_errors;
 mod engine_tables;
+mod environments;
 mod generated_names;
 mod helm_chart;
 mod helm_matrix;

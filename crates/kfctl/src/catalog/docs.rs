@@ -140,6 +140,7 @@ fn component_key(rest: &[&str]) -> Option<String> {
         ["database", "password"] => "Credential: the external MySQL's password (`password` of `mysql-secret`; needs `host` and `user`); empty keeps upstream's (empty: the in-cluster MySQL's root).".into(),
         ["database", "user"] => "The external MySQL's user (`username` of `mysql-secret`; upstream's: root).".into(),
         ["enabled"] => "Render this component (the umbrella chart's condition).".into(),
+        ["provided"] => "The cluster already runs this dependency: render none of its objects, keep what needs it, and have `kfctl-rs install` check the cluster's copy first (GUIDE.md, \"Dependencies your cluster already runs\").".into(),
         ["images"] => "The component's images by key; another reference replaces the image everywhere upstream names it.".into(),
         ["images", key] => format!("Image `{key}` (default: upstream's)."),
         ["replicas"] => "`spec.replicas` of the component's Deployments and StatefulSets, by name (a whole number, 0 or more; `null` where upstream sets none).".into(),
