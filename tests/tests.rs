@@ -9,6 +9,7 @@ mod day1_support;
 mod as_kustomization;
 mod bounds;
 mod chart_credentials;
+mod chart_export_values;
 mod chart_hygiene;
 mod chart_notes;
 mod cli;

@@ -106,12 +106,13 @@
 {{- end -}}
 
 {{/* kfctl.oidcWithDex (list $): fail, as kfctl-rs does, when an external issuer is set while
-     Dex is enabled (umbrella chart only: a subchart cannot see the other's values). */}}
+     Dex is enabled (umbrella chart only: a subchart cannot see the other's values). A chart
+     exported without Dex (`dex.enabled=false` at export) has no `dex:` section: no Dex. */}}
 {{- define "kfctl.oidcWithDex" -}}
 {{- $v := (index . 0).Values -}}
 {{- $oidc := get (get $v "oauth2-proxy" | default dict) "oidc" | default dict -}}
 {{- $dex := get $v "dex" | default dict -}}
-{{- if and (get $oidc "issuerURL") (ne (toString (get $dex "enabled")) "false") -}}
+{{- if and (get $oidc "issuerURL") (hasKey $v "dex") (ne (toString (get $dex "enabled")) "false") -}}
 {{- fail "oauth2-proxy.oidc.issuerURL is set while dex is enabled: oauth2-proxy and Istio would trust that issuer and nothing would log in through Dex; disable Dex (--set dex.enabled=false), or keep Dex and add the issuer to it as a connector (dex.connectors)" -}}
 {{- end -}}
 {{- end -}}
