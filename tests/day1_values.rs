@@ -213,7 +213,8 @@ fn is_runtime(obj: &Value) -> bool {
 
 /// Issue 13: the global scheduling values reach the platform's own pods only — not the pod
 /// templates of users' runtimes (Trainer's, KServe's) nor the istio-cni DaemonSet — and a
-/// component's own value still wins over them (and still reaches its node agent).
+/// component's own value still wins over them. Issue 27: the component's own value does not
+/// reach its node agent either (`istio.nodeSelector` pins istiod, never the CNI).
 #[test]
 #[cfg_attr(
     any(kfctl_no_upstream, kfctl_no_oracles),
@@ -222,7 +223,8 @@ fn is_runtime(obj: &Value) -> bool {
 fn global_scheduling_skips_users_runtimes_and_node_agents() {
     let toleration = json!({"key": "dedicated", "operator": "Equal", "value": "kubeflow", "effect": "NoSchedule"});
     let values = json!({"global": {"nodeSelector": {"pool": "platform"}, "tolerations": [toleration]},
-                        "kserve": {"nodeSelector": {"pool": "serving"}}});
+                        "kserve": {"nodeSelector": {"pool": "serving"}},
+                        "istio": {"nodeSelector": {"pool": "mesh"}, "tolerations": [toleration]}});
     let file = values_file("scoped-scheduling", &values);
     let (before, after) = (default_render(), render(Some(&file)));
     assert_eq!(before.len(), after.len());
@@ -232,13 +234,13 @@ fn global_scheduling_skips_users_runtimes_and_node_agents() {
         let agent = s(old, "/kind") == "DaemonSet";
         for (o, n) in pod_specs(old).iter().zip(pod_specs(new)) {
             if is_runtime(old) || agent {
-                assert_eq!(o, &n, "{}: global scheduling must not reach it", label(old));
+                assert_eq!(o, &n, "{}: neither global nor its component's scheduling may reach it", label(old));
                 skipped += 1;
                 continue;
             }
             let pool = n.pointer("/nodeSelector/pool").and_then(Value::as_str);
             kserve += usize::from(pool == Some("serving"));
-            assert!(matches!(pool, Some("platform" | "serving")), "{}: {pool:?}", label(old));
+            assert!(matches!(pool, Some("platform" | "serving" | "mesh")), "{}: {pool:?}", label(old));
             let tolerations = n["tolerations"].as_array();
             assert!(tolerations.is_some_and(|t| t.contains(&toleration)), "{}: global's tolerations", label(old));
             platform += 1;

@@ -1,7 +1,7 @@
 {{/* kfctl.scoped (list $ name source): a scheduling value as JSON, from where the pod
      template's scope (charts/catalog.yaml `podScopes`) takes it: "scoped" the chart's own
-     non-empty value, else global's; "own" the chart's own only; "runtimes" the chart's
-     `runtimes.<name>` only. */}}
+     non-empty value, else global's; "runtimes" the chart's `runtimes.<name>` only (node
+     agents take none). */}}
 {{- define "kfctl.scoped" -}}
 {{- $v := (index . 0).Values -}}
 {{- $name := index . 1 -}}

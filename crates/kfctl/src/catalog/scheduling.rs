@@ -7,11 +7,13 @@
 //! | pod template | `nodeSelector`, `tolerations`, `affinity` from |
 //! |---|---|
 //! | the platform's own (every other object) | the component's value, else `global`'s ([`Source::Scoped`]) |
-//! | a node agent (`podScopes.nodeAgents`, e.g. the istio-cni DaemonSet) | the component's value only ([`Source::Own`]) |
+//! | a node agent (`podScopes.nodeAgents`, e.g. the istio-cni DaemonSet) | none: it runs on every node, tolerating every taint as upstream has it |
 //! | a user's runtime (`podScopes.runtimes`, Trainer's and KServe's runtimes) | `<component>.runtimes.*` only, on the templates that run the runtime's container ([`Source::Runtimes`]) |
 //!
-//! so `global.nodeSelector` pins the platform's controllers without also pinning the pods
-//! users' jobs and models run in, or a DaemonSet that must run on every node.
+//! so `global.nodeSelector` or `istio.nodeSelector` pins the platform's controllers without
+//! also pinning the pods users' jobs and models run in, or a DaemonSet that must run on every
+//! node (the CNI on only the nodes istiod runs on would leave every other node's pods without
+//! their network set up).
 
 use super::params::{Ctx, is_empty};
 use crate::embedded;
@@ -70,8 +72,6 @@ pub fn scopes() -> &'static PodScopes {
 pub enum Source {
     /// The component's value, else the global one.
     Scoped,
-    /// The component's value only.
-    Own,
     /// The component's `runtimes` values only.
     Runtimes,
 }
@@ -81,7 +81,6 @@ impl Source {
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Scoped => "scoped",
-            Source::Own => "own",
             Source::Runtimes => "runtimes",
         }
     }
@@ -126,12 +125,12 @@ pub fn runs_container(spec: &Map<String, Value>, name: &str) -> bool {
 }
 
 /// Visit the pod specs of `obj` that scheduling values reach, each with where its values
-/// come from: every pod spec of a platform object or node agent, and the pod specs of a
-/// runtime that run the runtime's container.
+/// come from: every pod spec of a platform object, and the pod specs of a runtime that run
+/// the runtime's container; a node agent's none.
 pub fn for_each_scheduled_pod_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>, Source)) {
     match pod_scope(obj) {
         PodScope::Platform => super::params::for_each_pod_spec(obj, &mut |spec| f(spec, Source::Scoped)),
-        PodScope::NodeAgent => super::params::for_each_pod_spec(obj, &mut |spec| f(spec, Source::Own)),
+        PodScope::NodeAgent => {}
         PodScope::Runtime(r) => super::params::for_each_pod_spec(obj, &mut |spec| {
             if runs_container(spec, &r.container) {
                 f(spec, Source::Runtimes)
@@ -156,7 +155,6 @@ pub fn for_each_runtime_container(obj: &mut Value, runtime: &RuntimeKinds, f: &m
 fn scheduling_value<'a>(ctx: &'a Ctx<'a>, source: Source, key: &str) -> Option<&'a Value> {
     match source {
         Source::Scoped => ctx.scoped(key),
-        Source::Own => ctx.own(&[key]).filter(|v| !is_empty(v)),
         Source::Runtimes => ctx.own(&["runtimes", key]).filter(|v| !is_empty(v)),
     }
 }

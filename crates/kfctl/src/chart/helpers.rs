@@ -71,7 +71,7 @@ mod tests {
             Step::Image { key: "k".into() },
             Step::PullSecrets,
             Step::NodeSelector { from: Source::Scoped },
-            Step::Tolerations { from: Source::Own },
+            Step::Tolerations { from: Source::Scoped },
             Step::Affinity { from: Source::Runtimes },
             Step::Replicas { workload: "w".into() },
             Step::Resources { workload: "w".into(), container: "c".into() },
