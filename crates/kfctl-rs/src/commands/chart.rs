@@ -94,7 +94,7 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         "wrote {}: chart {} {} (appVersion {app_version}), {subcharts} subcharts, {templates} object templates{}",
         args.out.display(),
         args.name,
-        env!("CARGO_PKG_VERSION"),
+        kfctl::chart::scaffold::chart_version(&app_version),
         if args.argocd { ", Argo CD Applications in argocd/" } else { "" }
     );
     Ok(Code::Success)

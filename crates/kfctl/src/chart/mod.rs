@@ -254,7 +254,7 @@ fn component_chart(
         .map_or("kubeflow", String::as_str);
     let context = json!({
         "name": component.name, "description": component.description, "profile": prepared.profile.name,
-        "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
+        "version": scaffold::chart_version(&options.app_version), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
         "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
         "dependencies": [], "notice": crate::notice::BEST_EFFORT, "namespace": namespace,
         "rows": scaffold::value_rows(&values, "", Some(component.name), &prepared.catalog),
@@ -339,7 +339,7 @@ fn umbrella(
     let context = json!({
         "name": options.chart_name, "profile": prepared.profile.name,
         "description": format!("Kubeflow, profile {}: {}", prepared.profile.name, prepared.profile.description),
-        "version": env!("CARGO_PKG_VERSION"), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
+        "version": scaffold::chart_version(&options.app_version), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
         "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
         "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT, "umbrella": true, "crd_count": 0,
         "access": crate::catalog::access::facts(), "provided_groups": provided_groups,

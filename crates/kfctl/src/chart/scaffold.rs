@@ -50,6 +50,15 @@ pub fn kube_version(app_version: &str) -> Option<String> {
     Some(format!(">={major}.{minor}.0-0"))
 }
 
+/// The charts' `version`: the upstream release as SemVer with kfctl-rs's version as build
+/// metadata (`26.3.0+kfctl.0.1.0` for 26.03, `1.11.0+kfctl.0.1.0` for v1.11.0), so a chart
+/// says which Kubeflow it holds and which kfctl-rs wrote it; an `--app-version` that is no
+/// release version gives `0.0.0+kfctl.<version>`.
+pub fn chart_version(app_version: &str) -> String {
+    let parts = crate::source::version::ReleaseVersion::parse(app_version).map_or([0, 0, 0], |v| v.parts);
+    format!("{}.{}.{}+kfctl.{}", parts[0], parts[1], parts[2], env!("CARGO_PKG_VERSION"))
+}
+
 /// The tested Kubernetes range of `app_version` for READMEs (`1.33 and newer`), if known.
 pub fn kubernetes_range(app_version: &str) -> Option<String> {
     crate::source::releases::known().iter().find(|r| r.version == app_version).map(|r| r.kubernetes_range())
@@ -232,6 +241,15 @@ mod tests {
         assert_eq!(katib.pointer("/properties/enabled/type").unwrap(), "boolean");
         assert_eq!(katib.pointer("/properties/global/properties/imageRegistry/type").unwrap(), "string");
         assert_eq!(katib["additionalProperties"], json!(false));
+    }
+
+    #[test]
+    fn the_chart_version_says_the_release_and_kfctl_rs() {
+        let kfctl = env!("CARGO_PKG_VERSION");
+        assert_eq!(chart_version("26.03"), format!("26.3.0+kfctl.{kfctl}"));
+        assert_eq!(chart_version("v1.11.0"), format!("1.11.0+kfctl.{kfctl}"));
+        assert_eq!(chart_version("mine"), format!("0.0.0+kfctl.{kfctl}"));
+        assert!(semver::Version::parse(&chart_version("26.03.1")).is_ok());
     }
 
     #[test]
