@@ -415,6 +415,23 @@ fn matrix() -> Vec<Case> {
         refused("a key typo", MIN, &[], &[(Set, "trainer.enabeld=false")]),
         refused("a --set without a value", MIN, &[], &[(Set, "global.imageRegistry")]),
         refused("a runtimes value where no runtimes are", MT, &[], &[(Set, "katib.runtimes.nodeSelector.a=b")]),
+        // Issue 27: a disabled component's settings are its keys still (Helm's umbrella schema
+        // keeps them), so one values file serves with the component on or off ...
+        case(
+            "settings of a component disabled by --set",
+            MT,
+            &[
+                "katib:\n  replicas:\n    katib-ui: 2\n  resources:\n    katib-controller:\n      katib-controller:\n        limits:\n          cpu: '2'\n",
+            ],
+            &[(Set, "katib.enabled=false")],
+        ),
+        // ... and a misspelt one is refused by both, on or off.
+        refused(
+            "a misspelt workload of a disabled component",
+            MT,
+            &["katib:\n  replicas:\n    katib-uii: 2\n"],
+            &[(Set, "katib.enabled=false")],
+        ),
     ]
 }
 

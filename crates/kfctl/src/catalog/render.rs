@@ -121,6 +121,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     }
     let mut user = user_values(&profile, req)?;
     super::provided::expand(&mut user, &catalog.provided);
+    let listed = profile.clone();
     choose_components(&mut profile, &catalog, &user, &req.components)?;
     precheck(&user, &catalog, &profile)?;
     if let Some(registry) =
@@ -130,7 +131,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     }
     let objects = default_render(&profile, &catalog, req, example.as_ref())?;
     let defaults = defaults(&catalog, &profile, &objects);
-    let schema = schema_for(&defaults);
+    let schema = schema_for(&schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?);
     schema.check(&user)?;
     super::image_refs::all()?;
     let mut effective = defaults.clone();
@@ -143,6 +144,35 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     super::external_store::database(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
     Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
+}
+
+/// The defaults the values are checked against: a component of the profile that the values
+/// disable (`<name>.enabled: false`) keeps every key it has when enabled (images, replicas,
+/// resources…, from the profile's whole render, which the render cache usually holds), as
+/// Helm's umbrella schema keeps a disabled subchart's: one values file serves with the
+/// component on or off, and a misspelt key is still refused.
+fn schema_defaults(
+    catalog: &Catalog,
+    listed: &Resolved,
+    user: &Value,
+    req: &RenderRequest,
+    example: Option<&ExampleAttribution>,
+    defaults: &Value,
+) -> Result<Value, CatalogError> {
+    let off = |c: &str| user.get(c).and_then(|v| v.get("enabled")).and_then(Value::as_bool) == Some(false);
+    if !req.components.is_empty() || !listed.components.iter().any(|(c, _)| off(c)) {
+        return Ok(defaults.clone());
+    }
+    let mut whole = listed.clone();
+    whole.apply_provides(catalog);
+    let objects = default_render(&whole, catalog, req, example)?;
+    let whole_defaults = self::defaults(catalog, &whole, &objects);
+    let mut out = defaults.clone();
+    for (name, _) in listed.components.iter().filter(|(c, _)| off(c)) {
+        out[name.as_str()] = whole_defaults[name.as_str()].clone();
+        out[name.as_str()]["enabled"] = json!(false);
+    }
+    Ok(out)
 }
 
 /// Whether the tree has every folder the catalog names for the profile's components: then the
