@@ -365,3 +365,24 @@ fn completion_scripts_name_every_verb() {
         }
     }
 }
+
+/// The `--set-file` example of `--help` works when pasted: the file's text becomes the value.
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn the_set_file_example_of_the_help_works_when_pasted() {
+    let help = String::from_utf8(run(&["template", "--help"]).stdout).unwrap();
+    let example = help.split("e.g. --set-file").nth(1).and_then(|r| r.split_whitespace().next()).expect("an example");
+    let (key, file) = example.split_once('=').unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, file, "from a file\n");
+    let assignment = format!("{key}={path}");
+    let out = common::kfctl_offline(&["template", "--profile", "minimal", "--set-file", &assignment]);
+    assert!(out.status.success(), "{example}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("note: |\n      from a file"),
+        "the file's text is the value"
+    );
+}
