@@ -384,3 +384,32 @@ fn existing_secrets_drop_exactly_their_secrets_and_unhash_references() {
     assert!(referencing(before) >= 2, "upstream's Deployment references the hashed Secret");
     assert_eq!(referencing(&after), 0, "no reference to the hashed name is left");
 }
+
+/// Issue 27: `kserve.runtimes.resources` merges over each runtime's own resources, as a
+/// workload's `resources` do over theirs: a GPU limit keeps every ClusterServingRuntime's CPU
+/// and memory (replacing them would drop both from all eleven); real Helm agrees.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn runtime_resources_merge_over_each_runtimes_own() {
+    let gpu = json!({"kserve": {"runtimes": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}});
+    let file = values_file("runtime-resources-merge", &gpu);
+    let (before, after) = (default_render(), render(Some(&file)));
+    let mut merged = 0;
+    for (old, new) in before.iter().zip(&after) {
+        if s(old, "/kind") != "ClusterServingRuntime" {
+            assert_eq!(old, new, "{}", label(old));
+            continue;
+        }
+        let container = |o: &Value| o.pointer("/spec/containers/0/resources").cloned().unwrap_or(json!({}));
+        let mut expected = container(old);
+        assert!(expected.pointer("/limits/cpu").is_some(), "{}: upstream sets CPU", label(old));
+        expected["limits"]["nvidia.com/gpu"] = json!(1);
+        assert_eq!(container(new), expected, "{}", label(old));
+        merged += 1;
+    }
+    assert!(merged >= 11, "the serving runtimes: {merged}");
+    assert_helm_equals(&after, &file);
+}

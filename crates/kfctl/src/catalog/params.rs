@@ -316,9 +316,11 @@ fn apply_replicas(obj: &mut Value, ctx: &Ctx) {
 
 fn apply_resources(obj: &mut Value, ctx: &Ctx) {
     if let PodScope::Runtime(runtime) = scheduling::pod_scope(obj) {
+        // merged over upstream's, as a workload's `resources` value is over its defaults: a GPU
+        // limit keeps each runtime's own CPU and memory
         if let Some(resources) = ctx.own(&["runtimes", "resources"]).filter(|v| !is_empty(v)).cloned() {
             scheduling::for_each_runtime_container(obj, runtime, &mut |c| {
-                c.insert("resources".into(), resources.clone());
+                super::values::merge(c.entry("resources").or_insert_with(|| json!({})), &resources);
             });
         }
         return;
