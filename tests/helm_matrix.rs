@@ -415,6 +415,31 @@ fn matrix() -> Vec<Case> {
         refused("a key typo", MIN, &[], &[(Set, "trainer.enabeld=false")]),
         refused("a --set without a value", MIN, &[], &[(Set, "global.imageRegistry")]),
         refused("a runtimes value where no runtimes are", MT, &[], &[(Set, "katib.runtimes.nodeSelector.a=b")]),
+        // Issue 27: the charts make every check kfctl-rs makes on `global.users`.
+        refused(
+            "global.users beside dex.staticUser",
+            MT,
+            &[],
+            &[(Set, "global.users[0].email=alice@example.com,dex.staticUser.email=bob@example.com")],
+        ),
+        refused(
+            "a user whose derived namespace is longer than a label",
+            MT,
+            &[],
+            &[(
+                Set,
+                "global.users[0].email=a-very-long-name-for-a-user-of-this-platform@a-long-department.example.com",
+            )],
+        ),
+        refused(
+            "two users with one namespace",
+            MT,
+            &[],
+            &[(
+                Set,
+                "global.users[0].email=alice@example.com,global.users[1].email=bob@example.com,global.users[1].namespace=kubeflow-alice-example-com",
+            )],
+        ),
         // Issue 27: a disabled component's settings are its keys still (Helm's umbrella schema
         // keeps them), so one values file serves with the component on or off ...
         case(

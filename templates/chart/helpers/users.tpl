@@ -1,14 +1,31 @@
 {{/* kfctl.users (list $): `global.users` as JSON, each user with its namespace (given, else
      upstream's rule: `kubeflow-` + the email lowercased, `@` and `.` as `-`); `[{}]` when
-     unset, so a Profile template renders upstream's demo Profile once. */}}
+     unset, so a Profile template renders upstream's demo Profile once. Fails, as kfctl-rs
+     does, on a derived namespace that is no DNS-1123 label, on two users with one namespace,
+     and (in Dex's chart, which sees both) beside `dex.staticUser`. */}}
 {{- define "kfctl.users" -}}
 {{- $v := (index . 0).Values -}}
 {{- $users := get ($v.global | default dict) "users" -}}
 {{- if and (kindIs "slice" $users) $users -}}
+{{- $static := $v.staticUser | default dict -}}
+{{- if and (kindIs "map" $static) (or (get $static "email") (get $static "passwordHash")) -}}
+{{- fail "global.users and dex.staticUser are both set: global.users replaces the demo user that dex.staticUser changes; put that login in global.users (with passwordHash) and leave dex.staticUser empty" -}}
+{{- end -}}
 {{- $out := list -}}
-{{- range $users -}}
-{{- $ns := get . "namespace" | default (printf "kubeflow-%s" (get . "email" | lower | replace "@" "-" | replace "." "-")) -}}
-{{- $out = append $out (dict "email" (get . "email") "namespace" $ns "passwordHash" (get . "passwordHash" | default "")) -}}
+{{- $seen := dict -}}
+{{- range $i, $u := $users -}}
+{{- $ns := get $u "namespace" -}}
+{{- if not $ns -}}
+{{- $ns = printf "kubeflow-%s" (get $u "email" | lower | replace "@" "-" | replace "." "-") -}}
+{{- if or (gt (len $ns) 63) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $ns)) -}}
+{{- fail (printf "global.users[%d].namespace: `%s` (derived from the email) is not a DNS-1123 label; set namespace explicitly (lowercase letters, digits and `-`, at most 63 characters)" $i $ns) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasKey $seen $ns -}}
+{{- fail (printf "global.users[%d].namespace: `%s` is also users[%v]'s; every user needs a namespace of their own" $i $ns (get $seen $ns)) -}}
+{{- end -}}
+{{- $_ := set $seen $ns $i -}}
+{{- $out = append $out (dict "email" (get $u "email") "namespace" $ns "passwordHash" (get $u "passwordHash" | default "")) -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- else -}}
