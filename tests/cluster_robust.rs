@@ -279,7 +279,9 @@ fn install_against_a_black_hole_exits_within_75s_naming_the_server() {
     assert!(elapsed < Duration::from_secs(75), "took {elapsed:?}: {text}");
     assert!(!out.status.success(), "{text}");
     assert!(
-        text.contains(&format!("no answer from {url}")) && text.contains("when the --timeout deadline came"),
+        text.contains(&format!("no answer from {url}"))
+            && text.contains("when the --timeout deadline (30s) came")
+            && text.contains("asking for the server's version"),
         "{text}"
     );
 }

@@ -285,6 +285,15 @@ fn per_image_keys_are_named_after_the_image_and_move_configuration_references() 
         listed.contains(&"my.io/queue:v1".to_string()) && listed.contains(&"my.io/driver:v2".to_string()),
         "{listed:?}"
     );
+    // Issue 27: an image given by its key is pulled as given, on its own registry, while
+    // `global.imageRegistry` moves every other image.
+    let mirrored = render("multi-tenant", &[queue, driver, "global.imageRegistry=mirror.example.com"]);
+    let listed = catalog::images::collect(&mirrored);
+    assert!(listed.contains(&"my.io/queue:v1".to_string()), "{listed:?}");
+    assert!(listed.contains(&"my.io/driver:v2".to_string()), "{listed:?}");
+    let elsewhere: Vec<&String> =
+        listed.iter().filter(|i| !i.starts_with("mirror.example.com/") && !i.starts_with("my.io/")).collect();
+    assert!(elsewhere.is_empty(), "moved by the registry: {elsewhere:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

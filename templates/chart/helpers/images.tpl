@@ -1,14 +1,16 @@
-{{/* kfctl.image (list $ key image): `images.<key>` when set, then `global.imageRegistry`
-     (the registry replaces the image's own, kept are path, tag and digest). */}}
+{{/* kfctl.image (list $ key image): `images.<key>` when it differs from upstream's image,
+     pulled as given; else `global.imageRegistry` (the registry replaces the image's own, kept
+     are path, tag and digest). */}}
 {{- define "kfctl.image" -}}
 {{- $v := (index . 0).Values -}}
 {{- $image := index . 2 -}}
+{{- $given := false -}}
 {{- with index . 1 -}}
 {{- $override := get ($v.images | default dict) . -}}
-{{- if and (kindIs "string" $override) $override -}}{{- $image = $override -}}{{- end -}}
+{{- if and (kindIs "string" $override) $override (ne $override $image) -}}{{- $image = $override -}}{{- $given = true -}}{{- end -}}
 {{- end -}}
 {{- $registry := get ($v.global | default dict) "imageRegistry" -}}
-{{- if and (kindIs "string" $registry) $registry -}}
+{{- if and (not $given) (kindIs "string" $registry) $registry -}}
 {{- $registry = regexReplaceAll "/+$" $registry "" -}}
 {{- if $registry -}}
 {{- $first := index (splitList "/" $image) 0 -}}

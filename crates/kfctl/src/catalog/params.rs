@@ -263,12 +263,11 @@ fn apply_images(obj: &mut Value, ctx: &Ctx) {
     if changed.is_empty() && registry.is_none() {
         return;
     }
-    let new_image = |image: &str| {
-        let mut image = changed.iter().find(|(old, _)| *old == image).map_or(image, |(_, new)| new).to_string();
-        if let Some(registry) = registry {
-            image = images::with_registry(&image, registry);
-        }
-        image
+    // An image given by its key is pulled as given; `global.imageRegistry` moves the others.
+    let new_image = |image: &str| match (changed.iter().find(|(old, _)| *old == image), registry) {
+        (Some((_, given)), _) => given.to_string(),
+        (None, Some(registry)) => images::with_registry(image, registry),
+        (None, None) => image.to_string(),
     };
     for_each_image(obj, &mut |image| *image = new_image(image));
     // Images named inside other fields (`charts/*/images.yaml`): whole tokens replaced.

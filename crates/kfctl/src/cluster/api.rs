@@ -13,7 +13,7 @@
 //! is returned at once. Each attempt waits at most `request_timeout` for an answer, and never
 //! past the deadline, so a server that accepts connections and never answers fails in bounded
 //! time with `no answer from <server> after 30s` (or, when the deadline cut the wait short,
-//! `..., when the --timeout deadline came`). A failure that is finally returned names its
+//! `..., when the --timeout deadline (5m) came`). A failure that is finally returned names its
 //! request (`GET /version`) in [`ApiFailure::request`] and has every known secret value
 //! scrubbed from its message (the client's [`Redactor`]). The install engine's own apply loop,
 //! which reports each retry as progress, uses [`ApiClient::without_retries`].
