@@ -32,7 +32,7 @@ pub struct AdoptArgs {
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     pub timeout: Duration,
     /// Objects taken over at once within a wave.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = kfctl::cluster::DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,

@@ -33,8 +33,9 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
 /// Diff rendered objects against the cluster.
 pub fn run_with_objects(args: DiffArgs, objects: Vec<RenderedObject>, _meta: RenderMeta) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let entries =
-        runtime.block_on(diff_within(&objects, &args.cluster.target(), 16, args.timeout)).map_err(cluster_error)?;
+    let entries = runtime
+        .block_on(diff_within(&objects, &args.cluster.target(), kfctl::cluster::DEFAULT_CONCURRENCY, args.timeout))
+        .map_err(cluster_error)?;
     match args.output {
         Output::Json | Output::Yaml => super::output::print_data(args.output, &entries)?,
         Output::Text => print!("{}", render_text(&entries)),

@@ -124,7 +124,7 @@ pub struct InstallArgs {
     #[arg(long, value_name = "RANGE")]
     pub kubernetes_versions: Option<semver::VersionReq>,
     /// Objects applied at once within a wave.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = kfctl::cluster::DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
@@ -351,14 +351,10 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
 }
 
 /// The Kubernetes range the preflight accepts: `--kubernetes-versions` when given (for every
-/// release), else the release's own, else [`DEFAULT_KUBERNETES`].
+/// release), else the release's own, else `kfctl::source::releases::DEFAULT_KUBERNETES`.
 fn supported_kubernetes(flag: Option<semver::VersionReq>, release: Option<semver::VersionReq>) -> semver::VersionReq {
-    flag.or(release)
-        .unwrap_or_else(|| semver::VersionReq::parse(DEFAULT_KUBERNETES).unwrap_or(semver::VersionReq::STAR))
+    flag.or(release).unwrap_or_else(kfctl::source::releases::default_kubernetes)
 }
-
-/// The supported range of a tree no release describes (and of `--objects`).
-pub const DEFAULT_KUBERNETES: &str = ">=1.33.0";
 
 /// Indicatif on a terminal, plain lines otherwise.
 pub fn progress_sink() -> Box<dyn Progress> {
@@ -420,7 +416,7 @@ mod tests {
         let release = Some(req(">=1.31.0, <1.34.0"));
         assert_eq!(supported_kubernetes(Some(req(">=1.29.0")), release.clone()), req(">=1.29.0"));
         assert_eq!(supported_kubernetes(None, release), req(">=1.31.0, <1.34.0"));
-        assert_eq!(supported_kubernetes(None, None), req(DEFAULT_KUBERNETES));
+        assert_eq!(supported_kubernetes(None, None), req(kfctl::source::releases::DEFAULT_KUBERNETES));
     }
 
     #[test]

@@ -25,7 +25,9 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let report = runtime.block_on(status_within(&args.cluster.target(), 16, args.timeout)).map_err(cluster_error)?;
+    let report = runtime
+        .block_on(status_within(&args.cluster.target(), kfctl::cluster::DEFAULT_CONCURRENCY, args.timeout))
+        .map_err(cluster_error)?;
     match args.output {
         Output::Json | Output::Yaml => super::output::print_data(args.output, &report)?,
         Output::Text => print!("{}", render_text(&report)),

@@ -61,7 +61,7 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
     }
     let options = UninstallOptions {
         purge: args.purge,
-        concurrency: 16,
+        concurrency: kfctl::cluster::DEFAULT_CONCURRENCY,
         timeout: args.timeout,
         lock_wait: args.lock_wait,
         dry_run: args.dry_run,

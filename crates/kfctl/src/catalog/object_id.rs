@@ -75,6 +75,13 @@ fn in_group(api_version: &str, group: &str) -> bool {
     }
 }
 
+/// Whether `obj` is a CustomResourceDefinition (of `apiextensions.k8s.io`): the one rule the
+/// render's walks, `global.crds`, the chart export and the install's waves share.
+pub fn is_crd(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+        && obj.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

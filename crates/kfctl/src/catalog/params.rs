@@ -199,7 +199,7 @@ fn images_in(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
 /// A CustomResourceDefinition: its schema describes pods and images but holds none, so the
 /// walks for images and pod specs skip it (it is most of a render's bytes).
 pub fn is_schema(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+    super::object_id::is_crd(obj)
 }
 
 /// Read every string under a key named `image` (without copying the object).
@@ -488,7 +488,7 @@ pub fn keep(obj: &Value, values: &Value, component: &str) -> bool {
     if super::provided::is_provided(values, component) {
         return false;
     }
-    let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+    let is_crd = super::object_id::is_crd(obj);
     match super::values::get(values, &["global", "crds"]).and_then(Value::as_str) {
         Some("only") => is_crd,
         Some("skip") => !is_crd,

@@ -110,10 +110,10 @@ pub fn is_demo_profile(obj: &Value) -> bool {
         && obj.pointer("/spec/owner/name").and_then(Value::as_str) == Some(DEFAULT_EMAIL)
 }
 
-/// Whether `obj` is Dex's configuration (the ConfigMap holding `config.yaml` in `auth`).
-pub fn is_dex_config(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("ConfigMap")
-        && obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some("auth")
+/// Whether `obj` is Dex's configuration ([`super::identity::is_dex_config`]) still holding
+/// upstream's demo login, the entry `global.users` replaces.
+pub fn is_dex_config_with_demo_login(obj: &Value) -> bool {
+    super::identity::is_dex_config(obj)
         && obj.pointer("/data/config.yaml").and_then(Value::as_str).is_some_and(|t| t.contains(DEMO_DEX_ENTRY))
 }
 
@@ -183,7 +183,7 @@ pub fn apply_dex(obj: &mut Value, values: &Value) {
     if users.is_empty() {
         return;
     }
-    if is_dex_config(obj)
+    if is_dex_config_with_demo_login(obj)
         && let Some(Value::String(text)) = obj.pointer_mut("/data/config.yaml")
     {
         *text = dex_config(text, &users);
@@ -211,7 +211,7 @@ mod tests {
     fn users_get_profiles_and_dex_logins() {
         let demo = json!({"apiVersion": "kubeflow.org/v1beta1", "kind": "Profile", "metadata": {"name": "kubeflow-user-example-com"}, "spec": {"owner": {"kind": "User", "name": DEFAULT_EMAIL}}});
         let mut secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"}, "stringData": {"DEX_USER_PASSWORD": HASH}});
-        let mut config = json!({"kind": "ConfigMap", "metadata": {"name": "dex", "namespace": "auth"}, "data": {"config.yaml": format!("staticPasswords:\n{DEMO_DEX_ENTRY}staticClients:\n")}});
+        let mut config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dex", "namespace": "auth"}, "data": {"config.yaml": format!("staticPasswords:\n{DEMO_DEX_ENTRY}staticClients:\n")}});
         let mut objects = vec![RenderedObject { component: "c".into(), obj: demo }];
         let values = json!({"global": {"users": [{"email": "a@x.io", "passwordHash": HASH}, {"email": "b@x.io", "namespace": "team-b"}]}});
         expand_profiles(&mut objects, &users(&values).unwrap());

@@ -37,7 +37,7 @@ pub fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, Poin
     let points = mark_all(&mut copy, scope)?;
     let yaml = escape_actions(&kfctl_yaml::to_yaml(&copy));
     let mut out = String::with_capacity(yaml.len() + 256);
-    let is_crd = obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+    let is_crd = crate::catalog::object_id::is_crd(obj);
     out.push_str(&format!("{{{{- /* {} */}}}}\n", header.replace("*/", "* /")));
     out.push_str(&format!("{{{{- if include \"kfctl.enabled\" (list $ {is_crd}) }}}}\n"));
     let existing = existing_secret_guard(obj, scope);

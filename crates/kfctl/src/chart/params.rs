@@ -397,7 +397,7 @@ fn mark_users(obj: &mut Value, _: &Scope, marks: &mut Marks) {
             marks.mark(owner, "name", Step::ProfileUser { field: "email" });
         }
     }
-    if users::is_dex_config(obj)
+    if users::is_dex_config_with_demo_login(obj)
         && let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)
     {
         marks.mark(data, "config.yaml", Step::DexUsers);

@@ -102,7 +102,7 @@ impl InstallOptions {
             dry_run: DryRun::None,
             force_conflicts: false,
             timeout: Duration::from_secs(20 * 60),
-            concurrency: 16,
+            concurrency: super::DEFAULT_CONCURRENCY,
             poll_interval: Duration::from_secs(2),
             backoff: Backoff::default(),
             crd_grace: Duration::from_secs(60),

@@ -27,6 +27,10 @@
 //! unreachable is 5, objects not ready (or no answer) by the deadline 6, Ctrl-C 130, a kubeconfig
 //! that cannot be used (unreadable, or a server that is not http/https) 2.
 
+/// Requests in flight at once for the objects of one wave (apply, read, delete, dry run), the
+/// default of every verb's `--concurrency`.
+pub const DEFAULT_CONCURRENCY: usize = 16;
+
 pub mod adopt;
 pub mod api;
 pub mod converge;

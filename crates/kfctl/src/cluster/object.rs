@@ -150,10 +150,7 @@ impl Scopes {
     }
 }
 
-pub fn is_crd(doc: &Value) -> bool {
-    doc.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
-        && doc.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
-}
+pub use crate::catalog::object_id::is_crd;
 
 /// The (group, kind) a CRD document defines.
 pub fn crd_group_kind(crd: &Value) -> Option<(String, String)> {

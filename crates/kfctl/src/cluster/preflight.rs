@@ -43,7 +43,7 @@ pub struct PreflightOptions {
 impl Default for PreflightOptions {
     fn default() -> Self {
         PreflightOptions {
-            supported: semver::VersionReq::parse(">=1.33.0").unwrap_or(semver::VersionReq::STAR),
+            supported: crate::source::releases::default_kubernetes(),
             uses_default_credentials: false,
             allow_default_credentials: false,
             profile_allows_default_credentials: false,

@@ -118,6 +118,15 @@ fn loaded() -> &'static Loaded {
 }
 
 /// Every release kfctl-rs knows, oldest first.
+/// The Kubernetes versions supported by a tree no release describes (and by a pre-rendered
+/// stream, `install --objects`): the oldest lower bound of the releases kfctl-rs follows.
+pub const DEFAULT_KUBERNETES: &str = ">=1.33.0";
+
+/// [`DEFAULT_KUBERNETES`] as a requirement.
+pub fn default_kubernetes() -> semver::VersionReq {
+    semver::VersionReq::parse(DEFAULT_KUBERNETES).unwrap_or(semver::VersionReq::STAR)
+}
+
 pub fn known() -> &'static [Release] {
     &loaded().releases
 }
