@@ -9,7 +9,7 @@ use std::path::PathBuf;
     name = "kfctl-rs",
     version,
     about = "Install Kubeflow the Helm way: render kubeflow/manifests 1:1, export Helm charts, install selectively",
-    after_help = "Exit codes: 0 ok, 1 failed (compare: differs), 2 usage, 3 source, 4 security refusal, 5 cluster, 6 timeout, 130 interrupted."
+    after_help = kfctl::exit::Code::help_text()
 )]
 pub struct Cli {
     #[command(subcommand)]

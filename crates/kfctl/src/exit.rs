@@ -4,16 +4,8 @@
 //! [`ExitStatus::exit_code`] from its variant, never from its message. The binary walks an
 //! error chain with [`code_of`] and takes the first answer.
 //!
-//! | code | meaning |
-//! |------|---------|
-//! | 0 | success (for `compare`: the streams are equal; for `diff`: no change) |
-//! | 1 | the operation failed (build, render or apply error; for `compare` and `diff`: differences) |
-//! | 2 | usage: a bad flag, value or input file |
-//! | 3 | source: upstream could not be fetched, verified or found in the cache |
-//! | 4 | security: a refusal (load restriction, hostile archive, digest mismatch) |
-//! | 5 | cluster: the API server refused or could not be reached |
-//! | 6 | timeout: objects did not become ready before the deadline |
-//! | 130 | interrupted (Ctrl-C) |
+//! The codes and their meanings are one table, [`Code::TABLE`], which `--help` prints and the
+//! README's "Exit codes" copies (a test holds them equal).
 
 use crate::catalog::CatalogError;
 use crate::catalog::schema::SchemaError;
@@ -38,6 +30,35 @@ pub enum Code {
     Cluster = 5,
     Timeout = 6,
     Interrupted = 130,
+}
+
+impl Code {
+    /// Every code with its meaning: the one table the README's "Exit codes", `kfctl-rs
+    /// --help` and this module's docs say (a test holds the README to it).
+    pub const TABLE: [(Code, &'static str); 8] = [
+        (Code::Success, "success (`compare`: equal; `diff`: no change)"),
+        (Code::Failure, "the operation failed (`compare`, `diff`: differences)"),
+        (Code::Usage, "usage: a bad flag, value or input"),
+        (Code::Source, "source: upstream could not be fetched, verified or found"),
+        (Code::Security, "security refusal (load restriction, hostile archive, digest mismatch)"),
+        (Code::Cluster, "cluster: the API server refused or could not be reached"),
+        (Code::Timeout, "timeout: objects did not become ready in time, or no answer by the deadline"),
+        (Code::Interrupted, "interrupted"),
+    ];
+
+    /// The table as `--help` prints it.
+    pub fn help_text() -> String {
+        let rows: Vec<String> =
+            Code::TABLE.iter().map(|(code, meaning)| format!("  {:>3}  {meaning}", *code as u8)).collect();
+        format!("Exit codes:\n{}", rows.join("\n"))
+    }
+
+    /// The table as the README's Markdown.
+    pub fn markdown_table() -> String {
+        let rows: Vec<String> =
+            Code::TABLE.iter().map(|(code, meaning)| format!("| {} | {meaning} |", *code as u8)).collect();
+        format!("| code | meaning |\n|---|---|\n{}\n", rows.join("\n"))
+    }
 }
 
 impl From<Code> for std::process::ExitCode {
