@@ -1,6 +1,6 @@
 //! Issue 27 item 1: values given at `chart export` are the chart's defaults, which another
 //! value at install time replaces in every subchart as in kfctl-rs (Helm's limit on `null` is
-//! pinned down here); a README recipe's export renders under real Helm with its own defaults.
+//! pinned down here); a GUIDE recipe's export renders under real Helm with its own defaults.
 
 use crate::common;
 
@@ -38,8 +38,8 @@ fn helm(chart: &Path, sets: &[&str]) -> std::process::Output {
 /// Values given at export are the chart's defaults (the umbrella's and each subchart's), and
 /// at install time another value replaces each of them as in kfctl-rs. A `null` does not:
 /// Helm copies an umbrella's `global:` defaults into its subcharts whatever the install's values
-/// say (a `--set global.commonLabels=null` leaves the label on every object), so README and
-/// GUIDE say to export again, or to give the value you want, rather than `null`.
+/// say (a `--set global.commonLabels=null` leaves the label on every object), so the GUIDE
+/// says to export again, or to give the value you want, rather than `null`.
 #[test]
 #[cfg_attr(
     kfctl_no_upstream,
@@ -78,7 +78,7 @@ fn values_given_at_export_are_defaults_another_value_replaces_in_every_subchart(
     let labelled = common::helm_objects(&nulled, "a null over an exported global");
     assert!(
         labelled.iter().all(|o| o.pointer("/metadata/labels/team").is_some_and(|t| t == "ml")),
-        "Helm now undoes an exported global with null: say so in README and GUIDE, and test it equal to kfctl-rs"
+        "Helm now undoes an exported global with null: say so in GUIDE.md, and test it equal to kfctl-rs"
     );
 }
 

@@ -612,7 +612,7 @@ async fn bench_install(latency: Duration, docs: Vec<Value>) -> (Duration, Durati
 /// by its work; the client's time is its own CPU time (every thread but the server's), and the
 /// wall time beyond the server's CPU time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "benchmark: run with --ignored --nocapture benchmark (figures in the README)"]
+#[ignore = "benchmark: run with --ignored --nocapture benchmark (figures in tests/bench/README.md)"]
 async fn benchmark_example_yaml_with_5ms_latency() {
     let docs = example();
     let (wall, client_cpu, server_cpu, requests) = bench_install(Duration::from_millis(5), docs).await;

@@ -107,7 +107,7 @@ fn kustomize_fixtures_read_and_write_like_kustomize() {
     assert!(failures.is_empty(), "fixtures differ:\n{}", failures.join("\n"));
 }
 
-/// Differential reading check against serde-saphyr (the README's reference reader) on every
+/// Differential reading check against serde-saphyr (GUIDE.md's reference reader) on every
 /// upstream `.yaml` of the snapshot and the remote mirror. Run with `--ignored --nocapture`.
 #[test]
 #[ignore = "measurement over ~1,300 upstream files; run on demand"]

@@ -8,7 +8,7 @@ mod progress;
 use std::process::ExitCode;
 
 /// mimalloc: the engine allocates many small maps and strings; measured faster than glibc's
-/// allocator on the whole-platform build (see README, Benchmarks). Built with `no_thp`: asking
+/// allocator on the whole-platform build (see tests/bench/README.md). Built with `no_thp`: asking
 /// for transparent huge pages made each fault zero (and, after another process churned memory,
 /// compact) 2 MiB for a few KiB used — 30 MB more peak and more, and more variable, kernel time.
 #[global_allocator]

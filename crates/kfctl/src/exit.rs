@@ -190,6 +190,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_readme_and_help_say_the_one_table() {
+        let readme = include_str!("../../../README.md");
+        assert!(
+            readme.contains(&Code::markdown_table()),
+            "README's Exit codes differ from Code::TABLE:\n{}",
+            Code::markdown_table()
+        );
+        let help = Code::help_text();
+        assert!(Code::TABLE.iter().all(|(code, meaning)| help.contains(&format!("{:>3}  {meaning}", *code as u8))));
+    }
+
+    #[test]
     fn codes_come_from_variants() {
         let refused = RemoteError::Refused { url: "u".into(), reason: "r".into() };
         assert_eq!(code_of(&KustomizeError::Remote(refused)), Some(Code::Security));
