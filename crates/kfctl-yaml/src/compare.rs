@@ -13,7 +13,9 @@ use std::fmt;
 pub struct FieldDiff {
     /// A path like `.spec.template.spec.containers[0].image`.
     pub path: String,
+    /// The expected stream's value there (`None`: absent).
     pub expected: Option<Value>,
+    /// The actual stream's value there (`None`: absent).
     pub actual: Option<Value>,
 }
 

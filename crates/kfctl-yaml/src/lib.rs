@@ -17,6 +17,8 @@
 //! Parsing a kustomize output and writing it back reproduces it byte for byte; the integration
 //! test `tests/yaml_golden.rs` checks that on every golden build of the Kubeflow snapshot.
 
+#![deny(missing_docs, unreachable_pub)]
+
 mod analyze;
 mod emit;
 mod gonum;
@@ -43,12 +45,26 @@ pub enum YamlError {
     /// Malformed YAML, or YAML go-yaml would refuse (duplicate keys, a tag that does not fit its
     /// value, a bad merge), with the line and column (1-based) where it was noticed.
     #[error("{origin}:{line}:{column}: invalid YAML: {message}")]
-    Syntax { origin: String, line: usize, column: usize, message: String },
+    Syntax {
+        /// The input's name (a file path, `-f values.yaml`, `helm template output`).
+        origin: String,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What is wrong, in the parser's words.
+        message: String,
+    },
     /// A resource bound was hit: input size, nesting depth, node count or alias expansion.
     #[error(
         "{origin}: YAML exceeds a safety limit ({limit}); the input is too large or too deeply nested, or its aliases expand too much"
     )]
-    Limit { origin: String, limit: String },
+    Limit {
+        /// The input's name.
+        origin: String,
+        /// Which bound, and its value.
+        limit: String,
+    },
 }
 
 /// A short name for a YAML node's type, for error messages.
