@@ -273,6 +273,9 @@ async fn provided_dependency_is_used_and_never_touched(set: &str, components: &[
     let record = cluster.record().unwrap();
     assert_eq!(record.meta.provided, [name]);
     assert!(record.inventory.iter().all(|e| !components.contains(&e.component.as_str())));
+    let status = kfctl::cluster::status::status(&cluster.target(), 8).await.unwrap();
+    let text = kfctl::cluster::status::render_text(&status);
+    assert!(text.contains(&format!("{name:<14} provided by the cluster (not installed by kfctl-rs)")), "{text}");
 
     let uninstalled = UninstallOptions { concurrency: 8, timeout: Duration::from_secs(60), ..Default::default() };
     uninstall(&cluster.target(), &uninstalled, &mut RecordingProgress::default()).await.unwrap();
