@@ -7,7 +7,7 @@
 //! confirmation on a terminal (`--yes` skips it), becomes the field manager of every present
 //! object and writes the install record: see `kfctl::cluster::adopt`.
 
-use super::install::{ClusterArgs, Output, SourceArgs, cluster_error, parse_duration, progress_sink};
+use super::cluster_args::{ClusterArgs, Output, SourceArgs, cluster_error, parse_duration, progress_sink};
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;

@@ -2,7 +2,7 @@
 //!
 //! Exit 0 when nothing would change, 1 when something would (as `kubectl diff`).
 
-use super::install::{ClusterArgs, Output, RenderMeta, SourceArgs, cluster_error, parse_timeout};
+use super::cluster_args::{ClusterArgs, Output, RenderMeta, SourceArgs, cluster_error, parse_timeout};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;

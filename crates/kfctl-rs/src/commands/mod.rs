@@ -11,6 +11,7 @@ use std::sync::Arc;
 pub mod adopt;
 pub mod build;
 pub mod chart;
+pub mod cluster_args;
 pub mod compare;
 pub mod completion;
 pub mod diff;

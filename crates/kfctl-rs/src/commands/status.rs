@@ -5,7 +5,7 @@
 //! the `--timeout` ended a request (the message says what it waited for), 2 for a kubeconfig
 //! that cannot be used.
 
-use super::install::{ClusterArgs, Output, cluster_error, parse_timeout};
+use super::cluster_args::{ClusterArgs, Output, cluster_error, parse_timeout};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;

@@ -4,7 +4,7 @@
 //! deletes CRDs and PVCs too. The confirmation (on a terminal; `--yes` skips it) names the
 //! context, the server and the counts, with `--purge` how many custom resources go with the CRDs.
 
-use super::install::{ClusterArgs, Output, cluster_error, parse_duration, parse_timeout, progress_sink};
+use super::cluster_args::{ClusterArgs, Output, cluster_error, parse_duration, parse_timeout, progress_sink};
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;

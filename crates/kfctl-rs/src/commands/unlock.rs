@@ -4,7 +4,7 @@
 //! had expired (a lease still being renewed belongs to a run that may be alive). Exit 0 also
 //! when no lease was held.
 
-use super::install::{ClusterArgs, Output, cluster_error};
+use super::cluster_args::{ClusterArgs, Output, cluster_error};
 use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
@@ -17,7 +17,7 @@ pub struct UnlockArgs {
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     pub output: Output,
     /// How long to wait for the API server, in all.
-    #[arg(long, default_value = "1m", value_parser = super::install::parse_timeout)]
+    #[arg(long, default_value = "1m", value_parser = super::cluster_args::parse_timeout)]
     pub timeout: std::time::Duration,
 }
 

@@ -7,7 +7,8 @@
 //! non-zero, naming the object, the field and what to do) / unchanged / prune, plus what would
 //! be kept and why.
 
-use super::install::{InstallArgs, Output, cluster_error};
+use super::cluster_args::{Output, cluster_error};
+use super::install::InstallArgs;
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;
