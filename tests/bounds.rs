@@ -150,7 +150,8 @@ fn install_upgrade_plans_uninstall_adopt_and_unlock_against_a_server_that_never_
         (rendering("install", &["--yes"]), "asking for the server's version"),
         (rendering("install", &["--plan"]), "reading the install record"),
         (rendering("upgrade", &["--plan"]), "reading the install record"),
-        (rendering("upgrade", &["--yes"]), "reading the install record"),
+        // one session: the upgrade asks for the version first, as install does, then reads the record
+        (rendering("upgrade", &["--yes"]), "asking for the server's version"),
         (with(&["uninstall", "--yes"]), "reading the install record"),
         (rendering("adopt", &["--yes"]), "reading the install record"),
         (with(&["unlock"]), "reading the lease"),

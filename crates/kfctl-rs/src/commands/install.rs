@@ -20,7 +20,8 @@ use kfctl::catalog::RenderedObject;
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::preflight::PreflightOptions;
-use kfctl::cluster::{self, DryRun, InstallOptions};
+use kfctl::cluster::session::Session;
+use kfctl::cluster::{DryRun, InstallOptions};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -113,17 +114,32 @@ pub fn run_operation(
     let access = kfctl::catalog::access::describe(&in_objects, meta.uses_default_credentials);
     let mut options = install_options(&args, meta);
     options.operation = operation;
+    let ask = !args.yes && options.dry_run == DryRun::None;
+    if ask && !std::io::stdin().is_terminal() {
+        return Err(coded(
+            Code::Usage,
+            anyhow::anyhow!(
+                "{}: no terminal to confirm on; pass --yes to {} without asking",
+                operation.name(),
+                operation.name()
+            ),
+        ));
+    }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        if operation == Operation::Upgrade {
-            super::upgrade::announce(&options).await?;
-        }
-        if !args.yes && options.dry_run == DryRun::None {
-            confirm(&objects, &options).await?;
-        }
+        // one session: one connection, plan, preflight and record read for the announcement,
+        // the question and the install
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let mut options = options;
         options.interrupt = Some(rx);
+        let to = options.meta.clone();
+        let mut session = Session::open(&objects, options).await.map_err(cluster_error)?;
+        if let (Operation::Upgrade, Some(installed)) = (operation, session.installed()) {
+            super::upgrade::announce(&installed.meta, &to);
+        }
+        if ask {
+            confirm(&session, &to.profile, operation)?;
+            session.restart_clock();
+        }
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("interrupted: finishing requests in flight and recording progress (Ctrl-C again to abort)");
@@ -134,7 +150,7 @@ pub fn run_operation(
             }
         });
         let mut progress = progress_sink();
-        let report = cluster::install(objects, options, progress.as_mut()).await.map_err(cluster_error)?;
+        let report = session.install(progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
             Output::Json | Output::Yaml => {
                 let mut shown = serde_json::to_value(&report)?;
@@ -213,23 +229,22 @@ fn supported_kubernetes(flag: Option<semver::VersionReq>, release: Option<semver
 }
 
 /// Ask on a terminal, after the preflight; refuse without one.
-async fn confirm(objects: &[RenderedObject], options: &InstallOptions) -> anyhow::Result<()> {
-    if !std::io::stdin().is_terminal() {
-        return Err(coded(
-            Code::Usage,
-            anyhow::anyhow!("install: no terminal to confirm on; pass --yes to install without asking"),
-        ));
-    }
-    let checked = cluster::install::check(objects, options).await.map_err(cluster_error)?;
+/// Ask on the terminal, naming what the session found (server, version, objects, waves).
+fn confirm(session: &Session, profile: &str, operation: Operation) -> anyhow::Result<()> {
+    let checked = session.checked();
     for warning in &checked.preflight.warnings {
         eprintln!("{warning}");
     }
+    let verb = if operation == Operation::Upgrade { "Upgrade to" } else { "Install" };
     let question = format!(
-        "Install {} objects in {} waves (profile {}) onto {} (Kubernetes {})?",
-        checked.objects, checked.waves, options.meta.profile, checked.server, checked.preflight.server_version
+        "{verb} {} objects in {} waves (profile {profile}) onto {} (Kubernetes {})?",
+        checked.objects, checked.waves, checked.server, checked.preflight.server_version
     );
     let yes = dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")?;
-    if yes { Ok(()) } else { Err(coded(Code::Failure, anyhow::anyhow!("install: cancelled; nothing was written"))) }
+    match yes {
+        true => Ok(()),
+        false => Err(coded(Code::Failure, anyhow::anyhow!("{}: cancelled; nothing was written", operation.name()))),
+    }
 }
 
 fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {

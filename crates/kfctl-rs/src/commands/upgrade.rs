@@ -13,11 +13,9 @@ use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;
 use kfctl::catalog::RenderedObject;
-use kfctl::cluster::api::ApiClient;
-use kfctl::cluster::install::{Operation, read_record};
+use kfctl::cluster::install::Operation;
 use kfctl::cluster::record::InstallMeta;
 use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan_within, from_to};
-use kfctl::cluster::{ClusterError, InstallOptions};
 
 #[derive(Debug, Clone, Args)]
 pub struct UpgradeArgs {
@@ -31,21 +29,14 @@ pub fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
     super::install::run_operation(args.install, objects, meta, Operation::Upgrade)
 }
 
-/// Print `upgrade: from → to`, or refuse when nothing is installed.
-pub async fn announce(options: &InstallOptions) -> anyhow::Result<()> {
-    let api = ApiClient::connect(&options.target).await.map_err(|e| cluster_error(e.into()))?.within(options.timeout);
-    let record = read_record(&api).await.map_err(cluster_error)?;
-    let Some(record) = record else {
-        let refusal = LifecycleError::NothingInstalled { server: api.server.clone() };
-        return Err(cluster_error(ClusterError::from(refusal)));
-    };
-    eprintln!("upgrade: {}", from_to(&record.meta, &options.meta));
-    let notes =
-        kfctl::source::releases::upgrade_notes_between(&record.meta.upstream_version, &options.meta.upstream_version);
-    for (release, note) in notes {
+/// Print `upgrade: from → to` and upstream's notes for every release crossed (the session
+/// refused already when nothing is installed).
+pub fn announce(from: &InstallMeta, to: &InstallMeta) {
+    eprintln!("upgrade: {}", from_to(from, to));
+    for (release, note) in kfctl::source::releases::upgrade_notes_between(&from.upstream_version, &to.upstream_version)
+    {
         eprintln!("note from upstream {release}: {note}");
     }
-    Ok(())
 }
 
 /// The plan judged against the cluster (`--plan` of `upgrade`, or of `install` naming a cluster).

@@ -21,18 +21,15 @@
 use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath, Target};
 use super::converge::{self, PruneReport};
-use super::engine::{Engine, Settings};
-use super::immutable;
-use super::lease::{Lease, LeaseTiming};
+use super::engine::Engine;
+use super::lease::LeaseTiming;
 use super::object::ObjectRef;
 use super::order::Class;
 use super::plan::{Plan, PlannedObject, Wave};
 use super::preflight::{self, PreflightOptions};
 use super::progress::{Event, Progress};
 use super::record::{self, InstallMeta, InstallRecord, LastRun};
-use super::redact::Redactor;
 use super::retry::Backoff;
-use super::upgrade::{self, LifecycleError};
 use crate::catalog::RenderedObject;
 use serde::Serialize;
 use serde_json::Value;
@@ -137,81 +134,14 @@ pub struct InstallReport {
     pub prune: PruneReport,
 }
 
-/// Install `objects` (each tagged with its catalog component) onto the cluster of `options.target`.
+/// Install `objects` (each tagged with its catalog component) onto the cluster of `options.target`:
+/// one [`Session`](super::session::Session), opened and run.
 pub async fn install(
     objects: Vec<RenderedObject>,
     options: InstallOptions,
     progress: &mut dyn Progress,
 ) -> Result<InstallReport, ClusterError> {
-    let started = Instant::now();
-    let plan = Plan::build(&objects)?;
-    preflight::check_credentials(&options.meta.profile, &options.preflight)?;
-    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(&options.target)
-        .await?
-        .with_backoff(options.backoff)
-        .within_since(started, options.timeout)
-        .with_redactor(redactor.clone());
-    let settings = Settings {
-        force_conflicts: options.force_conflicts,
-        dry_run: options.dry_run == DryRun::Server,
-        concurrency: options.concurrency,
-        poll_interval: options.poll_interval,
-        backoff: options.backoff,
-        crd_grace: options.crd_grace,
-        deadline: started + options.timeout,
-        timeout: options.timeout,
-    };
-    let mut engine = Engine::new(api.clone(), settings, redactor, plan.crd_kinds.keys().cloned().collect());
-    engine.interrupt = options.interrupt.clone();
-    let checks = preflight::run(&api, &engine.resolver, &plan, &options.preflight).await?;
-    for warning in &checks.warnings {
-        progress.event(&Event::Notice(warning));
-    }
-    let previous = read_record(&api).await?;
-    if options.operation == Operation::Upgrade && previous.is_none() {
-        return Err(LifecycleError::NothingInstalled { server: api.server.clone() }.into());
-    }
-    let from = previous.as_ref().map(|r| r.meta.clone());
-    upgrade::check_stored_versions(&api, &plan).await?;
-    let replacements = immutable::plan_replacements(&api, &engine.resolver, &plan).await?;
-    for forced in &replacements {
-        progress.event(&Event::Notice(&format!("{}: {}", forced.object, forced.describe())));
-    }
-    engine.replacements = replacements.into_iter().map(|f| (f.object.clone(), f)).collect();
-    let lease = if engine.settings.dry_run {
-        None
-    } else {
-        converge::ensure_record_namespace(&engine, progress).await?;
-        let lease = Lease::acquire(&api, options.operation.name(), options.lease, options.lock_wait, progress).await?;
-        Some(lease)
-    };
-    // the record as it is now, after waiting for the lease: another run may have changed it
-    let previous = if lease.is_some() { read_record(&api).await? } else { previous };
-    let mut run = Run::start(&engine, &plan, options.meta.clone(), previous);
-    let outcome = run.converge(&engine, &plan, &options, progress).await;
-    run.finish(options.operation, outcome.as_ref().err());
-    run.save(&engine).await;
-    let released = match lease {
-        Some(lease) => lease.release().await,
-        None => Ok(()),
-    };
-    let prune = outcome?;
-    released?;
-    Ok(InstallReport {
-        server: api.server.clone(),
-        server_version: checks.server_version,
-        dry_run: engine.settings.dry_run,
-        waves_total: plan.waves.len(),
-        waves_done: run.waves_done,
-        applied: run.applied,
-        created: run.created,
-        warnings: checks.warnings,
-        elapsed_seconds: started.elapsed().as_secs_f64(),
-        plan_digest: plan.digest.clone(),
-        from,
-        prune,
-    })
+    super::session::Session::open(&objects, options).await?.install(progress).await
 }
 
 /// What the preflight found, for a confirmation question.
@@ -221,18 +151,6 @@ pub struct Checked {
     pub waves: usize,
     pub server: String,
     pub preflight: preflight::PreflightReport,
-}
-
-/// Plan and preflight only: nothing is written.
-pub async fn check(objects: &[RenderedObject], options: &InstallOptions) -> Result<Checked, ClusterError> {
-    let plan = Plan::build(objects)?;
-    preflight::check_credentials(&options.meta.profile, &options.preflight)?;
-    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(&options.target).await?.within(options.timeout).with_redactor(redactor);
-    let resolver = super::discovery::Resolver::new(api.clone());
-    let report = preflight::run(&api, &resolver, &plan, &options.preflight).await?;
-    immutable::plan_replacements(&api, &resolver, &plan).await?;
-    Ok(Checked { objects: objects.len(), waves: plan.waves.len(), server: api.server.clone(), preflight: report })
 }
 
 fn configmaps() -> ResourcePath {
@@ -252,7 +170,7 @@ pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, Clust
 }
 
 /// One install's running state.
-struct Run {
+pub(super) struct Run {
     record: Option<InstallRecord>,
     written: Option<Value>,
     waves_done: usize,
@@ -266,7 +184,33 @@ struct Run {
 const RECORD_GRACE: Duration = Duration::from_secs(10);
 
 impl Run {
-    fn start(engine: &Engine, plan: &Plan, meta: InstallMeta, previous: Option<InstallRecord>) -> Run {
+    /// The report of a finished run.
+    pub(super) fn report(
+        &self,
+        engine: &Engine,
+        plan: &Plan,
+        checks: preflight::PreflightReport,
+        started: Instant,
+        from: Option<InstallMeta>,
+        prune: PruneReport,
+    ) -> InstallReport {
+        InstallReport {
+            server: engine.api.server.clone(),
+            server_version: checks.server_version,
+            dry_run: engine.settings.dry_run,
+            waves_total: plan.waves.len(),
+            waves_done: self.waves_done,
+            applied: self.applied,
+            created: self.created,
+            warnings: checks.warnings,
+            elapsed_seconds: started.elapsed().as_secs_f64(),
+            plan_digest: plan.digest.clone(),
+            from,
+            prune,
+        }
+    }
+
+    pub(super) fn start(engine: &Engine, plan: &Plan, meta: InstallMeta, previous: Option<InstallRecord>) -> Run {
         let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0, stage: String::new() };
         if engine.settings.dry_run {
             return run;
@@ -278,7 +222,7 @@ impl Run {
     }
 
     /// Every wave, then the prune.
-    async fn converge(
+    pub(super) async fn converge(
         &mut self,
         engine: &Engine,
         plan: &Plan,
@@ -292,7 +236,7 @@ impl Run {
     }
 
     /// Note how the run ended in the record.
-    fn finish(&mut self, operation: Operation, error: Option<&ClusterError>) {
+    pub(super) fn finish(&mut self, operation: Operation, error: Option<&ClusterError>) {
         let Some(record) = self.record.as_mut() else { return };
         let stage = if error.is_none() { "done".to_string() } else { self.stage.clone() };
         let error = error.map(|e| e.to_string().chars().take(2000).collect());
@@ -347,7 +291,7 @@ impl Run {
 
     /// Write the record if it changed (best effort: a failed write must not hide the real error).
     /// A run that timed out still records how far it got, within [`RECORD_GRACE`].
-    async fn save(&mut self, engine: &Engine) {
+    pub(super) async fn save(&mut self, engine: &Engine) {
         let Some(record) = &self.record else { return };
         let configmap = record.to_configmap();
         if self.written.as_ref() == Some(&configmap) {

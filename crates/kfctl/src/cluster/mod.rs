@@ -55,6 +55,7 @@ pub mod record;
 pub mod redact;
 pub mod replace;
 pub mod retry;
+pub mod session;
 pub mod status;
 pub mod uninstall;
 pub mod unlock;
