@@ -311,3 +311,38 @@ fn the_shipped_identity_values_files_render_as_helm_and_kustomize_do() {
     assert!(!after.iter().any(|o| s(o, "/metadata/namespace") == "auth"), "no Dex");
     assert_helm_equals(&after, &[&external, &secret]);
 }
+
+/// Issue 27: `--set-file dex.connectors=FILE` (a file's text, as Helm's `--set-file` gives it)
+/// takes the YAML list the file holds, in kfctl-rs and in the chart alike, and renders as the
+/// same list given in a values file; a file that holds no list is refused by both.
+#[test]
+#[cfg_attr(
+    any(kfctl_no_upstream, kfctl_no_oracles),
+    ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
+)]
+fn set_file_gives_dex_its_connectors_from_a_file_as_helm_does() {
+    use kfctl::catalog::strvals::{SetFlag, SetKind};
+    let shipped = common::repo_root().join("values/dex-connectors.yaml");
+    let doc = kfctl_yaml::parse_stream(&std::fs::read_to_string(&shipped).unwrap(), "shipped").unwrap().remove(0);
+    let dir = common::scratch("identity", "set-file");
+    let list = dir.join("connectors.yaml");
+    std::fs::write(&list, kfctl_yaml::to_yaml(&doc["dex"]["connectors"])).unwrap();
+    let only_connectors = values_file("only-connectors", &json!({"dex": {"connectors": doc["dex"]["connectors"]}}));
+    let assignment = format!("dex.connectors={}", arg(&list));
+    let mut request = common::render_request(PROFILE, vec![SetFlag::new(SetKind::File, &assignment)]);
+    request.value_files = Vec::new();
+    let from_file: Vec<Value> =
+        kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("{e}")).objects.into_iter().map(|o| o.obj).collect();
+    assert_eq!(from_file, render(&[&only_connectors]), "--set-file renders as the list in a values file");
+    let helm = Command::new(common::tool("helm-template")).arg(exported()).args(["--set-file", &assignment]).output();
+    common::assert_helm_equals_native(&from_file, &helm.unwrap(), "helm template --set-file dex.connectors=FILE");
+    let not_a_list = dir.join("not-a-list.yaml");
+    std::fs::write(&not_a_list, "type: github\n").unwrap();
+    let bad = format!("dex.connectors={}", arg(&not_a_list));
+    let ours = cli(&["template", "--set-file", &bad]);
+    assert_eq!(ours.status.code(), Some(2), "{}", String::from_utf8_lossy(&ours.stderr));
+    assert!(String::from_utf8_lossy(&ours.stderr).contains("dex.connectors"), "names the value");
+    let theirs =
+        Command::new(common::tool("helm-template")).arg(exported()).args(["--set-file", &bad]).output().unwrap();
+    assert!(!theirs.status.success(), "Helm rendered connectors from a file holding no list");
+}

@@ -135,8 +135,8 @@ pub struct RenderFlags {
     #[arg(long = "set-json", value_name = "KEY=JSON")]
     pub set_json: Vec<String>,
     /// A value read from a file (repeatable): the file's text, as one string, as Helm's
-    /// --set-file reads it, e.g. --set-file global.commonAnnotations.note=NOTE.txt (a list such
-    /// as dex.connectors goes in a values file: -f).
+    /// --set-file reads it, e.g. --set-file global.commonAnnotations.note=NOTE.txt; a list
+    /// value such as dex.connectors takes the YAML list the file holds.
     #[arg(long = "set-file", value_name = "KEY=PATH")]
     pub set_file: Vec<String>,
     /// A value taken literally: everything after the first `=`, commas and backslashes included.

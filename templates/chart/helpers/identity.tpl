@@ -4,6 +4,7 @@
      non-empty string not starting with `$` under a key containing one of `words`). */}}
 {{- define "kfctl.dexConnectors" -}}
 {{- $connectors := (index . 0).Values.connectors -}}
+{{- if kindIs "string" $connectors -}}{{- $connectors = fromYamlArray $connectors -}}{{- end -}}
 {{- $raw := index . 1 -}}
 {{- $text := (fromJson (printf "{\"v\":%s}" $raw)).v -}}
 {{- if and (kindIs "slice" $connectors) $connectors (kindIs "string" $text) -}}

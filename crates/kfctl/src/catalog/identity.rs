@@ -161,7 +161,7 @@ pub fn connectors_schema() -> Schema {
         extra: None,
     };
     let hint = "every connector needs a type and an id, as Dex's config.yaml has them (e.g. {type: github, id: github, name: GitHub, config: {…}})";
-    Schema::List(Box::new(Schema::Required { keys: vec!["type", "id"], hint, inner: Box::new(inner) }))
+    Schema::ListOrText(Box::new(Schema::Required { keys: vec!["type", "id"], hint, inner: Box::new(inner) }))
 }
 
 /// The schema of `oauth2-proxy.oidc`.
@@ -197,9 +197,14 @@ pub fn oidc(values: &Value) -> Oidc {
     Oidc { issuer: s("issuerURL"), client_id: s("clientID"), scope: s("scope") }
 }
 
-/// `dex.connectors` as given.
+/// `dex.connectors` as given: a list, or a file's text holding one (`--set-file
+/// dex.connectors=connectors.yaml`, as the chart's `fromYamlArray` reads it).
 pub fn connectors(values: &Value) -> Vec<Value> {
-    super::values::get(values, &["dex", "connectors"]).and_then(Value::as_array).cloned().unwrap_or_default()
+    match super::values::get(values, &["dex", "connectors"]) {
+        Some(Value::Array(list)) => list.clone(),
+        Some(Value::String(text)) => super::schema::list_in_text(text).unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 fn enabled(values: &Value, component: &str) -> bool {

@@ -88,11 +88,22 @@ pub enum Schema {
         inner: Box<Schema>,
     },
     List(Box<Schema>),
+    /// A [`Schema::List`], or a string holding one as YAML: what `--set-file KEY=FILE` gives
+    /// (the file's text), for a list value such as `dex.connectors`.
+    ListOrText(Box<Schema>),
     /// A map with known keys; `extra` types the keys it does not list (None: none allowed).
     Map {
         known: Vec<(String, Schema)>,
         extra: Option<Box<Schema>>,
     },
+}
+
+/// The list a YAML text holds (`--set-file` of a list value); an empty text is an empty list.
+pub fn list_in_text(text: &str) -> Option<Vec<Value>> {
+    if text.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    kfctl_yaml::parse_stream(text, "--set-file").ok()?.into_iter().next()?.as_array().cloned()
 }
 
 impl Schema {
@@ -187,15 +198,20 @@ impl Schema {
             (Schema::Enum(allowed), _) => {
                 Err(SchemaError::NotAllowed { path: path.into(), allowed: allowed.join(", "), got: describe(value) })
             }
-            (Schema::List(item), Value::Array(items)) => {
+            (Schema::List(item) | Schema::ListOrText(item), Value::Array(items)) => {
                 items.iter().enumerate().try_for_each(|(i, v)| item.check_at(v, &format!("{path}[{i}]")))
             }
+            (Schema::ListOrText(item), Value::String(text)) => match list_in_text(text) {
+                Some(items) => Schema::List(item.clone()).check_at(&Value::Array(items), path),
+                None => Err(wrong("a list, or a file's text holding one as YAML (--set-file)")),
+            },
             (Schema::Map { known, extra }, Value::Object(map)) => check_map(known, extra.as_deref(), map, path),
             (Schema::Bool, _) => Err(wrong("true or false")),
             (Schema::Int, _) => Err(wrong("a whole number, 0 or more")),
             (Schema::IntOrNull, _) => Err(wrong("a whole number, 0 or more (or null: unset)")),
             (Schema::String | Schema::Pattern(_), _) => Err(wrong("a string")),
             (Schema::List(_), _) => Err(wrong("a list")),
+            (Schema::ListOrText(_), _) => Err(wrong("a list, or a file's text holding one as YAML (--set-file)")),
             (Schema::Map { .. }, _) => Err(wrong("a map")),
         }
     }
@@ -225,6 +241,10 @@ impl Schema {
             }
             // A list's items are described by the list's path (`global.users` → `global.users.email`).
             Schema::List(item) => json!({"type": "array", "items": item.json_at(path, describe)}),
+            Schema::ListOrText(item) => json!({"anyOf": [
+                {"type": "array", "items": item.json_at(path, describe)},
+                {"type": "string", "description": "a file's text holding the list as YAML (--set-file)"},
+            ]}),
             Schema::Map { known, extra } => {
                 let mut props = Map::new();
                 for (key, schema) in known {
