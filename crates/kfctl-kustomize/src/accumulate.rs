@@ -3,11 +3,13 @@
 //! For one kustomization folder, in kustomize's order:
 //! 1. `resources` (and legacy `bases`): files are read as objects; folders are accumulated
 //!    recursively into a fresh accumulator and merged in (objects, configs, vars);
-//! 2. `configurations`, then `crds`, add field specs to the defaults;
+//! 2. the defaults with `configurations`, then `crds`, add field specs to what the resources
+//!    accumulated (which starts empty, as in kustomize);
 //! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
 //! 4. `components` run *on this accumulator*, each as if its directives were written here;
 //! 5. transformers run in kustomize's fixed order (see `run_transformers`), then the
-//!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's);
+//!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's; a
+//!    folder entry is accumulated here, as a `resources` folder, for its configs);
 //! 6. `vars` are collected for resolution at the very end of the build.
 //!
 //! With `buildMetadata` origin or transformer annotations, the walk also tracks where each
@@ -34,7 +36,8 @@ pub struct Accumulated {
 
 impl Default for Accumulated {
     fn default() -> Self {
-        Accumulated { resources: ResMap::new(), config: TransformConfig::defaults(), vars: Vec::new() }
+        // kustomize's accumulator starts with an empty config (see `builtins::config`).
+        Accumulated { resources: ResMap::new(), config: TransformConfig::default(), vars: Vec::new() }
     }
 }
 
@@ -153,8 +156,10 @@ impl<'a> Accumulator<'a> {
         for entry in k.resources.iter().chain(&k.bases) {
             self.resource_entry(dir, origin, entry, acc)?;
         }
-        let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
-        acc.config.merge(&files);
+        let own = TransformConfig::for_folder(&k.configurations, dir, self.loader)?;
+        acc.config
+            .merge_checked(&own)
+            .map_err(|c| KustomizeError::transform(format!("{}: configurations", origin.display()), c.to_string()))?;
         let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
         acc.config
             .merge_checked(&crds)
