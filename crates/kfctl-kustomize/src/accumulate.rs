@@ -167,7 +167,8 @@ impl<'a> Accumulator<'a> {
         let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
         let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
         builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;
-        plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx)?;
+        let mut folder = |path: &Path| self.plugin_folder(path);
+        plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx, &mut folder)?;
         for component in &k.components {
             if self.origin.is_some() && super::remote::is_remote(component) {
                 return Err(build_metadata::refuse_remote(origin, component));
@@ -192,12 +193,20 @@ impl<'a> Accumulator<'a> {
             let origins: Vec<String> = runs.iter().map(|kind| tracking.configured(&file, kind)).collect();
             build_metadata::add_transformations(&mut acc.resources, &origins);
         }
-        plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx)?;
+        let mut folder = |path: &Path| self.plugin_folder(path);
+        plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx, &mut folder)?;
         for var in &k.vars {
             builtins::vars::bind(&mut acc.resources, var)?;
             acc.add_var(var.clone(), dir)?;
         }
         Ok(())
+    }
+
+    /// The configs of a `generators:`/`transformers:` folder entry: the objects its
+    /// kustomization accumulates (kustomize's `accumulateResources` on the entry).
+    fn plugin_folder(&mut self, path: &Path) -> Result<Vec<Value>> {
+        let (_, sub) = self.target(path, Accumulated::default(), Role::Resource)?;
+        Ok(crate::into_objects(sub.resources))
     }
 
     /// Step into the folder `entry` of the kustomization `file`: returns the origin to
