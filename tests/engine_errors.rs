@@ -277,8 +277,10 @@ fn unsupported_plugin_configs_are_refused_by_kind_never_ignored() {
         ),
         (
             "transformers",
-            "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata:\n  name: p\nprefix: a-\nextra: 1\n",
-            "field `extra` of PrefixSuffixTransformer",
+            // A field kustomize's builtin does not have is ignored, as kustomize ignores it; a
+            // known one in other letter case is refused (builtins differ on whether they take it).
+            "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata:\n  name: p\nPrefix: a-\nextra: 1\n",
+            "field `Prefix` of PrefixSuffixTransformer",
         ),
     ];
     for (list, config, what) in cases {

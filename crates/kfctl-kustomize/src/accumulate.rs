@@ -3,11 +3,13 @@
 //! For one kustomization folder, in kustomize's order:
 //! 1. `resources` (and legacy `bases`): files are read as objects; folders are accumulated
 //!    recursively into a fresh accumulator and merged in (objects, configs, vars);
-//! 2. `configurations`, then `crds`, add field specs to the defaults;
+//! 2. the defaults with `configurations`, then `crds`, add field specs to what the resources
+//!    accumulated (which starts empty, as in kustomize);
 //! 3. generators (`configMapGenerator`, `secretGenerator`) add or merge objects;
 //! 4. `components` run *on this accumulator*, each as if its directives were written here;
 //! 5. transformers run in kustomize's fixed order (see `run_transformers`), then the
-//!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's);
+//!    `transformers:` configs ([`plugins`]; `generators:` configs run after step 3's; a
+//!    folder entry is accumulated here, as a `resources` folder, for its configs);
 //! 6. `vars` are collected for resolution at the very end of the build.
 //!
 //! With `buildMetadata` origin or transformer annotations, the walk also tracks where each
@@ -34,7 +36,8 @@ pub struct Accumulated {
 
 impl Default for Accumulated {
     fn default() -> Self {
-        Accumulated { resources: ResMap::new(), config: TransformConfig::defaults(), vars: Vec::new() }
+        // kustomize's accumulator starts with an empty config (see `builtins::config`).
+        Accumulated { resources: ResMap::new(), config: TransformConfig::default(), vars: Vec::new() }
     }
 }
 
@@ -153,8 +156,10 @@ impl<'a> Accumulator<'a> {
         for entry in k.resources.iter().chain(&k.bases) {
             self.resource_entry(dir, origin, entry, acc)?;
         }
-        let files = TransformConfig::load_files(&k.configurations, dir, self.loader)?;
-        acc.config.merge(&files);
+        let own = TransformConfig::for_folder(&k.configurations, dir, self.loader)?;
+        acc.config
+            .merge_checked(&own)
+            .map_err(|c| KustomizeError::transform(format!("{}: configurations", origin.display()), c.to_string()))?;
         let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
         acc.config
             .merge_checked(&crds)
@@ -162,7 +167,8 @@ impl<'a> Accumulator<'a> {
         let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
         let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
         builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;
-        plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx)?;
+        let mut folder = |path: &Path| self.plugin_folder(path);
+        plugins::run(&mut acc.resources, plugins::List::Generators, &k.generators, &acc.config, &cx, &mut folder)?;
         for component in &k.components {
             if self.origin.is_some() && super::remote::is_remote(component) {
                 return Err(build_metadata::refuse_remote(origin, component));
@@ -187,12 +193,20 @@ impl<'a> Accumulator<'a> {
             let origins: Vec<String> = runs.iter().map(|kind| tracking.configured(&file, kind)).collect();
             build_metadata::add_transformations(&mut acc.resources, &origins);
         }
-        plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx)?;
+        let mut folder = |path: &Path| self.plugin_folder(path);
+        plugins::run(&mut acc.resources, plugins::List::Transformers, &k.transformers, &acc.config, &cx, &mut folder)?;
         for var in &k.vars {
             builtins::vars::bind(&mut acc.resources, var)?;
             acc.add_var(var.clone(), dir)?;
         }
         Ok(())
+    }
+
+    /// The configs of a `generators:`/`transformers:` folder entry: the objects its
+    /// kustomization accumulates (kustomize's `accumulateResources` on the entry).
+    fn plugin_folder(&mut self, path: &Path) -> Result<Vec<Value>> {
+        let (_, sub) = self.target(path, Accumulated::default(), Role::Resource)?;
+        Ok(crate::into_objects(sub.resources))
     }
 
     /// Step into the folder `entry` of the kustomization `file`: returns the origin to

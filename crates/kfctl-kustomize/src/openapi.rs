@@ -7,10 +7,13 @@
 //! - a base or component sets it only when nothing set it before; once set, later ones are
 //!   ignored, though a `path:` they name must still be readable.
 //!
-//! A `path:` in a base or component that would set the schema is refused by name: kustomize
-//! then swaps the schema in the middle of the build (or adds the file to a built-in schema
-//! it has already loaded, depending on which kinds it met first), which the engine does not
-//! reproduce. Put `openapi: path:` in the kustomization being built instead.
+//! A `path:` in a base or component that would set the schema is refused by name, as a
+//! kustomize bug the engine does not reproduce: kyaml's `SetSchema` swaps the one global
+//! schema in the middle of the build, and its lazy `initSchema` then either parses the file
+//! alone (the built-in kinds lose their merge keys) or adds its definitions to the built-in
+//! schema already parsed — depending on whether any lookup (a strategic merge, the scope of
+//! a kind kyaml has not precomputed, even reading such an object) happened before the folder
+//! was loaded. Put `openapi: path:` in the kustomization being built instead.
 
 use super::error::{KustomizeError, Result};
 use super::kustomization::Kustomization;

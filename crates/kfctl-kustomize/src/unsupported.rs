@@ -24,7 +24,7 @@ const BUILD_METADATA: [&str; 3] = [MANAGED_BY_LABEL, "originAnnotations", "trans
 const HINTS: &[(&str, &str)] = &[
     (
         "openapi.path",
-        "in a base or component it would swap the build's schema mid-build; move `openapi: path:` to the kustomization being built",
+        "in a base or component, kustomize v5.6 swaps its one global schema in the middle of the build, and whether the built-in Kubernetes schema survives beside the file depends on whether anything consulted the schema before this folder was loaded (load-order dependent global state, a kustomize bug); move `openapi: path:` to the kustomization being built",
     ),
     ("buildMetadata", "the options are `managedByLabel`, `originAnnotations` and `transformerAnnotations`"),
     ("validators", "remove it, or build with kustomize"),

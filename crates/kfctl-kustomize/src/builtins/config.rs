@@ -16,9 +16,13 @@
 //!   entry is appended as it is;
 //! - every list is then sorted by gvk in kustomize's legacy kind order (see [`super::sort`]).
 //!
-//! A level's effective config is defaults ∪ its configuration files ∪ what its resources
-//! accumulated; [`TransformConfig::load_files`] checks the files against the defaults so that a
-//! conflict fails the build as it does in kustomize.
+//! A level's effective config is built in kustomize's order, which matters because the
+//! merge is asymmetric: its accumulator starts empty and takes what its resources accumulated,
+//! then [`TransformConfig::for_folder`] (the defaults merged with its configuration files).
+//! Merging into the empty accumulator drops a general spec listed after a narrower one for the
+//! same path: a `configurations:` file with `namePrefix: [{kind: K, path: metadata/name}]`
+//! sorts before the default `{path: metadata/name}`, which is then dropped, so only kind `K`
+//! is renamed — as kustomize does.
 
 use super::sort::gvk_order_key;
 use crate::error::{KustomizeError, Result};
@@ -31,6 +35,9 @@ use std::sync::OnceLock;
 
 /// kustomize's builtin field specs, in its configuration file format.
 const DEFAULTS_YAML: &str = include_str!("config_defaults.yaml");
+
+/// [`DEFAULTS_YAML`], parsed and merged into an empty config once.
+static DEFAULTS: OnceLock<TransformConfig> = OnceLock::new();
 
 /// A referenced kind and the fields in other kinds that name it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -108,7 +115,6 @@ impl std::fmt::Display for ConflictingFieldSpec {
 impl TransformConfig {
     /// kustomize's builtin defaults (parsed once, then copied).
     pub fn defaults() -> Self {
-        static DEFAULTS: OnceLock<TransformConfig> = OnceLock::new();
         DEFAULTS
             .get_or_init(|| {
                 let file = TransformConfig::from_yaml(DEFAULTS_YAML, "builtin field specs")
@@ -120,9 +126,10 @@ impl TransformConfig {
             .clone()
     }
 
-    /// Load `configurations:` files (relative to `dir`); the result holds only what they say.
-    /// A file that conflicts with another or with the defaults is an error, as in kustomize.
-    pub fn load_files(files: &[String], dir: &Path, loader: &Loader) -> Result<Self> {
+    /// kustomize's `MakeTransformerConfig`: the defaults merged with the `configurations:`
+    /// files (relative to `dir`; merged with each other first, in order). A file that conflicts
+    /// with another or with the defaults is an error, as in kustomize.
+    pub fn for_folder(files: &[String], dir: &Path, loader: &Loader) -> Result<Self> {
         let mut merged = TransformConfig::default();
         for file in files {
             let (path, text) = loader.read_text(dir, file)?;
@@ -130,11 +137,12 @@ impl TransformConfig {
             let config = Self::from_yaml(&text, &origin)?;
             merged.merge_checked(&config).map_err(|c| KustomizeError::transform(&origin, c.to_string()))?;
         }
+        let mut own = Self::defaults();
         if !files.is_empty() {
             let context = format!("{}: configurations", dir.display());
-            Self::defaults().merge_checked(&merged).map_err(|c| KustomizeError::transform(context, c.to_string()))?;
+            own.merge_checked(&merged).map_err(|c| KustomizeError::transform(context, c.to_string()))?;
         }
-        Ok(merged)
+        Ok(own)
     }
 
     /// Parse one configuration file (its first YAML document), in kustomize's format.
@@ -169,6 +177,11 @@ impl TransformConfig {
         // Most folders only carry the defaults: merging a config into an equal one (or an
         // empty one into anything) changes nothing, so skip the quadratic search.
         if other == &TransformConfig::default() || other == self {
+            return Ok(());
+        }
+        if self == &TransformConfig::default() && DEFAULTS.get().is_some_and(|defaults| other == defaults) {
+            // The defaults are stored merged into an empty config already.
+            *self = other.clone();
             return Ok(());
         }
         let lists: [(&'static str, &mut Vec<FieldSpec>, &Vec<FieldSpec>); 10] = [
@@ -450,17 +463,32 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
     }
 
     #[test]
-    fn load_files_reads_through_the_loader_and_checks_against_defaults() {
+    fn for_folder_reads_through_the_loader_and_checks_against_defaults() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("ok.yaml"), "varReference:\n- {kind: Profile, path: spec/owner/name}\n")
             .unwrap();
         std::fs::write(dir.path().join("bad.yaml"), "commonLabels:\n- path: metadata/labels\n").unwrap();
         let loader = Loader::new(Arc::new(NoRemote), crate::LoadRestriction::RootOnly);
-        let ok = TransformConfig::load_files(&["ok.yaml".into()], dir.path(), &loader).unwrap();
-        assert_eq!(paths(&ok.var_reference), ["Profile:spec/owner/name"]);
-        assert!(ok.common_labels.is_empty(), "load_files returns only what the files say");
-        let err = TransformConfig::load_files(&["bad.yaml".into()], dir.path(), &loader).unwrap_err().to_string();
+        let ok = TransformConfig::for_folder(&["ok.yaml".into()], dir.path(), &loader).unwrap();
+        assert!(paths(&ok.var_reference).contains(&"Profile:spec/owner/name".to_string()));
+        assert_eq!(ok.common_labels, TransformConfig::defaults().common_labels, "the defaults are kept");
+        let err = TransformConfig::for_folder(&["bad.yaml".into()], dir.path(), &loader).unwrap_err().to_string();
         assert!(err.contains("conflicting fieldspecs"), "{err}");
-        assert!(TransformConfig::load_files(&["missing.yaml".into()], dir.path(), &loader).is_err());
+        assert!(TransformConfig::for_folder(&["missing.yaml".into()], dir.path(), &loader).is_err());
+        assert_eq!(TransformConfig::for_folder(&[], dir.path(), &loader).unwrap(), TransformConfig::defaults());
+    }
+
+    #[test]
+    fn a_narrower_name_spec_displaces_the_general_one_once_merged_into_the_accumulator() {
+        // kustomize: defaults.Merge(file) keeps both (sorted: kind Host first); merging that into
+        // the empty accumulator then drops the general spec, which selects Host's.
+        let file =
+            TransformConfig { name_prefix: vec![spec("", "Host", "metadata/name", false)], ..Default::default() };
+        let mut own = TransformConfig::defaults();
+        own.merge_checked(&file).unwrap();
+        assert_eq!(paths(&own.name_prefix), ["Host:metadata/name", ":metadata/name"]);
+        let mut acc = TransformConfig::default();
+        acc.merge_checked(&own).unwrap();
+        assert_eq!(paths(&acc.name_prefix), ["Host:metadata/name"]);
     }
 }

@@ -11,6 +11,7 @@ pub mod crds;
 pub mod fieldspec;
 pub mod generators;
 pub mod hash;
+pub mod iam_policy;
 pub mod images;
 pub mod labels;
 pub mod nameref;

@@ -67,6 +67,13 @@ pub fn strategic_merge_files(resources: &mut ResMap, paths: &[String], dir: &Pat
             }
         }
     }
+    if !paths.is_empty() && loaded.is_empty() {
+        return Err(KustomizeError::transform(
+            format!("patchesStrategicMerge [{}]", paths.join(", ")),
+            "patch appears to be empty: expected at least one object in these patches, as kustomize refuses them; \
+             remove the entries or write a patch in them",
+        ));
+    }
     for patch in &loaded {
         let id = object_id(patch);
         let index = unique_target(resources, &id).map_err(|m| KustomizeError::transform("patchesStrategicMerge", m))?;

@@ -225,6 +225,17 @@ fn patches_strategic_merge_without_a_match_fails() {
 }
 
 #[test]
+fn patches_strategic_merge_with_only_empty_files_is_refused_as_kustomize_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), "# nothing here\n").unwrap();
+    std::fs::write(dir.path().join("b.yaml"), "").unwrap();
+    let paths = ["a.yaml".to_string(), "b.yaml".to_string()];
+    let err = strategic_merge_files(&mut resources(), &paths, dir.path(), &loader()).unwrap_err();
+    assert!(err.to_string().starts_with("patchesStrategicMerge [a.yaml, b.yaml]: patch appears to be empty"), "{err}");
+    strategic_merge_files(&mut resources(), &[], dir.path(), &loader()).expect("no entries, nothing to refuse");
+}
+
+#[test]
 fn patch_files_are_read_through_the_loader() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("ops.yaml"), "- op: add\n  path: /metadata/labels/x\n  value: zz\n").unwrap();

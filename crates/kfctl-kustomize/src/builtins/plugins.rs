@@ -1,21 +1,29 @@
 //! `generators:` and `transformers:` with builtin plugin configs (`apiVersion: builtin`).
 //!
-//! Each entry is a file of configs or an inline config (text with a line break). A config is
-//! run by the builtin that the matching kustomization field uses, with the config's own
-//! `fieldSpecs` in place of the defaults — so no builtin is written twice:
+//! Each entry is an inline config (text with a line break), a file of configs, or a folder
+//! whose kustomization is accumulated (as a `resources` folder is, without the build's last
+//! steps) and whose objects are the configs. As in kustomize, the inline entries run first,
+//! then the files and folders, each in list order; two configs with the same id are an error.
+//! Files a config names are relative to the kustomization that lists the entry, even for a
+//! config from a folder. A config is run by the builtin that the matching kustomization field
+//! uses, with the config's own `fieldSpecs` in place of the defaults — so no builtin is
+//! written twice:
 //! - generators: `ConfigMapGenerator`, `SecretGenerator` (without the kustomization's
-//!   `generatorOptions`, as kustomize runs them);
+//!   `generatorOptions`, as kustomize runs them; a top-level `name` or `namespace` wins over
+//!   the config's metadata), `IAMPolicyGenerator` ([`super::iam_policy`]);
 //! - transformers: `PrefixSuffixTransformer`, `LabelTransformer`, `AnnotationsTransformer`,
 //!   `NamespaceTransformer`, `ImageTagTransformer`, `ReplicaCountTransformer`,
 //!   `PatchTransformer`, `PatchJson6902Transformer`, `PatchStrategicMergeTransformer` (`paths`),
 //!   `ReplacementTransformer`.
 //!
-//! Anything else is refused by name, never skipped: other builtin kinds, config fields the
-//! engine does not act on, folder entries, and exec or KRM-function plugins (any apiVersion
-//! but `builtin`).
+//! kustomize reads a config leniently: a top-level field its builtin does not have is ignored,
+//! and so it is here. Anything else is refused by name, never skipped: other builtin kinds,
+//! fields kustomize acts on that the engine does not (or a known field in other letter case,
+//! which Go's decoder would take), folder entries under `buildMetadata` tracking, and exec or
+//! KRM-function plugins (any apiVersion but `builtin`).
 
 use super::config::TransformConfig;
-use super::{generators, images, namespace, patches, prefix_suffix, replacements, replicas};
+use super::{generators, iam_policy, images, namespace, patches, prefix_suffix, replacements, replicas};
 use crate::build_metadata;
 use crate::error::{KustomizeError, Result};
 use crate::kustomization::{self as k, FieldSpec, Kustomization};
@@ -52,32 +60,73 @@ pub struct Context<'a> {
     pub file: &'a str,
 }
 
+/// Accumulates a folder entry and returns its objects (the accumulator's job, see
+/// [`crate::accumulate`]).
+pub type FolderConfigs<'f> = dyn FnMut(&Path) -> Result<Vec<Value>> + 'f;
+
 /// Run every config of `entries` (one list of a kustomization) on `resources`.
 /// With tracking, each config is the origin of what it generates, and a transformation of
 /// every object after it runs, as kustomize records plugin configs.
-pub fn run(resources: &mut ResMap, list: List, entries: &[String], cfg: &TransformConfig, cx: &Context) -> Result<()> {
-    for entry in entries {
-        let inline = entry.contains('\n');
-        let source = cx.tracking.map(|o| o.append(if inline { cx.file } else { entry }));
-        for config in configs(list, entry, cx)? {
-            let origin = source.as_ref().map(|s| s.of_plugin(&config));
-            run_config(resources, list, &config, cfg, cx, origin.as_deref())?;
-            if let (List::Transformers, Some(origin)) = (list, origin) {
-                build_metadata::add_transformations(resources, &[origin]);
-            }
+pub fn run(
+    resources: &mut ResMap,
+    list: List,
+    entries: &[String],
+    cfg: &TransformConfig,
+    cx: &Context,
+    folder: &mut FolderConfigs,
+) -> Result<()> {
+    let mut loaded = Vec::new();
+    let (inline, paths): (Vec<&String>, Vec<&String>) = entries.iter().partition(|e| e.contains('\n'));
+    for entry in inline.into_iter().chain(paths) {
+        let source = cx.tracking.map(|o| o.append(if entry.contains('\n') { cx.file } else { entry }));
+        for config in configs(list, entry, cx, folder)? {
+            loaded.push((config, source.clone()));
+        }
+    }
+    check_unique(loaded.iter().map(|(config, _)| config), list, cx)?;
+    for (config, source) in &loaded {
+        let origin = source.as_ref().map(|s| s.of_plugin(config));
+        run_config(resources, list, config, cfg, cx, origin.as_deref())?;
+        if let (List::Transformers, Some(origin)) = (list, origin) {
+            build_metadata::add_transformations(resources, &[origin]);
         }
     }
     Ok(())
 }
 
-fn configs(list: List, entry: &str, cx: &Context) -> Result<Vec<Value>> {
+fn configs(list: List, entry: &str, cx: &Context, folder: &mut FolderConfigs) -> Result<Vec<Value>> {
     if entry.contains('\n') {
         return Ok(kfctl_yaml::parse_stream(entry, &cx.origin.display().to_string())?);
     }
     match cx.loader.resolve_entry(cx.dir, entry)? {
         Entry::File(path) => Ok(cx.loader.documents(&path)?.to_vec()),
-        Entry::Folder(path) => Err(refuse(cx, list, &format!("folder {}", path.display()), "list the config files")),
+        Entry::Folder(_) if cx.tracking.is_some() => Err(refuse(
+            cx,
+            list,
+            &format!("folder {entry} with `buildMetadata` origin or transformer annotations"),
+            "list the folder's config files instead, or build without those options",
+        )),
+        Entry::Folder(path) => folder(&path),
     }
+}
+
+/// kustomize gathers every config of a list in one resource map: two with the same id fail.
+fn check_unique<'v>(configs: impl Iterator<Item = &'v Value>, list: List, cx: &Context) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for config in configs {
+        let text = |pointer: &str| config.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string();
+        let id = [text("/apiVersion"), text("/kind"), text("/metadata/namespace"), text("/metadata/name")];
+        if !seen.insert(id.clone()) {
+            let [api_version, kind, namespace, name] = id;
+            return Err(KustomizeError::transform(
+                format!("{}: {}", cx.origin.display(), list.field()),
+                format!(
+                    "may not add resource with an already registered id: {api_version}/{kind} `{name}` (namespace `{namespace}`); give each config its own metadata.name"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn refuse(cx: &Context, list: List, what: &str, hint: &str) -> KustomizeError {
@@ -104,16 +153,17 @@ fn run_config(
         let hint = "exec and KRM-function plugins are not run; use a builtin config (apiVersion: builtin)";
         return Err(refuse(cx, list, &format!("plugin {api_version}/{kind}"), hint));
     }
-    let Some(allowed) = known_fields(list, kind) else {
+    let Some((known, refused)) = known_fields(list, kind) else {
         return Err(refuse(cx, list, &format!("builtin kind {kind}"), "use the matching kustomization field instead"));
     };
-    let fields = config.as_object().cloned().unwrap_or_default();
-    if let Some(field) = fields
-        .keys()
-        .find(|f| !["apiVersion", "kind", "metadata"].contains(&f.as_str()) && !allowed.contains(&f.as_str()))
-    {
+    let all = config.as_object().cloned().unwrap_or_default();
+    if let Some(field) = refused_field(&all, known, refused) {
         return Err(refuse(cx, list, &format!("field `{field}` of {kind}"), "remove it, or build with kustomize"));
     }
+    // Fields kustomize's builtin does not have are ignored, as kustomize ignores them.
+    let keep =
+        |key: &String| known.contains(&key.as_str()) || ["apiVersion", "kind", "metadata"].contains(&key.as_str());
+    let fields: Map<String, Value> = all.into_iter().filter(|(key, _)| keep(key)).collect();
     let invalid = |message: String| KustomizeError::transform(format!("{}: {kind}", cx.origin.display()), message);
     apply(resources, kind, &fields, cfg, cx, origin).map_err(|e| match e {
         KustomizeError::Transform { context, message } if context.is_empty() => invalid(message),
@@ -121,24 +171,40 @@ fn run_config(
     })
 }
 
-/// The config fields each supported kind has (besides apiVersion, kind and metadata).
-fn known_fields(list: List, kind: &str) -> Option<&'static [&'static str]> {
-    let generator: &[&str] = &["behavior", "literals", "files", "envs", "env", "options", "type"];
-    let fields: &[&str] = match (list, kind) {
-        (List::Generators, "ConfigMapGenerator" | "SecretGenerator") => generator,
-        (List::Transformers, "PrefixSuffixTransformer") => &["prefix", "suffix", "fieldSpecs"],
-        (List::Transformers, "LabelTransformer") => &["labels", "fieldSpecs"],
-        (List::Transformers, "AnnotationsTransformer") => &["annotations", "fieldSpecs"],
-        (List::Transformers, "NamespaceTransformer") => &["fieldSpecs", "unsetOnly", "setRoleBindingSubjects"],
-        (List::Transformers, "ImageTagTransformer") => &["imageTag", "fieldSpecs"],
-        (List::Transformers, "ReplicaCountTransformer") => &["replica", "fieldSpecs"],
-        (List::Transformers, "PatchTransformer") => &["patch", "path", "target", "options"],
-        (List::Transformers, "PatchJson6902Transformer") => &["path", "jsonOp", "target"],
-        (List::Transformers, "PatchStrategicMergeTransformer") => &["paths"],
-        (List::Transformers, "ReplacementTransformer") => &["replacements"],
+/// The config fields kustomize's builtin of each supported kind reads (besides apiVersion,
+/// kind and metadata), and those of them the engine refuses.
+fn known_fields(list: List, kind: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+    const CONFIG_MAP: &[&str] = &["name", "namespace", "behavior", "literals", "files", "envs", "env", "options"];
+    const SECRET: &[&str] = &["name", "namespace", "behavior", "literals", "files", "envs", "env", "options", "type"];
+    let fields: (&[&str], &[&str]) = match (list, kind) {
+        (List::Generators, "ConfigMapGenerator") => (CONFIG_MAP, &[]),
+        (List::Generators, "SecretGenerator") => (SECRET, &[]),
+        (List::Generators, "IAMPolicyGenerator") => (&iam_policy::FIELDS, &[]),
+        (List::Transformers, "PrefixSuffixTransformer") => (&["prefix", "suffix", "fieldSpecs"], &[]),
+        (List::Transformers, "LabelTransformer") => (&["labels", "fieldSpecs"], &[]),
+        (List::Transformers, "AnnotationsTransformer") => (&["annotations", "fieldSpecs"], &[]),
+        (List::Transformers, "NamespaceTransformer") => (&["fieldSpecs", "unsetOnly", "setRoleBindingSubjects"], &[]),
+        (List::Transformers, "ImageTagTransformer") => (&["imageTag", "fieldSpecs"], &[]),
+        (List::Transformers, "ReplicaCountTransformer") => (&["replica", "fieldSpecs"], &[]),
+        (List::Transformers, "PatchTransformer") => (&["patch", "path", "target", "options"], &[]),
+        (List::Transformers, "PatchJson6902Transformer") => (&["path", "jsonOp", "target"], &[]),
+        (List::Transformers, "PatchStrategicMergeTransformer") => (&["paths", "patches"], &["patches"]),
+        (List::Transformers, "ReplacementTransformer") => (&["replacements"], &[]),
         _ => return None,
     };
     Some(fields)
+}
+
+/// The first field of a config the engine must refuse: one kustomize reads but the engine
+/// does not act on, or a known field in other letter case (Go's decoder matches names without
+/// regard to case; the engine does not guess). Other unknown fields are ignored, as kustomize
+/// ignores them.
+fn refused_field<'c>(fields: &'c Map<String, Value>, known: &[&str], refused: &[&str]) -> Option<&'c str> {
+    let all = known.iter().chain(&["apiVersion", "kind", "metadata"]);
+    fields
+        .keys()
+        .map(String::as_str)
+        .find(|field| refused.contains(field) || all.clone().any(|k| k.eq_ignore_ascii_case(field) && k != field))
 }
 
 fn field<T: DeserializeOwned + Default>(fields: &Map<String, Value>, name: &str) -> Result<T> {
@@ -169,6 +235,7 @@ fn apply(
     };
     match kind {
         "ConfigMapGenerator" | "SecretGenerator" => generate(resources, kind, f, cx, origin),
+        "IAMPolicyGenerator" => iam_policy::run(resources, f, &cx.origin.display().to_string()),
         "PrefixSuffixTransformer" => {
             let c = with(|c, s| {
                 c.name_prefix = s.clone();
@@ -239,8 +306,10 @@ fn generate(
         .filter(|(key, _)| !["apiVersion", "kind", "metadata"].contains(&key.as_str()))
         .map(|(a, b)| (a.clone(), b.clone()))
         .collect();
+    // kustomize: a top-level `name` (`namespace`) wins; the metadata's is the fallback.
     for name in ["name", "namespace"] {
-        if let Some(value) = meta(f, name) {
+        let top_level_set = args.get(name).and_then(Value::as_str).is_some_and(|v| !v.is_empty());
+        if let (false, Some(value)) = (top_level_set, meta(f, name)) {
             args.insert(name.into(), Value::String(value));
         }
     }
@@ -255,3 +324,7 @@ fn generate(
     let origin_of = origin.map(|_| &origin_of as &dyn Fn(&str) -> String);
     generators::run_with_origin(resources, &kustomization, cx.dir, cx.loader, origin_of)
 }
+
+#[cfg(test)]
+#[path = "plugins_tests.rs"]
+mod tests;

@@ -5,8 +5,12 @@
 //! group), `APIService` of `apiregistration.k8s.io` and `Namespace` (any group). For each field
 //! spec whose gvk selects the original id:
 //! - a `metadata/name` spec records the prefix (suffix) on the resource — the name-reference
-//!   fix-up compares these lists between referrer and referral — and remembers the current id
-//!   as a previous one before the name changes;
+//!   fix-up compares these lists between referrer and referral — and, unless it is empty,
+//!   remembers the current id as a previous one before the name changes. A kustomization
+//!   with only a `namePrefix` (only a `nameSuffix`) records an empty suffix (prefix): kustomize
+//!   v5.6 keeps these lists as comma-separated annotations and appends the empty value too, so
+//!   an object renamed by a sibling overlay's `namePrefix` still matches a referrer that an
+//!   inner kustomization gave a `nameSuffix` (`[-inner, ""]` ends like `[""]`);
 //! - the value at the spec's path becomes `prefix + value` (`value + suffix`); with `create`, a
 //!   missing field is created holding just the prefix (suffix). Paths must reach scalars.
 
@@ -25,15 +29,14 @@ enum End {
     Suffix,
 }
 
-/// Apply `namePrefix` then `nameSuffix` (each skipped when empty).
+/// Apply `namePrefix` then `nameSuffix`. Nothing happens when both are empty; when only one
+/// is, the other still records its empty affix, as kustomize does (see the module doc).
 pub fn apply(resources: &mut ResMap, prefix: &str, suffix: &str, config: &TransformConfig) -> Result<()> {
-    if !prefix.is_empty() {
-        add_affix(resources, End::Prefix, prefix, &config.name_prefix)?;
+    if prefix.is_empty() && suffix.is_empty() {
+        return Ok(());
     }
-    if !suffix.is_empty() {
-        add_affix(resources, End::Suffix, suffix, &config.name_suffix)?;
-    }
-    Ok(())
+    add_affix(resources, End::Prefix, prefix, &config.name_prefix)?;
+    add_affix(resources, End::Suffix, suffix, &config.name_suffix)
 }
 
 /// Kinds kustomize's prefix and suffix transformers never touch: (group, kind), empty = any.
@@ -67,7 +70,9 @@ fn record_affix(resource: &mut Resource, end: End, affix: &str) {
         End::Prefix => resource.name_prefixes.push(affix.to_string()),
         End::Suffix => resource.name_suffixes.push(affix.to_string()),
     }
-    resource.remember_current_id();
+    if !affix.is_empty() {
+        resource.remember_current_id();
+    }
 }
 
 fn affix_at_path(obj: &mut Value, spec: &FieldSpec, end: End, affix: &str) -> std::result::Result<(), String> {
@@ -165,6 +170,19 @@ mod tests {
         let mut map = map_of(vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}})]);
         apply(&mut map, "", "", &config()).unwrap();
         assert!(map.get(0).previous_ids.is_empty() && map.get(0).name_prefixes.is_empty());
+    }
+
+    #[test]
+    fn a_prefix_alone_records_an_empty_suffix_and_no_extra_previous_id() {
+        let mut map = map_of(vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}})]);
+        apply(&mut map, "p-", "", &config()).unwrap();
+        let r = map.get(0);
+        assert_eq!(r.name(), "p-cm");
+        assert_eq!(
+            (r.name_prefixes.as_slice(), r.name_suffixes.as_slice()),
+            (&["p-".to_string()][..], &[String::new()][..])
+        );
+        assert_eq!(r.previous_ids.len(), 1);
     }
 
     #[test]
