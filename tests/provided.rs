@@ -373,3 +373,43 @@ fn install_on_a_cluster_without_the_provided_dependency_is_refused_before_any_wr
     assert!(stderr.contains("--set cert-manager.provided=false"), "{stderr}");
     assert_eq!(writes(&cluster), 0, "refused after a write");
 }
+
+/// Each component whose objects use a dependency's kinds (Istio's, cert-manager's, Knative's)
+/// names that dependency, so enabling it without the dependency is refused at render time, not
+/// at the install's preflight (issue 27: katib on minimal rendered Istio objects no CRD served).
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn every_component_using_a_dependencys_kinds_depends_on_it() {
+    let rendered = rendered("kind", &[]);
+    let catalog = kfctl::catalog::Catalog::for_release(common::release()).unwrap();
+    let needs = |component: &str, dependency: &str| -> bool {
+        let mut seen = vec![component.to_string()];
+        let mut i = 0;
+        while i < seen.len() {
+            let deps = catalog.components.get(&seen[i]).map(|d| d.dependencies.clone()).unwrap_or_default();
+            for d in deps {
+                if !seen.contains(&d) {
+                    seen.push(d);
+                }
+            }
+            i += 1;
+        }
+        seen.iter().any(|c| c == dependency)
+    };
+    let mut missing = std::collections::BTreeSet::new();
+    for o in &rendered.objects {
+        let api_version = o.obj["apiVersion"].as_str().unwrap_or_default();
+        for dep in catalog.provided.iter().filter(|d| d.serves(api_version)) {
+            if !dep.components.contains(&o.component) && !needs(&o.component, &dep.name) {
+                missing.insert(format!(
+                    "{} uses {} ({}) but does not depend on {}",
+                    o.component, o.obj["kind"], api_version, dep.name
+                ));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}
