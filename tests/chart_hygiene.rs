@@ -77,7 +77,7 @@ fn every_chart_carries_the_release_catalogs_kube_version_and_lints_clean() {
         let meta = read_yaml(&chart.join("Chart.yaml"));
         assert_eq!(meta["kubeVersion"], common::kube_version_constraint(), "{}", chart.display());
         assert_eq!(meta["appVersion"], common::release(), "{}", chart.display());
-        assert_eq!(meta["version"], env!("CARGO_PKG_VERSION"), "{}", chart.display());
+        assert_eq!(meta["version"], kfctl::chart::scaffold::chart_version(common::release()), "{}", chart.display());
     }
     let lint = Command::new(common::tool("helm-lint")).arg(root).arg("--strict").output().expect("helm-lint runs");
     assert!(
