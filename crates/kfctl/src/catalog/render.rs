@@ -150,7 +150,8 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
 /// disable (`<name>.enabled: false`) keeps every key it has when enabled (images, replicas,
 /// resources…, from the profile's whole render, which the render cache usually holds), as
 /// Helm's umbrella schema keeps a disabled subchart's: one values file serves with the
-/// component on or off, and a misspelt key is still refused.
+/// component on or off, and a misspelt key is still refused. A tree that cannot build the
+/// disabled component keeps the plain defaults.
 fn schema_defaults(
     catalog: &Catalog,
     listed: &Resolved,
@@ -165,7 +166,9 @@ fn schema_defaults(
     }
     let mut whole = listed.clone();
     whole.apply_provides(catalog);
-    let objects = default_render(&whole, catalog, req, example)?;
+    // a disabled component the tree cannot build (an unknown tree without its folder) keeps
+    // only the keys every component has, as before
+    let Ok(objects) = default_render(&whole, catalog, req, example) else { return Ok(defaults.clone()) };
     let whole_defaults = self::defaults(catalog, &whole, &objects);
     let mut out = defaults.clone();
     for (name, _) in listed.components.iter().filter(|(c, _)| off(c)) {
