@@ -407,21 +407,28 @@ impl Engine {
 
     /// `None` when the Service has a ready endpoint.
     pub async fn endpoint_ready(&self, namespace: &str, name: &str) -> Option<String> {
-        let selector = format!("kubernetes.io/service-name={name}");
-        if let Ok(path) = self.resolver.resolve("discovery.k8s.io/v1", "EndpointSlice").await {
-            return match self.api.list(&path, Some(namespace), Some(&selector)).await {
-                Ok(list) if has_ready_slice_endpoint(&list) => None,
-                Ok(_) => Some("no ready endpoint".into()),
-                Err(f) => Some(format!("cannot list endpoints: {f}")),
-            };
-        }
-        let path =
-            ResourcePath { group: String::new(), version: "v1".into(), plural: "endpoints".into(), namespaced: true };
-        match self.api.get(&path, Some(namespace), name).await {
-            Ok(Some(ep)) if has_ready_address(&ep) => None,
+        endpoint_ready(&self.api, &self.resolver, namespace, name).await
+    }
+}
+
+/// `None` when the Service `namespace/name` has a ready endpoint (its EndpointSlices, else its
+/// core Endpoints), else what is wrong: the webhook gate's check, and the preflight's for a
+/// dependency the cluster provides.
+pub async fn endpoint_ready(api: &ApiClient, resolver: &Resolver, namespace: &str, name: &str) -> Option<String> {
+    let selector = format!("kubernetes.io/service-name={name}");
+    if let Ok(path) = resolver.resolve("discovery.k8s.io/v1", "EndpointSlice").await {
+        return match api.list(&path, Some(namespace), Some(&selector)).await {
+            Ok(list) if has_ready_slice_endpoint(&list) => None,
             Ok(_) => Some("no ready endpoint".into()),
-            Err(f) => Some(format!("cannot read endpoints: {f}")),
-        }
+            Err(f) => Some(format!("cannot list endpoints: {f}")),
+        };
+    }
+    let path =
+        ResourcePath { group: String::new(), version: "v1".into(), plural: "endpoints".into(), namespaced: true };
+    match api.get(&path, Some(namespace), name).await {
+        Ok(Some(ep)) if has_ready_address(&ep) => None,
+        Ok(_) => Some("no ready endpoint".into()),
+        Err(f) => Some(format!("cannot read endpoints: {f}")),
     }
 }
 

@@ -16,7 +16,7 @@
 //! prune must release rather than delete once the cluster provides them.
 
 use super::ClusterError;
-use super::api::{ApiClient, ResourcePath};
+use super::api::ApiClient;
 use super::discovery::Resolver;
 use super::plan::Plan;
 use crate::catalog::provided::{Dependency, Need, Readiness};
@@ -93,15 +93,21 @@ async fn need_problem(api: &ApiClient, resolver: &Resolver, need: &Need) -> Resu
         let create = need.create.as_ref().map_or(String::new(), |c| format!("; create it: {c}"));
         Some(format!("{} {what} ({}){create}", need.shown(), need.why))
     };
-    if !is_served(resolver, &need.api_version, &need.kind).await? {
-        return Ok(absent("is missing: its kind is not served"));
-    }
-    let path = resolver.resolve(&need.api_version, &need.kind).await.map_err(api_failure)?;
+    let path = match resolver.resolve(&need.api_version, &need.kind).await {
+        Ok(path) => path,
+        Err(f) if f.is_no_kind_match() || f.status == Some(404) => {
+            return Ok(absent("is missing: its kind is not served"));
+        }
+        Err(f) => return Err(api_failure(f)),
+    };
     let Some(live) = api.get(&path, need.namespace.as_deref(), &need.name).await.map_err(api_failure)? else {
         return Ok(absent("is missing"));
     };
-    if need.ready == Some(Readiness::Endpoints) && !has_ready_endpoint(api, need).await? {
-        return Ok(absent("has no ready endpoint"));
+    if need.ready == Some(Readiness::Endpoints) {
+        let namespace = need.namespace.as_deref().unwrap_or(super::object::DEFAULT_NAMESPACE);
+        if let Some(reason) = super::engine::endpoint_ready(api, resolver, namespace, &need.name).await {
+            return Ok(absent(&format!("has {reason}")));
+        }
     }
     if let Some(contains) = &need.contains {
         let pointer = format!("/{}", contains.field.replace('.', "/"));
@@ -111,18 +117,6 @@ async fn need_problem(api: &ApiClient, resolver: &Resolver, need: &Need) -> Resu
         }
     }
     Ok(None)
-}
-
-/// Whether the Service's Endpoints list a ready address.
-async fn has_ready_endpoint(api: &ApiClient, need: &Need) -> Result<bool, ClusterError> {
-    let path =
-        ResourcePath { group: String::new(), version: "v1".into(), plural: "endpoints".into(), namespaced: true };
-    let endpoints = api.get(&path, need.namespace.as_deref(), &need.name).await.map_err(api_failure)?;
-    let subsets = endpoints.as_ref().and_then(|e| e.get("subsets")).and_then(Value::as_array);
-    Ok(subsets
-        .into_iter()
-        .flatten()
-        .any(|s| s.get("addresses").and_then(Value::as_array).is_some_and(|a| !a.is_empty())))
 }
 
 fn api_failure(f: super::retry::ApiFailure) -> ClusterError {
