@@ -76,13 +76,26 @@ fn suggested_flag_sets(message: &str) -> Vec<Vec<String>> {
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
 fn a_missing_dependency_names_both_ways_out_and_each_works_when_pasted() {
-    let base = ["template", "--profile", "kind", "--set", "cert-manager.enabled=false"];
-    let out = common::kfctl_offline(&base);
+    let kind = ["template", "--profile", "kind", "--set", "cert-manager.enabled=false"];
+    let (message, sets) = each_way_out_when_pasted(&kind, "needs cert-manager");
+    assert!(sets[1].contains(&"cert-manager.provided=true".to_string()), "{message}");
+    // katib on minimal lacks cert-manager and Istio, and Istio lacks its CRDs and namespace:
+    // the install flags name all four, and each way out renders.
+    let katib = ["template", "--profile", "minimal", "--set", "katib.enabled=true"];
+    let (message, sets) = each_way_out_when_pasted(&katib, "component `katib` needs cert-manager, istio");
+    assert!(sets[0].contains(&"istio-crds.enabled=true".to_string()), "{message}");
+    assert!(sets[1].contains(&"istio.provided=true".to_string()), "{message}");
+}
+
+/// Runs `base`, expects an error containing `expected` with three ways out (install, the
+/// cluster's own, leave it out), and pastes each: every one gets past the error, and those
+/// that install or use a dependency render.
+fn each_way_out_when_pasted(base: &[&str], expected: &str) -> (String, Vec<Vec<String>>) {
+    let out = common::kfctl_offline(base);
     let message = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success() && message.contains("needs cert-manager"), "{message}");
+    assert!(!out.status.success() && message.contains(expected), "{message}");
     let sets = suggested_flag_sets(&message);
     assert_eq!(sets.len(), 3, "install it, the cluster's own, leave it out: {message}");
-    assert!(sets[1].contains(&"cert-manager.provided=true".to_string()), "{message}");
     for flags in &sets {
         let mut args: Vec<&str> = base.to_vec();
         for f in flags {
@@ -94,6 +107,40 @@ fn a_missing_dependency_names_both_ways_out_and_each_works_when_pasted() {
         if flags.iter().any(|f| f.ends_with(".provided=true") || f.ends_with("-manager.enabled=true")) {
             assert!(pasted.status.success(), "{flags:?}: {after}");
         }
+    }
+    (message, sets)
+}
+
+/// With `--components`, each way out speaks of that flag, and each works when pasted: the
+/// components to add, the cluster's own (components to add plus `--set` flags), leave it out.
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn a_components_dependency_hint_works_when_pasted() {
+    let run = |components: &[&str], sets: &[&str]| {
+        let mut args = vec!["template".to_string(), "--profile".into(), "kind".into()];
+        args.extend(["--components".into(), components.join(",")]);
+        for s in sets {
+            args.extend(["--set".into(), s.to_string()]);
+        }
+        common::kfctl_offline(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = run(&["katib"], &[]);
+    let message = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(message.contains("component `katib` needs cert-manager, istio, kubeflow-namespace"), "{message}");
+    let ways: Vec<&str> = message.split(" (").skip(1).filter_map(|p| p.split_once(')').map(|(w, _)| w)).collect();
+    assert_eq!(ways.len(), 3, "install them, the cluster's own, leave it out: {message}");
+    assert_eq!(ways[2], "drop it from --components", "{message}");
+    for way in &ways[..2] {
+        let added = way.strip_prefix("add ").and_then(|w| w.split(" to --components").next()).unwrap_or("");
+        let mut components = vec!["katib"];
+        components.extend(added.split(',').filter(|c| !c.is_empty()));
+        let sets: Vec<&str> = way.split("--set ").skip(1).map(str::trim).collect();
+        let pasted = run(&components, &sets);
+        assert!(pasted.status.success(), "{way}: {}", String::from_utf8_lossy(&pasted.stderr));
+        assert!(String::from_utf8_lossy(&pasted.stdout).contains("name: katib-controller"), "{way}");
     }
 }
 
@@ -372,4 +419,44 @@ fn install_on_a_cluster_without_the_provided_dependency_is_refused_before_any_wr
     assert!(stderr.contains("ClusterIssuer kubeflow-self-signing-issuer is missing"), "{stderr}");
     assert!(stderr.contains("--set cert-manager.provided=false"), "{stderr}");
     assert_eq!(writes(&cluster), 0, "refused after a write");
+}
+
+/// Each component whose objects use a dependency's kinds (Istio's, cert-manager's, Knative's)
+/// names that dependency, so enabling it without the dependency is refused at render time, not
+/// at the install's preflight (issue 27: katib on minimal rendered Istio objects no CRD served).
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn every_component_using_a_dependencys_kinds_depends_on_it() {
+    let rendered = rendered("kind", &[]);
+    let catalog = kfctl::catalog::Catalog::for_release(common::release()).unwrap();
+    let needs = |component: &str, dependency: &str| -> bool {
+        let mut seen = vec![component.to_string()];
+        let mut i = 0;
+        while i < seen.len() {
+            let deps = catalog.components.get(&seen[i]).map(|d| d.dependencies.clone()).unwrap_or_default();
+            for d in deps {
+                if !seen.contains(&d) {
+                    seen.push(d);
+                }
+            }
+            i += 1;
+        }
+        seen.iter().any(|c| c == dependency)
+    };
+    let mut missing = std::collections::BTreeSet::new();
+    for o in &rendered.objects {
+        let api_version = o.obj["apiVersion"].as_str().unwrap_or_default();
+        for dep in catalog.provided.iter().filter(|d| d.serves(api_version)) {
+            if !dep.components.contains(&o.component) && !needs(&o.component, &dep.name) {
+                missing.insert(format!(
+                    "{} uses {} ({}) but does not depend on {}",
+                    o.component, o.obj["kind"], api_version, dep.name
+                ));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
 }

@@ -231,7 +231,7 @@ fn an_unknown_upstream_renders_multi_tenant_as_real_kustomize_of_its_own_example
 
     // Other profiles take the moved folder from its attributed example/ entry.
     let profile = tmp.path().join("few.yaml");
-    std::fs::write(&profile, "name: few\ncomponents:\n  cert-manager: {}\n  kubeflow-namespace: {}\n  katib: {}\n")
+    std::fs::write(&profile, "name: few\ncomponents:\n  cert-manager: {}\n  kubeflow-namespace: {}\n  istio: {}\n  katib: {}\nvalues:\n  istio:\n    provided: true\n")
         .unwrap();
     let out_dir = tmp.path().join("out");
     let few =

@@ -54,7 +54,7 @@ fn moved_tree(root: &Path) -> PathBuf {
 
 fn profile(root: &Path) -> PathBuf {
     let path = root.join("tuning.yaml");
-    std::fs::write(&path, "name: tuning\ncomponents:\n  cert-manager: {}\n  kubeflow-namespace: {}\n  katib: {}\n")
+    std::fs::write(&path, "name: tuning\ncomponents:\n  cert-manager: {}\n  kubeflow-namespace: {}\n  istio: {}\n  katib: {}\nvalues:\n  istio:\n    provided: true\n")
         .unwrap();
     path
 }
@@ -118,6 +118,12 @@ fn a_removed_component_names_itself_and_the_flags_that_leave_it_out_work_when_pa
     let out = kfctl(tmp.path(), &[&args[..], &pasted].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("name: kubeflow"));
+    // The other way out, a cert-manager the cluster runs, renders katib without the folder.
+    let own = stderr.split("use the cluster's own (").nth(1).and_then(|s| s.split(')').next()).expect("the hint");
+    assert_eq!(own, "--set cert-manager.provided=true");
+    let out = kfctl(tmp.path(), &[&args[..], &own.split(' ').collect::<Vec<_>>()].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("name: katib-controller"));
 }
 
 /// The catalog's `marks` hold on every release: each `example/` entry the catalog names by

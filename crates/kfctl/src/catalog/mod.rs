@@ -67,9 +67,9 @@ pub enum CatalogError {
     #[error("release {release}: component `{component}` is {why}")]
     NotInRelease { release: String, component: String, why: String },
     #[error(
-        "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry builds it (`kfctl-rs source inspect` shows what the tree holds); leave it out ({flags}) or pass a pinned release (--version)"
+        "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry builds it (`kfctl-rs source inspect` shows what the tree holds); leave it out ({flags}){provided} or pass a pinned release (--version)"
     )]
-    NotInTree { component: String, paths: String, flags: String },
+    NotInTree { component: String, paths: String, flags: String, provided: String },
     #[error("component `{component}` is not part of profile `{profile}`")]
     NotInProfile { component: String, profile: String },
     #[error("component `{component}` needs {missing}; {hint}")]

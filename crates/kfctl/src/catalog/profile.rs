@@ -278,7 +278,12 @@ impl Resolved {
                 .cloned()
                 .collect();
             if !missing.is_empty() {
-                let hint = ways_out(name, &missing, catalog, restricted);
+                let absent = |d: &str| {
+                    !self.components.iter().any(|(c, _)| c == d)
+                        && !provided.iter().any(|p| p == d)
+                        && !cluster_provided.iter().any(|p| p == d)
+                };
+                let hint = ways_out(name, &missing, catalog, &absent, restricted);
                 return Err(CatalogError::MissingDependency {
                     component: name.clone(),
                     missing: missing.join(", "),
@@ -323,24 +328,33 @@ impl Resolved {
     }
 }
 
-/// The kustomization as YAML text, for `kfctl-rs profile kustomization`. A profile's
-/// `resources` files are absolute paths outside its folder: a comment says how to build it.
 /// The ways out of a missing dependency, each a set of flags that works when pasted: install
-/// the missing components, or (where the catalog says the cluster may run one) use the
-/// cluster's own, or leave the component out.
-fn ways_out(component: &str, missing: &[String], catalog: &Catalog, restricted: bool) -> String {
+/// the missing components with what they need in turn (`absent` says what the profile lacks),
+/// or (where the catalog says the cluster may run one) use the cluster's own, or leave the
+/// component out.
+fn ways_out(
+    component: &str,
+    missing: &[String],
+    catalog: &Catalog,
+    absent: &dyn Fn(&str) -> bool,
+    restricted: bool,
+) -> String {
+    let can_provide = |m: &str| super::provided::dependency_of(m, &catalog.provided).is_some();
     let flags = |provided: bool| -> String {
-        let flag = |m: &String| match provided && super::provided::dependency_of(m, &catalog.provided).is_some() {
-            true => format!("--set {m}.provided=true"),
-            false => format!("--set {m}.enabled=true"),
-        };
-        missing.iter().map(flag).collect::<Vec<_>>().join(" ")
+        let (own, install): (Vec<String>, Vec<String>) =
+            missing.iter().cloned().partition(|m| provided && can_provide(m));
+        let install = needed_closure(&install, catalog, absent);
+        let own = own.iter().map(|m| format!("--set {m}.provided=true")).collect::<Vec<_>>().join(" ");
+        match (restricted, install.is_empty()) {
+            (true, false) if own.is_empty() => format!("add {} to --components", install.join(",")),
+            (true, false) => format!("add {} to --components and pass {own}", install.join(",")),
+            (false, false) if own.is_empty() => enable_flags(&install),
+            (false, false) => format!("{} {own}", enable_flags(&install)),
+            (_, true) => own,
+        }
     };
     let it = if missing.len() == 1 { "it" } else { "them" };
-    let mut ways = vec![match restricted {
-        true => format!("install {it} (add {} to --components)", missing.join(",")),
-        false => format!("install {it} ({})", flags(false)),
-    }];
+    let mut ways = vec![format!("install {it} ({})", flags(false))];
     if missing.iter().any(|m| super::provided::dependency_of(m, &catalog.provided).is_some()) {
         ways.push(format!("use the cluster's own if it runs {it} ({})", flags(true)));
     }
@@ -350,6 +364,30 @@ fn ways_out(component: &str, missing: &[String], catalog: &Catalog, restricted: 
     });
     ways.join(", or ")
 }
+
+fn enable_flags(components: &[String]) -> String {
+    components.iter().map(|c| format!("--set {c}.enabled=true")).collect::<Vec<_>>().join(" ")
+}
+
+/// `start` and, in turn, every dependency of theirs the profile lacks: what enabling `start`
+/// takes, in the order found.
+fn needed_closure(start: &[String], catalog: &Catalog, absent: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut out = start.to_vec();
+    let mut i = 0;
+    while i < out.len() {
+        let deps = catalog.get(&out[i]).map(|d| d.dependencies.clone()).unwrap_or_default();
+        for dep in deps {
+            if absent(&dep) && !out.contains(&dep) {
+                out.push(dep);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The kustomization as YAML text, for `kfctl-rs profile kustomization`. A profile's
+/// `resources` files are absolute paths outside its folder: a comment says how to build it.
 
 pub fn kustomization_yaml(k: &Kustomization) -> String {
     let outside = k.resources.iter().any(|r| Path::new(r).is_absolute() && Path::new(r).is_file());

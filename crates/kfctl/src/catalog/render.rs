@@ -129,7 +129,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     {
         images::check_registry("global.imageRegistry", registry)?;
     }
-    let objects = default_render(&profile, &catalog, req, example.as_ref())?;
+    let objects = default_render(&profile, &catalog, &user, req, example.as_ref())?;
     let defaults = defaults(&catalog, &profile, &objects);
     let schema = schema_for(&schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?);
     schema.check(&user)?;
@@ -168,7 +168,7 @@ fn schema_defaults(
     whole.apply_provides(catalog);
     // a disabled component the tree cannot build (an unknown tree without its folder) keeps
     // only the keys every component has, as before
-    let Ok(objects) = default_render(&whole, catalog, req, example) else { return Ok(defaults.clone()) };
+    let Ok(objects) = default_render(&whole, catalog, user, req, example) else { return Ok(defaults.clone()) };
     let whole_defaults = self::defaults(catalog, &whole, &objects);
     let mut out = defaults.clone();
     for (name, _) in listed.components.iter().filter(|(c, _)| off(c)) {
@@ -269,6 +269,7 @@ fn choose_components(
 fn default_render(
     profile: &Resolved,
     catalog: &Catalog,
+    user: &Value,
     req: &RenderRequest,
     example: Option<&ExampleAttribution>,
 ) -> Result<Vec<RenderedObject>, CatalogError> {
@@ -281,7 +282,7 @@ fn default_render(
             (k, req.manifests_dir.join("example"), tags)
         }
         Some(example) => {
-            let (k, tags) = unknown_tree_kustomization(profile, catalog, &req.manifests_dir, example)?;
+            let (k, tags) = unknown_tree_kustomization(profile, catalog, user, &req.manifests_dir, example)?;
             (k, req.manifests_dir.join("kfctl-profile"), tags)
         }
         None => (profile.kustomization(catalog)?, req.manifests_dir.join("kfctl-profile"), Vec::new()),
@@ -310,10 +311,12 @@ fn default_render(
 
 /// A profile's kustomization on a tree that is no pinned release: each component's catalog
 /// folders when the tree has them all, else the `example/` entries attributed to it; the
-/// tree's `sortOptions`. Returns the entries' tags too.
+/// tree's `sortOptions`. A dependency the cluster provides (`<name>.provided: true`) renders
+/// nothing, so a tree without its folders is fine. Returns the entries' tags too.
 fn unknown_tree_kustomization(
     profile: &Resolved,
     catalog: &Catalog,
+    user: &Value,
     manifests_dir: &std::path::Path,
     example: &ExampleAttribution,
 ) -> Result<(Kustomization, Vec<(String, String)>), CatalogError> {
@@ -336,11 +339,17 @@ fn unknown_tree_kustomization(
             true => catalog_paths.iter().map(|p| format!("../{p}")).collect(),
             false => from_example(&example.resources),
         };
+        if resources.is_empty() && super::provided::is_provided(user, name) {
+            continue;
+        }
         if resources.is_empty() {
             return Err(CatalogError::NotInTree {
                 component: name.clone(),
                 paths: catalog_paths.join(", "),
                 flags: leave_out_flags(name, profile, catalog),
+                provided: super::provided::dependency_of(name, &catalog.provided)
+                    .map(|d| format!(", use the cluster's own (--set {}.provided=true),", d.name))
+                    .unwrap_or_default(),
             });
         }
         let components = match present(&def.kustomize_components) {
