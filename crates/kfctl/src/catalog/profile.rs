@@ -388,7 +388,6 @@ fn needed_closure(start: &[String], catalog: &Catalog, absent: &dyn Fn(&str) -> 
 
 /// The kustomization as YAML text, for `kfctl-rs profile kustomization`. A profile's
 /// `resources` files are absolute paths outside its folder: a comment says how to build it.
-
 pub fn kustomization_yaml(k: &Kustomization) -> String {
     let outside = k.resources.iter().any(|r| Path::new(r).is_absolute() && Path::new(r).is_file());
     let note = match outside {
@@ -518,13 +517,16 @@ mod tests {
         p.components.push(("kserve".into(), "default".into()));
         let e = p.check_dependencies(&catalog, &[], false).unwrap_err().to_string();
         assert!(e.starts_with("component `kserve` needs cert-manager, knative-serving"), "{e}");
-        assert!(e.contains("install them (--set cert-manager.enabled=true --set knative-serving.enabled=true)"), "{e}");
+        // knative-serving needs Istio, which needs its CRDs and namespace: all are named
+        let install = "install them (--set cert-manager.enabled=true --set knative-serving.enabled=true \
+                       --set istio.enabled=true --set istio-crds.enabled=true --set istio-namespace.enabled=true)";
+        assert!(e.contains(install), "{e}");
         assert!(e.contains("use the cluster's own if it runs them (--set cert-manager.provided=true --set knative-serving.provided=true)"), "{e}");
         assert!(e.ends_with("leave `kserve` out (--set kserve.enabled=false)"), "{e}");
         let provided = ["cert-manager".to_string(), "knative-serving".to_string()];
         p.check_dependencies(&catalog, &provided, false).expect("provided by the cluster, the dependencies are met");
         let e = p.check_dependencies(&catalog, &provided[..1], true).unwrap_err().to_string();
-        assert!(e.contains("install it (add knative-serving to --components)"), "{e}");
+        assert!(e.contains("install it (add knative-serving,istio,istio-crds,istio-namespace to --components)"), "{e}");
     }
 
     #[test]
