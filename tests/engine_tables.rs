@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use kfctl_kustomize::builtins::hash::content_hash;
+use kfctl_kustomize::content_hash;
 use std::process::Command;
 
 /// The committed table is what the generator writes from kustomize's OpenAPI bundle.

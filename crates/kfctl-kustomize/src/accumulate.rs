@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// What a folder (and everything below it) has accumulated.
 #[derive(Debug, Clone)]
-pub struct Accumulated {
+pub(crate) struct Accumulated {
     pub resources: ResMap,
     pub config: TransformConfig,
     pub vars: Vec<Var>,
@@ -64,7 +64,7 @@ impl Accumulated {
 }
 
 /// Walks kustomization folders, remembering the chain being built to detect cycles.
-pub struct Accumulator<'a> {
+pub(crate) struct Accumulator<'a> {
     loader: &'a Loader,
     chain: Vec<PathBuf>,
     /// [`crate::BuildOptions::strict_patches`], for the in-memory kustomization only.
@@ -77,7 +77,7 @@ pub struct Accumulator<'a> {
 }
 
 impl<'a> Accumulator<'a> {
-    pub fn new(loader: &'a Loader) -> Self {
+    pub(crate) fn new(loader: &'a Loader) -> Self {
         Accumulator {
             loader,
             chain: Vec::new(),
@@ -88,32 +88,32 @@ impl<'a> Accumulator<'a> {
     }
 
     /// Track origins and transformations from the top kustomization's `buildMetadata`.
-    pub fn tracking(mut self, origin: Option<build_metadata::Origin>) -> Self {
+    pub(crate) fn tracking(mut self, origin: Option<build_metadata::Origin>) -> Self {
         self.origin = origin;
         self
     }
 
     /// What the top kustomization's `openapi:` set (from [`openapi::top`]).
-    pub fn openapi(mut self, state: openapi::State) -> Self {
+    pub(crate) fn openapi(mut self, state: openapi::State) -> Self {
         self.openapi = state;
         self
     }
 
     /// Refuse `patches` entries of the in-memory kustomization that select nothing.
-    pub fn strict_patches(mut self, on: bool) -> Self {
+    pub(crate) fn strict_patches(mut self, on: bool) -> Self {
         self.strict_patches = on;
         self
     }
 
     /// Accumulate the folder being built into a fresh accumulator. Like kustomize, this may be
     /// a Component: built on its own, it acts as a kustomization.
-    pub fn folder(&mut self, dir: &Path) -> Result<(Kustomization, Accumulated)> {
+    pub(crate) fn folder(&mut self, dir: &Path) -> Result<(Kustomization, Accumulated)> {
         self.target(dir, Accumulated::default(), Role::Top)
     }
 
     /// Accumulate an in-memory kustomization as if it were the kustomization file of `dir`
     /// (which need not exist: its entries are resolved relative to it).
-    pub fn in_memory(&mut self, dir: &Path, k: &Kustomization) -> Result<Accumulated> {
+    pub(crate) fn in_memory(&mut self, dir: &Path, k: &Kustomization) -> Result<Accumulated> {
         super::unsupported::check(k, dir)?;
         let mut acc = Accumulated::default();
         self.chain.push(dir.to_path_buf());
@@ -278,7 +278,7 @@ fn check_kind(path: &Path, k: &Kustomization, role: Role) -> Result<()> {
 }
 
 /// The objects in a resource file: every document, with `List` kinds expanded into their items.
-pub fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> {
+pub(crate) fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> {
     let origin = path.display().to_string();
     let mut out = Vec::new();
     let (docs, bare) = loader.take_documents(path)?;
@@ -294,7 +294,7 @@ pub fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Resource>> 
 }
 
 /// Turn parsed documents into resources (expanding lists), for inline or generated input.
-pub fn push_objects(mut doc: Value, origin: &str, out: &mut Vec<Resource>) -> Result<()> {
+pub(crate) fn push_objects(mut doc: Value, origin: &str, out: &mut Vec<Resource>) -> Result<()> {
     let not_object =
         |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
     let map = doc.as_object_mut().ok_or_else(|| not_object("expected a map with apiVersion, kind and metadata"))?;

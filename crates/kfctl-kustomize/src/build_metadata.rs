@@ -28,37 +28,37 @@ use super::resource::Resource;
 use serde_json::{Map, Value};
 use std::path::Path;
 
-pub const ORIGIN_ANNOTATIONS: &str = "originAnnotations";
-pub const TRANSFORMER_ANNOTATIONS: &str = "transformerAnnotations";
-pub const ORIGIN_KEY: &str = "config.kubernetes.io/origin";
-pub const TRANSFORMATIONS_KEY: &str = "alpha.config.kubernetes.io/transformations";
+pub(crate) const ORIGIN_ANNOTATIONS: &str = "originAnnotations";
+pub(crate) const TRANSFORMER_ANNOTATIONS: &str = "transformerAnnotations";
+pub(crate) const ORIGIN_KEY: &str = "config.kubernetes.io/origin";
+pub(crate) const TRANSFORMATIONS_KEY: &str = "alpha.config.kubernetes.io/transformations";
 
 /// Where the kustomization being accumulated sits, relative to the folder being built.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     path: String,
 }
 
 /// Whether the top kustomization's options ask for tracking.
-pub fn tracking(top: &Kustomization) -> Option<Origin> {
+pub(crate) fn tracking(top: &Kustomization) -> Option<Origin> {
     let on = top.build_metadata.iter().any(|o| o == ORIGIN_ANNOTATIONS || o == TRANSFORMER_ANNOTATIONS);
     on.then(Origin::default)
 }
 
 impl Origin {
     /// The origin of `entry` (a file or folder named by this kustomization).
-    pub fn append(&self, entry: &str) -> Origin {
+    pub(crate) fn append(&self, entry: &str) -> Origin {
         Origin { path: clean_join(&self.path, entry) }
     }
 
     /// The annotation of an object read from the file `entry`.
-    pub fn of_file(&self, entry: &str) -> String {
+    pub(crate) fn of_file(&self, entry: &str) -> String {
         format!("path: {}\n", scalar(&clean_join(&self.path, entry)))
     }
 
     /// The origin of a builtin generator or transformer configured in kustomization file
     /// `file` (its name in this folder).
-    pub fn configured(&self, file: &str, kind: &str) -> String {
+    pub(crate) fn configured(&self, file: &str, kind: &str) -> String {
         format!(
             "configuredIn: {}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {}\n",
             scalar(&clean_join(&self.path, file)),
@@ -71,7 +71,7 @@ impl Origin {
     /// The origin of a `generators:`/`transformers:` config read from here (`self` is the
     /// config's file, or the kustomization file for an inline config): kustomize's
     /// `OriginFromCustomPlugin`, naming the config object.
-    pub fn of_plugin(&self, config: &Value) -> String {
+    pub(crate) fn of_plugin(&self, config: &Value) -> String {
         let text = |pointer: &str| config.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
         let mut out = format!("configuredIn: {}\nconfiguredBy:\n", scalar(&self.path));
         for (key, value) in [
@@ -89,7 +89,7 @@ impl Origin {
 }
 
 /// The builtin transformer runs of a kustomization, in kustomize's order, one per instance.
-pub fn transformer_runs(k: &Kustomization) -> Vec<&'static str> {
+pub(crate) fn transformer_runs(k: &Kustomization) -> Vec<&'static str> {
     let mut runs = Vec::new();
     let mut add = |kind: &'static str, times: usize| runs.extend(std::iter::repeat_n(kind, times));
     add("PatchStrategicMergeTransformer", usize::from(!k.patches_strategic_merge.is_empty()));
@@ -109,7 +109,7 @@ pub fn transformer_runs(k: &Kustomization) -> Vec<&'static str> {
 }
 
 /// The refusal of a remote entry while tracking.
-pub fn refuse_remote(origin: &Path, entry: &str) -> KustomizeError {
+pub(crate) fn refuse_remote(origin: &Path, entry: &str) -> KustomizeError {
     refusal(origin, &format!("with the remote resource `{entry}`"))
 }
 
@@ -124,12 +124,12 @@ fn refusal(origin: &Path, what: &str) -> KustomizeError {
 }
 
 /// Set the origin annotation of `resource` (replacing one it had).
-pub fn set_origin(resource: &mut Resource, text: &str) {
+pub(crate) fn set_origin(resource: &mut Resource, text: &str) {
     annotations_mut(resource).insert(ORIGIN_KEY.into(), Value::String(text.to_string()));
 }
 
 /// kustomize's `AddOriginAnnotation`: only objects without an origin get this one.
-pub fn add_origin_if_missing(resource: &mut Resource, text: &str) {
+pub(crate) fn add_origin_if_missing(resource: &mut Resource, text: &str) {
     if annotation(resource, ORIGIN_KEY).is_none() {
         set_origin(resource, text);
     }
@@ -137,7 +137,7 @@ pub fn add_origin_if_missing(resource: &mut Resource, text: &str) {
 
 /// kustomize's `AddTransformerAnnotation`, once per run: an object without an origin gets the
 /// transformer as its origin, every other object a transformation appended.
-pub fn add_transformations(resources: &mut ResMap, origins: &[String]) {
+pub(crate) fn add_transformations(resources: &mut ResMap, origins: &[String]) {
     for resource in resources.iter_mut() {
         for origin in origins {
             if annotation(resource, ORIGIN_KEY).is_none() {
@@ -152,7 +152,7 @@ pub fn add_transformations(resources: &mut ResMap, origins: &[String]) {
 }
 
 /// At the end of the build: drop the annotations the top kustomization did not ask for.
-pub fn strip_unrequested(resources: &mut ResMap, top: &Kustomization) {
+pub(crate) fn strip_unrequested(resources: &mut ResMap, top: &Kustomization) {
     let wants = |option: &str| top.build_metadata.iter().any(|o| o == option);
     let drop: Vec<&str> = [(ORIGIN_ANNOTATIONS, ORIGIN_KEY), (TRANSFORMER_ANNOTATIONS, TRANSFORMATIONS_KEY)]
         .into_iter()

@@ -122,7 +122,7 @@ const KUSTOMIZATION: Shape = &[
 ];
 
 /// Rewrite field names of a kustomization document to their canonical spelling.
-pub fn canonicalize_kustomization(doc: &mut Value) {
+pub(crate) fn canonicalize_kustomization(doc: &mut Value) {
     canonicalize(doc, KUSTOMIZATION);
 }
 

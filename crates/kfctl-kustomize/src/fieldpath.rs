@@ -8,19 +8,17 @@
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// A map key.
     Key(String),
     /// Every element of the list found so far.
     Each,
     /// The list elements whose `key` field equals `value`.
     Match { key: String, value: String },
-    /// A list index (used by replacements' `spec.containers.0.image` form).
-    Index(usize),
 }
 
 /// Split a kustomize field path on `/`, keeping bracketed text intact.
-pub fn split_path(path: &str, delimiter: char) -> Vec<String> {
+pub(crate) fn split_path(path: &str, delimiter: char) -> Vec<String> {
     let mut parts = Vec::new();
     let mut current = String::new();
     let mut depth = 0usize;
@@ -46,7 +44,7 @@ pub fn split_path(path: &str, delimiter: char) -> Vec<String> {
 /// `PathSplitter`); an element opening a bracket that a later one closes is joined up to it,
 /// kept in brackets when it is a list match (`[name=x.y]`), else unbracketed
 /// (`[cert-manager.io/inject-ca-from]`).
-pub fn split_field_path(path: &str) -> Vec<String> {
+pub(crate) fn split_field_path(path: &str) -> Vec<String> {
     let split = escaped_split(path, '.');
     let mut result = Vec::new();
     let mut i = 0;
@@ -92,12 +90,12 @@ fn escaped_split(path: &str, delimiter: char) -> Vec<String> {
 }
 
 /// Parse a field-spec path (`/`-separated).
-pub fn parse(path: &str) -> Vec<Segment> {
+pub(crate) fn parse(path: &str) -> Vec<Segment> {
     parse_with(path, '/')
 }
 
 /// Parse a path with the given delimiter (`.` for replacements' field paths).
-pub fn parse_with(path: &str, delimiter: char) -> Vec<Segment> {
+pub(crate) fn parse_with(path: &str, delimiter: char) -> Vec<Segment> {
     let mut out = Vec::new();
     for part in split_path(path, delimiter) {
         if part.is_empty() {
@@ -129,7 +127,7 @@ pub fn parse_with(path: &str, delimiter: char) -> Vec<Segment> {
 
 /// Call `visit` on every value found at `path`. With `create`, a missing final key is created
 /// as null (and missing intermediate maps as empty maps) before visiting it.
-pub fn visit_mut<E>(
+pub(crate) fn visit_mut<E>(
     value: &mut Value,
     path: &[Segment],
     create: bool,
@@ -163,10 +161,6 @@ pub fn visit_mut<E>(
             }
             Ok(())
         }
-        (Segment::Index(i), Value::Array(items)) => match items.get_mut(*i) {
-            Some(item) => visit_mut(item, rest, create, visit),
-            None => Ok(()),
-        },
         _ => Ok(()),
     }
 }
@@ -195,35 +189,8 @@ fn visit_key<E>(
     visit_mut(child, rest, create, visit)
 }
 
-/// Read-only walk: every value at `path`.
-pub fn collect<'a>(value: &'a Value, path: &[Segment], out: &mut Vec<&'a Value>) {
-    let Some((first, rest)) = path.split_first() else {
-        out.push(value);
-        return;
-    };
-    match (first, value) {
-        (Segment::Key(_), Value::Array(items)) => items.iter().for_each(|i| collect(i, path, out)),
-        (Segment::Key(key), Value::Object(map)) => {
-            if let Some(child) = map.get(key) {
-                collect(child, rest, out);
-            }
-        }
-        (Segment::Each, Value::Array(items)) => items.iter().for_each(|i| collect(i, rest, out)),
-        (Segment::Match { key, value: want }, Value::Array(items)) => items
-            .iter()
-            .filter(|i| scalar_text(i.get(key)).as_deref() == Some(want.as_str()))
-            .for_each(|i| collect(i, rest, out)),
-        (Segment::Index(i), Value::Array(items)) => {
-            if let Some(item) = items.get(*i) {
-                collect(item, rest, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// A scalar's text as YAML would show it (strings bare, numbers and booleans printed).
-pub fn scalar_text(value: Option<&Value>) -> Option<String> {
+pub(crate) fn scalar_text(value: Option<&Value>) -> Option<String> {
     match value? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),

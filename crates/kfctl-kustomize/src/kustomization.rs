@@ -3,8 +3,8 @@
 //! Unknown fields are an error (kustomize refuses them too), so a typo never silently drops a
 //! transformation. Legacy fields (`bases`, `patchesStrategicMerge`, `patchesJson6902`,
 //! `commonLabels`, `vars`) are kept as written; the engine gives them kustomize's meaning.
-//! Fields kustomize knows but kfctl-rs does not implement are parsed so that
-//! [`crate::unsupported`] can refuse them by name.
+//! Fields kustomize knows but kfctl-rs does not implement are parsed so that the engine can
+//! refuse them by name ([`crate::KustomizeError::Unsupported`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -3,47 +3,64 @@
 //! One entry point, [`build`], does what `kustomize build DIR` does: accumulate the folder
 //! tree (`accumulate.rs`), then the steps kustomize runs once at the top — hash suffixes for
 //! generated objects, the name-reference fix-up, vars — drop local-config objects, sort, and
-//! add the `managedByLabel` build metadata.
+//! add the `managedByLabel` build metadata. [`build_kustomization`] does the same for an
+//! in-memory [`kustomization::Kustomization`] (profiles render this way).
 //! The builtin generators and transformers live one per file in `builtins/`; strategic merge
 //! in `merge/`. Output is written by [`kfctl_yaml`] exactly as kustomize writes it.
-//! A custom schema named by `openapi: path:` ([`openapi`]) is active on the build's thread
-//! for the whole build, as kustomize's one global schema is; `buildMetadata` annotations are
-//! tracked during accumulation ([`build_metadata`]).
+//! A custom schema named by `openapi: path:` (`openapi.rs`) is active on the build's thread
+//! for the whole build, as kustomize's one global schema is ([`with_schema_of`] makes it
+//! active again afterwards); `buildMetadata` annotations are tracked during accumulation
+//! (`build_metadata.rs`).
 //!
-//! The engine reads files only through [`loader::Loader`]: the load restriction, remote
-//! references and the parse cache all live there. [`build_cache`] keeps results on disk,
-//! checked against everything the loader read.
+//! The engine reads files only through the [`Loader`]: the load restriction
+//! ([`LoadRestriction`]), remote references ([`remote::RemoteResolver`]) and the parse cache
+//! all live there. [`build_cache`] keeps results on disk, checked against everything the
+//! loader read.
+//!
+//! Besides the build, callers use a few of the engine's parts directly: kustomize's content
+//! hash ([`content_hash`], [`go_json`]), its output order ([`SortOrder`], [`KindRanks`]),
+//! object identities ([`Gvk`], [`ResId`]) and kind scope ([`is_cluster_scoped`]).
 
-pub mod accumulate;
+#![warn(unreachable_pub)]
+
+mod accumulate;
 pub mod build_cache;
-pub mod build_metadata;
-pub mod builtins;
-pub mod error;
-pub mod fieldcase;
-pub mod fieldpath;
+mod build_metadata;
+mod builtins;
+mod error;
+mod fieldcase;
+mod fieldpath;
 pub mod kustomization;
-pub mod loader;
-pub mod merge;
-pub mod openapi;
-pub mod parse_ahead;
-pub mod prefetch;
+mod loader;
+mod merge;
+mod openapi;
+mod parse_ahead;
+mod prefetch;
 pub mod remote;
-pub mod resmap;
-pub mod resource;
-pub mod unsupported;
+mod resmap;
+mod resource;
+mod unsupported;
 
+pub use builtins::hash::{content_hash, go_json};
+pub use builtins::sort::{KindRanks, Order as SortOrder};
 pub use error::{KustomizeError, Result};
 pub use loader::{LoadRestriction, Loader};
+pub use merge::{MergeError, is_cluster_scoped};
 pub use resmap::ResMap;
+pub use resource::{Gvk, ResId, Resource};
 
 use remote::RemoteResolver;
 use std::path::Path;
 use std::sync::Arc;
 
-/// How to build.
+/// How to build: where remote references come from, how far file reads may reach, and whether
+/// the top-level `patches` must all apply.
 #[derive(Clone)]
 pub struct BuildOptions {
+    /// Turns remote `resources:` entries into local paths ([`remote::NoRemote`] by default,
+    /// which refuses them).
     pub remote: Arc<dyn RemoteResolver>,
+    /// kustomize's `--load-restrictor`: [`LoadRestriction::RootOnly`] by default.
     pub restriction: LoadRestriction,
     /// Stricter than kustomize, for kfctl-rs profiles: in the in-memory kustomization of
     /// [`build_kustomization`], a `patches` entry whose target selects no object (or whose

@@ -20,19 +20,26 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Parsed documents of one file, shared between users.
-pub type Docs = Arc<Vec<Value>>;
+pub(crate) type Docs = Arc<Vec<Value>>;
 
-/// Whether file reads are confined to the kustomization's folder.
+/// Whether file reads are confined to the kustomization's folder (kustomize's
+/// `--load-restrictor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LoadRestriction {
+    /// `LoadRestrictionsRootOnly`, kustomize's default: a file must be in or below the folder of
+    /// the kustomization that names it, judged on real paths (a violation is
+    /// [`KustomizeError::OutsideRoot`]).
     #[default]
     RootOnly,
+    /// `LoadRestrictionsNone`: any readable file may be named.
     None,
 }
 
 /// The bare nulls (`key:` with no value) of each document of a file, as JSON pointers.
-pub type BareNulls = Arc<Vec<Vec<String>>>;
+pub(crate) type BareNulls = Arc<Vec<Vec<String>>>;
 
+/// The engine's only way to the disk: reads kustomization files and manifests under a
+/// [`LoadRestriction`], resolves remote references, and parses each file once per build.
 pub struct Loader {
     remote: Arc<dyn RemoteResolver>,
     restriction: LoadRestriction,
@@ -50,7 +57,7 @@ pub struct Loader {
 
 /// What a `resources:` entry turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A folder with its own kustomization (local or a fetched remote).
     Folder(PathBuf),
     /// A file of objects.
@@ -58,6 +65,7 @@ pub enum Entry {
 }
 
 impl Loader {
+    /// A loader with an empty parse cache, resolving remote references through `remote`.
     pub fn new(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction) -> Self {
         Loader {
             remote,
@@ -71,7 +79,11 @@ impl Loader {
     }
 
     /// A loader that notes every file it reads and path it resolves into `recorder`.
-    pub fn recording(remote: Arc<dyn RemoteResolver>, restriction: LoadRestriction, recorder: Arc<Recorder>) -> Self {
+    pub(crate) fn recording(
+        remote: Arc<dyn RemoteResolver>,
+        restriction: LoadRestriction,
+        recorder: Arc<Recorder>,
+    ) -> Self {
         let mut loader = Loader::new(remote, restriction);
         loader.recorder = Some(recorder);
         loader
@@ -91,7 +103,7 @@ impl Loader {
     }
 
     /// `path.canonicalize()`, remembered for the rest of the build (not noted).
-    pub fn real_path(&self, path: &Path) -> std::io::Result<PathBuf> {
+    pub(crate) fn real_path(&self, path: &Path) -> std::io::Result<PathBuf> {
         if let Some(real) = self.reals.lock().expect("real path lock").get(path) {
             return Ok(real.clone());
         }
@@ -144,7 +156,7 @@ impl Loader {
     }
 
     /// Resolve a `resources:`/`components:` entry of the kustomization in `dir`.
-    pub fn resolve_entry(&self, dir: &Path, entry: &str) -> Result<Entry> {
+    pub(crate) fn resolve_entry(&self, dir: &Path, entry: &str) -> Result<Entry> {
         if is_remote(entry) {
             let reference = RemoteRef::parse(entry)?;
             let path = self.remote.resolve(&reference)?;
@@ -164,7 +176,7 @@ impl Loader {
     }
 
     /// The real path of a file named relative to `dir`, checked against the load restriction.
-    pub fn restricted_path(&self, dir: &Path, relative: &str) -> Result<PathBuf> {
+    pub(crate) fn restricted_path(&self, dir: &Path, relative: &str) -> Result<PathBuf> {
         let path = clean_join(dir, relative);
         let real = self.canonicalize(&path).map_err(|source| KustomizeError::Read { path: path.clone(), source })?;
         self.check_restriction(dir, &real)?;
@@ -187,7 +199,7 @@ impl Loader {
     }
 
     /// Read a file named relative to `dir` as text, under the load restriction.
-    pub fn read_text(&self, dir: &Path, relative: &str) -> Result<(PathBuf, String)> {
+    pub(crate) fn read_text(&self, dir: &Path, relative: &str) -> Result<(PathBuf, String)> {
         let real = self.restricted_path(dir, relative)?;
         let text = inputs::read_text(self.recorder(), &real)
             .map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
@@ -195,7 +207,7 @@ impl Loader {
     }
 
     /// Read a file as bytes, under the load restriction.
-    pub fn read_bytes(&self, dir: &Path, relative: &str) -> Result<(PathBuf, Vec<u8>)> {
+    pub(crate) fn read_bytes(&self, dir: &Path, relative: &str) -> Result<(PathBuf, Vec<u8>)> {
         let real = self.restricted_path(dir, relative)?;
         let bytes = match self.recorder() {
             Some(r) => r.read(&real),
@@ -206,12 +218,12 @@ impl Loader {
     }
 
     /// The parsed documents of a file (by real path), parsing it at most once.
-    pub fn documents(&self, path: &Path) -> Result<Docs> {
+    pub(crate) fn documents(&self, path: &Path) -> Result<Docs> {
         self.documents_with_bare_nulls(path).map(|(docs, _)| docs)
     }
 
     /// The parsed documents of a file and, per document, where it has bare nulls.
-    pub fn documents_with_bare_nulls(&self, path: &Path) -> Result<(Docs, BareNulls)> {
+    pub(crate) fn documents_with_bare_nulls(&self, path: &Path) -> Result<(Docs, BareNulls)> {
         let slot = self.parsed.lock().expect("parse cache lock").get(path).cloned();
         if let Some(parsed) = slot.and_then(|slot| slot.get(|| self.parse_quietly(path))) {
             return Ok(parsed);
@@ -223,7 +235,7 @@ impl Loader {
 
     /// The documents of an object file, taken out of the cache (no copy): object files are
     /// consumed once per build, and a file read again is simply parsed again.
-    pub fn take_documents(&self, path: &Path) -> Result<(Vec<Value>, Vec<Vec<String>>)> {
+    pub(crate) fn take_documents(&self, path: &Path) -> Result<(Vec<Value>, Vec<Vec<String>>)> {
         let slot = self.parsed.lock().expect("parse cache lock").remove(path);
         let (docs, bare) = match slot.and_then(|slot| slot.take(|| self.parse_quietly(path))) {
             Some(parsed) => parsed,
@@ -242,7 +254,7 @@ impl Loader {
     /// Queue many files (in the order they will be consumed) to be parsed on the rayon pool
     /// while the caller goes on ([`crate::parse_ahead`]). Errors are left for the sequential
     /// pass, which reports them in context.
-    pub fn prefetch(&self, paths: Vec<PathBuf>) {
+    pub(crate) fn prefetch(&self, paths: Vec<PathBuf>) {
         let mut cache = self.parsed.lock().expect("parse cache lock");
         let mut queued = std::collections::HashSet::new();
         let todo: Vec<PathBuf> =
@@ -298,7 +310,7 @@ fn kustomization_file(dir: &Path, recorder: Option<&Recorder>) -> Result<PathBuf
 
 /// Join and clean `..` and `.` lexically, as Go's `filepath.Join` does before any symlink
 /// is looked at. This also lets a virtual folder (an in-memory kustomization) name siblings.
-pub fn clean_join(dir: &Path, relative: &str) -> PathBuf {
+pub(crate) fn clean_join(dir: &Path, relative: &str) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for part in dir.join(relative).components() {
@@ -317,7 +329,7 @@ pub fn clean_join(dir: &Path, relative: &str) -> PathBuf {
 
 /// The real path of a folder; a folder that does not exist (a virtual kustomization's) is
 /// taken as written.
-pub fn canonical_dir(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn canonical_dir(dir: &Path) -> Result<PathBuf> {
     match dir.canonicalize() {
         Ok(real) => Ok(real),
         Err(_) if !dir.exists() => Ok(dir.to_path_buf()),

@@ -23,17 +23,17 @@ use serde_json::Value;
 use std::path::Path;
 
 /// The one OpenAPI version kustomize v5.6 has built in, the schema the engine's tables hold.
-pub const BUILTIN_VERSION: &str = "v1.21.2";
+pub(crate) const BUILTIN_VERSION: &str = "v1.21.2";
 
 /// What the kustomizations loaded so far have set.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct State {
+pub(crate) struct State {
     set: bool,
 }
 
 /// The top kustomization's `openapi:` (in folder `dir`; `origin` names it in errors): the
 /// custom schema to activate for the build, and the state nested kustomizations see.
-pub fn top(
+pub(crate) fn top(
     loader: &Loader,
     dir: &Path,
     origin: &Path,
@@ -53,7 +53,7 @@ pub fn top(
 }
 
 /// A base's or component's `openapi:`, in load order.
-pub fn nested(loader: &Loader, dir: &Path, origin: &Path, k: &Kustomization, state: &mut State) -> Result<()> {
+pub(crate) fn nested(loader: &Loader, dir: &Path, origin: &Path, k: &Kustomization, state: &mut State) -> Result<()> {
     let (path, version) = fields(k, origin)?;
     if let Some(path) = path {
         loader.read_bytes(dir, path)?;

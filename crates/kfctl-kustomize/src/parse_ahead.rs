@@ -23,10 +23,10 @@ use super::build_cache::inputs::Recorder;
 use super::loader::{BareNulls, Docs};
 
 /// A file's parsed documents and their bare nulls.
-pub type Parsed = (Docs, BareNulls);
+pub(crate) type Parsed = (Docs, BareNulls);
 
 /// One file's parse, done by whichever thread gets to it first.
-pub struct Slot {
+pub(crate) struct Slot {
     state: Mutex<State>,
     ready: Condvar,
 }
@@ -40,7 +40,7 @@ enum State {
 
 impl Slot {
     /// A slot holding a finished parse.
-    pub fn done(parsed: Parsed) -> Self {
+    pub(crate) fn done(parsed: Parsed) -> Self {
         Slot { state: Mutex::new(State::Done(Some(parsed))), ready: Condvar::new() }
     }
 
@@ -80,7 +80,7 @@ impl Slot {
     }
 
     /// The parse (shared), or `None` if it failed or was taken.
-    pub fn get(&self, parse: impl FnOnce() -> Option<Parsed>) -> Option<Parsed> {
+    pub(crate) fn get(&self, parse: impl FnOnce() -> Option<Parsed>) -> Option<Parsed> {
         match &*self.resolve(parse) {
             State::Done(parsed) => parsed.clone(),
             State::Queued | State::Parsing => None,
@@ -88,7 +88,7 @@ impl Slot {
     }
 
     /// The parse, moved out of the slot, or `None` if it failed or was taken.
-    pub fn take(&self, parse: impl FnOnce() -> Option<Parsed>) -> Option<Parsed> {
+    pub(crate) fn take(&self, parse: impl FnOnce() -> Option<Parsed>) -> Option<Parsed> {
         match &mut *self.resolve(parse) {
             State::Done(parsed) => parsed.take(),
             State::Queued | State::Parsing => None,
@@ -97,7 +97,7 @@ impl Slot {
 }
 
 /// Files to parse in order, shared by the background jobs.
-pub struct Queue {
+pub(crate) struct Queue {
     work: Vec<(PathBuf, Arc<Slot>)>,
     next: AtomicUsize,
     run: Mutex<Run>,
@@ -114,19 +114,19 @@ struct Run {
 impl Queue {
     /// Queue `paths` (in the order they will be consumed); returns the queue and each path's
     /// slot, for the loader's cache.
-    pub fn new(paths: Vec<PathBuf>, recorder: Option<Arc<Recorder>>) -> Arc<Queue> {
+    pub(crate) fn new(paths: Vec<PathBuf>, recorder: Option<Arc<Recorder>>) -> Arc<Queue> {
         let work = paths.into_iter().map(|p| (p, Arc::new(Slot::queued()))).collect();
         let run = Mutex::new(Run { cancelled: false, active: 0, recorder });
         Arc::new(Queue { work, next: AtomicUsize::new(0), run, idle: Condvar::new() })
     }
 
     /// The queued paths and their slots.
-    pub fn slots(&self) -> impl Iterator<Item = (&Path, &Arc<Slot>)> {
+    pub(crate) fn slots(&self) -> impl Iterator<Item = (&Path, &Arc<Slot>)> {
         self.work.iter().map(|(p, s)| (p.as_path(), s))
     }
 
     /// Start one background job per pool thread.
-    pub fn start(self: &Arc<Self>) {
+    pub(crate) fn start(self: &Arc<Self>) {
         for _ in 0..rayon::current_num_threads() {
             let queue = Arc::clone(self);
             rayon::spawn(move || queue.run());
@@ -134,7 +134,7 @@ impl Queue {
     }
 
     /// Stop the jobs at their next file and wait for the parses in progress.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let mut run = self.lock();
         run.cancelled = true;
         run.recorder = None;

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Parse, in parallel, every file the tree under `dir` will read.
-pub fn warm(loader: &Loader, dir: &Path) {
+pub(crate) fn warm(loader: &Loader, dir: &Path) {
     let mut seen = HashSet::new();
     let mut files = Vec::new();
     collect(loader, dir, &mut seen, &mut files);
@@ -23,7 +23,7 @@ pub fn warm(loader: &Loader, dir: &Path) {
 }
 
 /// The same for an in-memory kustomization at `dir`.
-pub fn warm_entries(loader: &Loader, dir: &Path, k: &Kustomization) {
+pub(crate) fn warm_entries(loader: &Loader, dir: &Path, k: &Kustomization) {
     let mut seen = HashSet::new();
     let mut files = Vec::new();
     collect_entries(loader, dir, k, &mut seen, &mut files);

@@ -7,49 +7,51 @@ use super::resource::{Gvk, ResId, Resource};
 use regex::Regex;
 use std::collections::HashMap;
 
+/// The objects of a build (or of one level of it) in order, no two with the same id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResMap {
     resources: Vec<Resource>,
 }
 
 impl ResMap {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ResMap::default()
     }
 
+    /// How many objects there are.
     pub fn len(&self) -> usize {
         self.resources.len()
     }
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty()
     }
+    /// The objects in order.
     pub fn iter(&self) -> std::slice::Iter<'_, Resource> {
         self.resources.iter()
     }
-    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Resource> {
+    pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Resource> {
         self.resources.iter_mut()
     }
-    pub fn get(&self, index: usize) -> &Resource {
+    pub(crate) fn get(&self, index: usize) -> &Resource {
         &self.resources[index]
     }
-    pub fn get_mut(&mut self, index: usize) -> &mut Resource {
+    pub(crate) fn get_mut(&mut self, index: usize) -> &mut Resource {
         &mut self.resources[index]
     }
+    /// The objects in order, consuming the map.
     pub fn into_vec(self) -> Vec<Resource> {
         self.resources
     }
-    pub fn as_slice(&self) -> &[Resource] {
-        &self.resources
-    }
-    pub fn replace_all(&mut self, resources: Vec<Resource>) {
+    pub(crate) fn replace_all(&mut self, resources: Vec<Resource>) {
         self.resources = resources;
     }
-    pub fn remove(&mut self, index: usize) -> Resource {
+    pub(crate) fn remove(&mut self, index: usize) -> Resource {
         self.resources.remove(index)
     }
 
     /// Add one resource; an object whose current id is already present is an error.
-    pub fn append(&mut self, resource: Resource, origin: &str) -> Result<()> {
+    pub(crate) fn append(&mut self, resource: Resource, origin: &str) -> Result<()> {
         // Compare borrowed fields, cheapest first: this runs for every object against every
         // object, so it must not build owned ids.
         let (name, kind, api) = (resource.name(), resource.kind(), resource.api_version());
@@ -72,7 +74,7 @@ impl ResMap {
     /// Add every resource of `other`, each checked as [`ResMap::append`] checks it, against an
     /// index by name built once: an overlay appends each base's objects, and scanning every
     /// object for every appended one was quadratic in the size of the build.
-    pub fn append_all(&mut self, other: ResMap, origin: &str) -> Result<()> {
+    pub(crate) fn append_all(&mut self, other: ResMap, origin: &str) -> Result<()> {
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(self.len() + other.len());
         for (i, r) in self.resources.iter().enumerate() {
             by_name.entry(r.name().to_string()).or_default().push(i);
@@ -97,29 +99,29 @@ impl ResMap {
     }
 
     /// Indexes of resources for which any id they have had matches `id`.
-    pub fn find_by_any_id(&self, id: &ResId) -> Vec<usize> {
+    pub(crate) fn find_by_any_id(&self, id: &ResId) -> Vec<usize> {
         self.positions(|r| r.all_ids().any(|rid| rid.same_object(id)))
     }
 
     /// Indexes of resources whose current id matches `id`.
-    pub fn find_by_current_id(&self, id: &ResId) -> Vec<usize> {
+    pub(crate) fn find_by_current_id(&self, id: &ResId) -> Vec<usize> {
         self.positions(|r| r.current_id().same_object(id))
     }
 
-    pub fn positions(&self, pred: impl Fn(&Resource) -> bool) -> Vec<usize> {
+    pub(crate) fn positions(&self, pred: impl Fn(&Resource) -> bool) -> Vec<usize> {
         self.resources.iter().enumerate().filter(|(_, r)| pred(r)).map(|(i, _)| i).collect()
     }
 
     /// kustomize's target selection: gvk, name and namespace as anchored regexes matched against
     /// the original or the current id, and label and annotation selectors.
-    pub fn select(&self, selector: &Selector) -> Result<Vec<usize>> {
+    pub(crate) fn select(&self, selector: &Selector) -> Result<Vec<usize>> {
         let compiled = CompiledSelector::new(selector)?;
         Ok(self.positions(|r| compiled.matches(r)))
     }
 }
 
 /// A selector ready to match: its regexes compiled once.
-pub struct CompiledSelector {
+pub(crate) struct CompiledSelector {
     gvk: Gvk,
     name: Option<Regex>,
     namespace: Option<Regex>,
@@ -137,7 +139,7 @@ fn anchored(pattern: &str, what: &str) -> Result<Option<Regex>> {
 }
 
 impl CompiledSelector {
-    pub fn new(s: &Selector) -> Result<Self> {
+    pub(crate) fn new(s: &Selector) -> Result<Self> {
         Ok(CompiledSelector {
             gvk: Gvk::new(&s.group, &s.version, &s.kind),
             name: anchored(&s.name, "name")?,
@@ -147,7 +149,7 @@ impl CompiledSelector {
         })
     }
 
-    pub fn matches(&self, r: &Resource) -> bool {
+    pub(crate) fn matches(&self, r: &Resource) -> bool {
         let cur = r.current_id();
         let org = r.original_id();
         if let Some(ns) = &self.namespace
@@ -181,7 +183,7 @@ impl CompiledSelector {
 
 /// A Kubernetes label selector: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a)`, `k`, `!k`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
@@ -198,7 +200,7 @@ impl LabelSelector {
         if text.trim().is_empty() { Ok(None) } else { Self::parse(text).map(Some) }
     }
 
-    pub fn parse(text: &str) -> Result<Self> {
+    pub(crate) fn parse(text: &str) -> Result<Self> {
         let bad = |why: &str| KustomizeError::transform(format!("label selector `{text}`"), why.to_string());
         let mut requirements = Vec::new();
         for clause in split_top_level_commas(text) {
@@ -214,7 +216,7 @@ impl LabelSelector {
         Ok(LabelSelector { requirements })
     }
 
-    pub fn matches(&self, labels: &[(String, String)]) -> bool {
+    pub(crate) fn matches(&self, labels: &[(String, String)]) -> bool {
         let get = |k: &str| labels.iter().find(|(lk, _)| lk == k).map(|(_, v)| v.as_str());
         self.requirements.iter().all(|req| match req {
             Requirement::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),

@@ -11,13 +11,16 @@ use std::fmt;
 /// Group, version and kind. An empty group is the core group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Gvk {
+    /// The API group (`apps`, `networking.istio.io`); empty for the core group.
     pub group: String,
+    /// The API version (`v1`, `v1beta1`).
     pub version: String,
+    /// The kind (`Deployment`).
     pub kind: String,
 }
 
 impl Gvk {
-    pub fn new(group: &str, version: &str, kind: &str) -> Self {
+    pub(crate) fn new(group: &str, version: &str, kind: &str) -> Self {
         Gvk { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
     }
 
@@ -29,12 +32,12 @@ impl Gvk {
         }
     }
 
-    pub fn api_version(&self) -> String {
+    pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }
 
     /// Does this gvk satisfy a selector gvk, whose empty fields match anything?
-    pub fn is_selected_by(&self, selector: &Gvk) -> bool {
+    pub(crate) fn is_selected_by(&self, selector: &Gvk) -> bool {
         (selector.group.is_empty() || selector.group == self.group)
             && (selector.version.is_empty() || selector.version == self.version)
             && (selector.kind.is_empty() || selector.kind == self.kind)
@@ -65,19 +68,22 @@ impl fmt::Display for Gvk {
 /// An object's identity: gvk, name and namespace (empty when unset).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ResId {
+    /// The object's group, version and kind.
     pub gvk: Gvk,
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.namespace`, empty when unset.
     pub namespace: String,
 }
 
 impl ResId {
-    pub fn new(gvk: Gvk, name: &str, namespace: &str) -> Self {
+    pub(crate) fn new(gvk: Gvk, name: &str, namespace: &str) -> Self {
         ResId { gvk, name: name.to_string(), namespace: namespace.to_string() }
     }
 
     /// The namespace the object lands in: its own, `default` when unset and namespaced, and
     /// empty for cluster-scoped kinds.
-    pub fn effective_namespace(&self) -> &str {
+    pub(crate) fn effective_namespace(&self) -> &str {
         if super::merge::is_cluster_scoped(&self.gvk) {
             ""
         } else if self.namespace.is_empty() {
@@ -88,7 +94,7 @@ impl ResId {
     }
 
     /// Equal as kustomize compares ids: same gvk and name, same effective namespace.
-    pub fn same_object(&self, other: &ResId) -> bool {
+    pub(crate) fn same_object(&self, other: &ResId) -> bool {
         self.gvk == other.gvk && self.name == other.name && self.effective_namespace() == other.effective_namespace()
     }
 }
@@ -102,7 +108,7 @@ impl fmt::Display for ResId {
 
 /// How a generated object combines with one of the same id from a base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Behavior {
+pub(crate) enum Behavior {
     #[default]
     Create,
     Merge,
@@ -111,7 +117,7 @@ pub enum Behavior {
 
 /// Bookkeeping for generated ConfigMaps and Secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Generated {
+pub(crate) struct Generated {
     pub behavior: Behavior,
     /// Whether the name still needs its content-hash suffix.
     pub needs_hash: bool,
@@ -123,28 +129,28 @@ pub struct Resource {
     /// The object itself: always a JSON map.
     pub obj: Value,
     /// Ids this object had before names or namespaces changed, oldest first.
-    pub previous_ids: Vec<ResId>,
+    pub(crate) previous_ids: Vec<ResId>,
     /// Set on generated ConfigMaps and Secrets.
-    pub generated: Option<Generated>,
+    pub(crate) generated: Option<Generated>,
     /// Ids of objects that reference this one (filled by the name-reference fix-up).
-    pub referenced_by: Vec<ResId>,
+    pub(crate) referenced_by: Vec<ResId>,
     /// The `resources:` entry of the top-level kustomization this object came from (set as
     /// accumulation returns through each level, so the outermost entry wins).
     pub origin: Option<std::sync::Arc<str>>,
     /// Names of the vars bound to this object (kustomize binds a var to its object when the
     /// kustomization declaring it is accumulated, where only that subtree's objects exist).
-    pub var_names: Vec<String>,
+    pub(crate) var_names: Vec<String>,
     /// JSON pointers of bare nulls (`key:` with no value) as the object was read: kustomize's
     /// strategic merge drops those, while it keeps an explicit `null`.
-    pub bare_nulls: Vec<String>,
+    pub(crate) bare_nulls: Vec<String>,
     /// Name prefixes and suffixes given so far, innermost first (the name-reference fix-up
     /// prefers referrals renamed in the same kustomization context as the referrer).
-    pub name_prefixes: Vec<String>,
-    pub name_suffixes: Vec<String>,
+    pub(crate) name_prefixes: Vec<String>,
+    pub(crate) name_suffixes: Vec<String>,
 }
 
 impl Resource {
-    pub fn new(obj: Value) -> Self {
+    pub(crate) fn new(obj: Value) -> Self {
         Resource {
             obj,
             previous_ids: Vec::new(),
@@ -158,11 +164,7 @@ impl Resource {
         }
     }
 
-    pub fn map(&self) -> &Map<String, Value> {
-        self.obj.as_object().expect("a resource is always a map")
-    }
-
-    pub fn map_mut(&mut self) -> &mut Map<String, Value> {
+    pub(crate) fn map_mut(&mut self) -> &mut Map<String, Value> {
         self.obj.as_object_mut().expect("a resource is always a map")
     }
 
@@ -177,34 +179,35 @@ impl Resource {
         cur.as_str().unwrap_or("")
     }
 
-    pub fn api_version(&self) -> &str {
+    pub(crate) fn api_version(&self) -> &str {
         self.str_at(&["apiVersion"])
     }
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         self.str_at(&["kind"])
     }
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.str_at(&["metadata", "name"])
     }
-    pub fn namespace(&self) -> &str {
+    pub(crate) fn namespace(&self) -> &str {
         self.str_at(&["metadata", "namespace"])
     }
+    /// The object's group, version and kind, from its `apiVersion` and `kind`.
     pub fn gvk(&self) -> Gvk {
         Gvk::from_api_version(self.api_version(), self.kind())
     }
 
     /// The id as the object is now.
-    pub fn current_id(&self) -> ResId {
+    pub(crate) fn current_id(&self) -> ResId {
         ResId::new(self.gvk(), self.name(), self.namespace())
     }
 
     /// The id the object had when it was first loaded or generated.
-    pub fn original_id(&self) -> ResId {
+    pub(crate) fn original_id(&self) -> ResId {
         self.previous_ids.first().cloned().unwrap_or_else(|| self.current_id())
     }
 
     /// Every id the object has had, the current one last.
-    pub fn all_ids(&self) -> impl Iterator<Item = ResId> + '_ {
+    pub(crate) fn all_ids(&self) -> impl Iterator<Item = ResId> + '_ {
         self.previous_ids.iter().cloned().chain(std::iter::once(self.current_id()))
     }
 
@@ -217,21 +220,21 @@ impl Resource {
     }
 
     /// Record the current id as a previous one (once), before a name or namespace changes.
-    pub fn remember_current_id(&mut self) {
+    pub(crate) fn remember_current_id(&mut self) {
         let id = self.current_id();
         if self.previous_ids.last() != Some(&id) {
             self.previous_ids.push(id);
         }
     }
 
-    pub fn set_name(&mut self, name: &str) {
+    pub(crate) fn set_name(&mut self, name: &str) {
         if self.name() != name {
             self.remember_current_id();
             self.metadata_mut().insert("name".into(), Value::String(name.to_string()));
         }
     }
 
-    pub fn set_namespace(&mut self, namespace: &str) {
+    pub(crate) fn set_namespace(&mut self, namespace: &str) {
         if self.namespace() != namespace {
             self.remember_current_id();
             self.metadata_mut().insert("namespace".into(), Value::String(namespace.to_string()));
@@ -239,7 +242,7 @@ impl Resource {
     }
 
     /// `metadata.labels` or `metadata.annotations` as string pairs.
-    pub fn string_map(&self, field: &str) -> Vec<(String, String)> {
+    pub(crate) fn string_map(&self, field: &str) -> Vec<(String, String)> {
         self.obj
             .get("metadata")
             .and_then(|m| m.get(field))

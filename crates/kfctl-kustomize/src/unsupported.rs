@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// The `buildMetadata` option for the managed-by label (see [`crate::build`]).
-pub const MANAGED_BY_LABEL: &str = "managedByLabel";
+pub(crate) const MANAGED_BY_LABEL: &str = "managedByLabel";
 
 /// The `buildMetadata` options kustomize v5.6 knows, all implemented (the annotations in
 /// [`crate::build_metadata`]).
@@ -35,7 +35,7 @@ const HINTS: &[(&str, &str)] = &[
 
 /// Refuse the first unsupported field `k` sets. `origin` is its kustomization file (or the
 /// folder of an in-memory kustomization).
-pub fn check(k: &Kustomization, origin: &Path) -> Result<()> {
+pub(crate) fn check(k: &Kustomization, origin: &Path) -> Result<()> {
     match set_fields(k).into_iter().next() {
         Some(field) => Err(refusal(origin, field)),
         None => Ok(()),
@@ -43,7 +43,7 @@ pub fn check(k: &Kustomization, origin: &Path) -> Result<()> {
 }
 
 /// The error for one unsupported field.
-pub fn refusal(origin: &Path, field: &str) -> KustomizeError {
+pub(crate) fn refusal(origin: &Path, field: &str) -> KustomizeError {
     let hint = HINTS.iter().find(|(name, _)| *name == field).map_or("build with kustomize", |(_, hint)| hint);
     KustomizeError::Unsupported { path: origin.to_path_buf(), field: field.to_string(), hint: hint.to_string() }
 }

@@ -20,7 +20,7 @@ pub const RACY_SECONDS: i64 = 2;
 
 /// One fact a build depended on.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Input {
+pub(crate) enum Input {
     /// A file's content (sha256 hex) and its `stat` before the read.
     File { path: PathBuf, sha256: String, stat: Stat, racy: bool },
     /// What a path is (a probed kustomization file name, an entry's kind).
@@ -31,7 +31,7 @@ pub enum Input {
 
 /// What is at a path, following symlinks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum PathKind {
+pub(crate) enum PathKind {
     Missing,
     File,
     Dir,
@@ -39,7 +39,7 @@ pub enum PathKind {
 }
 
 impl PathKind {
-    pub fn of(path: &Path) -> PathKind {
+    pub(crate) fn of(path: &Path) -> PathKind {
         match std::fs::metadata(path) {
             Err(_) => PathKind::Missing,
             Ok(m) if m.is_file() => PathKind::File,
@@ -52,12 +52,19 @@ impl PathKind {
 /// The parts of `stat` that change when a file's content may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 pub struct Stat {
+    /// Size in bytes.
     pub len: u64,
+    /// Last modification, seconds since the epoch.
     pub mtime: i64,
+    /// Last modification, the nanoseconds past `mtime`.
     pub mtime_nsec: i64,
+    /// Last status change, seconds since the epoch.
     pub ctime: i64,
+    /// Last status change, the nanoseconds past `ctime`.
     pub ctime_nsec: i64,
+    /// Inode number.
     pub ino: u64,
+    /// Device of the file system holding it.
     pub dev: u64,
 }
 
@@ -85,12 +92,13 @@ impl Stat {
 
     /// Whether the file changed within [`RACY_SECONDS`] of now (always, without unix `stat`):
     /// a signature taken now cannot vouch for its content.
-    pub fn is_recent(&self) -> bool {
+    pub(crate) fn is_recent(&self) -> bool {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
         self.is_recent_at(now)
     }
 
-    /// [`Stat::is_recent`] at `now` (seconds since the epoch).
+    /// Whether the file changed within [`RACY_SECONDS`] of `now` (seconds since the epoch;
+    /// always, without unix `stat`): a signature taken at `now` cannot vouch for its content.
     pub fn is_recent_at(&self, now: i64) -> bool {
         cfg!(not(unix)) || self.mtime.max(self.ctime) >= now - RACY_SECONDS
     }
@@ -98,7 +106,7 @@ impl Stat {
 
 /// The inputs of one build, filled while it runs (shared by the loader's threads).
 #[derive(Debug, Default)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     inputs: Mutex<Vec<Input>>,
     /// Set when a remote reference was resolved by a resolver without a cache identity.
     pub(crate) unkeyed_remote: std::sync::atomic::AtomicBool,
@@ -109,18 +117,18 @@ impl Recorder {
         self.inputs.lock().unwrap_or_else(|p| p.into_inner()).push(input);
     }
 
-    pub fn probe(&self, path: &Path) -> PathKind {
+    pub(crate) fn probe(&self, path: &Path) -> PathKind {
         let kind = PathKind::of(path);
         self.push(Input::Probe { path: path.to_path_buf(), kind });
         kind
     }
 
-    pub fn real(&self, path: &Path, real: Option<&Path>) {
+    pub(crate) fn real(&self, path: &Path, real: Option<&Path>) {
         self.push(Input::Real { path: path.to_path_buf(), real: real.map(Path::to_path_buf) });
     }
 
     /// Read a file, noting its `stat` (taken first) and its content's digest.
-    pub fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         let meta = std::fs::metadata(path)?;
         let bytes = std::fs::read(path)?;
         let stat = Stat::of(&meta);
@@ -129,7 +137,7 @@ impl Recorder {
     }
 
     /// The inputs, sorted and without repeats.
-    pub fn into_inputs(self) -> Vec<Input> {
+    pub(crate) fn into_inputs(self) -> Vec<Input> {
         let mut inputs = self.inputs.into_inner().unwrap_or_else(|p| p.into_inner());
         inputs.sort();
         inputs.dedup();
@@ -138,7 +146,7 @@ impl Recorder {
 }
 
 /// Read a file as UTF-8 text, through the recorder when there is one.
-pub fn read_text(recorder: Option<&Recorder>, path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_text(recorder: Option<&Recorder>, path: &Path) -> std::io::Result<String> {
     match recorder {
         None => std::fs::read_to_string(path),
         Some(r) => String::from_utf8(r.read(path)?)
@@ -147,7 +155,7 @@ pub fn read_text(recorder: Option<&Recorder>, path: &Path) -> std::io::Result<St
 }
 
 /// Whether every input still holds.
-pub fn all_hold(inputs: &[Input]) -> bool {
+pub(crate) fn all_hold(inputs: &[Input]) -> bool {
     use rayon::prelude::*;
     inputs.par_iter().all(holds)
 }
@@ -166,6 +174,6 @@ fn holds(input: &Input) -> bool {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }

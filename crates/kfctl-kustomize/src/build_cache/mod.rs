@@ -6,7 +6,7 @@
 //! running executable's size and mtime (so a rebuilt binary of the same version never serves
 //! an older engine's result), the folder, the in-memory kustomization (if any), the load
 //! restriction and the remote resolver's identity. Its content records what the build read
-//! ([`inputs`], on the second line) and the objects it made (one `[origin, object]` JSON a
+//! (every file with its digest and [`Stat`], every probed path, on the second line) and the objects it made (one `[origin, object]` JSON a
 //! line, parsed in parallel).
 //!
 //! - **Verified on read**: the first line holds the sha256 of the rest; a torn, truncated or
@@ -24,7 +24,9 @@
 //! Builds that resolve a remote reference through a resolver without a
 //! [`crate::remote::RemoteResolver::cache_identity`] are not stored.
 
-pub mod inputs;
+pub(crate) mod inputs;
+
+pub use inputs::{RACY_SECONDS, Stat};
 
 use crate::error::Result;
 use crate::kustomization::Kustomization;
@@ -45,9 +47,11 @@ const FORMAT: &str = "kfctl-build-cache 1";
 /// Where the cache lives and how large it may grow.
 #[derive(Debug, Clone)]
 pub struct CacheSettings {
+    /// The folder holding the entries (created on the first write).
     pub dir: PathBuf,
     /// The caller's version (kfctl-rs's), part of every key.
     pub version: String,
+    /// The most the folder may hold; the least recently used entries are removed beyond it.
     pub max_bytes: u64,
 }
 
@@ -63,7 +67,8 @@ pub enum Outcome {
 }
 
 /// [`crate::build`] through the cache.
-pub fn build(dir: &Path, options: &BuildOptions, settings: &CacheSettings) -> Result<(ResMap, Outcome)> {
+#[cfg(test)]
+pub(crate) fn build(dir: &Path, options: &BuildOptions, settings: &CacheSettings) -> Result<(ResMap, Outcome)> {
     let material = format!("folder\0{}", dir.display());
     cached(settings, &material, options, |loader| {
         prefetch::warm(loader, dir);

@@ -11,7 +11,11 @@ use crate::error::Result;
 use crate::resmap::ResMap;
 use std::collections::BTreeMap;
 
-pub fn apply(resources: &mut ResMap, annotations: &BTreeMap<String, String>, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply(
+    resources: &mut ResMap,
+    annotations: &BTreeMap<String, String>,
+    config: &TransformConfig,
+) -> Result<()> {
     fieldspec::add_pairs(resources, annotations, &config.common_annotations)
 }
 

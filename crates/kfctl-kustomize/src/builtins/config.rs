@@ -41,13 +41,13 @@ static DEFAULTS: OnceLock<TransformConfig> = OnceLock::new();
 
 /// A referenced kind and the fields in other kinds that name it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NameBackReference {
+pub(crate) struct NameBackReference {
     pub gvk: Gvk,
     pub referrers: Vec<FieldSpec>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TransformConfig {
+pub(crate) struct TransformConfig {
     pub name_prefix: Vec<FieldSpec>,
     pub name_suffix: Vec<FieldSpec>,
     pub namespace: Vec<FieldSpec>,
@@ -94,7 +94,7 @@ struct NameReferenceEntry {
 
 /// Two field specs for the same field of the same kinds, one with `create` and one without.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConflictingFieldSpec {
+pub(crate) struct ConflictingFieldSpec {
     /// The configuration list, as kustomize names it (`CommonLabels`, `NameReference`, ...).
     pub list: &'static str,
     pub spec: FieldSpec,
@@ -114,7 +114,7 @@ impl std::fmt::Display for ConflictingFieldSpec {
 
 impl TransformConfig {
     /// kustomize's builtin defaults (parsed once, then copied).
-    pub fn defaults() -> Self {
+    pub(crate) fn defaults() -> Self {
         DEFAULTS
             .get_or_init(|| {
                 let file = TransformConfig::from_yaml(DEFAULTS_YAML, "builtin field specs")
@@ -129,7 +129,7 @@ impl TransformConfig {
     /// kustomize's `MakeTransformerConfig`: the defaults merged with the `configurations:`
     /// files (relative to `dir`; merged with each other first, in order). A file that conflicts
     /// with another or with the defaults is an error, as in kustomize.
-    pub fn for_folder(files: &[String], dir: &Path, loader: &Loader) -> Result<Self> {
+    pub(crate) fn for_folder(files: &[String], dir: &Path, loader: &Loader) -> Result<Self> {
         let mut merged = TransformConfig::default();
         for file in files {
             let (path, text) = loader.read_text(dir, file)?;
@@ -146,7 +146,7 @@ impl TransformConfig {
     }
 
     /// Parse one configuration file (its first YAML document), in kustomize's format.
-    pub fn from_yaml(text: &str, origin: &str) -> Result<Self> {
+    pub(crate) fn from_yaml(text: &str, origin: &str) -> Result<Self> {
         let docs = kfctl_yaml::parse_stream(text, origin)?;
         let Some(doc) = docs.into_iter().next() else {
             return Ok(TransformConfig::default());
@@ -163,13 +163,13 @@ impl TransformConfig {
     /// Merge another config into this one (union of field specs, no duplicates). A conflicting
     /// spec (same field, other `create`) keeps the existing one; use [`Self::merge_checked`] to
     /// fail on it as kustomize does.
-    pub fn merge(&mut self, other: &TransformConfig) {
+    pub(crate) fn merge(&mut self, other: &TransformConfig) {
         self.merge_with(other, false).expect("a lenient merge never fails");
     }
 
     /// Merge as kustomize does, failing on the first conflicting field spec. On failure this
     /// config is left partly merged; callers abandon the build.
-    pub fn merge_checked(&mut self, other: &TransformConfig) -> std::result::Result<(), ConflictingFieldSpec> {
+    pub(crate) fn merge_checked(&mut self, other: &TransformConfig) -> std::result::Result<(), ConflictingFieldSpec> {
         self.merge_with(other, true)
     }
 
@@ -258,7 +258,7 @@ impl TransformConfig {
 }
 
 /// The gvk a field spec applies to (empty parts match anything).
-pub fn spec_gvk(spec: &FieldSpec) -> Gvk {
+pub(crate) fn spec_gvk(spec: &FieldSpec) -> Gvk {
     Gvk::new(&spec.group, &spec.version, &spec.kind)
 }
 
@@ -269,7 +269,7 @@ fn effectively_equal(existing: &FieldSpec, incoming: &FieldSpec) -> bool {
 
 /// kustomize's `FsSlice.MergeAll`: add what is not present; a present spec with another
 /// `create` is a conflict (reported when `strict`, otherwise the existing spec is kept).
-pub fn merge_specs(
+pub(crate) fn merge_specs(
     into: &mut Vec<FieldSpec>,
     incoming: &[FieldSpec],
     strict: bool,
@@ -285,7 +285,7 @@ pub fn merge_specs(
 }
 
 /// Sort field specs by gvk in kustomize's legacy kind order (stable for equal gvks).
-pub fn sort_specs(specs: &mut [FieldSpec]) {
+pub(crate) fn sort_specs(specs: &mut [FieldSpec]) {
     specs.sort_by_cached_key(|s| gvk_order_key(&spec_gvk(s)));
 }
 

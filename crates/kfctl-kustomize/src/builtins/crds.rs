@@ -26,7 +26,7 @@ use std::path::Path;
 const MAX_DEPTH: usize = 32;
 
 /// The configuration declared by a kustomization's `crds:` files (relative to `dir`).
-pub fn load(files: &[String], dir: &Path, loader: &Loader) -> Result<TransformConfig> {
+pub(crate) fn load(files: &[String], dir: &Path, loader: &Loader) -> Result<TransformConfig> {
     let mut merged = TransformConfig::default();
     for file in files {
         let (path, text) = loader.read_text(dir, file)?;

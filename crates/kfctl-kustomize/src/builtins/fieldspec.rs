@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 /// What a transformer creates at the end of a `create: true` path that is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateKind {
+pub(crate) enum CreateKind {
     /// Never create (the image transformer).
     Nothing,
     /// A map (labels, annotations).
@@ -32,10 +32,10 @@ pub enum CreateKind {
 }
 
 /// Sets a value found at a field spec's path; errors say what was found instead.
-pub type SetFn<'a> = dyn FnMut(&mut Value) -> std::result::Result<(), String> + 'a;
+pub(crate) type SetFn<'a> = dyn FnMut(&mut Value) -> std::result::Result<(), String> + 'a;
 
 /// Split a field-spec path on `/`, honouring `\/` escapes.
-pub fn split_path(path: &str) -> Vec<String> {
+pub(crate) fn split_path(path: &str) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     for piece in path.split('/') {
         match parts.last_mut() {
@@ -51,14 +51,14 @@ pub fn split_path(path: &str) -> Vec<String> {
 }
 
 /// Group and version of an `apiVersion`, as kustomize's field-spec filter reads them.
-pub fn parse_api_version(api_version: &str) -> (&str, &str) {
+pub(crate) fn parse_api_version(api_version: &str) -> (&str, &str) {
     let (group, version) = api_version.split_once('/').unwrap_or((api_version, ""));
     let core = group.len() >= 2 && group.starts_with('v') && matches!(group.as_bytes()[1], b'1' | b'2');
     if version.is_empty() && core { ("", group) } else { (group, version) }
 }
 
 /// Does `spec` apply to this object?
-pub fn selects(spec: &FieldSpec, obj: &Value) -> bool {
+pub(crate) fn selects(spec: &FieldSpec, obj: &Value) -> bool {
     let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or("");
     if !spec.kind.is_empty() && spec.kind != text("kind") {
         return false;
@@ -69,7 +69,12 @@ pub fn selects(spec: &FieldSpec, obj: &Value) -> bool {
 
 /// Call `set` at every field the specs select in the resource, creating fields as each
 /// spec's `create` and `create_kind` allow.
-pub fn apply(resource: &mut Resource, specs: &[FieldSpec], create_kind: CreateKind, set: &mut SetFn) -> Result<()> {
+pub(crate) fn apply(
+    resource: &mut Resource,
+    specs: &[FieldSpec],
+    create_kind: CreateKind,
+    set: &mut SetFn,
+) -> Result<()> {
     for spec in specs {
         apply_one(resource, spec, create_kind, set)?;
     }
@@ -77,7 +82,12 @@ pub fn apply(resource: &mut Resource, specs: &[FieldSpec], create_kind: CreateKi
 }
 
 /// Call `set` at every field one spec selects in the resource.
-pub fn apply_one(resource: &mut Resource, spec: &FieldSpec, create_kind: CreateKind, set: &mut SetFn) -> Result<()> {
+pub(crate) fn apply_one(
+    resource: &mut Resource,
+    spec: &FieldSpec,
+    create_kind: CreateKind,
+    set: &mut SetFn,
+) -> Result<()> {
     if !selects(spec, &resource.obj) {
         return Ok(());
     }
@@ -130,10 +140,12 @@ fn field(
 }
 
 /// A short name for a YAML node's type, for error messages.
-pub use kfctl_yaml::type_name as describe;
+pub(crate) use kfctl_yaml::type_name as describe;
 
 /// A setter that adds string entries to a map (labels, annotations).
-pub fn set_entries(pairs: &[(String, String)]) -> impl FnMut(&mut Value) -> std::result::Result<(), String> + '_ {
+pub(crate) fn set_entries(
+    pairs: &[(String, String)],
+) -> impl FnMut(&mut Value) -> std::result::Result<(), String> + '_ {
     move |node| {
         if node.is_null() {
             *node = Value::Object(Map::new());
@@ -150,7 +162,7 @@ pub fn set_entries(pairs: &[(String, String)]) -> impl FnMut(&mut Value) -> std:
 
 /// Set string pairs (labels or annotations) at every field spec of every object, creating the
 /// map where a spec says so. No pairs, no change.
-pub fn add_pairs(
+pub(crate) fn add_pairs(
     resources: &mut crate::resmap::ResMap,
     pairs: &std::collections::BTreeMap<String, String>,
     specs: &[crate::kustomization::FieldSpec],

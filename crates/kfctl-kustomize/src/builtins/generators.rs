@@ -33,7 +33,7 @@ use std::path::Path;
 
 /// Which object a generator makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GeneratedKind {
+pub(crate) enum GeneratedKind {
     ConfigMap,
     Secret,
 }
@@ -48,14 +48,9 @@ impl GeneratedKind {
 }
 
 /// Run a kustomization's ConfigMap generators, then its Secret generators, absorbing each
-/// result into `resources`.
-pub fn run(resources: &mut ResMap, kustomization: &Kustomization, dir: &Path, loader: &Loader) -> Result<()> {
-    run_with_origin(resources, kustomization, dir, loader, None)
-}
-
-/// [`run`], giving each generated object the origin annotation `origin_of(generator kind)`
+/// result into `resources`, giving each generated object the origin annotation `origin_of(generator kind)`
 /// first (`buildMetadata`, see [`crate::build_metadata`]).
-pub fn run_with_origin(
+pub(crate) fn run_with_origin(
     resources: &mut ResMap,
     kustomization: &Kustomization,
     dir: &Path,
@@ -81,7 +76,7 @@ pub fn run_with_origin(
 }
 
 /// Build one generated object from its already loaded key/value pairs.
-pub fn generate(
+pub(crate) fn generate(
     kind: GeneratedKind,
     args: &GeneratorArgs,
     global: Option<&GeneratorOptions>,
@@ -131,7 +126,7 @@ fn parse_behavior(text: Option<&str>) -> Behavior {
 }
 
 /// kustomize's `MergeGlobalOptionsIntoLocal`.
-pub fn merged_options(local: Option<&GeneratorOptions>, global: Option<&GeneratorOptions>) -> GeneratorOptions {
+pub(crate) fn merged_options(local: Option<&GeneratorOptions>, global: Option<&GeneratorOptions>) -> GeneratorOptions {
     let mut out = local.cloned().unwrap_or_default();
     let Some(global) = global else { return out };
     for (k, v) in &global.labels {
@@ -198,7 +193,7 @@ fn unique_keys(name: &str, pairs: Vec<(String, Vec<u8>)>) -> Result<BTreeMap<Str
 }
 
 /// All key/value pairs of a generator, in kustomize's order: env files, literals, files.
-pub fn load_pairs(args: &GeneratorArgs, dir: &Path, loader: &Loader) -> Result<Vec<(String, Vec<u8>)>> {
+pub(crate) fn load_pairs(args: &GeneratorArgs, dir: &Path, loader: &Loader) -> Result<Vec<(String, Vec<u8>)>> {
     let mut pairs = Vec::new();
     for env in args.envs.iter().chain(args.env.as_ref().filter(|e| !e.is_empty())) {
         let (path, bytes) = loader.read_bytes(dir, env)?;
@@ -218,7 +213,7 @@ pub fn load_pairs(args: &GeneratorArgs, dir: &Path, loader: &Loader) -> Result<V
 }
 
 /// Parse an env file into pairs (kustomize's `keyValuesFromLines`).
-pub fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<(String, String)>, String> {
     let mut pairs = Vec::new();
     for (number, raw) in scan_lines(bytes).into_iter().enumerate() {
         let raw = if number == 0 { raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw) } else { raw };
@@ -244,7 +239,7 @@ fn scan_lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 /// Parse `key=value`, dropping one pair of matching surrounding quotes from the value.
-pub fn parse_literal(source: &str) -> std::result::Result<(String, String), String> {
+pub(crate) fn parse_literal(source: &str) -> std::result::Result<(String, String), String> {
     match source.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), remove_quotes(value).to_string())),
         _ => Err(format!("invalid literal source {source}, expected key=value")),
@@ -260,7 +255,7 @@ fn remove_quotes(value: &str) -> &str {
 }
 
 /// Parse a file source: `path` (key = the base name) or `key=path`.
-pub fn parse_file_source(source: &str) -> std::result::Result<(String, String), String> {
+pub(crate) fn parse_file_source(source: &str) -> std::result::Result<(String, String), String> {
     match source.split_once('=') {
         None => {
             let base = source.trim_end_matches('/').rsplit('/').next().unwrap_or(source);
@@ -275,7 +270,7 @@ pub fn parse_file_source(source: &str) -> std::result::Result<(String, String), 
 
 /// base64 as kustomize writes generated values: standard alphabet with padding, and when
 /// longer than 70 characters, broken into lines of 70, each ending with a newline.
-pub fn base64_lines(bytes: &[u8]) -> String {
+pub(crate) fn base64_lines(bytes: &[u8]) -> String {
     const LINE: usize = 70;
     let encoded = base64(bytes);
     if encoded.len() < LINE {
@@ -291,7 +286,7 @@ pub fn base64_lines(bytes: &[u8]) -> String {
 
 /// Standard base64 with padding (the `base64` crate's `STANDARD` engine, as Go's
 /// `base64.StdEncoding` that kustomize uses).
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
@@ -300,7 +295,7 @@ const ORIGIN_POINTER: &str = "/metadata/annotations/config.kubernetes.io~1origin
 
 /// kustomize's `appendReplaceOrMerge`: add a generated object, or merge it into / replace the
 /// object it names.
-pub fn absorb(resources: &mut ResMap, resource: Resource, origin: &str) -> Result<()> {
+pub(crate) fn absorb(resources: &mut ResMap, resource: Resource, origin: &str) -> Result<()> {
     let id = resource.current_id();
     let (behavior, needs_hash) =
         resource.generated.as_ref().map_or((Behavior::Create, false), |g| (g.behavior, g.needs_hash));

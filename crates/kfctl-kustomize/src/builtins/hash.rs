@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 /// Give every generated object that still needs one its hash suffix: `name-<hash>`.
 /// The old name is remembered as a previous id, so references to it can be fixed up.
-pub fn add_hash_suffixes(resources: &mut ResMap) -> Result<()> {
+pub(crate) fn add_hash_suffixes(resources: &mut ResMap) -> Result<()> {
     for resource in resources.iter_mut() {
         let Some(generated) = resource.generated.as_mut().filter(|g| g.needs_hash) else {
             continue;
@@ -43,7 +43,7 @@ pub fn content_hash(obj: &Value) -> String {
 }
 
 /// The canonical JSON document kustomize hashes for this object.
-pub fn canonical_document(obj: &Value) -> String {
+pub(crate) fn canonical_document(obj: &Value) -> String {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     let mut doc = Map::new();
     let field = |key: &str| node_value(obj.get(key));

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// The config fields kustomize reads (besides apiVersion, kind and metadata).
-pub const FIELDS: [&str; 3] = ["cloud", "kubernetesService", "serviceAccount"];
+pub(crate) const FIELDS: [&str; 3] = ["cloud", "kubernetesService", "serviceAccount"];
 
 /// The Kubernetes side: the ServiceAccount's name and namespace.
 #[derive(Debug, Default, Deserialize)]
@@ -44,7 +44,7 @@ struct Args {
 }
 
 /// The objects the config `fields` generates (config fields only; unknown ones ignored).
-pub fn generate(fields: &serde_json::Map<String, Value>, origin: &str) -> Result<Vec<Value>> {
+pub(crate) fn generate(fields: &serde_json::Map<String, Value>, origin: &str) -> Result<Vec<Value>> {
     let known = fields.iter().filter(|(k, _)| FIELDS.contains(&k.as_str()));
     let known: serde_json::Map<String, Value> = known.map(|(k, v)| (k.clone(), v.clone())).collect();
     let args: Args = serde_json::from_value(Value::Object(known)).map_err(|e| {
@@ -78,7 +78,7 @@ fn service_account_yaml(args: &Args) -> String {
 
 /// Add what the config generates to `resources` (created, as generated objects without a
 /// behavior are).
-pub fn run(resources: &mut ResMap, fields: &serde_json::Map<String, Value>, origin: &str) -> Result<()> {
+pub(crate) fn run(resources: &mut ResMap, fields: &serde_json::Map<String, Value>, origin: &str) -> Result<()> {
     let mut generated = Vec::new();
     for doc in generate(fields, origin)? {
         push_objects(doc, origin, &mut generated)?;

@@ -29,7 +29,7 @@ use regex::Regex;
 use serde_json::Value;
 
 /// Apply one `images:` entry to every object.
-pub fn apply(resources: &mut ResMap, image: &k::Image, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, image: &k::Image, config: &TransformConfig) -> Result<()> {
     let rule = ImageRule::new(image)?;
     for resource in resources.iter_mut().filter(|r| r.kind() != "CustomResourceDefinition") {
         legacy_pass(resource, &rule)?;
@@ -39,7 +39,7 @@ pub fn apply(resources: &mut ResMap, image: &k::Image, config: &TransformConfig)
 }
 
 /// One compiled `images:` entry.
-pub struct ImageRule {
+pub(crate) struct ImageRule {
     matcher: Regex,
     new_name: String,
     new_tag: String,
@@ -48,7 +48,7 @@ pub struct ImageRule {
 }
 
 impl ImageRule {
-    pub fn new(image: &k::Image) -> Result<Self> {
+    pub(crate) fn new(image: &k::Image) -> Result<Self> {
         let pattern = format!("^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$", image.name);
         let matcher = Regex::new(&pattern).map_err(|e| {
             KustomizeError::transform(
@@ -69,7 +69,7 @@ impl ImageRule {
     }
 
     /// The rewritten image, or `None` when the entry does not match it.
-    pub fn rewrite(&self, value: &str) -> Option<String> {
+    pub(crate) fn rewrite(&self, value: &str) -> Option<String> {
         if !self.matcher.is_match(value) {
             return None;
         }
@@ -92,7 +92,7 @@ impl ImageRule {
     }
 
     /// Rewrite an `image` field in place; null is left alone, a map or list is an error.
-    pub fn update_node(&self, node: &mut Value) -> std::result::Result<(), String> {
+    pub(crate) fn update_node(&self, node: &mut Value) -> std::result::Result<(), String> {
         let text = match node {
             Value::Null => return Ok(()),
             Value::String(s) => s.clone(),
@@ -108,7 +108,7 @@ impl ImageRule {
 }
 
 /// Split an image into name, tag and digest as kustomize does.
-pub fn split(image: &str) -> (&str, String, String) {
+pub(crate) fn split(image: &str) -> (&str, String, String) {
     let offset = image.find('/').filter(|&i| i > 0).unwrap_or(0);
     let search = &image[offset..];
     let (at, colon) = (search.find('@').map(|i| i + offset), search.find(':').map(|i| i + offset));

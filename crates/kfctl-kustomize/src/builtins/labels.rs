@@ -24,18 +24,22 @@ use crate::resmap::ResMap;
 use std::collections::BTreeMap;
 
 /// `commonLabels`: the pairs at every `commonLabels` field spec.
-pub fn apply_common(resources: &mut ResMap, labels: &BTreeMap<String, String>, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply_common(
+    resources: &mut ResMap,
+    labels: &BTreeMap<String, String>,
+    config: &TransformConfig,
+) -> Result<()> {
     fieldspec::add_pairs(resources, labels, &config.common_labels)
 }
 
 /// One `labels:` entry.
-pub fn apply_label_set(resources: &mut ResMap, set: &k::LabelSet, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply_label_set(resources: &mut ResMap, set: &k::LabelSet, config: &TransformConfig) -> Result<()> {
     let specs = label_set_specs(set, config)?;
     fieldspec::add_pairs(resources, &set.pairs, &specs)
 }
 
 /// The field specs a `labels:` entry writes to.
-pub fn label_set_specs(set: &k::LabelSet, config: &TransformConfig) -> Result<Vec<FieldSpec>> {
+pub(crate) fn label_set_specs(set: &k::LabelSet, config: &TransformConfig) -> Result<Vec<FieldSpec>> {
     let mut specs = set.fields.clone();
     let conflict = |spec: FieldSpec| {
         KustomizeError::transform(

@@ -5,21 +5,21 @@
 //! `accumulate.rs` calls them in kustomize's order. Each file has its own small in-memory
 //! harness of tests.
 
-pub mod annotations;
-pub mod config;
-pub mod crds;
-pub mod fieldspec;
-pub mod generators;
-pub mod hash;
-pub mod iam_policy;
-pub mod images;
-pub mod labels;
-pub mod nameref;
-pub mod namespace;
-pub mod patches;
-pub mod plugins;
-pub mod prefix_suffix;
-pub mod replacements;
-pub mod replicas;
-pub mod sort;
-pub mod vars;
+pub(crate) mod annotations;
+pub(crate) mod config;
+pub(crate) mod crds;
+pub(crate) mod fieldspec;
+pub(crate) mod generators;
+pub(crate) mod hash;
+pub(crate) mod iam_policy;
+pub(crate) mod images;
+pub(crate) mod labels;
+pub(crate) mod nameref;
+pub(crate) mod namespace;
+pub(crate) mod patches;
+pub(crate) mod plugins;
+pub(crate) mod prefix_suffix;
+pub(crate) mod replacements;
+pub(crate) mod replicas;
+pub(crate) mod sort;
+pub(crate) mod vars;

@@ -36,7 +36,7 @@ use crate::resource::{Gvk, ResId, Resource};
 use serde_json::{Map, Value};
 
 /// Fix every name reference to renamed objects, at the `nameReference` field specs.
-pub fn fix_back_references(resources: &mut ResMap, config: &TransformConfig) -> Result<()> {
+pub(crate) fn fix_back_references(resources: &mut ResMap, config: &TransformConfig) -> Result<()> {
     let referrals: Vec<Referral> = resources.iter().enumerate().map(|(index, r)| Referral::of(index, r)).collect();
     let mut found = Vec::new();
     for index in 0..resources.len() {

@@ -29,7 +29,7 @@ use serde_json::Value;
 const ROLE_BINDING_KINDS: [&str; 2] = ["RoleBinding", "ClusterRoleBinding"];
 
 /// Set `namespace` on every namespaced object and at the namespace field specs.
-pub fn apply(resources: &mut ResMap, namespace: &str, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, namespace: &str, config: &TransformConfig) -> Result<()> {
     for index in 0..resources.len() {
         set_in_object(resources.get_mut(index), namespace, &config.namespace)?;
         let id = resources.get(index).current_id();

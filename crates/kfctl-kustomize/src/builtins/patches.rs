@@ -31,7 +31,7 @@ use std::path::Path;
 
 /// What a patch entry may change about its targets' identity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PatchOptions {
+pub(crate) struct PatchOptions {
     pub allow_name_change: bool,
     pub allow_kind_change: bool,
 }
@@ -45,7 +45,7 @@ impl PatchOptions {
 
 /// A parsed patch entry.
 #[derive(Debug, Clone, PartialEq)]
-pub enum LoadedPatch {
+pub(crate) enum LoadedPatch {
     /// Strategic merge patches, one per object.
     Strategic(Vec<Value>),
     /// JSON 6902 operations.
@@ -54,7 +54,12 @@ pub enum LoadedPatch {
 
 /// `patchesStrategicMerge`: each entry is inline YAML or a file path; every patch applies to
 /// the object with its id.
-pub fn strategic_merge_files(resources: &mut ResMap, paths: &[String], dir: &Path, loader: &Loader) -> Result<()> {
+pub(crate) fn strategic_merge_files(
+    resources: &mut ResMap,
+    paths: &[String],
+    dir: &Path,
+    loader: &Loader,
+) -> Result<()> {
     let mut loaded = Vec::new();
     for entry in paths {
         let source = describe("path", entry);
@@ -83,7 +88,7 @@ pub fn strategic_merge_files(resources: &mut ResMap, paths: &[String], dir: &Pat
 }
 
 /// `patches`: strategic merge or JSON 6902, with or without a target.
-pub fn patches(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
+pub(crate) fn patches(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
     for entry in patches {
         let (text, source) = patch_text(entry, dir, loader)?;
         let options = PatchOptions::from_entry(entry);
@@ -103,7 +108,7 @@ pub fn patches(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &L
 /// `patches`, stricter than kustomize (kfctl-rs profiles): an entry whose target selects no
 /// object is an error, where kustomize silently does nothing; every error of an entry is
 /// [`KustomizeError::TopPatch`], naming the entry by position.
-pub fn patches_strict(resources: &mut ResMap, entries: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
+pub(crate) fn patches_strict(resources: &mut ResMap, entries: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
     for (index, entry) in entries.iter().enumerate() {
         let wrap = |e: KustomizeError| KustomizeError::TopPatch { index, message: e.to_string() };
         if let Some(target) = &entry.target
@@ -136,7 +141,7 @@ fn describe_selector(s: &Selector) -> String {
 }
 
 /// `patchesJson6902`: JSON 6902 operations (JSON or YAML), a target required.
-pub fn json6902(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
+pub(crate) fn json6902(resources: &mut ResMap, patches: &[Patch], dir: &Path, loader: &Loader) -> Result<()> {
     for entry in patches {
         let (text, source) = patch_text(entry, dir, loader)?;
         let target = entry.target.as_ref().ok_or_else(|| {
@@ -177,7 +182,7 @@ fn patch_text(entry: &Patch, dir: &Path, loader: &Loader) -> Result<(String, Str
 ///
 /// As in kustomize, an empty file is an empty JSON 6902 patch (a no-op that still needs a
 /// target), and text with no documents (only comments) qualifies as both kinds.
-pub fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
+pub(crate) fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
     if text.is_empty() {
         return Ok(LoadedPatch::Json6902(Value::Array(Vec::new())));
     }
@@ -294,7 +299,7 @@ fn unique_target(resources: &ResMap, id: &ResId) -> std::result::Result<usize, S
 
 /// Apply one strategic merge patch to one object, as kustomize's `ApplySmPatch` does.
 /// Returns whether the patch deleted the object.
-pub fn apply_strategic_merge(
+pub(crate) fn apply_strategic_merge(
     resource: &mut Resource,
     patch: &Value,
     options: PatchOptions,
@@ -434,7 +439,7 @@ fn object_id(obj: &Value) -> ResId {
 
 /// An id as kustomize prints it: `Kind.version.group/name.namespace`, with `[noVer]`,
 /// `[noGrp]`, `[noName]` and `[noNs]` for empty parts.
-pub fn kid(id: &ResId) -> String {
+pub(crate) fn kid(id: &ResId) -> String {
     let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
     format!(
         "{}.{}.{}/{}.{}",

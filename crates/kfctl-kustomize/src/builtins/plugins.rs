@@ -35,7 +35,7 @@ use std::path::Path;
 
 /// Which list an entry is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum List {
+pub(crate) enum List {
     Generators,
     Transformers,
 }
@@ -51,7 +51,7 @@ impl List {
 
 /// Where the configs run: the folder, its kustomization file (for errors) and the loader;
 /// with `buildMetadata` tracking, where the folder sits (see [`crate::build_metadata`]).
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub dir: &'a Path,
     pub origin: &'a Path,
     pub loader: &'a Loader,
@@ -62,12 +62,12 @@ pub struct Context<'a> {
 
 /// Accumulates a folder entry and returns its objects (the accumulator's job, see
 /// [`crate::accumulate`]).
-pub type FolderConfigs<'f> = dyn FnMut(&Path) -> Result<Vec<Value>> + 'f;
+pub(crate) type FolderConfigs<'f> = dyn FnMut(&Path) -> Result<Vec<Value>> + 'f;
 
 /// Run every config of `entries` (one list of a kustomization) on `resources`.
 /// With tracking, each config is the origin of what it generates, and a transformation of
 /// every object after it runs, as kustomize records plugin configs.
-pub fn run(
+pub(crate) fn run(
     resources: &mut ResMap,
     list: List,
     entries: &[String],

@@ -31,7 +31,7 @@ enum End {
 
 /// Apply `namePrefix` then `nameSuffix`. Nothing happens when both are empty; when only one
 /// is, the other still records its empty affix, as kustomize does (see the module doc).
-pub fn apply(resources: &mut ResMap, prefix: &str, suffix: &str, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, prefix: &str, suffix: &str, config: &TransformConfig) -> Result<()> {
     if prefix.is_empty() && suffix.is_empty() {
         return Ok(());
     }

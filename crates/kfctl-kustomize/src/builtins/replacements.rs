@@ -36,14 +36,14 @@ const DEFAULT_FIELD_PATH: &str = "metadata.name";
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     pub source: Option<SourceSelector>,
     pub targets: Option<Vec<TargetSelector>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SourceSelector {
+pub(crate) struct SourceSelector {
     #[serde(default)]
     pub group: String,
     #[serde(default)]
@@ -61,7 +61,7 @@ pub struct SourceSelector {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TargetSelector {
+pub(crate) struct TargetSelector {
     pub select: Option<Selector>,
     #[serde(default)]
     pub reject: Vec<Selector>,
@@ -72,7 +72,7 @@ pub struct TargetSelector {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FieldOptions {
+pub(crate) struct FieldOptions {
     #[serde(default)]
     pub delimiter: String,
     #[serde(default)]
@@ -86,7 +86,7 @@ fn error(message: impl Into<String>) -> KustomizeError {
 }
 
 /// Run a kustomization's replacements in order.
-pub fn apply(resources: &mut ResMap, entries: &[ReplacementEntry], dir: &Path, loader: &Loader) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, entries: &[ReplacementEntry], dir: &Path, loader: &Loader) -> Result<()> {
     for replacement in load(entries, dir, loader)? {
         apply_one(resources, &replacement)?;
     }
@@ -94,7 +94,7 @@ pub fn apply(resources: &mut ResMap, entries: &[ReplacementEntry], dir: &Path, l
 }
 
 /// Expand `path:` entries into the replacements their files hold.
-pub fn load(entries: &[ReplacementEntry], dir: &Path, loader: &Loader) -> Result<Vec<Replacement>> {
+pub(crate) fn load(entries: &[ReplacementEntry], dir: &Path, loader: &Loader) -> Result<Vec<Replacement>> {
     let mut out = Vec::new();
     for entry in entries {
         let Some(path) = entry.path.as_deref().filter(|p| !p.is_empty()) else {
@@ -126,7 +126,7 @@ pub fn load(entries: &[ReplacementEntry], dir: &Path, loader: &Loader) -> Result
 }
 
 /// Apply one replacement to the whole build.
-pub fn apply_one(resources: &mut ResMap, replacement: &Replacement) -> Result<()> {
+pub(crate) fn apply_one(resources: &mut ResMap, replacement: &Replacement) -> Result<()> {
     let (Some(source), Some(targets)) = (&replacement.source, &replacement.targets) else {
         return Err(error("replacements must specify a source and at least one target"));
     };

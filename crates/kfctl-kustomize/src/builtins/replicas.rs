@@ -15,7 +15,7 @@ use crate::kustomization as k;
 use crate::resmap::ResMap;
 use serde_json::Value;
 
-pub fn apply(resources: &mut ResMap, replica: &k::Replica, config: &TransformConfig) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, replica: &k::Replica, config: &TransformConfig) -> Result<()> {
     let mut found = false;
     for spec in &config.replicas {
         let selector = spec_gvk(spec);

@@ -17,7 +17,7 @@ use crate::{kustomization as k, resmap::ResMap};
 use std::collections::HashMap;
 
 /// kustomize's default `orderFirst`: cluster-wide basics and things others depend on.
-pub const DEFAULT_ORDER_FIRST: [&str; 22] = [
+pub(crate) const DEFAULT_ORDER_FIRST: [&str; 22] = [
     "Namespace",
     "ResourceQuota",
     "StorageClass",
@@ -43,7 +43,7 @@ pub const DEFAULT_ORDER_FIRST: [&str; 22] = [
 ];
 
 /// kustomize's default `orderLast`: webhooks, which would intercept everything else.
-pub const DEFAULT_ORDER_LAST: [&str; 2] = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
+pub(crate) const DEFAULT_ORDER_LAST: [&str; 2] = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
 
 /// Ranks of kinds: negative for orderFirst (in list order), 0 for unlisted, positive for
 /// orderLast. A kind listed twice takes its last position, as in kustomize's map.
@@ -51,7 +51,7 @@ pub const DEFAULT_ORDER_LAST: [&str; 2] = ["MutatingWebhookConfiguration", "Vali
 pub struct KindRanks(HashMap<String, i64>);
 
 impl KindRanks {
-    pub fn new<S: AsRef<str>>(first: &[S], last: &[S]) -> Self {
+    pub(crate) fn new<S: AsRef<str>>(first: &[S], last: &[S]) -> Self {
         let mut ranks = HashMap::new();
         let len = first.len() as i64;
         for (i, kind) in first.iter().enumerate() {
@@ -63,17 +63,20 @@ impl KindRanks {
         KindRanks(ranks)
     }
 
+    /// The ranks of kustomize's default `orderFirst` (Namespace, ResourceQuota, StorageClass,
+    /// CustomResourceDefinition, …) and `orderLast` (the webhook configurations) lists.
     pub fn defaults() -> Self {
         KindRanks::new(&DEFAULT_ORDER_FIRST, &DEFAULT_ORDER_LAST)
     }
 
+    /// The rank of `kind`: negative if listed first, positive if listed last, 0 if unlisted.
     pub fn rank(&self, kind: &str) -> i64 {
         self.0.get(kind).copied().unwrap_or(0)
     }
 }
 
 /// The key kustomize's `Gvk.IsLessThan` compares: default rank of the kind, then gvk string.
-pub fn gvk_order_key(gvk: &Gvk) -> (i64, String) {
+pub(crate) fn gvk_order_key(gvk: &Gvk) -> (i64, String) {
     let rank = DEFAULT_ORDER_FIRST
         .iter()
         .rposition(|k| *k == gvk.kind)
@@ -86,7 +89,9 @@ pub fn gvk_order_key(gvk: &Gvk) -> (i64, String) {
 /// How to order the output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Order {
+    /// kustomize's legacy order: by kind rank, then gvk string, then `namespace|name`.
     Legacy(KindRanks),
+    /// `order: fifo`: the order in which the objects were accumulated.
     Fifo,
 }
 
@@ -123,7 +128,7 @@ fn legacy_key(ranks: &KindRanks, r: &Resource) -> (i64, String, String) {
 }
 
 /// Sort as `sortOptions` says; no options means kustomize's default legacy order.
-pub fn apply(resources: &mut ResMap, options: Option<&k::SortOptions>) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, options: Option<&k::SortOptions>) -> Result<()> {
     if let Order::Legacy(ranks) = Order::from_options(options)? {
         let mut all = std::mem::take(resources).into_vec();
         all.sort_by_cached_key(|r| legacy_key(&ranks, r));

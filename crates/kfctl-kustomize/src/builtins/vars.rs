@@ -35,12 +35,12 @@ use std::collections::BTreeMap;
 const DEFAULT_FIELD_PATH: &str = "metadata.name";
 
 /// Resolve the build's vars in the varReference field specs of `config`.
-pub fn resolve(resources: &mut ResMap, vars: &[Var], config: &TransformConfig) -> Result<()> {
+pub(crate) fn resolve(resources: &mut ResMap, vars: &[Var], config: &TransformConfig) -> Result<()> {
     resolve_with(resources, vars, &config.var_reference)
 }
 
 /// Resolve vars in the given field specs.
-pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSpec]) -> Result<()> {
+pub(crate) fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSpec]) -> Result<()> {
     let values = var_values(resources, vars)?;
     if values.is_empty() {
         return Ok(());
@@ -61,7 +61,7 @@ pub fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[FieldSp
 /// Bind a var to the one object of `resources` (the declaring kustomization's objects) it
 /// names, as kustomize's `MergeVars` does. Several matching objects are an error; with none,
 /// nothing is recorded (and [`resolve`] reports the var).
-pub fn bind(resources: &mut ResMap, var: &Var) -> Result<()> {
+pub(crate) fn bind(resources: &mut ResMap, var: &Var) -> Result<()> {
     let gvk = target_gvk(var);
     match matching(resources, var, &gvk).as_slice() {
         [] => Ok(()),
@@ -122,7 +122,7 @@ fn target_gvk(var: &Var) -> Gvk {
 
 /// Each var's value, read from the object bound to it (only strings, numbers and booleans;
 /// other vars are left out).
-pub fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, Value>> {
+pub(crate) fn var_values(resources: &ResMap, vars: &[Var]) -> Result<BTreeMap<String, Value>> {
     let mut values = BTreeMap::new();
     for var in vars {
         let gvk = target_gvk(var);
@@ -202,7 +202,7 @@ fn expand_node(node: &mut Value, values: &BTreeMap<String, Value>) -> std::resul
 
 /// Kubernetes' `$(VAR)` expansion as kustomize's refvar does it: a string that is exactly one
 /// known reference becomes the var's value with its type; otherwise text.
-pub fn expand(input: &str, values: &BTreeMap<String, Value>) -> Value {
+pub(crate) fn expand(input: &str, values: &BTreeMap<String, Value>) -> Value {
     let bytes = input.as_bytes();
     let mut out = String::new();
     let (mut checkpoint, mut cursor) = (0usize, 0usize);

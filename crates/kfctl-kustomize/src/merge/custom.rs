@@ -24,7 +24,7 @@ use std::sync::{Mutex, OnceLock};
 
 /// A parsed custom schema.
 #[derive(Debug)]
-pub struct CustomSchema {
+pub(crate) struct CustomSchema {
     definitions: &'static Definitions,
     /// `(apiVersion, kind)` to the name of the definition with that gvk.
     resources: HashMap<(String, String), String>,
@@ -33,11 +33,11 @@ pub struct CustomSchema {
 }
 
 /// The definitions of a custom schema by name; set once, after every `$ref` to it is made.
-pub type Definitions = OnceLock<HashMap<String, Schema>>;
+pub(crate) type Definitions = OnceLock<HashMap<String, Schema>>;
 
 /// One schema of a custom file.
 #[derive(Debug)]
-pub struct Node {
+pub(crate) struct Node {
     properties: HashMap<String, Schema>,
     additional: Option<Schema>,
     /// The element schema, for a schema of type `array`.
@@ -73,22 +73,22 @@ pub(super) fn resolve(mut schema: &'static Schema) -> Option<&'static Schema> {
 
 impl CustomSchema {
     /// The schema of a whole object of this type, if the file defines the kind.
-    pub fn resource(&'static self, api_version: &str, kind: &str) -> Option<&'static Schema> {
+    pub(crate) fn resource(&'static self, api_version: &str, kind: &str) -> Option<&'static Schema> {
         let name = self.resources.get(&(api_version.to_string(), kind.to_string()))?;
         resolve(self.definitions.get()?.get(name)?)
     }
 
     /// kyaml's `IsCertainlyClusterScoped` for a kind that is not precomputed.
-    pub fn is_cluster_scoped(&self, api_version: &str, kind: &str) -> bool {
+    pub(crate) fn is_cluster_scoped(&self, api_version: &str, kind: &str) -> bool {
         self.namespaced.get(&(api_version.to_string(), kind.to_string())) == Some(&false)
     }
 }
 
 /// Why a schema file cannot be used.
-pub type ParseError = String;
+pub(crate) type ParseError = String;
 
 /// Parse a schema file (JSON when it starts with `{`, else YAML), interned by content.
-pub fn parse(text: &str, origin: &str) -> Result<&'static CustomSchema, ParseError> {
+pub(crate) fn parse(text: &str, origin: &str) -> Result<&'static CustomSchema, ParseError> {
     static INTERNED: OnceLock<Mutex<HashMap<String, &'static CustomSchema>>> = OnceLock::new();
     let interned = INTERNED.get_or_init(Default::default);
     if let Some(found) = interned.lock().map_err(|_| "schema cache poisoned".to_string())?.get(text) {
@@ -226,12 +226,12 @@ thread_local! {
 }
 
 /// The custom schema of the build running on this thread, if it has one.
-pub fn active() -> Option<&'static CustomSchema> {
+pub(crate) fn active() -> Option<&'static CustomSchema> {
     ACTIVE.with(Cell::get)
 }
 
 /// Run `f` with `schema` active on this thread (restored afterwards, also on panic).
-pub fn with_active<R>(schema: Option<&'static CustomSchema>, f: impl FnOnce() -> R) -> R {
+pub(crate) fn with_active<R>(schema: Option<&'static CustomSchema>, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<&'static CustomSchema>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -244,7 +244,7 @@ pub fn with_active<R>(schema: Option<&'static CustomSchema>, f: impl FnOnce() ->
 
 /// The kinds whose scope kyaml (v0.19, in kustomize v5.6) knows without any schema, so a
 /// custom schema does not change it. Their scope is the built-in table's.
-pub const PRECOMPUTED_SCOPE: &[(&str, &str)] = &[
+pub(crate) const PRECOMPUTED_SCOPE: &[(&str, &str)] = &[
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"),
     ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration"),
@@ -330,7 +330,7 @@ pub const PRECOMPUTED_SCOPE: &[(&str, &str)] = &[
 ];
 
 /// Whether kyaml knows the scope of this kind without a schema.
-pub fn is_precomputed(api_version: &str, kind: &str) -> bool {
+pub(crate) fn is_precomputed(api_version: &str, kind: &str) -> bool {
     PRECOMPUTED_SCOPE.iter().any(|(v, k)| *v == api_version && *k == kind)
 }
 

@@ -14,7 +14,7 @@ const DIRECTIVE_KEY: &str = "$patch";
 
 /// A strategic merge directive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Directive {
+pub(super) enum Directive {
     Merge,
     Replace,
     Delete,
@@ -32,7 +32,7 @@ impl Directive {
 }
 
 /// Read (and remove) the directive of a patch node; no node means merge.
-pub fn take_directive(tree: &mut Tree, patch: Option<NodeId>) -> Result<Directive, MergeError> {
+pub(super) fn take_directive(tree: &mut Tree, patch: Option<NodeId>) -> Result<Directive, MergeError> {
     let Some(patch) = patch else { return Ok(Directive::Merge) };
     if tree.missing_or_null(Some(patch)) {
         return Err(MergeError::NoStrategy { value: "null".to_string() });

@@ -16,7 +16,7 @@ const MISSING: &str = "missing value";
 const INVALID_INDEX: &str = "invalid index referenced";
 
 /// Apply `ops` (a list of operations) to `doc`, returning the patched copy or kustomize's error.
-pub fn apply(doc: &Value, ops: &Value) -> Result<Value, String> {
+pub(super) fn apply(doc: &Value, ops: &Value) -> Result<Value, String> {
     let Value::Array(ops) = ops else {
         return Err(format!("json: cannot unmarshal {} into Go value of type jsonpatch.Patch", json_kind(ops)));
     };

@@ -29,13 +29,14 @@
 //! Namespace scope follows kustomize's `IsNamespaceableKind`: a kind the data lists as
 //! cluster-scoped is cluster-scoped; every other kind, custom resources included, is namespaced.
 
-pub mod custom;
+pub(crate) mod custom;
 mod directive;
+#[cfg(test)]
 mod json6902;
 // Generated: rustfmt leaves it as the generator writes it (tests/engine_tables.rs compares them).
 #[rustfmt::skip]
 mod openapi_table;
-pub mod schema;
+pub(crate) mod schema;
 mod tree;
 mod walk;
 
@@ -48,19 +49,41 @@ use super::resource::Gvk;
 use serde_json::{Map, Value};
 use tree::Tree;
 
-pub use schema::merge_keys_at;
+pub(crate) use schema::merge_keys_at;
 
 /// Why a patch could not be applied.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
+    /// The patch or its target is not a map at the top.
     #[error("strategic merge patch: the {what} must be a map, found {found}")]
-    NotAMap { what: &'static str, found: String },
+    NotAMap {
+        /// Which one: `patch` or `target`.
+        what: &'static str,
+        /// The offending value, as JSON.
+        found: String,
+    },
+    /// A node of the patch or the target has another YAML kind (map, sequence, scalar) than the
+    /// merge needs there, as kyaml reports it.
     #[error("strategic merge patch: wrong node kind: expected {expected} but got {found}: node contents:\n{value}")]
-    WrongKind { expected: &'static str, found: &'static str, value: String },
+    WrongKind {
+        /// The kind needed (`MappingNode`, `SequenceNode`, `ScalarNode`).
+        expected: &'static str,
+        /// The kind found.
+        found: &'static str,
+        /// The node, as JSON.
+        value: String,
+    },
+    /// A `$patch` directive other than `merge`, `replace` or `delete`; holds the directive.
     #[error("strategic merge patch: unknown patch strategy '{0}' (expected delete, replace or merge)")]
     UnknownStrategy(String),
+    /// A patch node kustomize has no merge strategy for: a null, or a scalar where the walk
+    /// needs a map or a list.
     #[error("strategic merge patch: no implemented strategic merge patch strategy for {value}")]
-    NoStrategy { value: String },
+    NoStrategy {
+        /// The node's text (`null` for a null).
+        value: String,
+    },
+    /// A JSON 6902 patch could not be applied; holds the reason, naming the operation and path.
     #[error("json patch: {0}")]
     Json6902(String),
 }
@@ -68,19 +91,24 @@ pub enum MergeError {
 /// What a strategic merge patch may change about its target's identity (kustomize's patch
 /// `options`, carried by the patch as build annotations).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SmpOptions {
+pub(crate) struct SmpOptions {
     pub allow_name_change: bool,
     pub allow_kind_change: bool,
 }
 
 /// Apply a strategic merge patch to `base`, an object of kind `gvk`, as kustomize does.
 /// Returns `Value::Null` when the patch deletes the object.
-pub fn strategic_merge(base: &Value, patch: &Value, gvk: &Gvk) -> Result<Value, MergeError> {
+pub(crate) fn strategic_merge(base: &Value, patch: &Value, gvk: &Gvk) -> Result<Value, MergeError> {
     strategic_merge_with(base, patch, gvk, SmpOptions::default())
 }
 
 /// [`strategic_merge`] with the patch's options.
-pub fn strategic_merge_with(base: &Value, patch: &Value, gvk: &Gvk, options: SmpOptions) -> Result<Value, MergeError> {
+pub(crate) fn strategic_merge_with(
+    base: &Value,
+    patch: &Value,
+    gvk: &Gvk,
+    options: SmpOptions,
+) -> Result<Value, MergeError> {
     let (Value::Object(base_map), Value::Object(patch_map)) = (base, patch) else {
         let (what, found) = if base.is_object() { ("patch", patch) } else { ("target", base) };
         return Err(MergeError::NotAMap { what, found: found.to_string() });
@@ -133,7 +161,8 @@ fn metadata_mut(obj: &mut Map<String, Value>) -> &mut Map<String, Value> {
 }
 
 /// Apply a JSON 6902 patch (`ops`: the list of operations) to `obj`, as kustomize does.
-pub fn apply_json6902(obj: &Value, ops: &Value) -> Result<Value, MergeError> {
+#[cfg(test)]
+pub(crate) fn apply_json6902(obj: &Value, ops: &Value) -> Result<Value, MergeError> {
     json6902::apply(obj, ops).map_err(MergeError::Json6902)
 }
 
@@ -141,7 +170,8 @@ pub use schema::is_cluster_scoped;
 
 /// Whether kustomize's OpenAPI data has a schema for this kind (a built-in kind); other kinds
 /// are custom resources, whose lists patches replace.
-pub fn is_builtin_kind(gvk: &Gvk) -> bool {
+#[cfg(test)]
+pub(crate) fn is_builtin_kind(gvk: &Gvk) -> bool {
     schema::resource_for_gvk(gvk).is_some_and(|r| r.schema.is_some())
 }
 
@@ -149,7 +179,7 @@ pub fn is_builtin_kind(gvk: &Gvk) -> bool {
 /// would clear: merge2 keeps a null the patch does not mention only when it was written out
 /// (`null`, `~`). The walker reaches every map field and the elements of lists merged by key,
 /// but not into lists it replaces, so bare nulls inside those stay.
-pub fn drop_bare_nulls(obj: &mut Value, pointers: &[String], gvk: &Gvk) {
+pub(crate) fn drop_bare_nulls(obj: &mut Value, pointers: &[String], gvk: &Gvk) {
     for pointer in pointers {
         let steps: Vec<String> = pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect();
         let mut path: Vec<&str> = Vec::new();

@@ -14,7 +14,7 @@ use crate::resource::Gvk;
 
 /// The schema of one field, list element or map value.
 #[derive(Debug)]
-pub enum Schema {
+pub(crate) enum Schema {
     /// An object definition: its non-scalar properties are `DEFINITIONS[index]`.
     Def(u16),
     /// A list, with kyaml's patch strategy and merge keys, and the schema of its elements.
@@ -32,7 +32,7 @@ pub enum Schema {
 
 /// How kustomize places a built-in kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     Namespaced,
     Cluster,
     /// Listed without a scope: handled as namespaced, as kustomize does.
@@ -41,7 +41,7 @@ pub enum Scope {
 
 /// One built-in kind of the OpenAPI data.
 #[derive(Debug)]
-pub struct Resource {
+pub(crate) struct Resource {
     pub api_version: &'static str,
     pub kind: &'static str,
     /// `None` for the few kinds that are listed without a definition.
@@ -50,13 +50,13 @@ pub struct Resource {
 }
 
 /// The table row for `apiVersion` + `kind`, if kustomize's OpenAPI data lists it.
-pub fn resource(api_version: &str, kind: &str) -> Option<&'static Resource> {
+pub(crate) fn resource(api_version: &str, kind: &str) -> Option<&'static Resource> {
     by_kind(kind)?.iter().copied().find(|r| r.api_version == api_version)
 }
 
 /// The table row for a gvk. This runs for every scope check (every namespace decision), so
 /// it looks up by kind in an index and compares group and version without allocating.
-pub fn resource_for_gvk(gvk: &Gvk) -> Option<&'static Resource> {
+pub(crate) fn resource_for_gvk(gvk: &Gvk) -> Option<&'static Resource> {
     by_kind(&gvk.kind)?.iter().copied().find(|r| match r.api_version.rsplit_once('/') {
         Some((group, version)) => group == gvk.group && version == gvk.version,
         None => gvk.group.is_empty() && r.api_version == gvk.version,
@@ -81,7 +81,7 @@ fn by_kind(kind: &str) -> Option<&'static Vec<&'static Resource>> {
 
 /// The schema of a whole object of this type (kyaml's `SchemaForResourceType`): from the
 /// build's custom schema when it has one, else from the built-in table.
-pub fn resource_schema(api_version: &str, kind: &str) -> Option<&'static Schema> {
+pub(crate) fn resource_schema(api_version: &str, kind: &str) -> Option<&'static Schema> {
     match custom::active() {
         Some(schema) => schema.resource(api_version, kind),
         None => resource(api_version, kind).and_then(|r| r.schema.as_ref()),
@@ -89,7 +89,7 @@ pub fn resource_schema(api_version: &str, kind: &str) -> Option<&'static Schema>
 }
 
 /// [`resource_schema`] for a gvk.
-pub fn schema_for_gvk(gvk: &Gvk) -> Option<&'static Schema> {
+pub(crate) fn schema_for_gvk(gvk: &Gvk) -> Option<&'static Schema> {
     match custom::active() {
         Some(schema) => schema.resource(&gvk.api_version(), &gvk.kind),
         None => resource_for_gvk(gvk).and_then(|r| r.schema.as_ref()),
@@ -113,7 +113,7 @@ pub fn is_cluster_scoped(gvk: &Gvk) -> bool {
 
 impl Schema {
     /// The schema of map key `name` (kyaml's `Field`): a property, else the map's value schema.
-    pub fn field(&'static self, name: &str) -> Option<&'static Schema> {
+    pub(crate) fn field(&'static self, name: &str) -> Option<&'static Schema> {
         match self {
             Schema::Def(index) => {
                 let props = DEFINITIONS[usize::from(*index)];
@@ -127,7 +127,7 @@ impl Schema {
     }
 
     /// The schema of list elements (kyaml's `Elements`).
-    pub fn elements(&'static self) -> Option<&'static Schema> {
+    pub(crate) fn elements(&'static self) -> Option<&'static Schema> {
         match self {
             Schema::List { items, .. } => *items,
             Schema::Custom(node) => node.items().and_then(custom::resolve),
@@ -137,7 +137,7 @@ impl Schema {
     }
 
     /// The list's patch strategy and merge keys (kyaml's `PatchStrategyAndKeyList`).
-    pub fn strategy_and_keys(&'static self) -> (&'static str, &'static [&'static str]) {
+    pub(crate) fn strategy_and_keys(&'static self) -> (&'static str, &'static [&'static str]) {
         match self {
             Schema::List { strategy, keys, .. } => (strategy, keys),
             Schema::Custom(node) => node.strategy_and_keys(),
@@ -147,7 +147,7 @@ impl Schema {
     }
 
     /// Whether lists of this schema merge element-wise: the strategy names `merge`.
-    pub fn is_associative(&'static self) -> bool {
+    pub(crate) fn is_associative(&'static self) -> bool {
         self.strategy_and_keys().0.split(',').any(|s| s == "merge")
     }
 }
@@ -155,7 +155,7 @@ impl Schema {
 /// The merge keys of the list at `path` (map keys from the object root) in objects of this kind:
 /// `Some(keys)` when the list merges element-wise (`keys` is empty for a list of scalars that
 /// merges as a set), `None` when it is replaced or the path is unknown.
-pub fn merge_keys_at(gvk: &Gvk, path: &[&str]) -> Option<&'static [&'static str]> {
+pub(crate) fn merge_keys_at(gvk: &Gvk, path: &[&str]) -> Option<&'static [&'static str]> {
     let mut schema = schema_for_gvk(gvk)?;
     for step in path {
         schema = match schema {

@@ -13,11 +13,11 @@ use super::MergeError;
 use serde_json::{Map, Value};
 
 /// An index into the arena: the identity of one node.
-pub type NodeId = usize;
+pub(super) type NodeId = usize;
 
 /// One node: a scalar (JSON null is kyaml's `!!null`), a map with ordered fields, or a list.
 #[derive(Debug, Clone)]
-pub enum Node {
+pub(super) enum Node {
     Scalar(Value),
     Map(Vec<(String, NodeId)>),
     Seq(Vec<NodeId>),
@@ -25,14 +25,14 @@ pub enum Node {
 
 /// The kind of a node, as kyaml's node kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     Scalar,
     Map,
     Seq,
 }
 
 impl Kind {
-    pub fn yaml_name(self) -> &'static str {
+    pub(super) fn yaml_name(self) -> &'static str {
         match self {
             Kind::Scalar => "ScalarNode",
             Kind::Map => "MappingNode",
@@ -43,13 +43,13 @@ impl Kind {
 
 /// The arena.
 #[derive(Debug, Default)]
-pub struct Tree {
+pub(super) struct Tree {
     nodes: Vec<Node>,
 }
 
 impl Tree {
     /// Add a JSON value (recursively) and return its root node.
-    pub fn add(&mut self, value: &Value) -> NodeId {
+    pub(super) fn add(&mut self, value: &Value) -> NodeId {
         let node = match value {
             Value::Object(map) => Node::Map(map.iter().map(|(k, v)| (k.clone(), self.add(v))).collect()),
             Value::Array(items) => Node::Seq(items.iter().map(|v| self.add(v)).collect()),
@@ -58,13 +58,13 @@ impl Tree {
         self.push(node)
     }
 
-    pub fn push(&mut self, node: Node) -> NodeId {
+    pub(super) fn push(&mut self, node: Node) -> NodeId {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
 
     /// The JSON value of a node.
-    pub fn to_value(&self, id: NodeId) -> Value {
+    pub(super) fn to_value(&self, id: NodeId) -> Value {
         match &self.nodes[id] {
             Node::Scalar(v) => v.clone(),
             Node::Map(fields) => {
@@ -74,7 +74,7 @@ impl Tree {
         }
     }
 
-    pub fn kind(&self, id: NodeId) -> Kind {
+    pub(super) fn kind(&self, id: NodeId) -> Kind {
         match &self.nodes[id] {
             Node::Scalar(_) => Kind::Scalar,
             Node::Map(_) => Kind::Map,
@@ -82,22 +82,22 @@ impl Tree {
         }
     }
 
-    pub fn new_seq(&mut self) -> NodeId {
+    pub(super) fn new_seq(&mut self) -> NodeId {
         self.push(Node::Seq(Vec::new()))
     }
 
     /// kyaml's `IsMissingOrNull`.
-    pub fn missing_or_null(&self, id: Option<NodeId>) -> bool {
+    pub(super) fn missing_or_null(&self, id: Option<NodeId>) -> bool {
         id.is_none_or(|id| matches!(self.nodes[id], Node::Scalar(Value::Null)))
     }
 
     /// kyaml's `IsEmptyMap`: missing, null or `{}`.
-    pub fn empty_map(&self, id: Option<NodeId>) -> bool {
+    pub(super) fn empty_map(&self, id: Option<NodeId>) -> bool {
         self.missing_or_null(id) || id.is_some_and(|id| matches!(&self.nodes[id], Node::Map(f) if f.is_empty()))
     }
 
     /// kyaml's `IsNilOrEmpty` on a present node: null, `{}` or `[]`.
-    pub fn nil_or_empty(&self, id: NodeId) -> bool {
+    pub(super) fn nil_or_empty(&self, id: NodeId) -> bool {
         match &self.nodes[id] {
             Node::Scalar(v) => v.is_null(),
             Node::Map(f) => f.is_empty(),
@@ -106,7 +106,7 @@ impl Tree {
     }
 
     /// A node's `Node.Value` text: the scalar as written (maps and lists have none).
-    pub fn text(&self, id: NodeId) -> String {
+    pub(super) fn text(&self, id: NodeId) -> String {
         match &self.nodes[id] {
             Node::Scalar(Value::String(s)) => s.clone(),
             Node::Scalar(Value::Null) => "null".to_string(),
@@ -116,7 +116,7 @@ impl Tree {
     }
 
     /// kyaml's `GetValue`: the text, or empty for missing and null nodes.
-    pub fn get_value(&self, id: Option<NodeId>) -> String {
+    pub(super) fn get_value(&self, id: Option<NodeId>) -> String {
         match id {
             Some(id) if !self.missing_or_null(Some(id)) => self.text(id),
             _ => String::new(),
@@ -124,7 +124,7 @@ impl Tree {
     }
 
     /// The names of a map's fields (nothing for other nodes).
-    pub fn field_names(&self, id: NodeId) -> Vec<String> {
+    pub(super) fn field_names(&self, id: NodeId) -> Vec<String> {
         match &self.nodes[id] {
             Node::Map(fields) => fields.iter().map(|(k, _)| k.clone()).collect(),
             _ => Vec::new(),
@@ -132,7 +132,7 @@ impl Tree {
     }
 
     /// A list's elements (nothing for other nodes).
-    pub fn items(&self, id: NodeId) -> Vec<NodeId> {
+    pub(super) fn items(&self, id: NodeId) -> Vec<NodeId> {
         match &self.nodes[id] {
             Node::Seq(items) => items.clone(),
             _ => Vec::new(),
@@ -143,14 +143,14 @@ impl Tree {
         self.nodes[id] = Node::Seq(items);
     }
 
-    pub fn append(&mut self, seq: NodeId, elem: NodeId) {
+    pub(super) fn append(&mut self, seq: NodeId, elem: NodeId) {
         if let Node::Seq(items) = &mut self.nodes[seq] {
             items.push(elem);
         }
     }
 
     /// kyaml's `Field(name).Value`: the value of the first field so named, for maps only.
-    pub fn field(&self, id: NodeId, name: &str) -> Option<NodeId> {
+    pub(super) fn field(&self, id: NodeId, name: &str) -> Option<NodeId> {
         match &self.nodes[id] {
             Node::Map(fields) => fields.iter().find(|(k, _)| k == name).map(|(_, v)| *v),
             _ => None,
@@ -158,7 +158,7 @@ impl Tree {
     }
 
     /// kyaml's `ErrorIfInvalid`: a present, non-null node must be of `kind`.
-    pub fn check_kind(&self, id: Option<NodeId>, kind: Kind) -> Result<(), MergeError> {
+    pub(super) fn check_kind(&self, id: Option<NodeId>, kind: Kind) -> Result<(), MergeError> {
         match id {
             Some(id) if !self.missing_or_null(Some(id)) && self.kind(id) != kind => Err(MergeError::WrongKind {
                 expected: kind.yaml_name(),
@@ -170,7 +170,7 @@ impl Tree {
     }
 
     /// kyaml's `FieldClearer`: remove the first field so named.
-    pub fn clear_field(&mut self, id: NodeId, name: &str) -> Result<(), MergeError> {
+    pub(super) fn clear_field(&mut self, id: NodeId, name: &str) -> Result<(), MergeError> {
         self.check_kind(Some(id), Kind::Map)?;
         if let Node::Map(fields) = &mut self.nodes[id]
             && let Some(pos) = fields.iter().position(|(k, _)| k == name)
@@ -182,7 +182,7 @@ impl Tree {
 
     /// kyaml's `FieldSetter`: a missing or null value clears the field; an existing field takes
     /// the value's content in place; a new field is appended.
-    pub fn set_field(&mut self, id: NodeId, name: &str, value: Option<NodeId>) -> Result<(), MergeError> {
+    pub(super) fn set_field(&mut self, id: NodeId, name: &str, value: Option<NodeId>) -> Result<(), MergeError> {
         let Some(value) = value.filter(|v| !self.missing_or_null(Some(*v))) else {
             return self.clear_field(id, name);
         };
@@ -224,7 +224,7 @@ impl Tree {
 
     /// kyaml's `FieldMatcher{Name, StringValue}`: the field's value when present and, unless
     /// `value` is empty, equal in text. With an empty `name`, a scalar compared by its value.
-    pub fn field_matcher(&self, id: NodeId, name: &str, value: &str) -> Result<Option<NodeId>, MergeError> {
+    pub(super) fn field_matcher(&self, id: NodeId, name: &str, value: &str) -> Result<Option<NodeId>, MergeError> {
         if self.missing_or_null(Some(id)) {
             return Ok(None);
         }
@@ -240,7 +240,7 @@ impl Tree {
 
     /// kyaml's `ElementList(keys, values)`: the first element whose fields equal all values in
     /// text (an empty key matches scalar elements by text).
-    pub fn element_list(&self, seq: Option<NodeId>, keys: &[String], values: &[String]) -> Option<NodeId> {
+    pub(super) fn element_list(&self, seq: Option<NodeId>, keys: &[String], values: &[String]) -> Option<NodeId> {
         let seq = seq.filter(|s| self.kind(*s) == Kind::Seq)?;
         if keys.len() != values.len() {
             return None;
@@ -260,7 +260,7 @@ impl Tree {
     /// `element` (or remove them when `element` is `None`), append `element` when none matched.
     /// As in kyaml, null and empty-map elements are dropped on the way, and with no values at
     /// all every non-matching element is dropped too.
-    pub fn element_setter(
+    pub(super) fn element_setter(
         &mut self,
         seq: NodeId,
         element: Option<NodeId>,
@@ -319,7 +319,7 @@ impl Tree {
 
 /// Whether a string must have been quoted (or written as a block) in YAML: written plain, it
 /// would read as another type, or it has characters a plain scalar cannot hold.
-pub fn written_quoted(s: &str) -> bool {
+pub(super) fn written_quoted(s: &str) -> bool {
     const INDICATORS: &[char] =
         &['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`'];
     s.is_empty()

@@ -27,13 +27,17 @@ use serde_json::Value;
 type Sources = [Option<NodeId>; 2];
 
 /// Runs the walk over one arena.
-pub struct Merger<'t> {
+pub(super) struct Merger<'t> {
     pub tree: &'t mut Tree,
 }
 
 impl Merger<'_> {
     /// Merge `sources[1]` into `sources[0]`; `schema` is the schema already known for them.
-    pub fn walk(&mut self, sources: Sources, schema: Option<&'static Schema>) -> Result<Option<NodeId>, MergeError> {
+    pub(super) fn walk(
+        &mut self,
+        sources: Sources,
+        schema: Option<&'static Schema>,
+    ) -> Result<Option<NodeId>, MergeError> {
         let schema = schema.or_else(|| self.schema_from_type(&sources));
         let kind =
             sources.iter().flatten().find(|id| !self.tree.missing_or_null(Some(**id))).map(|id| self.tree.kind(*id));

@@ -59,7 +59,7 @@ fn write_individual_files(folder: &Path, resources: &ResMap) -> anyhow::Result<(
         let gvk_text = parts.iter().filter(|p| !p.is_empty()).copied().collect::<Vec<_>>().join("_");
         let name = resource.obj.pointer("/metadata/name").and_then(|v| v.as_str()).unwrap_or_default();
         let file = format!("{gvk_text}_{name}.yaml").to_lowercase();
-        if kfctl_kustomize::merge::is_cluster_scoped(&gvk) {
+        if kfctl_kustomize::is_cluster_scoped(&gvk) {
             cluster.push((file, &resource.obj));
         } else {
             let ns = resource.obj.pointer("/metadata/namespace").and_then(|v| v.as_str()).filter(|n| !n.is_empty());

@@ -25,8 +25,7 @@
 use super::object_id::{ObjectId, text};
 use super::render::RenderedObject;
 use super::schema::Format;
-use kfctl_kustomize::builtins::sort::{KindRanks, Order};
-use kfctl_kustomize::resource::Gvk;
+use kfctl_kustomize::{Gvk, KindRanks, SortOrder};
 use serde_json::{Value, json};
 
 /// The Kubeflow Gateway (`kubeflow-istio-resources`).
@@ -194,7 +193,7 @@ fn legacy_key(ranks: &KindRanks, obj: &Value) -> (i64, String, String) {
 /// component, where the profile's output `order` puts it (as one more `resources` entry of the
 /// profile's kustomization would: sorted in, or last with `fifo`), with the table applied to
 /// it like any object (`global.commonLabels`, …).
-pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaults: &Value, order: &Order) {
+pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaults: &Value, order: &SortOrder) {
     let Ok(Gateway { host: Some(host), tls: Tls::Issuer(issuer), .. }) = settings(values) else { return };
     let Some(component) = objects.iter().find(|o| is_gateway(&o.obj)).map(|o| o.component.clone()) else { return };
     let mut obj = certificate(&host, &issuer);
@@ -203,11 +202,11 @@ pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaul
     }
     super::params::apply_all(&mut obj, values, defaults, &component);
     let at = match order {
-        Order::Legacy(ranks) => {
+        SortOrder::Legacy(ranks) => {
             let key = legacy_key(ranks, &obj);
             objects.iter().position(|o| legacy_key(ranks, &o.obj) > key).unwrap_or(objects.len())
         }
-        Order::Fifo => objects.len(),
+        SortOrder::Fifo => objects.len(),
     };
     objects.insert(at, RenderedObject { component, obj });
 }
@@ -289,7 +288,7 @@ mod tests {
         ];
         objects[2].obj["spec"] = json!({"servers": []});
         let values = json!({"global": {"gateway": {"host": "kf.example.com", "tls": {"issuer": "le"}}}});
-        add_certificate(&mut objects, &values, &json!({}), &Order::Legacy(KindRanks::defaults()));
+        add_certificate(&mut objects, &values, &json!({}), &SortOrder::Legacy(KindRanks::defaults()));
         assert_eq!(objects.len(), 4);
         // One rank and gvk as Certificate `kubeflow/a`: by `namespace|name`, istio-system first.
         assert_eq!(objects[1].obj, certificate("kf.example.com", "le"));

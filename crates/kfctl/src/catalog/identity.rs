@@ -308,7 +308,7 @@ pub fn with_connectors(text: &str, connectors: &[Value]) -> String {
     out.push_str("connectors:\n");
     for connector in connectors {
         out.push_str("- ");
-        out.push_str(&kfctl_kustomize::builtins::hash::go_json(connector));
+        out.push_str(&kfctl_kustomize::go_json(connector));
         out.push('\n');
     }
     out

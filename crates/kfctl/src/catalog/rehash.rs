@@ -1,7 +1,7 @@
 //! Generated ConfigMaps and Secrets keep kustomize's content-hash names after values change them.
 //!
 //! kustomize names a generated ConfigMap or Secret `<name>-<hash>`, where the hash is taken
-//! from the object's final content (see `kfctl_kustomize::builtins::hash`), and rewrites every
+//! from the object's final content (see `kfctl_kustomize::content_hash`), and rewrites every
 //! reference to it (volumes, `envFrom`, `secretKeyRef`…) to the hashed name. That is what makes
 //! pods roll when a configuration or a credential changes. Values are applied after the
 //! engine's build, so a value that changes such an object's data (a credential, the profile
@@ -22,7 +22,7 @@
 //! The Helm export computes the same names in the templates (`chart::hashed`).
 
 use super::render::RenderedObject;
-use kfctl_kustomize::builtins::hash::content_hash;
+use kfctl_kustomize::content_hash;
 use serde_json::Value;
 
 /// The length of kustomize's hash suffix.

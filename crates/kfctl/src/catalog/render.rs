@@ -207,7 +207,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
     super::existing_secrets::drop_listed(&mut objects, &effective);
-    let order = kfctl_kustomize::builtins::sort::Order::from_options(Some(&catalog.sort_options))?;
+    let order = kfctl_kustomize::SortOrder::from_options(Some(&catalog.sort_options))?;
     super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
     let default_credentials = unset_credentials(&objects, &effective);
     let installed: Vec<String> = profile.components.iter().map(|(c, _)| c.clone()).collect();

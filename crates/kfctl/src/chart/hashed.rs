@@ -165,7 +165,7 @@ fn holds_exact(value: &Value, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kfctl_kustomize::builtins::hash::content_hash;
+    use kfctl_kustomize::content_hash;
     use serde_json::json;
 
     fn hashed_secret() -> Value {

@@ -7,7 +7,7 @@
 //! symlink's target). A later run walks the tree — a `readdir` and an `lstat` per entry, no
 //! read — and serves the memo only when the same entries have the same signatures; any added,
 //! removed, renamed or touched entry recomputes the digest. As in git's index and the render
-//! cache, a signature cannot vouch for a file changed within [`RACY_SECONDS`](kfctl_kustomize::build_cache::inputs::RACY_SECONDS) of being taken
+//! cache, a signature cannot vouch for a file changed within [`RACY_SECONDS`](kfctl_kustomize::build_cache::RACY_SECONDS) of being taken
 //! (its next write may keep size and timestamps), so a tree with such a file is not memoized.
 //! Signatures are taken before the files are hashed: a file changed while hashing has a newer
 //! signature than the one stored, and is hashed again next time.
@@ -20,7 +20,7 @@
 
 use super::SourceError;
 use super::digest::{EntryKind, TreeEntry, sha256_bytes};
-use kfctl_kustomize::build_cache::inputs::Stat;
+use kfctl_kustomize::build_cache::Stat;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::source::digest::{collect_tree, digest_entries};
-use kfctl_kustomize::build_cache::inputs::RACY_SECONDS;
+use kfctl_kustomize::build_cache::RACY_SECONDS;
 use std::fs;
 
 /// A moment far enough after every file here was written that none is racy.
