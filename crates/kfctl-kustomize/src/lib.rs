@@ -21,7 +21,7 @@
 //! hash ([`content_hash`], [`go_json`]), its output order ([`SortOrder`], [`KindRanks`]),
 //! object identities ([`Gvk`], [`ResId`]) and kind scope ([`is_cluster_scoped`]).
 
-#![warn(unreachable_pub)]
+#![deny(missing_docs, unreachable_pub)]
 
 mod accumulate;
 pub mod build_cache;

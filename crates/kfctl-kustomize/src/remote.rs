@@ -15,26 +15,75 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RemoteRef {
     /// A folder inside a git repository at a ref.
-    Git { host: String, owner: String, repo: String, git_ref: String, path: String },
+    Git {
+        /// The git host (`github.com`).
+        host: String,
+        /// The repository's owner (user or organisation).
+        owner: String,
+        /// The repository's name, without `.git`.
+        repo: String,
+        /// The tag, branch or commit of `?ref=` (or `?version=`).
+        git_ref: String,
+        /// The folder inside the repository, without leading or trailing `/`; empty for its root.
+        path: String,
+    },
     /// A single file fetched over HTTPS.
-    Http { host: String, path: String, url: String },
+    Http {
+        /// The host of the URL.
+        host: String,
+        /// The path after the host, without the query.
+        path: String,
+        /// The URL as written.
+        url: String,
+    },
 }
 
 /// Why a remote reference could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
+    /// A URL in none of the forms kfctl-rs accepts (not `https://`, no path, a git reference
+    /// without a pinned `?ref=`).
     #[error("remote resource {url}: not a supported reference: {reason}")]
-    Unsupported { url: String, reason: String },
+    Unsupported {
+        /// The reference as written.
+        url: String,
+        /// Which form it misses.
+        reason: String,
+    },
+    /// A mirror resolver found no copy of the reference where the mirror keeps it.
     #[error(
         "remote resource {url}: not in the mirror (looked for {path}); pull it with `kfctl-rs source pull` or point --remote-mirror at a mirror that has it"
     )]
-    NotInMirror { url: String, path: PathBuf },
+    NotInMirror {
+        /// The reference.
+        url: String,
+        /// Where the mirror would have it.
+        path: PathBuf,
+    },
+    /// Fetching the reference failed (network, verification, unpacking).
     #[error("remote resource {url}: {message}")]
-    Fetch { url: String, message: String },
+    Fetch {
+        /// The reference.
+        url: String,
+        /// What failed, in the resolver's words.
+        message: String,
+    },
+    /// The reference is not available locally and the resolver may not fetch it ([`NoRemote`],
+    /// or an offline run).
     #[error("remote resource {url}: offline mode and not in the cache; run `kfctl-rs source pull` first")]
-    Offline { url: String },
+    Offline {
+        /// The reference.
+        url: String,
+    },
+    /// A reference refused for safety: plain `http://`, or a part that could climb out of the
+    /// mirror folder (`..`, a backslash, a NUL, an absolute path).
     #[error("security: remote resource {url}: {reason}")]
-    Refused { url: String, reason: String },
+    Refused {
+        /// The reference as written.
+        url: String,
+        /// What makes it unsafe.
+        reason: String,
+    },
 }
 
 /// Whether a `resources:` entry names a remote resource rather than a local path.
@@ -151,6 +200,8 @@ fn is_unsafe_component(part: &str) -> bool {
 
 /// Turns remote references into local paths (a folder for git refs, a file for plain files).
 pub trait RemoteResolver: Send + Sync {
+    /// The local path of `reference`: a folder for [`RemoteRef::Git`], a file for
+    /// [`RemoteRef::Http`].
     fn resolve(&self, reference: &RemoteRef) -> Result<PathBuf, RemoteError>;
 
     /// What decides where references resolve (e.g. the mirror's root), for the build cache's
