@@ -4,7 +4,7 @@
 //! [`ExitStatus::exit_code`] from its variant, never from its message. The binary walks an
 //! error chain with [`code_of`] and takes the first answer.
 //!
-//! The codes and their meanings are one table, [`Code::TABLE`], which `--help` prints and the
+//! The codes and their meanings are one table, `Code::TABLE`, which `--help` prints and the
 //! README's "Exit codes" copies (a test holds them equal).
 
 use crate::catalog::CatalogError;
@@ -35,7 +35,7 @@ pub enum Code {
 impl Code {
     /// Every code with its meaning: the one table the README's "Exit codes", `kfctl-rs
     /// --help` and this module's docs say (a test holds the README to it).
-    pub const TABLE: [(Code, &'static str); 8] = [
+    pub(crate) const TABLE: [(Code, &'static str); 8] = [
         (Code::Success, "success (`compare`: equal; `diff`: no change)"),
         (Code::Failure, "the operation failed (`compare`, `diff`: differences)"),
         (Code::Usage, "usage: a bad flag, value or input"),
@@ -54,7 +54,8 @@ impl Code {
     }
 
     /// The table as the README's Markdown.
-    pub fn markdown_table() -> String {
+    #[cfg(test)]
+    pub(crate) fn markdown_table() -> String {
         let rows: Vec<String> =
             Code::TABLE.iter().map(|(code, meaning)| format!("| {} | {meaning} |", *code as u8)).collect();
         format!("| code | meaning |\n|---|---|\n{}\n", rows.join("\n"))

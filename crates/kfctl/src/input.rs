@@ -1,6 +1,6 @@
 //! Files the user names, read with a size limit.
 //!
-//! Values files (`-f`), `--set-file` files and profile files are read through [`read_bounded`]:
+//! Values files (`-f`), `--set-file` files and profile files are read through `read_bounded`:
 //! at most [`MAX_INPUT_BYTES`] (8 MiB), refused past it without reading the rest, so
 //! `-f /dev/zero` or a 300 MB file fails at once and in little memory. The install record
 //! (`record.json` in its ConfigMap) is held to the same limit. The YAML reader's own budgets
@@ -28,7 +28,7 @@ pub enum InputError {
 
 /// Read `path` as text, refusing it past `limit` bytes without reading further. `what`
 /// names the file in messages (`values file`, `profile file`).
-pub fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<String, InputError> {
+pub(crate) fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<String, InputError> {
     let shown = path.display().to_string();
     let unreadable =
         |e: std::io::Error| InputError::Unreadable { path: shown.clone(), what: what.into(), message: e.to_string() };

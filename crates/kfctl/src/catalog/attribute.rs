@@ -63,7 +63,7 @@ pub struct ExampleAttribution {
 
 impl ExampleAttribution {
     /// The entries nothing claimed, `resources:` then `components:`.
-    pub fn unattributed(&self) -> Vec<&str> {
+    pub(crate) fn unattributed(&self) -> Vec<&str> {
         self.resources
             .iter()
             .chain(&self.components)
@@ -73,7 +73,7 @@ impl ExampleAttribution {
     }
 
     /// The attributed components and their variants, in catalog order, each once.
-    pub fn components_in(&self, catalog: &Catalog) -> Vec<(String, String)> {
+    pub(crate) fn components_in(&self, catalog: &Catalog) -> Vec<(String, String)> {
         let found: Vec<&(String, String)> = self.resources.iter().filter_map(|a| a.component.as_ref()).collect();
         catalog
             .components
@@ -142,12 +142,12 @@ fn attribute_entry(catalog: &Catalog, entry: &str, kustomize_component: bool) ->
 }
 
 /// The component of an object nothing could attribute.
-pub const UNKNOWN: &str = "unknown";
+pub(crate) const UNKNOWN: &str = "unknown";
 
 /// Tag each object of a pre-rendered stream with a catalog component, in catalog order:
 /// the first component with a `namePrefixes` entry the object's name starts with; else the
 /// first whose `namespaces` holds the object's namespace (or, for a Namespace, its name);
-/// else [`UNKNOWN`].
+/// else `UNKNOWN`.
 pub fn attribute_prerendered(catalog: &Catalog, objects: Vec<Value>) -> Vec<RenderedObject> {
     objects.into_iter().map(|obj| RenderedObject { component: component_for(catalog, &obj), obj }).collect()
 }

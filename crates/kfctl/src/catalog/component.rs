@@ -24,7 +24,7 @@ use indexmap::IndexMap;
 use kfctl_kustomize::kustomization::SortOptions;
 use serde::Deserialize;
 
-/// A component as one release has it (see [`ComponentFile`] for the catalog file's form).
+/// A component as one release has it (see `ComponentFile` for the catalog file's form).
 #[derive(Debug, Clone)]
 pub struct ComponentDef {
     pub name: String,
@@ -62,7 +62,7 @@ pub struct ComponentDef {
 /// A folder of a variant (or a kustomize Component) and the releases that have it there.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub enum PathEntry {
+pub(crate) enum PathEntry {
     /// Every release has it.
     Always(String),
     /// `{path, since, until}`: from `since` (inclusive) to `until` (exclusive).
@@ -78,7 +78,7 @@ pub enum PathEntry {
 /// `charts/<name>/component.yaml` as written: every release's folders at once.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ComponentFile {
+pub(crate) struct ComponentFile {
     pub name: String,
     pub description: String,
     #[serde(default)]
@@ -143,7 +143,7 @@ fn paths_at(entries: &[PathEntry], release: &ReleaseVersion) -> Result<Vec<Strin
 
 impl ComponentFile {
     /// The component as `release` has it: its folders, and whether the release has it at all.
-    pub fn at(&self, release: &ReleaseVersion) -> Result<(ComponentDef, bool), CatalogError> {
+    pub(crate) fn at(&self, release: &ReleaseVersion) -> Result<(ComponentDef, bool), CatalogError> {
         let present = in_range(release, self.since.as_deref(), self.until.as_deref())?;
         let mut variants = IndexMap::new();
         for (variant, entries) in &self.variants {
@@ -203,7 +203,7 @@ pub struct FoundationPart {
 }
 
 impl ComponentDef {
-    pub fn default_variant(&self) -> &str {
+    pub(crate) fn default_variant(&self) -> &str {
         self.variants.keys().next().map(String::as_str).unwrap_or("default")
     }
 
@@ -302,7 +302,7 @@ impl Catalog {
     /// whose folders (every component's default variant) the tree has the most of, the newest
     /// on a tie. For a tree that is no pinned release: a newer upstream commit is read with the
     /// newest catalog, an older tag or a fork of one with its own release's.
-    pub fn closest_to(manifests_dir: &std::path::Path) -> Result<Catalog, CatalogError> {
+    pub(crate) fn closest_to(manifests_dir: &std::path::Path) -> Result<Catalog, CatalogError> {
         let mut best: Option<(usize, Catalog)> = None;
         for release in crate::source::releases::newest_first(crate::source::releases::known()) {
             let catalog = Catalog::for_release(release.version)?;

@@ -25,10 +25,8 @@ macro_rules! default_password {
 
 /// The demo user's email.
 pub const DEFAULT_EMAIL: &str = default_email!();
-/// The demo user's password.
-pub const DEFAULT_PASSWORD: &str = default_password!();
 /// How messages name the login: `user@example.com / 12341234`.
-pub const DEFAULT_LOGIN: &str = concat!(default_email!(), " / ", default_password!());
+pub(crate) const DEFAULT_LOGIN: &str = concat!(default_email!(), " / ", default_password!());
 
 /// How a credential is stored in its upstream object.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -140,7 +138,7 @@ impl Credential {
     }
 
     /// The object holding it: its name as upstream writes it, or with the hash of a generated one.
-    pub fn object(&self) -> ObjectId<'static> {
+    pub(crate) fn object(&self) -> ObjectId<'static> {
         ObjectId::new(self.kind, self.name).in_namespace(self.namespace).or_hashed()
     }
 

@@ -1,11 +1,11 @@
 //! Components, profiles and values: what to render, and how values change it.
 //!
-//! - [`component`]: the catalog (`charts/`), hand-written metadata naming upstream folders;
+//! - `component`: the catalog (`charts/`), hand-written metadata naming upstream folders;
 //! - [`profile`]: which components and variants a profile enables, and the kustomization
 //!   whose real `kustomize build` is that profile's default render (the 1:1 contract);
-//! - [`changes`]: a profile file's own `resources`, `patches`, `images` and `replacements`;
-//! - [`values`] and [`schema`]: Helm-style values layering and checking;
-//! - [`docs`]: what every key of the values does (comments, schema descriptions, READMEs);
+//! - `changes`: a profile file's own `resources`, `patches`, `images` and `replacements`;
+//! - [`values`] and `schema`: Helm-style values layering and checking;
+//! - `docs`: what every key of the values does (comments, schema descriptions, READMEs);
 //! - [`credentials`]: upstream's well-known demo login, the one place it is known;
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
@@ -14,40 +14,40 @@
 //!   node agents scoped by the catalog's `podScopes`);
 //! - [`provided`]: dependencies the cluster already runs (`<name>.provided`), and what
 //!   Kubeflow needs from them;
-//! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
-//! - [`identity`]: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
-//! - [`workloads`]: per-workload pod annotations, pod labels and extra env;
+//! - `users`: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
+//! - `identity`: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
+//! - `workloads`: per-workload pod annotations, pod labels and extra env;
 //! - [`render`](mod@render): profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
 pub mod access;
 pub mod as_kustomize;
 pub mod attribute;
-pub mod changes;
-pub mod component;
+pub(crate) mod changes;
+pub(crate) mod component;
 pub mod credentials;
-pub mod docs;
-pub mod existing_secrets;
-pub mod external_store;
-pub mod gateway;
-pub mod guarded;
+pub(crate) mod docs;
+pub(crate) mod existing_secrets;
+pub(crate) mod external_store;
+pub(crate) mod gateway;
+pub(crate) mod guarded;
 pub mod identify;
-pub mod identity;
+pub(crate) mod identity;
 pub mod image_refs;
 pub mod images;
 pub mod inspect;
-pub mod object_id;
+pub(crate) mod object_id;
 pub mod params;
 pub mod profile;
 pub mod provided;
 pub mod rehash;
 pub mod render;
 pub mod scheduling;
-pub mod schema;
+pub(crate) mod schema;
 pub mod strvals;
-pub mod users;
+pub(crate) mod users;
 pub mod values;
-pub mod workloads;
+pub(crate) mod workloads;
 
 pub use component::{Catalog, ComponentDef};
 pub use render::{RenderRequest, Rendered, RenderedObject, render};

@@ -26,7 +26,7 @@ use kfctl_kustomize::builtins::hash::content_hash;
 use serde_json::Value;
 
 /// The length of kustomize's hash suffix.
-pub const HASH_LEN: usize = 10;
+pub(crate) const HASH_LEN: usize = 10;
 
 /// A generated object's name, split into its base and kustomize's content hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +49,7 @@ impl HashedName {
     }
 
     /// The full name, `<base>-<hash>`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{}-{}", self.base, self.hash)
     }
 }
@@ -86,7 +86,7 @@ pub fn rename_changed(objects: &mut [RenderedObject], hashed: &[Option<HashedNam
 
 /// Make every string equal to a renamed object's old name, in an object of its namespace or a
 /// cluster-scoped one, its new name (what kustomize's name-reference fix-up wrote: see above).
-pub fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) {
+pub(crate) fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) {
     for o in objects.iter_mut() {
         let namespace = namespace_of(&o.obj).to_string();
         for rename in renames.iter().filter(|r| namespace.is_empty() || r.namespace == namespace) {

@@ -42,7 +42,7 @@ pub struct RenderRequest {
     pub components: Vec<String>,
     pub value_files: Vec<PathBuf>,
     /// The `--set` family, each flag in command-line order; applied in the helm CLI's order
-    /// of kinds ([`strvals::SetKind::HELM_ORDER`]).
+    /// of kinds (`strvals::SetKind::HELM_ORDER`).
     pub sets: Vec<SetFlag>,
     /// The kubeflow/manifests root.
     pub manifests_dir: PathBuf,
@@ -219,7 +219,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
 }
 
 /// Layer the profile's values, the `-f` files and the `--set` expressions.
-pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, CatalogError> {
+pub(crate) fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, CatalogError> {
     let mut user = if profile.values.is_object() { profile.values.clone() } else { json!({}) };
     for path in &req.value_files {
         let shown = path.display().to_string();

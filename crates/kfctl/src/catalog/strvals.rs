@@ -3,7 +3,7 @@
 //! As the helm CLI does, the flags of each kind are parsed into one tree of that kind (Helm's
 //! `ParseInto`), so list indexes accumulate across flags of a kind (`--set a[0]=x --set a[2]=z`
 //! is `[x, null, z]`); the kinds' trees then stack onto the `-f` files in the order
-//! [`SetKind::HELM_ORDER`], each replacing what it names ([`parse_all`]). The grammar, rune by
+//! `SetKind::HELM_ORDER`, each replacing what it names ([`parse_all`]). The grammar, rune by
 //! rune as Helm reads it:
 //!
 //! - `key.path=value`, several separated by `,`; `\` makes the next character literal (`\.`,
@@ -49,7 +49,7 @@ impl SetKind {
     }
 
     /// The order the helm CLI applies the flag kinds in, after the `-f` files.
-    pub const HELM_ORDER: [SetKind; 5] =
+    pub(crate) const HELM_ORDER: [SetKind; 5] =
         [SetKind::Json, SetKind::Set, SetKind::String, SetKind::File, SetKind::Literal];
 }
 
@@ -80,7 +80,7 @@ const MAX_NESTED_NAME_LEVEL: usize = 30;
 const MAX_INDEX: usize = 65536;
 
 /// Every flag, as the helm CLI applies them: each kind parsed into its own tree, the trees
-/// stacked in [`SetKind::HELM_ORDER`] (a later kind replaces what it names).
+/// stacked in `SetKind::HELM_ORDER` (a later kind replaces what it names).
 pub fn parse_all(flags: &[SetFlag]) -> Result<Value, SetError> {
     let mut out = Value::Object(Map::new());
     for kind in SetKind::HELM_ORDER {
@@ -350,7 +350,7 @@ impl Parser {
 }
 
 /// Helm's `typedVal`: booleans and null in any case, integers without a leading zero.
-pub fn typed_value(raw: String) -> Value {
+pub(crate) fn typed_value(raw: String) -> Value {
     if raw.eq_ignore_ascii_case("true") {
         return Value::Bool(true);
     }

@@ -102,7 +102,7 @@ pub struct ArgoCdOptions {
 
 /// `components` (catalog order) reordered so that every dependency comes first; among ready
 /// components the catalog's order decides.
-pub fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a str> {
+pub(crate) fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a str> {
     let mut placed: Vec<&str> = Vec::new();
     let mut left: Vec<&str> = components.to_vec();
     while !left.is_empty() {
@@ -122,7 +122,7 @@ pub fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a s
 }
 
 /// The Application files (`argocd/apps/<component>.yaml` and `argocd/root.yaml`).
-pub fn applications(
+pub(crate) fn applications(
     chart_name: &str,
     components: &[&str],
     catalog: &Catalog,

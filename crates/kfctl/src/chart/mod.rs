@@ -15,8 +15,8 @@
 //! ```
 //!
 //! Each object's template is the object itself with a Helm expression at every field a value
-//! can change ([`params`] finds those fields with the native table's own traversals;
-//! [`object`] writes the template; [`helpers`] generates `_helpers.tpl` from the helpers each
+//! can change (`params` finds those fields with the native table's own traversals;
+//! `object` writes the template; `helpers` generates `_helpers.tpl` from the helpers each
 //! row of the native table names). With the exported defaults `helm template OUT` prints exactly what
 //! `kfctl-rs template` printed, and with any other values what `kfctl-rs template` prints with
 //! them — the test suite checks this against real Helm. CRDs are ordinary templates (so plain
@@ -27,19 +27,19 @@
 //! ([`credentials`]) go only into files created 0600, only into the subcharts that use them,
 //! and never into a README.
 
-pub mod argocd;
+pub(crate) mod argocd;
 pub mod credentials;
-pub mod external_store;
-pub mod gateway;
-pub mod gotmpl;
-pub mod hashed;
-pub mod helpers;
-pub mod identity;
-pub mod object;
-pub mod params;
+pub(crate) mod external_store;
+pub(crate) mod gateway;
+pub(crate) mod gotmpl;
+pub(crate) mod hashed;
+pub(crate) mod helpers;
+pub(crate) mod identity;
+pub(crate) mod object;
+pub(crate) mod params;
 pub mod scaffold;
-pub mod step;
-pub mod values_doc;
+pub(crate) mod step;
+pub(crate) mod values_doc;
 pub mod write;
 
 use crate::catalog::docs;
@@ -91,7 +91,7 @@ pub struct ExportOptions {
 }
 
 /// The exported files: path relative to the output folder → contents.
-pub type ChartFiles = BTreeMap<String, String>;
+pub(crate) type ChartFiles = BTreeMap<String, String>;
 
 /// One component's chart, as the umbrella's README lists it.
 struct Component<'a> {
@@ -365,7 +365,7 @@ fn pretty(value: &Value) -> String {
 /// `<kind>-<namespace>-<name>.yaml` (no namespace part for cluster objects), lowercase, with
 /// anything but `[a-z0-9.-]` made `-`, long names shortened, and a number added when two
 /// objects would share a name (e.g. two `Gateway` kinds of different groups).
-pub fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
+pub(crate) fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
     let parts: Vec<&str> =
         [s("/kind"), s("/metadata/namespace"), s("/metadata/name")].into_iter().filter(|p| !p.is_empty()).collect();

@@ -7,7 +7,7 @@
 //! kfctl-rs did not write. On any failure the staging folder is removed and `--out` is as it was.
 //!
 //! Each file is created with its final mode (never widened, then narrowed): 0600 when it can
-//! hold a credential ([`super::credentials::holds_credentials`]), 0644 otherwise; the umask
+//! hold a credential (`super::credentials::holds_credentials`), 0644 otherwise; the umask
 //! still applies. The staging folder is renamed whole, so no file is ever readable by others
 //! under a mode it was not meant to have.
 
@@ -15,7 +15,7 @@ use crate::staging::{StageError, Staging, parent_of};
 use std::path::Path;
 
 /// The line every exported `Chart.yaml` starts with.
-pub const MARK: &str = "# Written by kfctl-rs";
+pub(crate) const MARK: &str = "# Written by kfctl-rs";
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -87,8 +87,8 @@ fn fill<'a>(staging: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>)
 }
 
 /// The mode of a file that can hold a credential, and of any other.
-pub const PRIVATE: u32 = 0o600;
-pub const PUBLIC: u32 = 0o644;
+pub(crate) const PRIVATE: u32 = 0o600;
+pub(crate) const PUBLIC: u32 = 0o644;
 
 /// Create `path` (new: the staging folder is fresh) with `mode` and write `text` to it.
 fn create_file(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {

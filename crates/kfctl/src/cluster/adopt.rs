@@ -8,7 +8,7 @@
 //!    fields equal the live ones), *differing* (the fields that differ are listed; a differing
 //!    immutable field is left for the next upgrade to replace), *missing* (or its kind is not
 //!    served). It weighs the present objects' image tags and version labels against V's render
-//!    ([`evidence`]).
+//!    (`evidence`).
 //! 2. [`judge`] refuses, writing nothing, when nothing of V is present (an empty cluster) or the
 //!    cluster plainly holds another release (naming the tag it most likely runs, and an object
 //!    that shows it); [`adopt`] also refuses when a kfctl-rs record exists (`upgrade` instead), so
@@ -18,7 +18,7 @@
 //!    `--force-conflicts`, so a differing field takes V's value), then a JSON patch of
 //!    `metadata.managedFields` (with the object's `resourceVersion`, as kubectl's own client-side
 //!    → server-side migration sends it) that removes the entries of kubectl's managers
-//!    ([`MIGRATED`]). kfctl-rs then owns every field V renders and no field stays owned by
+//!    (`MIGRATED`). kfctl-rs then owns every field V renders and no field stays owned by
 //!    kubectl. Unlike kubectl's migration, the removed entries are not merged into kfctl-rs's:
 //!    fields only kubectl set that V's render does not hold (its `last-applied-configuration`
 //!    annotation, users' additions) stay as they are, owned by nobody, instead of being deleted
@@ -29,9 +29,9 @@
 //!
 //! Adopted objects are the install's own afterwards: an upgrade whose render drops one prunes it,
 //! the guarded kinds (CRDs, PVCs, Namespaces) kept unless `--purge`, and `uninstall` deletes them
-//! as it deletes created ones ([`super::prune`], [`super::record::InventoryEntry::owned`]).
+//! as it deletes created ones ([`super::prune`], `super::record::InventoryEntry::owned`).
 
-pub mod evidence;
+pub(crate) mod evidence;
 
 use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 
 /// The field managers whose entries adopt removes: (manager, operation). kubectl's server-side
 /// apply, its client-side apply, and the `kubectl` Update entries older kubectl wrote.
-pub const MIGRATED: &[(&str, &str)] =
+pub(crate) const MIGRATED: &[(&str, &str)] =
     &[("kubectl", "Apply"), ("kubectl-client-side-apply", "Update"), ("kubectl", "Update")];
 
 /// Refusals of `adopt`; nothing is written.
@@ -112,7 +112,7 @@ pub struct Found {
     /// An immutable field differs: left as is, the next upgrade replaces it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forced: Option<Forced>,
-    /// kubectl's managers on it ([`MIGRATED`]), as `manager (Operation)`.
+    /// kubectl's managers on it (`MIGRATED`), as `manager (Operation)`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub managers: Vec<String>,
     #[serde(skip)]

@@ -14,7 +14,7 @@
 //! wait until gone, create) with the field that forces it, or "cannot apply" for a PVC or CRD
 //! (with what to do); a dry run's 422 saying a field is immutable is turned into the same.
 //!
-//! Each change prints as a unified YAML diff of the object ([`unified`]); volatile metadata
+//! Each change prints as a unified YAML diff of the object (`unified`); volatile metadata
 //! (`managedFields`, `resourceVersion`, `generation`...) is left out. A Secret's `data` and
 //! `stringData` never show a value: each key reads `<redacted>`, and `<redacted, changed>` on
 //! the new side when its value changes. Every failure message is scrubbed of secret values.
@@ -34,7 +34,7 @@ use crate::catalog::RenderedObject;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-pub use unified::unified;
+pub(crate) use unified::unified;
 
 /// Metadata the server changes on every write; never part of a diff.
 const VOLATILE_METADATA: &[&str] =
@@ -97,7 +97,7 @@ impl From<FieldConflict> for Conflict {
     }
 }
 
-/// [`diff_within`] the default [`super::status::VERB_TIMEOUT`].
+/// [`diff_within`] the default `super::status::VERB_TIMEOUT`.
 pub async fn diff(
     objects: &[RenderedObject],
     target: &Target,
@@ -121,7 +121,7 @@ pub async fn diff_within(
 
 /// Diff every object of the plan against the cluster through `api`, a client already bounded
 /// by the run's deadline (one connection for a run that also reads the record, as `upgrade --plan`).
-pub async fn diff_with(
+pub(crate) async fn diff_with(
     api: &ApiClient,
     objects: &[RenderedObject],
     concurrency: usize,
@@ -290,7 +290,7 @@ fn redact_pair(before: &Value, after: &Value) -> (Value, Value) {
 }
 
 /// An object without volatile metadata.
-pub fn normalize(object: &Value) -> Value {
+pub(crate) fn normalize(object: &Value) -> Value {
     let mut out = object.clone();
     if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
         for key in VOLATILE_METADATA {
@@ -305,7 +305,7 @@ fn escape(key: &str) -> String {
 }
 
 /// Collect the leaf differences between `before` and `after` as JSON pointers.
-pub fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldChange>) {
+pub(crate) fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldChange>) {
     match (before, after) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, va) in a {

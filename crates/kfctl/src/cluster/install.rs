@@ -6,7 +6,7 @@
 //! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
 //! record; custom resources whose CRD is not installed yet are skipped with a notice.
 //!
-//! Onto a cluster with a record it converges (see [`super::converge`], [`super::upgrade`]):
+//! Onto a cluster with a record it converges (see `super::converge`, [`super::upgrade`]):
 //! CRD stored versions and immutable fields are checked before anything is applied (a change the
 //! server refuses to patch is replaced in its wave, or, for a PVC or CRD, stops the run:
 //! [`super::immutable`]), the run holds the
@@ -158,7 +158,7 @@ fn configmaps() -> ResourcePath {
 }
 
 /// Read the install record, if there is one.
-pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
+pub(crate) async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
     let found =
         api.get(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME).await.map_err(|failure| {
             ClusterError::settle(api, "reading the install record", failure, |failure| ClusterError::Api {

@@ -34,9 +34,9 @@ use std::time::{Duration, Instant};
 
 pub use super::unlock::{Unlocked, unlock};
 
-pub const LEASE_NAME: &str = "kfctl-rs-lock";
+pub(crate) const LEASE_NAME: &str = "kfctl-rs-lock";
 /// The annotation naming the holder's host (also inside the holder identity).
-pub const HOST_ANNOTATION: &str = "kfctl-rs.io/host";
+pub(crate) const HOST_ANNOTATION: &str = "kfctl-rs.io/host";
 
 /// How a lost lease was lost when it is simply gone.
 const DELETED: &str = "deleted by someone else, e.g. `kfctl-rs unlock`";
@@ -92,7 +92,7 @@ pub struct Lease {
 }
 
 /// This host's name.
-pub fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
@@ -101,14 +101,14 @@ pub fn host_name() -> String {
 }
 
 /// Who we are: the operation, host, process and a nonce (unique to this run).
-pub fn holder_identity(operation: &str) -> String {
+pub(crate) fn holder_identity(operation: &str) -> String {
     let mut nonce = [0u8; 4];
     let _ = getrandom::fill(&mut nonce);
     format!("kfctl-rs {operation} on {} (pid {}, {})", host_name(), std::process::id(), hex::encode(nonce))
 }
 
 /// The current time (without jiff's `std` feature, which this crate does not enable).
-pub fn now() -> Timestamp {
+pub(crate) fn now() -> Timestamp {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     Timestamp::from_nanosecond(since.as_nanos() as i128).unwrap_or(Timestamp::UNIX_EPOCH)
 }

@@ -6,20 +6,20 @@
 //! | module | role |
 //! |--------|------|
 //! | [`plan`] | rendered objects → ordered waves (pure), `--plan -o json` |
-//! | [`order`] | the ordering tables: kind classes and foundation components |
-//! | [`readiness`] | the readiness table: when an applied object works |
+//! | `order` | the ordering tables: kind classes and foundation components |
+//! | `readiness` | the readiness table: when an applied object works |
 //! | [`retry`] | the retry table: which failures are races and which are mistakes; backoff |
-//! | [`prepare`] | the apply body: without status, server metadata and injected caBundles |
+//! | `prepare` | the apply body: without status, server metadata and injected caBundles |
 //! | [`redact`] | Secret values never reach a line, an error, a diff or a report |
 //! | [`record`] | the install record kept in `kfctl-system` |
 //! | [`progress`] | what is happening and what is pending, as events |
-//! | [`api`], [`discovery`] | the only I/O: raw calls through kube, kind → URL resolution |
-//! | [`engine`] | applying one object with retries; waiting for a wave |
+//! | [`api`], `discovery` | the only I/O: raw calls through kube, kind → URL resolution |
+//! | `engine` | applying one object with retries; waiting for a wave |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
-//! | [`ownership`] | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
-//! | [`upgrade`], [`prune`], [`lease`], [`unlock`] | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
-//! | [`immutable`], [`replace`] | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
+//! | `ownership` | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
+//! | [`upgrade`], [`prune`], [`lease`], `unlock` | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
+//! | [`immutable`], `replace` | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
 //! | [`adopt`] | taking over a platform another tool installed: survey, refusals, field managers, the record |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
@@ -33,38 +33,37 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 
 pub mod adopt;
 pub mod api;
-pub mod converge;
+pub(crate) mod converge;
 pub mod diff;
-pub mod discovery;
-pub mod engine;
+pub(crate) mod discovery;
+pub(crate) mod engine;
 pub mod immutable;
 pub mod install;
 pub mod kind;
 pub mod lease;
 pub mod object;
-pub mod order;
-pub mod ownership;
+pub(crate) mod order;
+pub(crate) mod ownership;
 pub mod plan;
 pub mod preflight;
-pub mod prepare;
+pub(crate) mod prepare;
 pub mod progress;
-pub mod provided;
+pub(crate) mod provided;
 pub mod prune;
-pub mod readiness;
+pub(crate) mod readiness;
 pub mod record;
 pub mod redact;
-pub mod replace;
+pub(crate) mod replace;
 pub mod retry;
 pub mod session;
 pub mod status;
 pub mod uninstall;
-pub mod unlock;
+pub(crate) mod unlock;
 pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};
-pub use object::ObjectRef;
-pub use plan::Plan;
-pub use progress::{Event, Pending, Progress};
+pub(crate) use object::ObjectRef;
+pub(crate) use progress::Pending;
 pub use record::{InstallMeta, InstallRecord};
 
 use retry::ApiFailure;
@@ -141,7 +140,7 @@ impl From<adopt::AdoptError> for ClusterError {
 impl ClusterError {
     /// A failed call while doing `what`: [`ClusterError::NoAnswer`] when the run's `--timeout`
     /// ended it, else `otherwise(failure)`.
-    pub fn settle(
+    pub(crate) fn settle(
         api: &api::ApiClient,
         what: impl Into<String>,
         failure: ApiFailure,
@@ -151,12 +150,12 @@ impl ClusterError {
     }
 
     /// Whether the run's `--timeout` (set with [`api::ApiClient::within`]) ended the call.
-    pub fn ended_by_timeout(api: &api::ApiClient, failure: &ApiFailure) -> bool {
+    pub(crate) fn ended_by_timeout(api: &api::ApiClient, failure: &ApiFailure) -> bool {
         api.timeout.is_some() && failure.out_of_time
     }
 
     /// [`ClusterError::NoAnswer`]: the call ended by the run's `--timeout` while doing `what`.
-    pub fn no_answer(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> ClusterError {
+    pub(crate) fn no_answer(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> ClusterError {
         ClusterError::NoAnswer {
             server: api.server.clone(),
             what: what.into(),

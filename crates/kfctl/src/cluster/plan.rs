@@ -1,8 +1,8 @@
 //! The install plan as data: ordered waves, each object with what it waits for.
 //!
 //! [`Plan::build`] is pure: it sorts rendered objects, each tagged with its catalog component,
-//! into waves with the tables of [`super::order`] (the foundations come from the catalog) and
-//! attaches the readiness rules of [`super::readiness`]. Each planned object keeps its
+//! into waves with the tables of `super::order` (the foundations come from the catalog) and
+//! attaches the readiness rules of `super::readiness`. Each planned object keeps its
 //! component, for the install record and `status`. It holds exactly
 //! the objects it was given (a duplicate is an error, not a silent overwrite), keeps their input
 //! order within a wave, and serializes (`--plan -o json`) without any Secret value: objects
@@ -118,7 +118,7 @@ impl Plan {
     }
 
     /// Whether the plan installs the CRD serving `group/Kind`.
-    pub fn has_crd_for(&self, group_kind: &str) -> bool {
+    pub(crate) fn has_crd_for(&self, group_kind: &str) -> bool {
         self.crd_kinds.contains_key(group_kind)
     }
 }

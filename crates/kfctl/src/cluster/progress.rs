@@ -24,7 +24,7 @@ pub struct RunClock {
 
 impl RunClock {
     /// The clock of a run with `timeout` whose deadline is `deadline`, read now.
-    pub fn of(deadline: Instant, timeout: Duration) -> Self {
+    pub(crate) fn of(deadline: Instant, timeout: Duration) -> Self {
         let left = deadline.saturating_duration_since(Instant::now());
         RunClock { elapsed: timeout.saturating_sub(left), left: Some(left) }
     }
@@ -79,7 +79,7 @@ pub trait Progress {
 const NAMED_PENDING: usize = 5;
 
 /// `waiting for 3 of 12: Deployment kubeflow/ml-pipeline (0/1 ready), ...`
-pub fn waiting_line(pending: &[Pending], total: usize) -> String {
+pub(crate) fn waiting_line(pending: &[Pending], total: usize) -> String {
     let named: Vec<String> =
         pending.iter().take(NAMED_PENDING).map(|p| format!("{} ({})", p.object, p.message)).collect();
     let more = pending.len().saturating_sub(NAMED_PENDING);

@@ -5,7 +5,7 @@
 //! and the inventory of every object applied (its catalog component, as the render tagged it,
 //! and whether kfctl-rs created it, found it already there, or adopted it: `kfctl-rs adopt` took
 //! it over as part of a release another tool installed). A record written before the
-//! inventory held components reads with [`UNKNOWN_COMPONENT`] for each entry. It is rewritten after each wave, so an interrupted install leaves an
+//! inventory held components reads with `UNKNOWN_COMPONENT` for each entry. It is rewritten after each wave, so an interrupted install leaves an
 //! accurate record; `status` reports from it and `uninstall` deletes its inventory.
 //!
 //! Objects a later render dropped but that hold data (CRDs, PVCs, Namespaces) move to `kept`;
@@ -25,7 +25,7 @@ pub const RECORD_NAMESPACE: &str = "kfctl-system";
 pub const RECORD_NAME: &str = "kfctl-rs-install";
 pub const RECORD_KEY: &str = "record.json";
 /// Labels on the record (and its namespace), for `kubectl get -l`.
-pub const RECORD_LABELS: &[(&str, &str)] =
+pub(crate) const RECORD_LABELS: &[(&str, &str)] =
     &[("app.kubernetes.io/managed-by", "kfctl-rs"), ("kfctl-rs.io/record", "install")];
 
 /// What was rendered: carried from the renderer into the record.
@@ -93,7 +93,7 @@ pub struct LastRun {
 pub struct InventoryEntry {
     #[serde(flatten)]
     pub reference: ObjectRef,
-    /// The catalog component the render tagged it with ([`UNKNOWN_COMPONENT`] in older records).
+    /// The catalog component the render tagged it with (`UNKNOWN_COMPONENT` in older records).
     #[serde(default = "unknown_component")]
     pub component: String,
     pub wave: usize,
@@ -116,13 +116,13 @@ fn is_false(b: &bool) -> bool {
 impl InventoryEntry {
     /// Whether the object belongs to the install (created by kfctl-rs, or adopted): a later
     /// render that drops it prunes it; otherwise it existed before and is only released.
-    pub fn owned(&self) -> bool {
+    pub(crate) fn owned(&self) -> bool {
         self.created || self.adopted
     }
 }
 
 /// The component of an inventory entry from a record that did not store one.
-pub const UNKNOWN_COMPONENT: &str = "unknown";
+pub(crate) const UNKNOWN_COMPONENT: &str = "unknown";
 
 fn unknown_component() -> String {
     UNKNOWN_COMPONENT.to_string()
@@ -140,7 +140,12 @@ impl InstallRecord {
     /// The record this run starts from: the previous one when it describes the same plan
     /// (waves reached stay reached), a fresh one otherwise; the inventory always carries over,
     /// so uninstall still finds objects an earlier plan applied.
-    pub fn resume(previous: Option<InstallRecord>, meta: InstallMeta, plan_digest: &str, waves_total: usize) -> Self {
+    pub(crate) fn resume(
+        previous: Option<InstallRecord>,
+        meta: InstallMeta,
+        plan_digest: &str,
+        waves_total: usize,
+    ) -> Self {
         let same_plan = previous.as_ref().is_some_and(|p| p.plan_digest == plan_digest);
         let (waves_done, last_wave) = match (&previous, same_plan) {
             (Some(p), true) => (p.waves_done, p.last_wave.clone()),
@@ -161,7 +166,7 @@ impl InstallRecord {
 
     /// Record how this run ended; an outcome equal to the recorded one (but for its time) keeps
     /// the recorded one.
-    pub fn finish(&mut self, outcome: LastRun) {
+    pub(crate) fn finish(&mut self, outcome: LastRun) {
         let same = self.last_run.as_ref().is_some_and(|l| LastRun { at: outcome.at.clone(), ..l.clone() } == outcome);
         if !same {
             self.last_run = Some(outcome);
@@ -169,7 +174,7 @@ impl InstallRecord {
     }
 
     /// Apply a prune: deleted and released entries leave the inventory, kept ones move to `kept`.
-    pub fn pruned(&mut self, deleted: &[InventoryEntry], kept: &[InventoryEntry], released: &[InventoryEntry]) {
+    pub(crate) fn pruned(&mut self, deleted: &[InventoryEntry], kept: &[InventoryEntry], released: &[InventoryEntry]) {
         let gone: Vec<_> = deleted.iter().chain(kept).chain(released).map(|e| identity(&e.reference)).collect();
         self.inventory.retain(|e| !gone.contains(&identity(&e.reference)));
         for entry in kept {
@@ -181,7 +186,7 @@ impl InstallRecord {
 
     /// Note an applied object (with its live UID); once created by kfctl-rs, always created by
     /// kfctl-rs.
-    pub fn note_applied(
+    pub(crate) fn note_applied(
         &mut self,
         reference: &ObjectRef,
         component: &str,
@@ -216,7 +221,7 @@ impl InstallRecord {
     }
 
     /// Note an object `adopt` took over (present, installed by another tool), with its live UID.
-    pub fn note_adopted(&mut self, reference: &ObjectRef, component: &str, wave: usize, uid: Option<&str>) {
+    pub(crate) fn note_adopted(&mut self, reference: &ObjectRef, component: &str, wave: usize, uid: Option<&str>) {
         self.note_applied(reference, component, wave, false, uid);
         let id = identity(reference);
         if let Some(entry) = self.inventory.iter_mut().find(|e| identity(&e.reference) == id) {
@@ -225,7 +230,7 @@ impl InstallRecord {
     }
 
     /// Note a completed wave.
-    pub fn reach(&mut self, wave: usize, name: &str) {
+    pub(crate) fn reach(&mut self, wave: usize, name: &str) {
         if wave >= self.waves_done {
             self.waves_done = wave;
             self.last_wave = name.to_string();
@@ -237,14 +242,14 @@ impl InstallRecord {
     }
 
     /// The inventory in deletion order: latest wave first, reverse apply order within a wave.
-    pub fn deletion_order(&self) -> Vec<&InventoryEntry> {
+    pub(crate) fn deletion_order(&self) -> Vec<&InventoryEntry> {
         let mut entries: Vec<(usize, &InventoryEntry)> = self.inventory.iter().enumerate().collect();
         entries.sort_by(|(ia, a), (ib, b)| b.wave.cmp(&a.wave).then(ib.cmp(ia)));
         entries.into_iter().map(|(_, e)| e).collect()
     }
 
     /// The ConfigMap that stores the record, each entry sealed with its digest.
-    pub fn to_configmap(&self) -> Value {
+    pub(crate) fn to_configmap(&self) -> Value {
         let mut doc = serde_json::to_value(self).unwrap_or_default();
         for list in ["inventory", "kept"] {
             for entry in doc.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
@@ -316,12 +321,12 @@ fn entry_digest(entry: &Value) -> String {
 }
 
 /// The record labels as a JSON object.
-pub fn labels() -> Value {
+pub(crate) fn labels() -> Value {
     Value::Object(RECORD_LABELS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect())
 }
 
 /// The namespace that holds the record.
-pub fn record_namespace() -> Value {
+pub(crate) fn record_namespace() -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RECORD_NAMESPACE, "labels": labels()}})
 }
 

@@ -7,7 +7,7 @@
 //! are read live and judged; objects without one count as ready when the record lists them.
 //!
 //! The record's `lastRun` tells a failed run (its stage and error, and when) and an unfinished
-//! one (fewer waves done than planned) from a healthy install ([`run_state`]).
+//! one (fewer waves done than planned) from a healthy install (`run_state`).
 
 use super::ClusterError;
 use super::api::{ApiClient, Target};
@@ -59,9 +59,9 @@ impl From<Pending> for PendingObject {
 }
 
 /// How long `status` and `diff` may take when no `--timeout` is given.
-pub const VERB_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const VERB_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// [`status_within`] the default [`VERB_TIMEOUT`].
+/// [`status_within`] the default `VERB_TIMEOUT`.
 pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport, ClusterError> {
     status_within(target, concurrency, VERB_TIMEOUT).await
 }
@@ -106,7 +106,7 @@ pub async fn status_within(
 }
 
 /// What the record and the live readiness say about the last run.
-pub fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
+pub(crate) fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
     match &record.last_run {
         Some(run) if !run.succeeded => "failed",
         _ if !record.is_complete() => "partial",

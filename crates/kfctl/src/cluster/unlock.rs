@@ -52,7 +52,7 @@ impl Unlocked {
 }
 
 /// `75` → `1m 15s`.
-pub fn age(seconds: i64) -> String {
+pub(crate) fn age(seconds: i64) -> String {
     let s = seconds.max(0);
     match (s / 3600, s % 3600 / 60, s % 60) {
         (0, 0, s) => format!("{s}s"),
@@ -78,7 +78,7 @@ fn host_of(lease: &Value) -> String {
 }
 
 /// What a lease says about its holder (for `unlock`'s report).
-pub fn describe_lease(lease: &Value) -> Unlocked {
+pub(crate) fn describe_lease(lease: &Value) -> Unlocked {
     Unlocked {
         holder: text(lease, "/spec/holderIdentity"),
         host: host_of(lease),

@@ -4,7 +4,7 @@
 //! nothing is installed and says `from → to`. Before anything is applied, every CRD of the new
 //! render is compared with the live one: a version still listed in the live CRD's
 //! `status.storedVersions` must stay in `spec.versions`, or objects stored in it become
-//! unreadable, so such a change is refused with a hint ([`check_stored_versions`]).
+//! unreadable, so such a change is refused with a hint (`check_stored_versions`).
 //!
 //! [`change_plan`] is the plan with a verdict per object (`create`, `update`, `replace`,
 //! `blocked`, `unchanged`, `prune`) and the guarded objects that would be kept: the server judges
@@ -54,7 +54,7 @@ fn crds() -> ResourcePath {
 }
 
 /// The versions `status.storedVersions` lists that `new_crd` no longer has.
-pub fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
+pub(crate) fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
     let kept: HashSet<&str> = new_crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -67,7 +67,7 @@ pub fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
 }
 
 /// Refuse a plan whose CRDs drop a stored version; reads each live CRD, writes nothing.
-pub async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), ClusterError> {
+pub(crate) async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), ClusterError> {
     for object in plan.objects().filter(|o| is_crd(&o.body)) {
         let name = &object.reference.name;
         let live = api.get(&crds(), None, name).await.map_err(|f| ClusterError::Api {
@@ -125,7 +125,7 @@ pub struct ChangePlan {
     pub kept_summary: Vec<String>,
 }
 
-/// [`change_plan_within`] the default [`super::status::VERB_TIMEOUT`].
+/// [`change_plan_within`] the default `super::status::VERB_TIMEOUT`.
 pub async fn change_plan(
     objects: &[RenderedObject],
     target: &Target,

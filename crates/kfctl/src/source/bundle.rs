@@ -30,9 +30,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The manifest's file name at the bundle's root.
-pub const MANIFEST_FILE: &str = "bundle.json";
+pub(crate) const MANIFEST_FILE: &str = "bundle.json";
 /// The manifest format this version writes and reads.
-pub const FORMAT: &str = "kfctl-rs-bundle/v1";
+pub(crate) const FORMAT: &str = "kfctl-rs-bundle/v1";
 
 /// `bundle.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,7 +186,7 @@ fn file_mode(_meta: &std::fs::Metadata) -> u32 {
 }
 
 /// Read and check an extracted bundle: the format, and every part's digest.
-pub fn verify_bundle_dir(root: &Path) -> Result<BundleManifest, SourceError> {
+pub(crate) fn verify_bundle_dir(root: &Path) -> Result<BundleManifest, SourceError> {
     let path = root.join(MANIFEST_FILE);
     let text = std::fs::read(&path).map_err(|e| SourceError::io(&path, e))?;
     let manifest: BundleManifest = serde_json::from_slice(&text)

@@ -37,7 +37,7 @@ pub trait FetchReporter: Send + Sync {
 
 /// Reports nothing.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SilentReporter;
+pub(crate) struct SilentReporter;
 
 impl FetchReporter for SilentReporter {}
 
@@ -60,7 +60,7 @@ pub struct FetchOptions {
 }
 
 /// The public GitHub address, the default of [`FetchOptions::github_base`].
-pub const GITHUB: &str = "https://github.com";
+pub(crate) const GITHUB: &str = "https://github.com";
 
 impl Default for FetchOptions {
     fn default() -> Self {
@@ -138,24 +138,20 @@ impl Fetcher {
         Ok(Fetcher { options, client: OnceLock::new(), requests: AtomicU64::new(0) })
     }
 
-    pub fn options(&self) -> &FetchOptions {
-        &self.options
-    }
-
     /// How many HTTP requests this fetcher has sent (retries and redirects excluded).
     pub fn request_count(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
 
     /// `https://github.com/<rest>` rewritten onto the configured base; other URLs unchanged.
-    pub fn effective_url(&self, url: &str) -> String {
+    pub(crate) fn effective_url(&self, url: &str) -> String {
         match url.strip_prefix(GITHUB) {
             Some(rest) if rest.starts_with('/') => format!("{}{rest}", self.options.github_base.trim_end_matches('/')),
             _ => url.to_string(),
         }
     }
 
-    /// Download `url` (after [`Self::effective_url`]) into `dest`, replacing its contents.
+    /// Download `url` (after `Self::effective_url`) into `dest`, replacing its contents.
     pub fn download(&self, url: &str, dest: &Path) -> Result<Downloaded, SourceError> {
         let url = self.effective_url(url);
         if !url.starts_with("https://") {

@@ -61,7 +61,7 @@ impl RemoteResolver for MirrorResolver {
 
 /// Whether `path` (a join onto `root`) stays lexically inside `root`: no root, prefix or `..`
 /// component after it. [`RemoteRef::parse`] refuses such URLs already; this is the second lock.
-pub fn stays_inside(path: &Path, root: &Path) -> bool {
+pub(crate) fn stays_inside(path: &Path, root: &Path) -> bool {
     use std::path::Component;
     path.strip_prefix(root)
         .is_ok_and(|rest| rest.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)))

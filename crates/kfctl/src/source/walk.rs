@@ -78,7 +78,7 @@ pub fn scan_tree(root: &Path) -> Result<Scan, SourceError> {
 
 /// The remote entries reachable from the kustomization folder `start`, following local
 /// entries that stay inside `boundary` (a repository root).
-pub fn scan_reachable(start: &Path, boundary: &Path) -> Result<Scan, SourceError> {
+pub(crate) fn scan_reachable(start: &Path, boundary: &Path) -> Result<Scan, SourceError> {
     let mut scan = Scan::default();
     let mut seen = HashSet::new();
     let mut queue = VecDeque::from([start.to_path_buf()]);

@@ -40,12 +40,12 @@ impl ReleaseEvidence {
     /// A fifth or more of the objects compared mismatch. (Between two releases most images do
     /// not change: v1.10.2 → v1.11.0 changes 93 of the 226 objects compared, the foundations'
     /// images stay; the same release with a mirror or a pinned image mismatches none or few.)
-    pub fn other_release(&self) -> bool {
+    pub(crate) fn other_release(&self) -> bool {
         !self.mismatches.is_empty() && self.mismatches.len() * 5 >= self.compared
     }
 
     /// Weigh one present object.
-    pub fn weigh(&mut self, object: &ObjectRef, rendered: &Value, live: &Value) {
+    pub(crate) fn weigh(&mut self, object: &ObjectRef, rendered: &Value, live: &Value) {
         let mut compared = false;
         let mut first: Option<Mismatch> = None;
         let mut note = |what: String, live: String, rendered: String| {
@@ -94,7 +94,7 @@ fn most_common_tag(mismatches: &[Mismatch]) -> Option<String> {
 }
 
 /// `(repository, tag or digest)`: `ghcr.io/kubeflow/x:v1.11.0` → `(ghcr.io/kubeflow/x, v1.11.0)`.
-pub fn split_image(image: &str) -> (String, String) {
+pub(crate) fn split_image(image: &str) -> (String, String) {
     if let Some((repo, digest)) = image.split_once('@') {
         return (repo.to_string(), digest.to_string());
     }

@@ -50,7 +50,7 @@ pub struct StatusDetails {
 }
 
 impl StatusDetails {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.group.is_empty() && self.kind.is_empty() && self.name.is_empty()
     }
 }
@@ -92,7 +92,7 @@ macro_rules! reasons {
 
         impl Reason {
             /// The reason a server sent in its `Status`.
-            pub fn from_status(text: &str) -> Reason {
+            pub(crate) fn from_status(text: &str) -> Reason {
                 match text {
                     "" => Reason::Unset,
                     $(stringify!($wire) => Reason::$wire,)*
@@ -101,7 +101,7 @@ macro_rules! reasons {
             }
 
             /// The wire text (`NoKindMatch` and `Transport` for kfctl's own).
-            pub fn as_str(&self) -> &str {
+            pub(crate) fn as_str(&self) -> &str {
                 match self {
                     Reason::Unset => "",
                     $(Reason::$wire => stringify!($wire),)*
@@ -158,7 +158,7 @@ impl ApiFailure {
     }
 
     /// Discovery does not serve the kind ([`Reason::NoKindMatch`]).
-    pub fn is_no_kind_match(&self) -> bool {
+    pub(crate) fn is_no_kind_match(&self) -> bool {
         self.reason == Reason::NoKindMatch
     }
 
@@ -183,7 +183,7 @@ impl TransportKind {
     /// The kind an error's source chain names, outermost first: an `io::Error`'s kind, a
     /// closed or timed-out hyper connection, a rustls error. `io::Error`s are looked into
     /// (their `source()` skips the error they wrap, which is where TLS errors sit).
-    pub fn of(error: &(dyn Error + 'static)) -> TransportKind {
+    pub(crate) fn of(error: &(dyn Error + 'static)) -> TransportKind {
         let mut current = Some(error);
         while let Some(link) = current {
             if let Some(kind) = Self::of_link(link) {
