@@ -56,9 +56,9 @@ impl std::fmt::Display for How {
 /// A tree's `example/` kustomization, each entry attributed.
 #[derive(Debug, Clone)]
 pub struct ExampleAttribution {
-    pub kustomization: Kustomization,
+    pub(crate) kustomization: Kustomization,
     pub resources: Vec<Attributed>,
-    pub components: Vec<Attributed>,
+    pub(crate) components: Vec<Attributed>,
 }
 
 impl ExampleAttribution {

@@ -39,13 +39,13 @@ pub(crate) struct RawChanges {
 #[derive(Debug, Clone, Default)]
 pub struct OwnChanges {
     /// Absolute paths (or remote URLs, as written).
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     /// Inline patches (`path` read).
-    pub patches: Vec<Patch>,
-    pub images: Vec<Image>,
-    pub replacements: Vec<ReplacementEntry>,
+    pub(crate) patches: Vec<Patch>,
+    pub(crate) images: Vec<Image>,
+    pub(crate) replacements: Vec<ReplacementEntry>,
     /// Where each patch was written: the profile file and the entry's index in it.
-    pub patch_origins: Vec<(String, usize)>,
+    pub(crate) patch_origins: Vec<(String, usize)>,
 }
 
 fn bad(file: &str, entry: String, message: impl Into<String>) -> CatalogError {

@@ -46,13 +46,13 @@ pub struct Credential {
     pub value: &'static str,
     /// What it is (for warnings; never the secret itself).
     pub what: &'static str,
-    pub kind: &'static str,
-    pub namespace: &'static str,
+    pub(crate) kind: &'static str,
+    pub(crate) namespace: &'static str,
     /// The object's name, or its name before kustomize's hash suffix.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// JSON pointer of the field.
-    pub field: &'static str,
-    pub encoding: Encoding,
+    pub(crate) field: &'static str,
+    pub(crate) encoding: Encoding,
 }
 
 /// Where upstream's well-known default credentials live.

@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImageFile {
     #[serde(default)]
-    pub references: Vec<Location>,
+    pub(crate) references: Vec<Location>,
     #[serde(default)]
     pub exceptions: Vec<Exception>,
 }
@@ -38,16 +38,16 @@ pub struct ImageFile {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Location {
     /// `Kind/name`; the name before kustomize's hash suffix.
-    pub object: String,
+    pub(crate) object: String,
     /// Path to the field: map keys, `*` (every item or value), `name=X` (the list item named
     /// X), `after=X` (the list item that follows the item `X`).
-    pub field: Vec<String>,
+    pub(crate) field: Vec<String>,
     #[serde(default)]
-    pub find: Find,
+    pub(crate) find: Find,
     /// Whether the found text is itself a pullable reference (false: it is completed at run
     /// time, e.g. tagged with the release, and the pulled image is listed elsewhere).
     #[serde(default = "yes")]
-    pub pulls: bool,
+    pub(crate) pulls: bool,
 }
 
 fn yes() -> bool {
@@ -78,18 +78,18 @@ pub enum Find {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KeysFind {
-    pub keys: Vec<String>,
+    pub(crate) keys: Vec<String>,
     /// A sibling key holding the tag of an untagged image (KServe's `defaultImageVersion`).
     #[serde(default)]
-    pub version_key: Option<String>,
+    pub(crate) version_key: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HubFind {
-    pub hub: Vec<String>,
-    pub tag: Vec<String>,
-    pub names: Vec<Vec<String>>,
+    pub(crate) hub: Vec<String>,
+    pub(crate) tag: Vec<String>,
+    pub(crate) names: Vec<Vec<String>>,
 }
 
 /// A field with image-like text that no workload pulls.
@@ -98,7 +98,9 @@ pub struct HubFind {
 pub struct Exception {
     pub object: String,
     pub field: Vec<String>,
-    pub reason: String,
+    /// Why the token is allowed (the data file requires it; only the tests read it).
+    #[cfg_attr(not(test), allow(dead_code, reason = "the data file requires it; only the tests read it"))]
+    pub(crate) reason: String,
 }
 
 /// How a found token is rewritten.

@@ -207,9 +207,9 @@ pub(crate) fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, 
     "values: `{path}` is {value:?}, which is not a registry: {why}; give a host and optional path, e.g. registry.example.com/kubeflow"
 )]
 pub struct RegistryError {
-    pub path: String,
-    pub value: String,
-    pub why: &'static str,
+    pub(crate) path: String,
+    pub(crate) value: String,
+    pub(crate) why: &'static str,
 }
 
 /// Check a registry value (`global.imageRegistry`, `images --mirror`): a lower-case host

@@ -30,13 +30,13 @@ pub enum Found {
 #[derive(Debug, Clone)]
 pub struct Inspection {
     /// The release whose catalog data was used.
-    pub release: String,
+    pub(crate) release: String,
     /// `example/` `resources:` then `components:` entries, attributed (empty without example/).
-    pub entries: Vec<Attributed>,
+    pub(crate) entries: Vec<Attributed>,
     /// Why `example/` could not be read, when it could not.
-    pub example_error: Option<String>,
+    pub(crate) example_error: Option<String>,
     /// Every catalog component, in catalog order.
-    pub components: Vec<(String, Found)>,
+    pub(crate) components: Vec<(String, Found)>,
 }
 
 /// Inspect `manifests_dir` with `catalog` (the release's data, or the newest for an unknown tree).

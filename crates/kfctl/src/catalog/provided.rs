@@ -32,10 +32,10 @@ pub struct Dependency {
     pub components: Vec<String>,
     /// API groups (and their subdomains) whose kinds Kubeflow's objects use from it.
     #[serde(default)]
-    pub api_groups: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
     /// Objects Kubeflow's own objects refer to by name.
     #[serde(default)]
-    pub needs: Vec<Need>,
+    pub(crate) needs: Vec<Need>,
 }
 
 /// An object a provided dependency must have on the cluster.
@@ -43,24 +43,24 @@ pub struct Dependency {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Need {
     #[serde(default = "core_v1")]
-    pub api_version: String,
-    pub kind: String,
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
     #[serde(default)]
-    pub namespace: Option<String>,
-    pub name: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: String,
     /// What else must hold of it.
     #[serde(default)]
-    pub ready: Option<Readiness>,
+    pub(crate) ready: Option<Readiness>,
     #[serde(default)]
-    pub contains: Option<Contains>,
+    pub(crate) contains: Option<Contains>,
     /// Checked only when this component is installed too.
     #[serde(default)]
-    pub when: Option<String>,
+    pub(crate) when: Option<String>,
     /// What Kubeflow uses it for, said when it is missing.
-    pub why: String,
+    pub(crate) why: String,
     /// How to make it, said when it is missing.
     #[serde(default)]
-    pub create: Option<String>,
+    pub(crate) create: Option<String>,
 }
 
 fn core_v1() -> String {
@@ -79,8 +79,8 @@ pub enum Readiness {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Contains {
-    pub field: String,
-    pub text: String,
+    pub(crate) field: String,
+    pub(crate) text: String,
 }
 
 impl Need {

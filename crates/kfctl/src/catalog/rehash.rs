@@ -32,7 +32,7 @@ pub(crate) const HASH_LEN: usize = 10;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashedName {
     pub base: String,
-    pub hash: String,
+    pub(crate) hash: String,
 }
 
 impl HashedName {
@@ -57,9 +57,9 @@ impl HashedName {
 /// One rename made by [`rename_changed`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rename {
-    pub namespace: String,
-    pub old: String,
-    pub new: String,
+    pub(crate) namespace: String,
+    pub(crate) old: String,
+    pub(crate) new: String,
 }
 
 /// Rename every object whose content hash changed (`hashed[i]` is what [`HashedName::of`] said

@@ -75,7 +75,6 @@ pub struct Rendered {
     /// The effective values (defaults with the user's layers on top).
     pub values: Value,
     pub defaults: Value,
-    pub schema: Schema,
     pub objects: Vec<RenderedObject>,
     /// Upstream default credentials still in the output (values left them unset).
     pub default_credentials: Vec<&'static Credential>,
@@ -191,7 +190,7 @@ fn folders_present(profile: &Resolved, catalog: &Catalog, manifests_dir: &std::p
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
-    let Prepared { catalog, profile, defaults, effective, schema, objects, .. } = prepare(req)?;
+    let Prepared { catalog, profile, defaults, effective, objects, .. } = prepare(req)?;
     // Each object's parameters depend on the values and on it alone: applied on the pool, in order.
     use rayon::prelude::*;
     let applied: Vec<_> = objects
@@ -215,7 +214,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .into_iter()
         .map(|d| super::provided::Dependency { needs: d.needs_for(&installed).cloned().collect(), ..d.clone() })
         .collect();
-    Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials, provided })
+    Ok(Rendered { profile, values: effective, defaults, objects, default_credentials, provided })
 }
 
 /// Layer the profile's values, the `-f` files and the `--set` expressions.

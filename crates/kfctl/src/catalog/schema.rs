@@ -25,9 +25,9 @@ pub enum SchemaError {
 /// same way), a length limit, and how errors name it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Format {
-    pub pattern: &'static str,
-    pub max_len: usize,
-    pub expected: &'static str,
+    pub(crate) pattern: &'static str,
+    pub(crate) max_len: usize,
+    pub(crate) expected: &'static str,
 }
 
 impl Format {

@@ -70,9 +70,9 @@ impl SetFlag {
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{flag} {expression:?}: {problem}; expected key.path=value (e.g. --set katib.enabled=false)")]
 pub struct SetError {
-    pub flag: &'static str,
-    pub expression: String,
-    pub problem: String,
+    pub(crate) flag: &'static str,
+    pub(crate) expression: String,
+    pub(crate) problem: String,
 }
 
 /// The deepest `a.b.c…` key Helm accepts, and the largest list index.

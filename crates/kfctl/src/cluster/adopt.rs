@@ -103,7 +103,7 @@ pub enum Presence {
 pub struct Found {
     #[serde(flatten)]
     pub object: ObjectRef,
-    pub component: String,
+    pub(crate) component: String,
     pub wave: usize,
     pub presence: Presence,
     /// Fields the render sets whose live value differs.
@@ -138,11 +138,11 @@ impl Survey {
 /// How an adopt runs.
 #[derive(Debug, Clone)]
 pub struct AdoptOptions {
-    pub target: Target,
-    pub meta: InstallMeta,
+    pub(crate) target: Target,
+    pub(crate) meta: InstallMeta,
     pub timeout: Duration,
     pub concurrency: usize,
-    pub backoff: Backoff,
+    pub(crate) backoff: Backoff,
     pub lock_wait: Duration,
 }
 
@@ -169,8 +169,8 @@ pub struct AdoptReport {
     /// Objects whose kubectl managers were removed.
     pub migrated: usize,
     /// Present objects left as they are (an immutable field differs).
-    pub left: Vec<Forced>,
-    pub complete: bool,
+    pub(crate) left: Vec<Forced>,
+    pub(crate) complete: bool,
 }
 
 fn kubectl_managers(live: &Value) -> Vec<String> {

@@ -14,7 +14,7 @@
 //! past the deadline, so a server that accepts connections and never answers fails in bounded
 //! time with `no answer from <server> after 30s` (or, when the deadline cut the wait short,
 //! `..., when the --timeout deadline (5m) came`). A failure that is finally returned names its
-//! request (`GET /version`) in [`ApiFailure::request`] and has every known secret value
+//! request (`GET /version`) in `ApiFailure::request` and has every known secret value
 //! scrubbed from its message (the client's [`Redactor`]). The install engine's own apply loop,
 //! which reports each retry as progress, uses [`ApiClient::without_retries`].
 
@@ -66,23 +66,23 @@ impl ResourcePath {
 /// The result of an apply.
 #[derive(Debug, Clone)]
 pub struct Applied {
-    pub live: Value,
+    pub(crate) live: Value,
     /// The server answered 201: the object did not exist before.
-    pub created: bool,
+    pub(crate) created: bool,
 }
 
 /// How every call of a client retries and how long it may wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallPolicy {
     /// Run the retry table (off for the engine's applies, which retry themselves).
-    pub retries: bool,
-    pub backoff: Backoff,
+    pub(crate) retries: bool,
+    pub(crate) backoff: Backoff,
     /// The longest one attempt waits for an answer.
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// How long after its start a call may begin another attempt.
-    pub call_budget: Duration,
+    pub(crate) call_budget: Duration,
     /// No call goes past this (the install's `--timeout`).
-    pub deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
 }
 
 /// The longest one request waits for an answer.
@@ -118,13 +118,13 @@ impl CallPolicy {
 #[derive(Clone)]
 pub struct ApiClient {
     client: kube::Client,
-    pub server: String,
-    pub policy: CallPolicy,
+    pub(crate) server: String,
+    pub(crate) policy: CallPolicy,
     redactor: Arc<Redactor>,
     /// The run's `--timeout`, when `ApiClient::within` set it (for messages).
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Every DELETE is a server-side dry run (`dryRun=All`): `uninstall --dry-run`.
-    pub dry_run_deletes: bool,
+    pub(crate) dry_run_deletes: bool,
 }
 
 /// A kubeconfig that could not be used: the user's input, so exit 2 whatever the cause.

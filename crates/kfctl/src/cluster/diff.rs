@@ -65,30 +65,30 @@ pub struct DiffEntry {
     pub object: ObjectRef,
     pub action: Action,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub changes: Vec<FieldChange>,
+    pub(crate) changes: Vec<FieldChange>,
     /// Fields another manager owns: plain `install` stops on them, `--force-conflicts` takes them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<Conflict>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     /// The unified YAML diff (Secret values redacted); empty when unchanged.
     #[serde(skip_serializing_if = "String::is_empty")]
-    pub unified: String,
+    pub(crate) unified: String,
 }
 
 /// One changed field (JSON pointer), before and after.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldChange {
-    pub path: String,
-    pub before: Option<Value>,
-    pub after: Option<Value>,
+    pub(crate) path: String,
+    pub(crate) before: Option<Value>,
+    pub(crate) after: Option<Value>,
 }
 
 /// A field another field manager owns, with a different value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Conflict {
-    pub field: String,
-    pub manager: String,
+    pub(crate) field: String,
+    pub(crate) manager: String,
 }
 
 impl From<FieldConflict> for Conflict {

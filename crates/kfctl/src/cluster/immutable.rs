@@ -63,10 +63,10 @@ pub struct Rule {
     pub group_kind: &'static str,
     /// The field as people write it (`spec.selector`).
     pub field: &'static str,
-    pub compare: Compare,
-    pub remedy: Remedy,
+    pub(crate) compare: Compare,
+    pub(crate) remedy: Remedy,
     /// What to do, for [`Remedy::Stop`].
-    pub hint: &'static str,
+    pub(crate) hint: &'static str,
 }
 
 const STATEFULSET_MUTABLE: &[&str] = &[
@@ -142,12 +142,12 @@ pub(crate) const REFUSALS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Forced {
-    pub object: ObjectRef,
+    pub(crate) object: ObjectRef,
     /// The field that forces it (`spec.selector`, `spec.volumeClaimTemplates[0].spec.storageClassName`).
-    pub field: String,
-    pub remedy: Remedy,
+    pub(crate) field: String,
+    pub(crate) remedy: Remedy,
     #[serde(skip_serializing_if = "String::is_empty")]
-    pub hint: String,
+    pub(crate) hint: String,
 }
 
 impl Forced {

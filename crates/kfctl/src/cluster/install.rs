@@ -123,12 +123,12 @@ pub struct InstallReport {
     pub waves_done: usize,
     pub applied: usize,
     pub created: usize,
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     pub elapsed_seconds: f64,
-    pub plan_digest: String,
+    pub(crate) plan_digest: String,
     /// What the record said was installed before this run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<InstallMeta>,
+    pub(crate) from: Option<InstallMeta>,
     /// Objects the previous record listed and the render no longer holds: deleted, or kept.
     #[serde(flatten)]
     pub prune: PruneReport,

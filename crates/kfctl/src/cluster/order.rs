@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 /// A step class: what applying an object of this kind means for ordering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Class {
+pub(crate) enum Class {
     Namespace,
     Crd,
     Config,

@@ -34,10 +34,10 @@ pub enum PlanError {
 pub struct Plan {
     pub waves: Vec<Wave>,
     /// sha256 of the apply bodies in plan order: equal plans apply equal bytes.
-    pub digest: String,
+    pub(crate) digest: String,
     /// `group/Kind` of every CRD in the plan, to its CRD name.
     #[serde(skip)]
-    pub crd_kinds: HashMap<String, String>,
+    pub(crate) crd_kinds: HashMap<String, String>,
 }
 
 /// One wave: applied together, then waited for.
@@ -46,8 +46,8 @@ pub struct Plan {
 pub struct Wave {
     pub index: usize,
     pub name: String,
-    pub class: Class,
-    pub component: Option<String>,
+    pub(crate) class: Class,
+    pub(crate) component: Option<String>,
     /// Conditions checked before the wave is applied.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<String>,
@@ -63,20 +63,17 @@ pub struct PlannedObject {
     #[serde(flatten)]
     pub reference: ObjectRef,
     /// The catalog component the render tagged it with (the record and `status` keep it).
-    pub component: String,
-    /// The foundation whose waves it is applied in (or `platform`).
-    #[serde(skip)]
-    pub foundation: String,
+    pub(crate) component: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waits_for: Option<&'static str>,
+    pub(crate) waits_for: Option<&'static str>,
     /// Services (namespace, name) a webhook configuration calls.
     #[serde(skip)]
-    pub calls: Vec<(String, String)>,
+    pub(crate) calls: Vec<(String, String)>,
     #[serde(skip)]
-    pub rule: Option<Rule>,
+    pub(crate) rule: Option<Rule>,
     /// The body to apply (may hold Secret values: never serialized).
     #[serde(skip)]
-    pub body: Value,
+    pub(crate) body: Value,
 }
 
 impl Plan {
@@ -96,7 +93,7 @@ impl Plan {
             let foundation = order.foundation_of(&object.component, &reference, &object.obj).to_string();
             let key = order.wave_key(class, &foundation);
             let label = if key.phase == 1 { foundation.clone() } else { String::new() };
-            grouped.entry((key, label)).or_default().push(planned(object, reference, class, foundation));
+            grouped.entry((key, label)).or_default().push(planned(object, reference, class));
         }
         let waves: Vec<Wave> = grouped
             .into_iter()
@@ -123,7 +120,7 @@ impl Plan {
     }
 }
 
-fn planned(object: &RenderedObject, reference: ObjectRef, class: Class, foundation: String) -> PlannedObject {
+fn planned(object: &RenderedObject, reference: ObjectRef, class: Class) -> PlannedObject {
     let doc = &object.obj;
     let rule = rule_for(&reference, doc);
     let calls = match class {
@@ -134,7 +131,6 @@ fn planned(object: &RenderedObject, reference: ObjectRef, class: Class, foundati
     PlannedObject {
         reference,
         component: object.component.clone(),
-        foundation,
         waits_for: rule.map(Rule::describe),
         calls,
         rule,

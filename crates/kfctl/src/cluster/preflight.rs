@@ -58,7 +58,7 @@ impl Default for PreflightOptions {
 #[serde(rename_all = "camelCase")]
 pub struct PreflightReport {
     pub server_version: String,
-    pub kind_cluster: bool,
+    pub(crate) kind_cluster: bool,
     pub warnings: Vec<String>,
 }
 

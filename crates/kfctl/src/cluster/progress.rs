@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunClock {
     /// Since the run started.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// Until the run's `--timeout` deadline; `None` for a run without one.
-    pub left: Option<Duration>,
+    pub(crate) left: Option<Duration>,
 }
 
 impl RunClock {
@@ -33,8 +33,8 @@ impl RunClock {
 /// An object still pending, with the last thing known about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
-    pub object: ObjectRef,
-    pub message: String,
+    pub(crate) object: ObjectRef,
+    pub(crate) message: String,
 }
 
 /// What the engine reports.
@@ -147,7 +147,7 @@ impl<W: Write> Progress for LineProgress<W> {
 #[derive(Debug, Default)]
 pub struct RecordingProgress {
     pub lines: Vec<String>,
-    pub applied: Vec<ObjectRef>,
+    pub(crate) applied: Vec<ObjectRef>,
 }
 
 impl Progress for RecordingProgress {

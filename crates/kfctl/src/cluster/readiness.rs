@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// What an object is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
+pub(crate) enum Rule {
     NamespaceActive,
     CrdEstablished,
     DeploymentAvailable,

@@ -52,11 +52,11 @@ pub struct InstallMeta {
 pub struct InstallRecord {
     #[serde(flatten)]
     pub meta: InstallMeta,
-    pub plan_digest: String,
-    pub waves_total: usize,
+    pub(crate) plan_digest: String,
+    pub(crate) waves_total: usize,
     /// The last wave completed (0: none); `waves_total` means the install finished.
-    pub waves_done: usize,
-    pub last_wave: String,
+    pub(crate) waves_done: usize,
+    pub(crate) last_wave: String,
     pub inventory: Vec<InventoryEntry>,
     /// Guarded objects (CRDs, PVCs, Namespaces) a later render dropped: kept, not part of the
     /// install any more, still deleted by `uninstall --purge`.
@@ -68,7 +68,7 @@ pub struct InstallRecord {
     /// Entries whose digest did not match when the record was read (added or changed by hand):
     /// left out of `inventory` and `kept`, reported, never acted on, not written back.
     #[serde(skip)]
-    pub hand_edited: Vec<InventoryEntry>,
+    pub(crate) hand_edited: Vec<InventoryEntry>,
 }
 
 /// The outcome of a run: what `status` needs to tell a failed or partial run from a healthy one.
@@ -84,7 +84,7 @@ pub struct LastRun {
     pub error: Option<String>,
     /// When this outcome was first recorded (RFC 3339); an identical outcome later keeps it, so
     /// an unchanged re-run writes nothing.
-    pub at: String,
+    pub(crate) at: String,
 }
 
 /// One applied object.
@@ -96,7 +96,7 @@ pub struct InventoryEntry {
     /// The catalog component the render tagged it with (`UNKNOWN_COMPONENT` in older records).
     #[serde(default = "unknown_component")]
     pub component: String,
-    pub wave: usize,
+    pub(crate) wave: usize,
     /// Whether kfctl-rs created the object (false: it existed before the install).
     pub created: bool,
     /// The object's UID when kfctl-rs last applied it (absent in older records): a live object
@@ -268,7 +268,7 @@ impl InstallRecord {
     }
 
     /// Read the record from its ConfigMap; entries of a sealed record whose digest does not
-    /// match go to [`InstallRecord::hand_edited`].
+    /// match go to `InstallRecord::hand_edited`.
     pub fn from_configmap(configmap: &Value) -> Result<Self, RecordError> {
         let text = configmap
             .pointer(&format!("/data/{RECORD_KEY}"))

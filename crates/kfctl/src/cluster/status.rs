@@ -25,7 +25,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
-    pub server: String,
+    pub(crate) server: String,
     pub record: InstallRecord,
     pub components: Vec<ComponentStatus>,
     /// The install finished, its last run succeeded and every checked object is ready.
@@ -40,16 +40,16 @@ pub struct StatusReport {
 #[serde(rename_all = "camelCase")]
 pub struct ComponentStatus {
     pub name: String,
-    pub objects: usize,
-    pub ready: usize,
+    pub(crate) objects: usize,
+    pub(crate) ready: usize,
     pub pending: Vec<PendingObject>,
 }
 
 /// A pending object, for reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct PendingObject {
-    pub object: String,
-    pub message: String,
+    pub(crate) object: String,
+    pub(crate) message: String,
 }
 
 impl From<Pending> for PendingObject {

@@ -20,11 +20,11 @@ pub struct Unlocked {
     pub holder: String,
     pub host: String,
     /// `acquireTime`, as stored.
-    pub acquired: String,
+    pub(crate) acquired: String,
     /// `renewTime`, as stored.
-    pub renewed: String,
+    pub(crate) renewed: String,
     /// Seconds since it was acquired (`None` when unreadable).
-    pub held_seconds: Option<i64>,
+    pub(crate) held_seconds: Option<i64>,
     /// Seconds since it was last renewed (`None` when unreadable).
     pub renewed_seconds_ago: Option<i64>,
     /// Whether it had expired already (its run stopped renewing it).

@@ -104,7 +104,7 @@ pub struct PlannedChange {
     #[serde(flatten)]
     pub object: ObjectRef,
     pub wave: usize,
-    pub component: String,
+    pub(crate) component: String,
     pub change: Change,
     /// Why a replace or a stop: the field and what happens (`roleRef is immutable: ...`).
     #[serde(skip_serializing_if = "Option::is_none")]

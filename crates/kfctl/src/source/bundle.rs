@@ -37,9 +37,9 @@ pub(crate) const FORMAT: &str = "kfctl-rs-bundle/v1";
 /// `bundle.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleManifest {
-    pub format: String,
-    pub created_by: String,
-    pub release: Option<BundleRelease>,
+    pub(crate) format: String,
+    pub(crate) created_by: String,
+    pub(crate) release: Option<BundleRelease>,
     /// sha256 tree digest of `manifests/`.
     pub manifests_sha256: String,
     pub remotes: Vec<BundleRemote>,
@@ -47,8 +47,8 @@ pub struct BundleManifest {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleRelease {
-    pub version: String,
-    pub commit: String,
+    pub(crate) version: String,
+    pub(crate) commit: String,
 }
 
 /// One remote unit in `remote/`.
@@ -56,10 +56,10 @@ pub struct BundleRelease {
 pub struct BundleRemote {
     /// The mirror key, e.g. `git/github.com/kubernetes-sigs/lws@v0.7.0`.
     pub key: String,
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     pub sha256: String,
     /// The references that need it.
-    pub urls: Vec<String>,
+    pub(crate) urls: Vec<String>,
 }
 
 /// What goes into a bundle.

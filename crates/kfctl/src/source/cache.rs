@@ -33,7 +33,7 @@ pub(crate) const DIGEST_FILE: &str = "digests.json";
 /// Whether a cache entry is a folder or a single file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub(crate) enum Kind {
     Tree,
     File,
 }
@@ -41,10 +41,10 @@ pub enum Kind {
 /// One recorded cache entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
-    pub kind: Kind,
-    pub sha256: String,
+    pub(crate) kind: Kind,
+    pub(crate) sha256: String,
     /// Where it came from: a URL, a local path, or `bundle <file>`.
-    pub origin: String,
+    pub(crate) origin: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

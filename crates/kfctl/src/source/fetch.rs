@@ -112,7 +112,7 @@ impl FetchOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Downloaded {
     pub bytes: u64,
-    pub sha256: String,
+    pub(crate) sha256: String,
 }
 
 /// Downloads over HTTPS with the policy above. Cheap to create: the client is built on first use.

@@ -34,12 +34,12 @@ pub struct Release {
     /// The newest supported Kubernetes minor version; `None` means "and newer".
     pub max_kubernetes: Option<(u64, u64)>,
     /// The remote references the release's kustomizations name.
-    pub remote_bases: &'static [&'static str],
+    pub(crate) remote_bases: &'static [&'static str],
     /// The release digest ([`release_digest`]) of its tree, when measured.
-    pub digest: Option<&'static str>,
+    pub(crate) digest: Option<&'static str>,
     /// Upstream's notes on upgrading to this release that no render can express (data to
     /// migrate by hand), printed by `upgrade --plan` and kept in the install record.
-    pub upgrade_notes: &'static [&'static str],
+    pub(crate) upgrade_notes: &'static [&'static str],
 }
 
 #[derive(Deserialize)]

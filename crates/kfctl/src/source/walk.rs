@@ -22,7 +22,6 @@ use std::path::{Component, Path, PathBuf};
 /// A remote entry found in a kustomization file.
 #[derive(Debug, Clone)]
 pub struct Found {
-    pub kustomization: PathBuf,
     pub reference: RemoteRef,
 }
 
@@ -31,28 +30,28 @@ pub struct Found {
 pub struct Scan {
     pub found: Vec<Found>,
     /// Files and folders reached by following local entries (remote walks only).
-    pub visited: Vec<PathBuf>,
-    pub warnings: Vec<String>,
+    pub(crate) visited: Vec<PathBuf>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// One remote unit (a repository at a ref, or a plain file) and what uses it.
 #[derive(Debug, Clone)]
 pub struct RemoteUnit {
     /// A reference whose [`RemoteRef::repo_root`] (or itself, for files) is the unit.
-    pub unit: RemoteRef,
+    pub(crate) unit: RemoteRef,
     /// The repository root folder or the file, as resolved.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// Every URL that needed this unit.
-    pub urls: BTreeSet<String>,
+    pub(crate) urls: BTreeSet<String>,
     /// Top-level folders of a repository that kustomizations reached (empty for files).
-    pub top_folders: BTreeSet<String>,
+    pub(crate) top_folders: BTreeSet<String>,
 }
 
 /// Every remote unit a manifests tree needs, keyed by [`MirrorLayout::mirror_key`].
 #[derive(Debug, Default)]
 pub struct Closure {
     pub units: BTreeMap<String, RemoteUnit>,
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The remote entries of every kustomization file under `root`.
@@ -162,7 +161,7 @@ fn read_entries(file: &Path, scan: &mut Scan, mut local: impl FnMut(&str)) {
             continue;
         }
         match RemoteRef::parse(entry) {
-            Ok(reference) => scan.found.push(Found { kustomization: file.to_path_buf(), reference }),
+            Ok(reference) => scan.found.push(Found { reference }),
             Err(e) => scan.warnings.push(format!("{}: {e}", file.display())),
         }
     }

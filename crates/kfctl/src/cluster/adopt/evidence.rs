@@ -17,11 +17,11 @@ const VERSION_LABEL: &str = "app.kubernetes.io/version";
 /// One object whose live release marks differ from the render's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mismatch {
-    pub object: ObjectRef,
+    pub(crate) object: ObjectRef,
     /// `image ml-pipeline` or `label app.kubernetes.io/version`.
-    pub what: String,
-    pub live: String,
-    pub rendered: String,
+    pub(crate) what: String,
+    pub(crate) live: String,
+    pub(crate) rendered: String,
 }
 
 /// What the release marks say.
@@ -33,7 +33,7 @@ pub struct ReleaseEvidence {
     pub mismatches: Vec<Mismatch>,
     /// The tag the mismatched live objects use most.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub likely: Option<String>,
+    pub(crate) likely: Option<String>,
 }
 
 impl ReleaseEvidence {

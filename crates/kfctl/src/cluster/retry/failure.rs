@@ -16,26 +16,26 @@ pub struct ApiFailure {
     /// HTTP status; `None` when no response arrived (connection refused, dropped, timed out).
     pub status: Option<u16>,
     /// The Kubernetes `Status.reason`, kfctl's own [`Reason::NoKindMatch`], or the transport kind.
-    pub reason: Reason,
+    pub(crate) reason: Reason,
     pub message: String,
     /// From the `Retry-After` header, or `Status.details.retryAfterSeconds`.
-    pub retry_after: Option<Duration>,
+    pub(crate) retry_after: Option<Duration>,
     /// Field conflicts of a server-side apply (`details.causes` of type `FieldManagerConflict`).
-    pub conflicts: Vec<FieldConflict>,
+    pub(crate) conflicts: Vec<FieldConflict>,
     /// `Status.details`: which object the server means; empty when it sent none.
-    pub details: StatusDetails,
+    pub(crate) details: StatusDetails,
     /// The request that failed (`GET /version`); set by `cluster::api` when it gives up.
-    pub request: String,
+    pub(crate) request: String,
     /// The run's `--timeout` ended the call: an attempt cut short by the deadline, or no time
     /// left for another attempt (set by `cluster::api`).
-    pub out_of_time: bool,
+    pub(crate) out_of_time: bool,
 }
 
 /// A field another manager owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldConflict {
-    pub field: String,
-    pub manager: String,
+    pub(crate) field: String,
+    pub(crate) manager: String,
 }
 
 /// `Status.details`: the object a failure is about. A missing object's 404 names it; the 404
@@ -43,10 +43,10 @@ pub struct FieldConflict {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatusDetails {
     /// API group, empty for the core group.
-    pub group: String,
+    pub(crate) group: String,
     /// The resource, plural (`deployments`): the API server puts it in the field named `kind`.
-    pub kind: String,
-    pub name: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
 }
 
 impl StatusDetails {
