@@ -17,7 +17,9 @@ use std::time::Duration;
 /// Exponential backoff: `initial`, doubled per attempt, capped at `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
+    /// The delay before the first retry.
     pub initial: Duration,
+    /// The longest delay.
     pub max: Duration,
 }
 

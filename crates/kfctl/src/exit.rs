@@ -22,13 +22,21 @@ use kfctl_yaml::YamlError;
 /// The process exit code of a finished command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
+    /// Success (`compare`: equal; `diff`: no change).
     Success = 0,
+    /// The operation failed (`compare`, `diff`: differences).
     Failure = 1,
+    /// A bad flag, value or input.
     Usage = 2,
+    /// Upstream could not be fetched, verified or found.
     Source = 3,
+    /// A refusal for safety (load restriction, hostile archive, digest mismatch).
     Security = 4,
+    /// The API server refused or could not be reached.
     Cluster = 5,
+    /// Objects did not become ready in time, or no answer by the deadline.
     Timeout = 6,
+    /// Interrupted.
     Interrupted = 130,
 }
 
@@ -70,6 +78,7 @@ impl From<Code> for std::process::ExitCode {
 
 /// An error that knows the exit code it ends the process with.
 pub trait ExitStatus {
+    /// The code this error ends the process with.
     fn exit_code(&self) -> Code;
 }
 

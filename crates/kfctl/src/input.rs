@@ -15,15 +15,37 @@ pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 /// A user's input file that could not be read or is too large.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
+    /// The file is larger than the limit.
     #[error(
         "{path}: {what} is larger than the {} MiB limit; pass a smaller file (split it into several -f files)",
         limit / (1024 * 1024)
     )]
-    TooLarge { path: String, what: String, limit: u64 },
+    TooLarge {
+        /// The file, as given.
+        path: String,
+        /// What it was read as (e.g. `values file`).
+        what: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The file cannot be read.
     #[error("{path}: cannot read {what}: {message}; check the path and its permissions")]
-    Unreadable { path: String, what: String, message: String },
+    Unreadable {
+        /// The file, as given.
+        path: String,
+        /// What it was read as.
+        what: String,
+        /// The read error.
+        message: String,
+    },
+    /// The file is not UTF-8 text.
     #[error("{path}: {what} is not UTF-8 text; expected a YAML file")]
-    NotText { path: String, what: String },
+    NotText {
+        /// The file, as given.
+        path: String,
+        /// What it was read as.
+        what: String,
+    },
 }
 
 /// Read `path` as text, refusing it past `limit` bytes without reading further. `what`

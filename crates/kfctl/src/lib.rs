@@ -20,7 +20,7 @@
 //! cluster code talks to the API only through `kube`; its tests use the `kfctl-testapi` test
 //! double, a dev-dependency that never ships.
 
-#![deny(unreachable_pub)]
+#![deny(missing_docs, unreachable_pub)]
 
 pub(crate) mod backoff;
 pub mod catalog;

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {message}", path.display())]
 pub struct StageError {
+    /// The path it failed on.
     pub path: PathBuf,
+    /// What went wrong.
     pub message: String,
 }
 
@@ -50,6 +52,7 @@ impl Staging {
         Ok(Staging { guard: Guard::File(file.into_temp_path()) })
     }
 
+    /// The staged file or folder's path.
     pub fn path(&self) -> &Path {
         match &self.guard {
             Guard::Dir(dir) => dir.path(),

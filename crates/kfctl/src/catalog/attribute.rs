@@ -26,7 +26,9 @@ use std::sync::Arc;
 /// One `resources:` or `components:` entry of an `example/` and the (component, variant) it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attributed {
+    /// The entry as written.
     pub entry: String,
+    /// The (component, variant) it is, when one matches.
     pub component: Option<(String, String)>,
     /// How it was found (`None` with no component).
     pub how: Option<How>,
@@ -57,6 +59,7 @@ impl std::fmt::Display for How {
 #[derive(Debug, Clone)]
 pub struct ExampleAttribution {
     pub(crate) kustomization: Kustomization,
+    /// The `resources:` entries, attributed.
     pub resources: Vec<Attributed>,
     pub(crate) components: Vec<Attributed>,
 }

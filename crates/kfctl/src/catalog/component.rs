@@ -28,12 +28,14 @@ use serde::Deserialize;
 #[derive(Debug, Clone)]
 pub struct ComponentDef {
     pub(crate) name: String,
+    /// One line saying what the component is.
     pub description: String,
     /// Variant name → upstream kustomization folders (relative to the manifests root). The
     /// first variant is the default.
     pub(crate) variants: IndexMap<String, Vec<String>>,
     /// kustomize Components to add at the top level when this component is enabled.
     pub(crate) kustomize_components: Vec<String>,
+    /// Components it needs (dependencies must be in the selection too).
     pub dependencies: Vec<String>,
     /// Variant → components it stands in for (it brings their objects itself): with that
     /// variant, those components are left out and dependencies on them count as met.
@@ -206,6 +208,8 @@ impl ComponentDef {
         self.variants.keys().next().map(String::as_str).unwrap_or("default")
     }
 
+    /// The upstream kustomization folders of `variant`; [`CatalogError::UnknownVariant`] when it
+    /// has no such variant.
     pub fn paths(&self, variant: &str) -> Result<&[String], CatalogError> {
         self.variants.get(variant).map(Vec::as_slice).ok_or_else(|| CatalogError::UnknownVariant {
             component: self.name.clone(),
@@ -232,6 +236,7 @@ struct CatalogFile {
 /// All components, in catalog order.
 #[derive(Debug, Clone)]
 pub struct Catalog {
+    /// Every component of the release, by name, in catalog order.
     pub components: IndexMap<String, ComponentDef>,
     /// The release whose layout this is (`None`: the newest, every component as written).
     pub(crate) release: Option<String>,
@@ -319,6 +324,8 @@ impl Catalog {
             .ok_or_else(|| CatalogError::Data { path: "charts/releases.yaml".into(), message: "no release".into() })
     }
 
+    /// The component named `name`; [`CatalogError::NotInRelease`] or
+    /// [`CatalogError::UnknownComponent`] when the release has no such component.
     pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
         if let (Some(def), Some(release)) = (self.absent.get(name), &self.release) {
             return Err(CatalogError::NotInRelease {

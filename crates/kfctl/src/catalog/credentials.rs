@@ -36,7 +36,12 @@ pub enum Encoding {
     /// The field holds the value base64-encoded (`data`).
     Base64,
     /// The field is a text in which `needle` is replaced by `prefix` + value.
-    InText { needle: &'static str, prefix: &'static str },
+    InText {
+        /// The text replaced.
+        needle: &'static str,
+        /// What goes before the value in its place.
+        prefix: &'static str,
+    },
 }
 
 /// One place upstream keeps a well-known default credential.
@@ -142,6 +147,7 @@ impl Credential {
         ObjectId::new(self.kind, self.name).in_namespace(self.namespace).or_hashed()
     }
 
+    /// The value's path in the values, split at dots.
     pub fn value_path(&self) -> Vec<&'static str> {
         self.value.split('.').collect()
     }

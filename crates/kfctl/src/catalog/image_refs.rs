@@ -29,6 +29,7 @@ use std::sync::OnceLock;
 pub struct ImageFile {
     #[serde(default)]
     pub(crate) references: Vec<Location>,
+    /// Fields with image-like text that no workload pulls, allowed by the checks.
     #[serde(default)]
     pub exceptions: Vec<Exception>,
 }
@@ -75,6 +76,7 @@ pub enum Find {
     Hub(HubFind),
 }
 
+/// [`Find::Keys`]: the keys whose string values are references, at any depth.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KeysFind {
@@ -84,6 +86,7 @@ pub struct KeysFind {
     pub(crate) version_key: Option<String>,
 }
 
+/// [`Find::Hub`]: the keys of Istio's `hub`, `tag` and image names.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HubFind {
@@ -96,7 +99,9 @@ pub struct HubFind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Exception {
+    /// `Kind/name` of the object; the name before kustomize's hash suffix.
     pub object: String,
+    /// Path to the field, as in a location.
     pub field: Vec<String>,
     /// Why the token is allowed (the data file requires it; only the tests read it).
     #[cfg_attr(not(test), allow(dead_code, reason = "the data file requires it; only the tests read it"))]

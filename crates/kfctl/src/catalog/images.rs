@@ -96,8 +96,11 @@ pub(crate) fn keys_with_users(images: &[String], users: &BTreeMap<String, String
 /// configuration text, the text's field).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ImageUse {
+    /// The pullable reference.
     pub reference: String,
+    /// The object, as `Kind/namespace/name`.
     pub object: String,
+    /// The field path.
     pub field: String,
 }
 

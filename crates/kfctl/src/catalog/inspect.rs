@@ -21,7 +21,10 @@ pub enum Found {
     /// `example/` entries attributed to it (the catalog's folders are missing).
     ExampleEntries(Vec<String>),
     /// Neither.
-    Nowhere { catalog_paths: Vec<String> },
+    Nowhere {
+        /// The catalog's folders for its default variant, none of them present.
+        catalog_paths: Vec<String>,
+    },
     /// The release lacks it (new later, or removed), with the reason.
     NotInRelease(String),
 }

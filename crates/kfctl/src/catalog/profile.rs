@@ -81,13 +81,18 @@ pub(crate) struct ReleaseChoices {
 /// A profile with `extends` applied and every choice checked against the catalog.
 #[derive(Debug, Clone)]
 pub struct Resolved {
+    /// The profile's name.
     pub name: String,
+    /// One line saying what the profile is for.
     pub description: String,
+    /// The cluster kind it targets: `kind` for a local Kind cluster, `cluster` otherwise (the
+    /// default).
     pub kubernetes: String,
     /// Install may keep upstream's default credentials (inherited through `extends`).
     pub allow_default_credentials: bool,
     /// Enabled components and their variants, in catalog order.
     pub components: Vec<(String, String)>,
+    /// The profile's values (inherited ones under its own).
     pub values: Value,
     /// The profile is upstream's `example/` (see the module docs).
     pub example: bool,

@@ -31,6 +31,7 @@ pub(crate) const HASH_LEN: usize = 10;
 /// A generated object's name, split into its base and kustomize's content hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashedName {
+    /// The name without the hash suffix.
     pub base: String,
     pub(crate) hash: String,
 }

@@ -29,10 +29,15 @@ use std::path::PathBuf;
 /// Which `--set` flag an expression came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetKind {
+    /// `--set`: typed values (numbers, booleans, null).
     Set,
+    /// `--set-string`: every value a string.
     String,
+    /// `--set-json`: values as JSON.
     Json,
+    /// `--set-file`: the value is a file's contents.
     File,
+    /// `--set-literal`: one value, taken verbatim.
     Literal,
 }
 
@@ -56,11 +61,14 @@ impl SetKind {
 /// One `--set`-family flag as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetFlag {
+    /// Which flag it was.
     pub kind: SetKind,
+    /// The expression, as given.
     pub expression: String,
 }
 
 impl SetFlag {
+    /// A flag of `kind` with `expression`.
     pub fn new(kind: SetKind, expression: impl Into<String>) -> SetFlag {
         SetFlag { kind, expression: expression.into() }
     }

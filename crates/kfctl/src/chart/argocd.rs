@@ -94,9 +94,11 @@ pub struct ArgoCdOptions {
     pub repo_url: String,
     /// The exported folder's path inside that repository.
     pub path: String,
+    /// The Git revision the Applications track.
     pub revision: String,
     /// The namespace Argo CD runs in (and the Applications live in).
     pub namespace: String,
+    /// The Argo CD project of the Applications.
     pub project: String,
 }
 

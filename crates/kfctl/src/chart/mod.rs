@@ -53,29 +53,64 @@ pub use argocd::ArgoCdOptions;
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
+    /// An object cannot become a template.
     #[error("{object} (component `{component}`): {source}")]
     Object {
+        /// The object, labelled for messages (or `added objects`).
         object: String,
+        /// Its component.
         component: String,
+        /// What went wrong.
         #[source]
         source: params::PointError,
     },
+    /// An object belongs to no component of the profile, so no chart can hold it.
     #[error(
         "{object}: belongs to no component of the profile, so no chart can hold it (a profile's own `resources` are not exported; apply them beside the chart)"
     )]
-    NoComponent { object: String },
+    NoComponent {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+    },
+    /// The chart name is not a valid Helm chart name.
     #[error(
         "chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)"
     )]
-    BadName { name: String },
+    BadName {
+        /// The name given.
+        name: String,
+    },
+    /// A generated object's hashed name depends on one component's values but another component
+    /// refers to it.
     #[error(
         "{object}: a generated object's hashed name depends on values of component `{component}`, but component `{other}` refers to it, and its chart cannot see those values"
     )]
-    ForeignHashedReference { object: String, component: String, other: String },
+    ForeignHashedReference {
+        /// The generated object.
+        object: String,
+        /// The component whose values its name depends on.
+        component: String,
+        /// The component referring to it.
+        other: String,
+    },
+    /// An embedded chart file template is missing or did not render.
     #[error("chart scaffolding {name}: {message}")]
-    Scaffold { name: String, message: String },
+    Scaffold {
+        /// The template.
+        name: String,
+        /// The template engine's error.
+        message: String,
+    },
+    /// `--component` names a component the profile does not have.
     #[error("--component {name}: not a component of profile `{profile}`; its components: {known}")]
-    NotInProfile { name: String, profile: String, known: String },
+    NotInProfile {
+        /// The component named with `--component`.
+        name: String,
+        /// The profile exported.
+        profile: String,
+        /// Its components, comma-separated.
+        known: String,
+    },
 }
 
 /// What to export besides the render.
@@ -87,6 +122,7 @@ pub struct ExportOptions {
     pub app_version: String,
     /// The command that made the export, for the README (flags after the profile).
     pub export_args: Vec<String>,
+    /// An Argo CD `Application` to write beside the chart, when asked for.
     pub argocd: Option<ArgoCdOptions>,
 }
 

@@ -17,18 +17,37 @@ use std::path::Path;
 /// The line every exported `Chart.yaml` starts with.
 pub(crate) const MARK: &str = "# Written by kfctl-rs";
 
+/// Why writing an export's folder failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
+    /// `--out` exists and is not a folder.
     #[error("--out {path}: exists and is not a folder; choose a new path")]
-    NotAFolder { path: String },
+    NotAFolder {
+        /// The `--out` path.
+        path: String,
+    },
+    /// `--out` is a folder that is not empty, and `--force` was not passed.
     #[error("--out {path}: exists and is not empty; choose a new folder, or pass --force to replace an earlier export")]
-    NotEmpty { path: String },
+    NotEmpty {
+        /// The `--out` path.
+        path: String,
+    },
+    /// `--force` was passed but `--out` is not an earlier kfctl-rs export.
     #[error(
         "security: --out {path}: not empty and not a kfctl-rs export (no Chart.yaml written by kfctl-rs); --force only replaces earlier exports, remove the folder yourself if you mean it"
     )]
-    NotAnExport { path: String },
+    NotAnExport {
+        /// The `--out` path.
+        path: String,
+    },
+    /// Writing the export failed.
     #[error("--out {path}: cannot write: {message}; choose a writable location")]
-    Io { path: String, message: String },
+    Io {
+        /// The `--out` path.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
 }
 
 /// Write `files` (relative path → contents) as the folder `out`.

@@ -62,16 +62,34 @@ pub(crate) const MIGRATED: &[(&str, &str)] =
 /// Refusals of `adopt`; nothing is written.
 #[derive(Debug, thiserror::Error)]
 pub enum AdoptError {
+    /// The cluster already has an install record.
     #[error(
         "adopt: {server} already has a kfctl-rs install record ({version}, profile {profile}); nothing was written; \
          use `kfctl-rs upgrade` to move it to another version"
     )]
-    Recorded { server: String, version: String, profile: String },
+    Recorded {
+        /// The API server's address.
+        server: String,
+        /// The recorded release.
+        version: String,
+        /// The recorded profile.
+        profile: String,
+    },
+    /// No object of the release exists on the cluster.
     #[error(
         "adopt: none of the {objects} objects of {version} exists on {server}; nothing was written; there is \
          nothing to adopt, use `kfctl-rs install` for a first install"
     )]
-    NothingPresent { server: String, version: String, objects: usize },
+    NothingPresent {
+        /// The API server's address.
+        server: String,
+        /// The release to adopt.
+        version: String,
+        /// How many objects it has.
+        objects: usize,
+    },
+    /// The cluster plainly runs another release: many of the objects compared show other image tags
+    /// or version labels.
     #[error(
         "adopt: {server} plainly holds another release than {version}: {mismatched} of {compared} objects compared \
          run other image tags or version labels{}, e.g. {example}; nothing was written; adopt the release that \
@@ -79,11 +97,17 @@ pub enum AdoptError {
         likely.as_ref().map(|t| format!(" (most often {t})")).unwrap_or_default()
     )]
     OtherRelease {
+        /// The API server's address.
         server: String,
+        /// The release to adopt.
         version: String,
+        /// How many objects were compared.
         compared: usize,
+        /// How many of them differ.
         mismatched: usize,
+        /// The release the differences point to most often, when one does.
         likely: Option<String>,
+        /// One differing object, as an example.
         example: String,
     },
 }
@@ -92,8 +116,11 @@ pub enum AdoptError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Presence {
+    /// The object exists and matches the render.
     Present,
+    /// The object exists with fields that differ from the render.
     Differing,
+    /// The object does not exist.
     Missing,
 }
 
@@ -101,10 +128,13 @@ pub enum Presence {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Found {
+    /// The planned object looked for.
     #[serde(flatten)]
     pub object: ObjectRef,
     pub(crate) component: String,
+    /// The wave it is applied in.
     pub wave: usize,
+    /// Whether it exists, and how it compares.
     pub presence: Presence,
     /// Fields the render sets whose live value differs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -123,13 +153,18 @@ pub struct Found {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Survey {
+    /// The API server's address.
     pub server: String,
+    /// The release to adopt.
     pub version: String,
+    /// Every planned object, as found.
     pub objects: Vec<Found>,
+    /// What tells the installed release from others (image tags, version labels).
     pub evidence: ReleaseEvidence,
 }
 
 impl Survey {
+    /// How many objects have this presence.
     pub fn count(&self, presence: Presence) -> usize {
         self.objects.iter().filter(|f| f.presence == presence).count()
     }
@@ -140,13 +175,18 @@ impl Survey {
 pub struct AdoptOptions {
     pub(crate) target: Target,
     pub(crate) meta: InstallMeta,
+    /// The deadline of the whole survey and adopt, from its start.
     pub timeout: Duration,
+    /// Objects read or written at once.
     pub concurrency: usize,
     pub(crate) backoff: Backoff,
+    /// How long to wait for another run's lease.
     pub lock_wait: Duration,
 }
 
 impl AdoptOptions {
+    /// Options for adopting `meta`'s release on `target`, with the defaults (10 minutes, 16 at
+    /// once, 2 minutes for the lease).
     pub fn new(target: Target, meta: InstallMeta) -> Self {
         AdoptOptions {
             target,
@@ -163,8 +203,11 @@ impl AdoptOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AdoptReport {
+    /// The API server's address.
     pub server: String,
+    /// How many present objects were taken over.
     pub adopted: usize,
+    /// How many planned objects the survey found missing.
     pub missing: usize,
     /// Objects whose kubectl managers were removed.
     pub migrated: usize,

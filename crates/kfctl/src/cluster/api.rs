@@ -35,16 +35,22 @@ pub(crate) const FIELD_MANAGER: &str = "kfctl-rs";
 /// Which cluster to talk to.
 #[derive(Debug, Clone, Default)]
 pub struct Target {
+    /// The kubeconfig file (`None`: `KUBECONFIG` or `~/.kube/config`).
     pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (`None`: its current context).
     pub context: Option<String>,
 }
 
 /// Where a kind's objects live on the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourcePath {
+    /// The API group (empty for the core group).
     pub group: String,
+    /// The API version.
     pub version: String,
+    /// The resource's plural name.
     pub plural: String,
+    /// Whether its objects live in namespaces.
     pub namespaced: bool,
 }
 
@@ -130,12 +136,24 @@ pub struct ApiClient {
 /// A kubeconfig that could not be used: the user's input, so exit 2 whatever the cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// The kubeconfig could not be loaded.
     #[error("{origin}: cannot load kubeconfig: {message}; pass --kubeconfig FILE or set KUBECONFIG")]
-    Load { origin: String, message: String },
+    Load {
+        /// Where it was looked for.
+        origin: String,
+        /// Why it could not be loaded.
+        message: String,
+    },
+    /// The kubeconfig's server is not an `http://` or `https://` URL.
     #[error(
         "{origin}: the cluster's server {server:?} is not an http:// or https:// URL; fix the server address in the kubeconfig"
     )]
-    Scheme { origin: String, server: String },
+    Scheme {
+        /// Where the kubeconfig came from.
+        origin: String,
+        /// The server address it names.
+        server: String,
+    },
 }
 
 impl ApiClient {

@@ -47,8 +47,11 @@ const REDACTED_CHANGED: &str = "<redacted, changed>";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
+    /// The object does not exist: install creates it.
     Create,
+    /// The object exists and install changes it.
     Change,
+    /// The object exists as rendered.
     Unchanged,
     /// The server cannot judge it and no planned CRD defines its kind.
     Unknown,
@@ -61,8 +64,10 @@ pub enum Action {
 /// One object's diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffEntry {
+    /// The planned object compared.
     #[serde(flatten)]
     pub object: ObjectRef,
+    /// What install would do to it.
     pub action: Action,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) changes: Vec<FieldChange>,

@@ -60,17 +60,33 @@ impl Default for LeaseTiming {
 /// Lease errors.
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
+    /// Another run holds the lease.
     #[error(
         "lease {RECORD_NAMESPACE}/{LEASE_NAME}: held by {holder} since {since} (last renewed {renewed}, expires \
          {expires} unless renewed); another kfctl-rs run is changing this cluster; wait for it to finish, or, if it \
          crashed, for the lease to expire, or run `kfctl-rs unlock` to free it now"
     )]
-    Held { holder: String, since: String, renewed: String, expires: String },
+    Held {
+        /// The run holding it.
+        holder: String,
+        /// When it took it.
+        since: String,
+        /// When it last renewed it.
+        renewed: String,
+        /// When it expires unless renewed.
+        expires: String,
+    },
+    /// This run lost its lease while it worked.
     #[error(
         "lease {RECORD_NAMESPACE}/{LEASE_NAME}: this run ({holder}) lost it while it worked ({by}); another run may \
          have changed the cluster at the same time; check `kfctl-rs status` and re-run"
     )]
-    Lost { holder: String, by: String },
+    Lost {
+        /// This run.
+        holder: String,
+        /// How it was lost (e.g. `taken over by <holder>`).
+        by: String,
+    },
 }
 
 pub(crate) fn leases() -> ResourcePath {
@@ -85,6 +101,7 @@ pub(crate) fn leases() -> ResourcePath {
 /// A held lease, renewed in the background; [`Lease::release`] gives it back.
 pub struct Lease {
     api: ApiClient,
+    /// This run's identity as the lease records it (operation, host, process id).
     pub holder: String,
     renewal: tokio::task::JoinHandle<()>,
     /// Set by the renewal task when the lease stopped being ours: by whom.

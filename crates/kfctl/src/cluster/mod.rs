@@ -71,62 +71,127 @@ use retry::ApiFailure;
 /// Everything that can stop a cluster operation.
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
+    /// No client could be built from the kubeconfig.
     #[error(transparent)]
     Connect(#[from] api::ConnectError),
+    /// The API server does not answer at its address.
     #[error(
         "{server}: API server unreachable{}: {failure}; check the kubeconfig's server address and that the cluster is running",
         while_doing(failure)
     )]
-    Unreachable { server: String, failure: Box<ApiFailure> },
+    Unreachable {
+        /// The API server's address.
+        server: String,
+        /// The last failure.
+        failure: Box<ApiFailure>,
+    },
+    /// The rendered objects do not make a plan (an incomplete or duplicate object, a catalog
+    /// order error).
     #[error("rendered objects: {0}")]
     Plan(#[from] plan::PlanError),
+    /// A preflight check failed; the text says which.
     #[error("preflight: {0}")]
     Preflight(String),
+    /// The rendered objects keep upstream's default credentials and `--allow-default-credentials`
+    /// was not passed.
     #[error(
         "security: profile {profile}: the rendered objects keep upstream's default credentials ({}); \
          set your own in the values, or pass --allow-default-credentials to accept them",
         crate::catalog::credentials::DEFAULT_LOGIN
     )]
-    DefaultCredentials { profile: String },
+    DefaultCredentials {
+        /// The profile rendered.
+        profile: String,
+    },
+    /// The kind profile's default credentials are about to go to a cluster that is not a Kind
+    /// cluster.
     #[error(
         "security: {server}: not a Kind cluster (no node has a kind:// provider id), and the rendered objects keep \
          upstream's default credentials ({}), which the kind profile accepts on Kind only; set your own in the values, \
          or pass --allow-default-credentials to accept them",
         crate::catalog::credentials::DEFAULT_LOGIN
     )]
-    DefaultCredentialsOffKind { server: String },
+    DefaultCredentialsOffKind {
+        /// The API server's address.
+        server: String,
+    },
+    /// The API server refused an apply.
     #[error("{object}: the API server refused it: {failure}")]
-    Refused { object: ObjectRef, failure: Box<ApiFailure> },
+    Refused {
+        /// The object refused.
+        object: ObjectRef,
+        /// The server's answer.
+        failure: Box<ApiFailure>,
+    },
+    /// An apply conflicts with another field manager and `--force-conflicts` was not passed.
     #[error("{object}: {}; another field manager owns {}; re-run with --force-conflicts to take them over", failure.message, describe_conflicts(failure))]
-    Conflict { object: ObjectRef, failure: Box<ApiFailure> },
+    Conflict {
+        /// The object whose apply conflicts.
+        object: ObjectRef,
+        /// The server's answer, with the conflicting fields.
+        failure: Box<ApiFailure>,
+    },
+    /// Objects did not become ready by the deadline.
     #[error("timed out after {seconds:.0}s in wave {wave}; still pending:\n{}", list_pending(pending))]
-    Timeout { wave: String, seconds: f64, pending: Vec<Pending> },
+    Timeout {
+        /// The wave waited on.
+        wave: String,
+        /// How long the install ran.
+        seconds: f64,
+        /// The objects still not ready, each with why.
+        pending: Vec<Pending>,
+    },
+    /// The run was interrupted; the record keeps what was applied.
     #[error(
         "interrupted in wave {wave}; progress recorded in {}/{}, re-run install to resume",
         record::RECORD_NAMESPACE,
         record::RECORD_NAME
     )]
-    Interrupted { wave: String },
+    Interrupted {
+        /// The wave running when it stopped.
+        wave: String,
+    },
+    /// The cluster has no install record.
     #[error(
         "no install record: configmap {}/{} not found; nothing was installed by kfctl-rs on this cluster",
         record::RECORD_NAMESPACE,
         record::RECORD_NAME
     )]
     NoRecord,
+    /// The install record cannot be read or written.
     #[error(transparent)]
     Record(#[from] record::RecordError),
+    /// An API call failed.
     #[error("{what}{}: {failure}", while_doing(failure))]
-    Api { what: String, failure: Box<ApiFailure> },
+    Api {
+        /// What the call was for.
+        what: String,
+        /// The failure.
+        failure: Box<ApiFailure>,
+    },
+    /// The API server gave no answer before the deadline.
     #[error(
         "{server}: no answer in time while {what}{}: {failure}; waited the whole --timeout of {}; check that the API server is up and answering, or raise --timeout",
         while_doing(failure),
         api::seconds(*timeout)
     )]
-    NoAnswer { server: String, what: String, timeout: std::time::Duration, failure: Box<ApiFailure> },
+    NoAnswer {
+        /// The API server's address.
+        server: String,
+        /// What the call was for.
+        what: String,
+        /// The deadline waited.
+        timeout: std::time::Duration,
+        /// The last failure.
+        failure: Box<ApiFailure>,
+    },
+    /// An upgrade refused to go on.
     #[error(transparent)]
     Lifecycle(#[from] upgrade::LifecycleError),
+    /// Another run holds the lease, or the lease was lost.
     #[error(transparent)]
     Lease(#[from] lease::LeaseError),
+    /// `adopt` refused.
     #[error(transparent)]
     Adopt(Box<adopt::AdoptError>),
 }

@@ -22,9 +22,11 @@ use std::fmt;
 #[serde(rename_all = "camelCase")]
 pub struct ObjectRef {
     pub(crate) api_version: String,
+    /// The object's kind.
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) namespace: Option<String>,
+    /// The object's name.
     pub name: String,
 }
 

@@ -21,10 +21,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// A plan that could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    /// An object lacks `apiVersion`, `kind` or `metadata.name`.
     #[error("{0}; every object needs apiVersion, kind and metadata.name")]
     Incomplete(String),
+    /// An object appears twice in the render.
     #[error("{0}: appears twice in the rendered objects; each object must be unique")]
     Duplicate(ObjectRef),
+    /// The catalog's install order data is invalid.
     #[error("catalog: {0}; the install order comes from charts/catalog.yaml, fix it and rebuild")]
     Catalog(String),
 }
@@ -32,6 +35,7 @@ pub enum PlanError {
 /// The whole plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// The waves, in apply order.
     pub waves: Vec<Wave>,
     /// sha256 of the apply bodies in plan order: equal plans apply equal bytes.
     pub(crate) digest: String,
@@ -44,7 +48,10 @@ pub struct Plan {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Wave {
+    /// Its number, from 1.
     pub index: usize,
+    /// Its name: what it applies (`namespaces`, `custom resource definitions`, ...), with the
+    /// component for per-component waves.
     pub name: String,
     pub(crate) class: Class,
     pub(crate) component: Option<String>,
@@ -53,6 +60,7 @@ pub struct Wave {
     pub before: Vec<String>,
     /// What the wave waits for after applying, one line per distinct rule.
     pub waits_for: Vec<String>,
+    /// Its objects, in apply order.
     pub objects: Vec<PlannedObject>,
 }
 
@@ -60,6 +68,7 @@ pub struct Wave {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannedObject {
+    /// Where the object lives.
     #[serde(flatten)]
     pub reference: ObjectRef,
     /// The catalog component the render tagged it with (the record and `status` keep it).

@@ -57,8 +57,10 @@ impl Default for PreflightOptions {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PreflightReport {
+    /// The API server's version.
     pub server_version: String,
     pub(crate) kind_cluster: bool,
+    /// Findings that do not stop the install.
     pub warnings: Vec<String>,
 }
 

@@ -42,36 +42,58 @@ pub struct Pending {
 pub enum Event<'a> {
     /// A preflight finding or hint.
     Notice(&'a str),
+    /// A wave starts applying.
     WaveStarted {
+        /// Its number, from 1.
         index: usize,
+        /// How many waves the plan has.
         total: usize,
+        /// Its name.
         name: &'a str,
+        /// How many objects it applies.
         objects: usize,
     },
+    /// An object was applied.
     Applied {
+        /// The object applied.
         object: &'a ObjectRef,
+        /// Whether the apply created it.
         created: bool,
     },
+    /// An apply failed in a way worth retrying, and will be retried after `delay`.
     Retrying {
+        /// The object whose apply is retried.
         object: &'a ObjectRef,
+        /// The attempt count as the retry loop keeps it (the line prints it plus one).
         attempt: u32,
+        /// How long until the next attempt.
         delay: Duration,
+        /// Why it failed.
         reason: &'a str,
     },
+    /// Objects of the wave are not ready yet.
     Waiting {
+        /// The objects still pending, each with why.
         pending: &'a [Pending],
+        /// How many objects the wave waits for.
         total: usize,
+        /// Where the run stands in time.
         clock: RunClock,
     },
+    /// A wave's objects all became ready.
     WaveDone {
+        /// Its number, from 1.
         index: usize,
+        /// Its name.
         name: &'a str,
+        /// How long the wave took.
         elapsed: Duration,
     },
 }
 
 /// A sink for progress events.
 pub trait Progress {
+    /// Take one event.
     fn event(&mut self, event: &Event<'_>);
 }
 
@@ -119,6 +141,8 @@ pub struct LineProgress<W: Write> {
 }
 
 impl<W: Write> LineProgress<W> {
+    /// Lines to `out`; a waiting line at most every `every` unless the number of pending objects
+    /// changed.
     pub fn new(out: W, every: Duration) -> Self {
         LineProgress { out, every, last_wait: None }
     }
@@ -146,6 +170,7 @@ impl<W: Write> Progress for LineProgress<W> {
 /// Keeps every line (and every applied object) for tests.
 #[derive(Debug, Default)]
 pub struct RecordingProgress {
+    /// Every line, as [`plain_line`] words it.
     pub lines: Vec<String>,
     pub(crate) applied: Vec<ObjectRef>,
 }

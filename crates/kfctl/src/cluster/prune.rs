@@ -40,7 +40,9 @@ pub(crate) fn identity(r: &ObjectRef) -> (String, Option<String>, String) {
 /// One object not deleted, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Kept {
+    /// The object kept.
     pub object: ObjectRef,
+    /// Why it was kept.
     pub reason: String,
 }
 

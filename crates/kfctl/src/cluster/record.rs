@@ -21,8 +21,11 @@ use super::prune::identity;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// The namespace of the install record.
 pub const RECORD_NAMESPACE: &str = "kfctl-system";
+/// The name of the install record's ConfigMap.
 pub const RECORD_NAME: &str = "kfctl-rs-install";
+/// The ConfigMap key that holds the record's JSON.
 pub const RECORD_KEY: &str = "record.json";
 /// Labels on the record (and its namespace), for `kubectl get -l`.
 pub(crate) const RECORD_LABELS: &[(&str, &str)] =
@@ -32,9 +35,13 @@ pub(crate) const RECORD_LABELS: &[(&str, &str)] =
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallMeta {
+    /// The profile rendered.
     pub profile: String,
+    /// The upstream release the objects come from.
     pub upstream_version: String,
+    /// The digest of the upstream tree the objects were rendered from.
     pub upstream_digest: String,
+    /// The digest of the values the objects were rendered with (empty when none were known).
     pub values_digest: String,
     /// Upstream's notes on arriving at this release that a render cannot express (data to
     /// migrate by hand), from the release catalog; kept so `status` and a later reader see them.
@@ -50,6 +57,7 @@ pub struct InstallMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallRecord {
+    /// What was rendered and installed.
     #[serde(flatten)]
     pub meta: InstallMeta,
     pub(crate) plan_digest: String,
@@ -57,6 +65,7 @@ pub struct InstallRecord {
     /// The last wave completed (0: none); `waves_total` means the install finished.
     pub(crate) waves_done: usize,
     pub(crate) last_wave: String,
+    /// Every object of the install, in apply order.
     pub inventory: Vec<InventoryEntry>,
     /// Guarded objects (CRDs, PVCs, Namespaces) a later render dropped: kept, not part of the
     /// install any more, still deleted by `uninstall --purge`.
@@ -77,9 +86,11 @@ pub struct InstallRecord {
 pub struct LastRun {
     /// `install`, `upgrade` or `uninstall`.
     pub operation: String,
+    /// Whether it ended without error.
     pub succeeded: bool,
     /// The stage reached: the wave (or `preflight`, `prune`) it was in when it stopped.
     pub stage: String,
+    /// The error it ended with, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// When this outcome was first recorded (RFC 3339); an identical outcome later keeps it, so
@@ -91,6 +102,7 @@ pub struct LastRun {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InventoryEntry {
+    /// Where the applied object lives.
     #[serde(flatten)]
     pub reference: ObjectRef,
     /// The catalog component the render tagged it with (`UNKNOWN_COMPONENT` in older records).
@@ -128,6 +140,7 @@ fn unknown_component() -> String {
     UNKNOWN_COMPONENT.to_string()
 }
 
+/// The install record cannot be read or is invalid: the text says why.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; kfctl-rs cannot tell what it installed from it: \
@@ -237,6 +250,7 @@ impl InstallRecord {
         }
     }
 
+    /// Whether every wave of the plan was applied.
     pub fn is_complete(&self) -> bool {
         self.waves_total > 0 && self.waves_done >= self.waves_total
     }

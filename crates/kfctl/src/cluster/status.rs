@@ -26,7 +26,9 @@ use std::time::Duration;
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
     pub(crate) server: String,
+    /// The install record.
     pub record: InstallRecord,
+    /// Every recorded component's readiness.
     pub components: Vec<ComponentStatus>,
     /// The install finished, its last run succeeded and every checked object is ready.
     pub healthy: bool,
@@ -39,9 +41,11 @@ pub struct StatusReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ComponentStatus {
+    /// The component's name.
     pub name: String,
     pub(crate) objects: usize,
     pub(crate) ready: usize,
+    /// Its objects that are not ready, each with why.
     pub pending: Vec<PendingObject>,
 }
 

@@ -46,7 +46,9 @@ pub(crate) const CLUSTER_MADE: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UninstallReport {
+    /// Objects deleted.
     pub deleted: Vec<ObjectRef>,
+    /// Objects already gone when their turn came.
     pub already_gone: Vec<ObjectRef>,
     /// Objects kept, each with why.
     pub kept: Vec<Kept>,
@@ -59,14 +61,18 @@ pub struct UninstallReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PurgedCrd {
+    /// The CRD's name.
     pub crd: String,
+    /// How many custom resources of its kind went with it.
     pub custom_resources: usize,
 }
 
 /// How an uninstall behaves.
 #[derive(Debug, Clone)]
 pub struct UninstallOptions {
+    /// Delete CRDs and PVCs too.
     pub purge: bool,
+    /// Objects deleted at once.
     pub concurrency: usize,
     /// How long to wait for deleted Namespaces to go.
     pub timeout: Duration,
@@ -109,8 +115,11 @@ pub(crate) fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preview {
+    /// The API server's address.
     pub server: String,
+    /// How many objects the record holds (the inventory and the kept ones).
     pub objects: usize,
+    /// How many of them are CRDs.
     pub crds: usize,
     /// Custom resources of the recorded CRDs, cluster-wide: lost with `purge`.
     pub custom_resources: usize,

@@ -17,7 +17,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Unlocked {
+    /// The run that held it.
     pub holder: String,
+    /// The host it ran on.
     pub host: String,
     /// `acquireTime`, as stored.
     pub(crate) acquired: String,

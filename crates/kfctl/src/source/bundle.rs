@@ -42,9 +42,11 @@ pub struct BundleManifest {
     pub(crate) release: Option<BundleRelease>,
     /// sha256 tree digest of `manifests/`.
     pub manifests_sha256: String,
+    /// Every remote unit in `remote/`.
     pub remotes: Vec<BundleRemote>,
 }
 
+/// The release a bundle holds, when it holds a known one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleRelease {
     pub(crate) version: String,
@@ -57,6 +59,7 @@ pub struct BundleRemote {
     /// The mirror key, e.g. `git/github.com/kubernetes-sigs/lws@v0.7.0`.
     pub key: String,
     pub(crate) kind: Kind,
+    /// The unit's sha256 digest (a tree digest for a folder, the file's digest for a file).
     pub sha256: String,
     /// The references that need it.
     pub(crate) urls: Vec<String>,
@@ -64,18 +67,26 @@ pub struct BundleRemote {
 
 /// What goes into a bundle.
 pub struct BundleInput<'a> {
+    /// The kubeflow/manifests root to bundle.
     pub manifests_dir: &'a Path,
+    /// Resolves the remote units the tree names.
     pub resolver: &'a dyn RemoteResolver,
+    /// The release the tree is, when known.
     pub release: Option<&'a Release>,
 }
 
 /// What was written.
 #[derive(Debug)]
 pub struct BundleReport {
+    /// The bundle file written.
     pub out: PathBuf,
+    /// Its size in bytes.
     pub bytes: u64,
+    /// Its sha256 digest.
     pub sha256: String,
+    /// The manifest it holds (`bundle.json`).
     pub manifest: BundleManifest,
+    /// Problems found while collecting the remote units, that did not stop the bundle.
     pub warnings: Vec<String>,
 }
 

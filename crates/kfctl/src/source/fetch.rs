@@ -29,9 +29,14 @@ use std::time::Duration;
 
 /// Receives download progress. Every method has a silent default.
 pub trait FetchReporter: Send + Sync {
+    /// A download of `url` started; `total` is its size when the server says it.
     fn started(&self, _url: &str, _total: Option<u64>) {}
+    /// `bytes_so_far` of `url` arrived.
     fn progressed(&self, _url: &str, _bytes_so_far: u64) {}
+    /// A download of `url` failed with `reason` and is retried after `delay` (`attempt`: the
+    /// attempts so far).
     fn retrying(&self, _url: &str, _attempt: u32, _delay: Duration, _reason: &str) {}
+    /// A download of `url` finished: `bytes` long, with this sha256 digest.
     fn finished(&self, _url: &str, _bytes: u64, _sha256: &str) {}
 }
 
@@ -48,14 +53,19 @@ pub struct FetchOptions {
     pub github_base: String,
     /// PEM certificates trusted in addition to the platform's roots (`--ca-file`; tests).
     pub extra_root_ca_pem: Option<Vec<u8>>,
+    /// How long connecting may take.
     pub connect_timeout: Duration,
+    /// How long a read may wait for data.
     pub read_timeout: Duration,
     /// Total attempts per download, the first included.
     pub attempts: u32,
     /// The first retry waits up to this long; each later one up to twice the previous.
     pub backoff: Duration,
+    /// The longest wait between attempts.
     pub max_backoff: Duration,
+    /// The largest download accepted, in bytes.
     pub max_download_bytes: u64,
+    /// Receives download progress.
     pub reporter: Arc<dyn FetchReporter>,
 }
 
@@ -128,6 +138,7 @@ enum Failure {
 }
 
 impl Fetcher {
+    /// A fetcher with `options`; [`SourceError::Security`] when the GitHub base is not https.
     pub fn new(options: FetchOptions) -> Result<Fetcher, SourceError> {
         if !options.github_base.starts_with("https://") {
             return Err(SourceError::Security(format!(

@@ -41,6 +41,7 @@ impl MirrorLayout for RemoteRef {
 /// Resolves through an offline mirror and never touches the network.
 #[derive(Debug, Clone)]
 pub struct MirrorResolver {
+    /// The mirror's root folder.
     pub root: PathBuf,
 }
 

@@ -63,16 +63,47 @@ pub enum SourceError {
     /// A refusal for safety: hostile archive, digest mismatch, plain-http redirect, size cap.
     #[error("security: {0}")]
     Security(String),
+    /// The requested release is not in the release table.
     #[error("release {requested}: unknown version; known versions: {known}")]
-    UnknownVersion { requested: String, known: String },
+    UnknownVersion {
+        /// The version asked for.
+        requested: String,
+        /// The known versions.
+        known: String,
+    },
+    /// A download failed.
     #[error("{url}: {message}")]
-    Fetch { url: String, message: String },
+    Fetch {
+        /// The URL that failed.
+        url: String,
+        /// Why it failed (status, transport error, size cap).
+        message: String,
+    },
+    /// A local file or folder cannot be read or written.
     #[error("{path}: {message}")]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        message: String,
+    },
+    /// Something fetched or read is malformed.
     #[error("{what}: {message}")]
-    Invalid { what: String, message: String },
+    Invalid {
+        /// What it is.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// `--offline` is set and what is needed is not in the cache.
     #[error("{what}: not available offline (--offline is set); fetch it first with `{command}`")]
-    Offline { what: String, command: String },
+    Offline {
+        /// What is needed.
+        what: String,
+        /// The command that fetches it.
+        command: String,
+    },
+    /// A remote kustomize resource could not be resolved.
     #[error(transparent)]
     Remote(#[from] RemoteError),
 }

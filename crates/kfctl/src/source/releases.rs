@@ -127,6 +127,7 @@ pub fn default_kubernetes() -> semver::VersionReq {
     semver::VersionReq::parse(DEFAULT_KUBERNETES).unwrap_or(semver::VersionReq::STAR)
 }
 
+/// Every release of the embedded release table, in the table's order.
 pub fn known() -> &'static [Release] {
     &loaded().releases
 }

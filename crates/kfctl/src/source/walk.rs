@@ -22,12 +22,14 @@ use std::path::{Component, Path, PathBuf};
 /// A remote entry found in a kustomization file.
 #[derive(Debug, Clone)]
 pub struct Found {
+    /// The remote entry, parsed.
     pub reference: RemoteRef,
 }
 
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Scan {
+    /// Every remote entry found, in walk order.
     pub found: Vec<Found>,
     /// Files and folders reached by following local entries (remote walks only).
     pub(crate) visited: Vec<PathBuf>,
@@ -50,6 +52,7 @@ pub struct RemoteUnit {
 /// Every remote unit a manifests tree needs, keyed by [`MirrorLayout::mirror_key`].
 #[derive(Debug, Default)]
 pub struct Closure {
+    /// The units, by mirror key.
     pub units: BTreeMap<String, RemoteUnit>,
     pub(crate) warnings: Vec<String>,
 }

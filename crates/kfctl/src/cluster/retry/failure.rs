@@ -17,6 +17,7 @@ pub struct ApiFailure {
     pub status: Option<u16>,
     /// The Kubernetes `Status.reason`, kfctl's own [`Reason::NoKindMatch`], or the transport kind.
     pub(crate) reason: Reason,
+    /// The server's message, or the transport error's.
     pub message: String,
     /// From the `Retry-After` header, or `Status.details.retryAfterSeconds`.
     pub(crate) retry_after: Option<Duration>,
@@ -80,7 +81,7 @@ macro_rules! reasons {
             /// No `Status` body, or an empty reason (etcd errors passed through, plain-text 5xx).
             #[default]
             Unset,
-            $($wire,)*
+            $(#[doc = concat!("The server's `", stringify!($wire), "` reason.")] $wire,)*
             /// A reason this list does not know, verbatim.
             Other(String),
             /// kfctl's discovery does not serve the kind at that version (kubectl's
