@@ -25,7 +25,7 @@ fn main() {
         files_under(&root.join(folder), &mut files);
     }
     let mut code = String::from(
-        "/// Every embedded data file: (path relative to the repository root, contents).\npub static FILES: &[(&str, &str)] = &[\n",
+        "/// Every embedded data file: (path relative to the repository root, contents).\npub(crate) static FILES: &[(&str, &str)] = &[\n",
     );
     for path in &files {
         let rel = path.strip_prefix(&root).expect("under the root").to_string_lossy().replace('\\', "/");

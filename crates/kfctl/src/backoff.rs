@@ -17,7 +17,9 @@ use std::time::Duration;
 /// Exponential backoff: `initial`, doubled per attempt, capped at `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
+    /// The delay before the first retry.
     pub initial: Duration,
+    /// The longest delay.
     pub max: Duration,
 }
 
@@ -33,18 +35,18 @@ impl Default for Backoff {
 
 impl Backoff {
     /// The delay before retry number `attempt` (0-based) without jitter.
-    pub fn ceiling(&self, attempt: u32) -> Duration {
+    pub(crate) fn ceiling(&self, attempt: u32) -> Duration {
         self.initial.saturating_mul(1u32 << attempt.min(MAX_DOUBLINGS)).min(self.max)
     }
 
     /// The ceiling spread by ±25 %: `unit` in [0, 1) maps to 0.75×…1.25×, never above `max`.
-    pub fn delay(&self, attempt: u32, unit: f64) -> Duration {
+    pub(crate) fn delay(&self, attempt: u32, unit: f64) -> Duration {
         let spread = 0.75 + unit.clamp(0.0, 1.0) * 0.5;
         self.ceiling(attempt).mul_f64(spread).min(self.max)
     }
 
     /// Full jitter: `unit` in [0, 1] maps to a wait in [0, ceiling].
-    pub fn full_jitter(&self, attempt: u32, unit: f64) -> Duration {
+    pub(crate) fn full_jitter(&self, attempt: u32, unit: f64) -> Duration {
         self.ceiling(attempt).mul_f64(unit.clamp(0.0, 1.0))
     }
 }

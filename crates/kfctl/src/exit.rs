@@ -4,7 +4,7 @@
 //! [`ExitStatus::exit_code`] from its variant, never from its message. The binary walks an
 //! error chain with [`code_of`] and takes the first answer.
 //!
-//! The codes and their meanings are one table, [`Code::TABLE`], which `--help` prints and the
+//! The codes and their meanings are one table, `Code::TABLE`, which `--help` prints and the
 //! README's "Exit codes" copies (a test holds them equal).
 
 use crate::catalog::CatalogError;
@@ -22,20 +22,28 @@ use kfctl_yaml::YamlError;
 /// The process exit code of a finished command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
+    /// Success (`compare`: equal; `diff`: no change).
     Success = 0,
+    /// The operation failed (`compare`, `diff`: differences).
     Failure = 1,
+    /// A bad flag, value or input.
     Usage = 2,
+    /// Upstream could not be fetched, verified or found.
     Source = 3,
+    /// A refusal for safety (load restriction, hostile archive, digest mismatch).
     Security = 4,
+    /// The API server refused or could not be reached.
     Cluster = 5,
+    /// Objects did not become ready in time, or no answer by the deadline.
     Timeout = 6,
+    /// Interrupted.
     Interrupted = 130,
 }
 
 impl Code {
     /// Every code with its meaning: the one table the README's "Exit codes", `kfctl-rs
     /// --help` and this module's docs say (a test holds the README to it).
-    pub const TABLE: [(Code, &'static str); 8] = [
+    pub(crate) const TABLE: [(Code, &'static str); 8] = [
         (Code::Success, "success (`compare`: equal; `diff`: no change)"),
         (Code::Failure, "the operation failed (`compare`, `diff`: differences)"),
         (Code::Usage, "usage: a bad flag, value or input"),
@@ -54,7 +62,8 @@ impl Code {
     }
 
     /// The table as the README's Markdown.
-    pub fn markdown_table() -> String {
+    #[cfg(test)]
+    pub(crate) fn markdown_table() -> String {
         let rows: Vec<String> =
             Code::TABLE.iter().map(|(code, meaning)| format!("| {} | {meaning} |", *code as u8)).collect();
         format!("| code | meaning |\n|---|---|\n{}\n", rows.join("\n"))
@@ -69,6 +78,7 @@ impl From<Code> for std::process::ExitCode {
 
 /// An error that knows the exit code it ends the process with.
 pub trait ExitStatus {
+    /// The code this error ends the process with.
     fn exit_code(&self) -> Code;
 }
 

@@ -1,6 +1,6 @@
 //! Files the user names, read with a size limit.
 //!
-//! Values files (`-f`), `--set-file` files and profile files are read through [`read_bounded`]:
+//! Values files (`-f`), `--set-file` files and profile files are read through `read_bounded`:
 //! at most [`MAX_INPUT_BYTES`] (8 MiB), refused past it without reading the rest, so
 //! `-f /dev/zero` or a 300 MB file fails at once and in little memory. The install record
 //! (`record.json` in its ConfigMap) is held to the same limit. The YAML reader's own budgets
@@ -15,20 +15,42 @@ pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 /// A user's input file that could not be read or is too large.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
+    /// The file is larger than the limit.
     #[error(
         "{path}: {what} is larger than the {} MiB limit; pass a smaller file (split it into several -f files)",
         limit / (1024 * 1024)
     )]
-    TooLarge { path: String, what: String, limit: u64 },
+    TooLarge {
+        /// The file, as given.
+        path: String,
+        /// What it was read as (e.g. `values file`).
+        what: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The file cannot be read.
     #[error("{path}: cannot read {what}: {message}; check the path and its permissions")]
-    Unreadable { path: String, what: String, message: String },
+    Unreadable {
+        /// The file, as given.
+        path: String,
+        /// What it was read as.
+        what: String,
+        /// The read error.
+        message: String,
+    },
+    /// The file is not UTF-8 text.
     #[error("{path}: {what} is not UTF-8 text; expected a YAML file")]
-    NotText { path: String, what: String },
+    NotText {
+        /// The file, as given.
+        path: String,
+        /// What it was read as.
+        what: String,
+    },
 }
 
 /// Read `path` as text, refusing it past `limit` bytes without reading further. `what`
 /// names the file in messages (`values file`, `profile file`).
-pub fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<String, InputError> {
+pub(crate) fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<String, InputError> {
     let shown = path.display().to_string();
     let unreadable =
         |e: std::io::Error| InputError::Unreadable { path: shown.clone(), what: what.into(), message: e.to_string() };

@@ -13,18 +13,20 @@
 //! | [`input`]    | the user's input files, read with a size limit ([`input::MAX_INPUT_BYTES`]) |
 //! | [`staging`]  | stage, then rename: how every file and folder is put in place, all or nothing |
 //! | [`exit`]     | exit codes and the error types that decide them |
-//! | [`backoff`]  | exponential backoff with jitter, shared by every retry loop |
+//! | `backoff`  | exponential backoff with jitter, shared by every retry loop |
 //! | [`notice`]   | the best-effort notice's text |
 //!
 //! Below it: `kfctl-yaml` (YAML in and out, compare) and `kfctl-kustomize` (the engine). The
 //! cluster code talks to the API only through `kube`; its tests use the `kfctl-testapi` test
 //! double, a dev-dependency that never ships.
 
-pub mod backoff;
+#![deny(missing_docs, unreachable_pub)]
+
+pub(crate) mod backoff;
 pub mod catalog;
 pub mod chart;
 pub mod cluster;
-pub mod embedded;
+pub(crate) mod embedded;
 pub mod exit;
 pub mod input;
 pub mod notice;

@@ -6,7 +6,7 @@
 //! kustomization and the resolver; checked against every file, probe and real path the build
 //! read, so a changed input is never served stale); values, parameters and output are applied
 //! afresh on every run. The cache lives in `render/` under the kfctl-rs cache folder
-//! (`KFCTL_CACHE_DIR`, ...), holds at most [`MAX_BYTES`] and is removed by
+//! (`KFCTL_CACHE_DIR`, ...), holds at most `MAX_BYTES` and is removed by
 //! `kfctl-rs source clean`. `KFCTL_NO_CACHE=1` turns it off. A cache folder that cannot be
 //! used never fails a render: it is built as if uncached.
 
@@ -16,17 +16,17 @@ use kfctl_kustomize::{BuildOptions, ResMap};
 use std::path::{Path, PathBuf};
 
 /// The most the render cache keeps (least recently used entries go first).
-pub const MAX_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_BYTES: u64 = 256 << 20;
 
 /// The folder of the render cache in a kfctl-rs cache folder.
 pub fn folder(cache_root: &Path) -> PathBuf {
     cache_root.join("render")
 }
 
-pub use crate::source::caches_turned_off as turned_off;
+pub(crate) use crate::source::caches_turned_off as turned_off;
 
 /// The settings, or `None` when the cache is off (`KFCTL_NO_CACHE`) or has no folder.
-pub fn settings() -> Option<CacheSettings> {
+pub(crate) fn settings() -> Option<CacheSettings> {
     if turned_off() {
         return None;
     }

@@ -14,13 +14,15 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {message}", path.display())]
 pub struct StageError {
+    /// The path it failed on.
     pub path: PathBuf,
+    /// What went wrong.
     pub message: String,
 }
 
 impl StageError {
     /// A `map_err` adapter for an I/O error at `path`.
-    pub fn at(path: &Path) -> impl FnOnce(std::io::Error) -> StageError + '_ {
+    pub(crate) fn at(path: &Path) -> impl FnOnce(std::io::Error) -> StageError + '_ {
         move |e| StageError { path: path.to_path_buf(), message: e.to_string() }
     }
 }
@@ -45,11 +47,12 @@ impl Staging {
     }
 
     /// A new, empty staging file inside `parent` (created if needed), for the caller to fill.
-    pub fn file(parent: &Path, label: &str) -> Result<Staging, StageError> {
+    pub(crate) fn file(parent: &Path, label: &str) -> Result<Staging, StageError> {
         let file = create(parent, label, 0o666, |b| b.tempfile_in(parent))?;
         Ok(Staging { guard: Guard::File(file.into_temp_path()) })
     }
 
+    /// The staged file or folder's path.
     pub fn path(&self) -> &Path {
         match &self.guard {
             Guard::Dir(dir) => dir.path(),
@@ -57,7 +60,7 @@ impl Staging {
         }
     }
 
-    /// Move the whole staging path to `dest`, replacing what was there (see [`place`]).
+    /// Move the whole staging path to `dest`, replacing what was there (see `place`).
     pub fn place(mut self, dest: &Path) -> Result<(), StageError> {
         place(self.path(), dest)?;
         match &mut self.guard {
@@ -117,7 +120,7 @@ fn create<T>(
 /// Rename `src` to `dest`, replacing an existing `dest` (file or folder) as atomically as the
 /// platform allows: the old one is moved aside first (into a `tempfile` folder beside it,
 /// removed afterwards) and restored if the rename fails.
-pub fn place(src: &Path, dest: &Path) -> Result<(), StageError> {
+pub(crate) fn place(src: &Path, dest: &Path) -> Result<(), StageError> {
     let parent = parent_of(dest)
         .ok_or_else(|| StageError { path: dest.to_path_buf(), message: "has no parent folder".into() })?;
     std::fs::create_dir_all(parent).map_err(StageError::at(parent))?;
@@ -142,7 +145,7 @@ pub fn parent_of(path: &Path) -> Option<&Path> {
 }
 
 /// Remove a file, symlink or folder, ignoring errors (best-effort cleanup).
-pub fn remove_any(path: &Path) {
+pub(crate) fn remove_any(path: &Path) {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => {
             let _ = std::fs::remove_dir_all(path);

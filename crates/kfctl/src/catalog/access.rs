@@ -6,7 +6,7 @@
 //! (`global.gateway`), the ingress Service's type, Dex's static logins and connectors, or an
 //! external OIDC issuer (no Dex rendered). The install's summary prints it, and so do the
 //! exported charts' `NOTES.txt` (in Helm's words for the same facts). The objects it reads are
-//! named once, in [`super::gateway`] and [`super::identity`]; the demo login in
+//! named once, in `super::gateway` and `super::identity`; the demo login in
 //! [`super::credentials`].
 
 use super::credentials::DEFAULT_LOGIN;
@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The local port the port-forward hint uses.
-pub const LOCAL_PORT: u16 = 8080;
+pub(crate) const LOCAL_PORT: u16 = 8080;
 
 /// How to reach the UI and log in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,7 +74,7 @@ fn reach(gateway: &Value, service_type: &str) -> Vec<String> {
 }
 
 /// The facts the charts' `NOTES.txt` says the same steps with (in Helm's words, from values).
-pub fn facts() -> Value {
+pub(crate) fn facts() -> Value {
     serde_json::json!({
         "namespace": INGRESS_NAMESPACE,
         "service": INGRESS_SERVICE.name,

@@ -24,7 +24,7 @@ use kfctl_yaml::compare;
 use serde_json::{Map, Value, json};
 
 /// The file beside the kustomization holding the objects values add.
-pub const ADDED_FILE: &str = "added-by-values.yaml";
+pub(crate) const ADDED_FILE: &str = "added-by-values.yaml";
 
 /// The kustomization (and the file of added objects, if any) whose build is `valued`, given
 /// `base`, the profile's kustomization, whose build is `defaults`.

@@ -26,7 +26,9 @@ use std::sync::Arc;
 /// One `resources:` or `components:` entry of an `example/` and the (component, variant) it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attributed {
+    /// The entry as written.
     pub entry: String,
+    /// The (component, variant) it is, when one matches.
     pub component: Option<(String, String)>,
     /// How it was found (`None` with no component).
     pub how: Option<How>,
@@ -56,14 +58,15 @@ impl std::fmt::Display for How {
 /// A tree's `example/` kustomization, each entry attributed.
 #[derive(Debug, Clone)]
 pub struct ExampleAttribution {
-    pub kustomization: Kustomization,
+    pub(crate) kustomization: Kustomization,
+    /// The `resources:` entries, attributed.
     pub resources: Vec<Attributed>,
-    pub components: Vec<Attributed>,
+    pub(crate) components: Vec<Attributed>,
 }
 
 impl ExampleAttribution {
     /// The entries nothing claimed, `resources:` then `components:`.
-    pub fn unattributed(&self) -> Vec<&str> {
+    pub(crate) fn unattributed(&self) -> Vec<&str> {
         self.resources
             .iter()
             .chain(&self.components)
@@ -73,7 +76,7 @@ impl ExampleAttribution {
     }
 
     /// The attributed components and their variants, in catalog order, each once.
-    pub fn components_in(&self, catalog: &Catalog) -> Vec<(String, String)> {
+    pub(crate) fn components_in(&self, catalog: &Catalog) -> Vec<(String, String)> {
         let found: Vec<&(String, String)> = self.resources.iter().filter_map(|a| a.component.as_ref()).collect();
         catalog
             .components
@@ -142,12 +145,12 @@ fn attribute_entry(catalog: &Catalog, entry: &str, kustomize_component: bool) ->
 }
 
 /// The component of an object nothing could attribute.
-pub const UNKNOWN: &str = "unknown";
+pub(crate) const UNKNOWN: &str = "unknown";
 
 /// Tag each object of a pre-rendered stream with a catalog component, in catalog order:
 /// the first component with a `namePrefixes` entry the object's name starts with; else the
 /// first whose `namespaces` holds the object's namespace (or, for a Namespace, its name);
-/// else [`UNKNOWN`].
+/// else `UNKNOWN`.
 pub fn attribute_prerendered(catalog: &Catalog, objects: Vec<Value>) -> Vec<RenderedObject> {
     objects.into_iter().map(|obj| RenderedObject { component: component_for(catalog, &obj), obj }).collect()
 }

@@ -24,7 +24,7 @@ use std::path::Path;
 
 /// The four keys as written in a profile file (checked and resolved by [`OwnChanges::read`]).
 #[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct RawChanges {
+pub(crate) struct RawChanges {
     #[serde(default)]
     pub resources: Vec<Value>,
     #[serde(default)]
@@ -39,13 +39,13 @@ pub struct RawChanges {
 #[derive(Debug, Clone, Default)]
 pub struct OwnChanges {
     /// Absolute paths (or remote URLs, as written).
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     /// Inline patches (`path` read).
-    pub patches: Vec<Patch>,
-    pub images: Vec<Image>,
-    pub replacements: Vec<ReplacementEntry>,
+    pub(crate) patches: Vec<Patch>,
+    pub(crate) images: Vec<Image>,
+    pub(crate) replacements: Vec<ReplacementEntry>,
     /// Where each patch was written: the profile file and the entry's index in it.
-    pub patch_origins: Vec<(String, usize)>,
+    pub(crate) patch_origins: Vec<(String, usize)>,
 }
 
 fn bad(file: &str, entry: String, message: impl Into<String>) -> CatalogError {
@@ -59,7 +59,7 @@ fn typed<T: DeserializeOwned>(file: &str, entry: &str, value: &Value) -> Result<
 impl OwnChanges {
     /// Check and resolve the raw keys of the profile `file` (its folder `dir`; `None` for a
     /// built-in profile, which may not name files).
-    pub fn read(raw: &RawChanges, file: &str, dir: Option<&Path>) -> Result<Self, CatalogError> {
+    pub(crate) fn read(raw: &RawChanges, file: &str, dir: Option<&Path>) -> Result<Self, CatalogError> {
         let mut out = OwnChanges::default();
         for (i, value) in raw.resources.iter().enumerate() {
             let entry = format!("resources[{i}]");
@@ -105,7 +105,7 @@ impl OwnChanges {
     }
 
     /// Lay a profile's changes after those of the profile it extends.
-    pub fn extend(&mut self, child: OwnChanges) {
+    pub(crate) fn extend(&mut self, child: OwnChanges) {
         self.resources.extend(child.resources);
         self.patches.extend(child.patches);
         self.images.extend(child.images);
@@ -113,18 +113,14 @@ impl OwnChanges {
         self.patch_origins.extend(child.patch_origins);
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.resources.is_empty() && self.patches.is_empty() && self.images.is_empty() && self.replacements.is_empty()
-    }
-
     /// Whether a `resources` entry is a file (outside any kustomization root: kustomize needs
     /// `--load-restrictor LoadRestrictionsNone`).
-    pub fn has_files(&self) -> bool {
+    pub(crate) fn has_files(&self) -> bool {
         self.resources.iter().any(|r| Path::new(r).is_file())
     }
 
     /// Append the changes to a kustomization, after its own entries.
-    pub fn apply_to(&self, k: &mut Kustomization) {
+    pub(crate) fn apply_to(&self, k: &mut Kustomization) {
         k.resources.extend(self.resources.iter().cloned());
         k.patches.extend(self.patches.iter().cloned());
         k.images.extend(self.images.iter().cloned());
@@ -133,7 +129,7 @@ impl OwnChanges {
 
     /// Name the profile file and entry in the engine's error for one of these patches
     /// (`first`: how many patches of the kustomization come before them).
-    pub fn explain(&self, error: KustomizeError, first: usize) -> CatalogError {
+    pub(crate) fn explain(&self, error: KustomizeError, first: usize) -> CatalogError {
         if let KustomizeError::TopPatch { index, message } = &error
             && let Some((file, i)) = index.checked_sub(first).and_then(|j| self.patch_origins.get(j))
         {

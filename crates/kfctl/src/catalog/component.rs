@@ -24,45 +24,46 @@ use indexmap::IndexMap;
 use kfctl_kustomize::kustomization::SortOptions;
 use serde::Deserialize;
 
-/// A component as one release has it (see [`ComponentFile`] for the catalog file's form).
+/// A component as one release has it (see `ComponentFile` for the catalog file's form).
 #[derive(Debug, Clone)]
 pub struct ComponentDef {
-    pub name: String,
+    pub(crate) name: String,
+    /// One line saying what the component is.
     pub description: String,
-    pub optional: bool,
     /// Variant name → upstream kustomization folders (relative to the manifests root). The
     /// first variant is the default.
-    pub variants: IndexMap<String, Vec<String>>,
+    pub(crate) variants: IndexMap<String, Vec<String>>,
     /// kustomize Components to add at the top level when this component is enabled.
-    pub kustomize_components: Vec<String>,
+    pub(crate) kustomize_components: Vec<String>,
+    /// Components it needs (dependencies must be in the selection too).
     pub dependencies: Vec<String>,
     /// Variant → components it stands in for (it brings their objects itself): with that
     /// variant, those components are left out and dependencies on them count as met.
-    pub provides: IndexMap<String, Vec<String>>,
-    pub namespaces: Vec<String>,
+    pub(crate) provides: IndexMap<String, Vec<String>>,
+    pub(crate) namespaces: Vec<String>,
     /// Object names that mark this component in a pre-rendered stream (see
     /// [`super::attribute::attribute_prerendered`]).
-    pub name_prefixes: Vec<String>,
+    pub(crate) name_prefixes: Vec<String>,
     /// The first release that has this component (absent: every known release has it).
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
     /// What releases before `since` have instead, for the error that names it.
-    pub alternative: Option<String>,
+    pub(crate) alternative: Option<String>,
     /// The first release without this component, and what became of it.
-    pub until: Option<String>,
-    pub until_note: Option<String>,
+    pub(crate) until: Option<String>,
+    pub(crate) until_note: Option<String>,
     /// Patterns (`*` any characters) of an upstream `example/` entry (without `../`) that is
     /// this component in a tree the catalog's folders do not describe.
-    pub entry_patterns: Vec<String>,
+    pub(crate) entry_patterns: Vec<String>,
     /// Objects only this component renders (`Kind/name`, `CustomResourceDefinition/<name>`):
     /// what identifies its folder in a tree whose layout the catalog does not know
     /// ([`super::identify`]).
-    pub marks: Vec<String>,
+    pub(crate) marks: Vec<String>,
 }
 
 /// A folder of a variant (or a kustomize Component) and the releases that have it there.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub enum PathEntry {
+pub(crate) enum PathEntry {
     /// Every release has it.
     Always(String),
     /// `{path, since, until}`: from `since` (inclusive) to `until` (exclusive).
@@ -78,10 +79,11 @@ pub enum PathEntry {
 /// `charts/<name>/component.yaml` as written: every release's folders at once.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ComponentFile {
+pub(crate) struct ComponentFile {
     pub name: String,
     pub description: String,
     #[serde(default)]
+    #[allow(dead_code, reason = "catalog files declare it (`deny_unknown_fields`); nothing reads it")]
     pub optional: bool,
     pub variants: IndexMap<String, Vec<PathEntry>>,
     #[serde(default)]
@@ -143,7 +145,7 @@ fn paths_at(entries: &[PathEntry], release: &ReleaseVersion) -> Result<Vec<Strin
 
 impl ComponentFile {
     /// The component as `release` has it: its folders, and whether the release has it at all.
-    pub fn at(&self, release: &ReleaseVersion) -> Result<(ComponentDef, bool), CatalogError> {
+    pub(crate) fn at(&self, release: &ReleaseVersion) -> Result<(ComponentDef, bool), CatalogError> {
         let present = in_range(release, self.since.as_deref(), self.until.as_deref())?;
         let mut variants = IndexMap::new();
         for (variant, entries) in &self.variants {
@@ -156,7 +158,6 @@ impl ComponentFile {
         let def = ComponentDef {
             name: self.name.clone(),
             description: self.description.clone(),
-            optional: self.optional,
             variants,
             kustomize_components: paths_at(&self.kustomize_components, release)?,
             dependencies: self.dependencies.clone(),
@@ -178,35 +179,37 @@ impl ComponentFile {
 /// order, before every other object.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Foundation {
-    pub name: String,
+pub(crate) struct Foundation {
+    pub(crate) name: String,
     /// Components whose objects all belong to it.
     #[serde(default)]
-    pub components: Vec<String>,
+    pub(crate) components: Vec<String>,
     /// Objects of another component that belong to it.
     #[serde(default)]
-    pub parts: Vec<FoundationPart>,
+    pub(crate) parts: Vec<FoundationPart>,
     /// Namespaces whose objects belong to it, whichever component brings them.
     #[serde(default)]
-    pub namespaces: Vec<String>,
+    pub(crate) namespaces: Vec<String>,
     /// API groups it serves: their custom resources wait for it.
     #[serde(default)]
-    pub api_groups: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
 }
 
 /// The objects of `component` whose name starts with `name_prefix`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FoundationPart {
-    pub component: String,
-    pub name_prefix: String,
+pub(crate) struct FoundationPart {
+    pub(crate) component: String,
+    pub(crate) name_prefix: String,
 }
 
 impl ComponentDef {
-    pub fn default_variant(&self) -> &str {
+    pub(crate) fn default_variant(&self) -> &str {
         self.variants.keys().next().map(String::as_str).unwrap_or("default")
     }
 
+    /// The upstream kustomization folders of `variant`; [`CatalogError::UnknownVariant`] when it
+    /// has no such variant.
     pub fn paths(&self, variant: &str) -> Result<&[String], CatalogError> {
         self.variants.get(variant).map(Vec::as_slice).ok_or_else(|| CatalogError::UnknownVariant {
             component: self.name.clone(),
@@ -233,16 +236,17 @@ struct CatalogFile {
 /// All components, in catalog order.
 #[derive(Debug, Clone)]
 pub struct Catalog {
+    /// Every component of the release, by name, in catalog order.
     pub components: IndexMap<String, ComponentDef>,
     /// The release whose layout this is (`None`: the newest, every component as written).
-    pub release: Option<String>,
+    pub(crate) release: Option<String>,
     /// Components the release lacks (see [`Catalog::for_release`]).
-    pub absent: IndexMap<String, ComponentDef>,
+    pub(crate) absent: IndexMap<String, ComponentDef>,
     /// The install's foundations, in install order.
-    pub foundations: Vec<Foundation>,
+    pub(crate) foundations: Vec<Foundation>,
     /// Dependencies a cluster may provide itself (see [`super::provided`]).
     pub provided: Vec<super::provided::Dependency>,
-    pub sort_options: SortOptions,
+    pub(crate) sort_options: SortOptions,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(path: &str, text: &str) -> Result<T, CatalogError> {
@@ -302,7 +306,7 @@ impl Catalog {
     /// whose folders (every component's default variant) the tree has the most of, the newest
     /// on a tie. For a tree that is no pinned release: a newer upstream commit is read with the
     /// newest catalog, an older tag or a fork of one with its own release's.
-    pub fn closest_to(manifests_dir: &std::path::Path) -> Result<Catalog, CatalogError> {
+    pub(crate) fn closest_to(manifests_dir: &std::path::Path) -> Result<Catalog, CatalogError> {
         let mut best: Option<(usize, Catalog)> = None;
         for release in crate::source::releases::newest_first(crate::source::releases::known()) {
             let catalog = Catalog::for_release(release.version)?;
@@ -320,6 +324,8 @@ impl Catalog {
             .ok_or_else(|| CatalogError::Data { path: "charts/releases.yaml".into(), message: "no release".into() })
     }
 
+    /// The component named `name`; [`CatalogError::NotInRelease`] or
+    /// [`CatalogError::UnknownComponent`] when the release has no such component.
     pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
         if let (Some(def), Some(release)) = (self.absent.get(name), &self.release) {
             return Err(CatalogError::NotInRelease {

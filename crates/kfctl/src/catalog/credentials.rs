@@ -25,10 +25,8 @@ macro_rules! default_password {
 
 /// The demo user's email.
 pub const DEFAULT_EMAIL: &str = default_email!();
-/// The demo user's password.
-pub const DEFAULT_PASSWORD: &str = default_password!();
 /// How messages name the login: `user@example.com / 12341234`.
-pub const DEFAULT_LOGIN: &str = concat!(default_email!(), " / ", default_password!());
+pub(crate) const DEFAULT_LOGIN: &str = concat!(default_email!(), " / ", default_password!());
 
 /// How a credential is stored in its upstream object.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,7 +36,12 @@ pub enum Encoding {
     /// The field holds the value base64-encoded (`data`).
     Base64,
     /// The field is a text in which `needle` is replaced by `prefix` + value.
-    InText { needle: &'static str, prefix: &'static str },
+    InText {
+        /// The text replaced.
+        needle: &'static str,
+        /// What goes before the value in its place.
+        prefix: &'static str,
+    },
 }
 
 /// One place upstream keeps a well-known default credential.
@@ -48,13 +51,13 @@ pub struct Credential {
     pub value: &'static str,
     /// What it is (for warnings; never the secret itself).
     pub what: &'static str,
-    pub kind: &'static str,
-    pub namespace: &'static str,
+    pub(crate) kind: &'static str,
+    pub(crate) namespace: &'static str,
     /// The object's name, or its name before kustomize's hash suffix.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// JSON pointer of the field.
-    pub field: &'static str,
-    pub encoding: Encoding,
+    pub(crate) field: &'static str,
+    pub(crate) encoding: Encoding,
 }
 
 /// Where upstream's well-known default credentials live.
@@ -140,10 +143,11 @@ impl Credential {
     }
 
     /// The object holding it: its name as upstream writes it, or with the hash of a generated one.
-    pub fn object(&self) -> ObjectId<'static> {
+    pub(crate) fn object(&self) -> ObjectId<'static> {
         ObjectId::new(self.kind, self.name).in_namespace(self.namespace).or_hashed()
     }
 
+    /// The value's path in the values, split at dots.
     pub fn value_path(&self) -> Vec<&'static str> {
         self.value.split('.').collect()
     }

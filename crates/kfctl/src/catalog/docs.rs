@@ -16,7 +16,7 @@ use super::Catalog;
 use super::params::CREDENTIALS;
 
 /// What the value at `path` (a full value path) does; `None` for a key the values do not have.
-pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
+pub(crate) fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
     if let Some(text) = identity(path) {
         return Some(text.into());
     }
@@ -31,7 +31,7 @@ pub fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
 
 /// Whether the keys under `path` (a full value path) are the user's own, so that only the
 /// key at `path` itself is described.
-pub fn free_form(path: &[&str]) -> bool {
+pub(crate) fn free_form(path: &[&str]) -> bool {
     let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
     let metadata = matches!(
         path,
@@ -45,7 +45,7 @@ pub fn free_form(path: &[&str]) -> bool {
 
 /// `path` (inside the chart of `component`, `None` for the umbrella) as a full value path:
 /// a subchart's own keys sit under its component, `global` stays where it is.
-pub fn full_path<'a>(path: &[&'a str], component: Option<&'a str>) -> Vec<&'a str> {
+pub(crate) fn full_path<'a>(path: &[&'a str], component: Option<&'a str>) -> Vec<&'a str> {
     match (component, path.first()) {
         (Some(c), Some(first)) if *first != "global" => std::iter::once(c).chain(path.iter().copied()).collect(),
         _ => path.to_vec(),
@@ -53,7 +53,7 @@ pub fn full_path<'a>(path: &[&'a str], component: Option<&'a str>) -> Vec<&'a st
 }
 
 /// The copy of `global:` Helm hands each subchart (in a subchart's schema).
-pub const GLOBAL_COPY: &str = "Helm's copy of the umbrella chart's `global:` values; set them there.";
+pub(crate) const GLOBAL_COPY: &str = "Helm's copy of the umbrella chart's `global:` values; set them there.";
 
 fn global(rest: &[&str]) -> Option<&'static str> {
     Some(match rest {

@@ -33,14 +33,14 @@ pub enum ExistingSecretsError {
 /// One Secret that can be an existing one: its namespace, its name (before any hash suffix)
 /// and the credential values it holds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Holder {
+pub(crate) struct Holder {
     pub namespace: &'static str,
     pub name: &'static str,
     pub values: Vec<&'static str>,
 }
 
 /// The Secrets holding a credential, in [`CREDENTIALS`] order.
-pub fn holders() -> Vec<Holder> {
+pub(crate) fn holders() -> Vec<Holder> {
     let mut out: Vec<Holder> = Vec::new();
     for cred in CREDENTIALS.iter().filter(|c| c.kind == "Secret") {
         match out.iter_mut().find(|h| h.namespace == cred.namespace && h.name == cred.name) {
@@ -53,17 +53,17 @@ pub fn holders() -> Vec<Holder> {
 }
 
 /// The Secrets a credential value is stored in.
-pub fn secrets_of(value: &str) -> Vec<&'static str> {
+pub(crate) fn secrets_of(value: &str) -> Vec<&'static str> {
     holders().into_iter().filter(|h| h.values.contains(&value)).map(|h| h.name).collect()
 }
 
 /// The schema of `global.existingSecrets`: a list of those Secrets' names.
-pub fn schema() -> Schema {
+pub(crate) fn schema() -> Schema {
     Schema::List(Box::new(Schema::Enum(holders().iter().map(|h| h.name).collect())))
 }
 
 /// What `global.existingSecrets` does, with the Secrets it can name.
-pub fn description() -> String {
+pub(crate) fn description() -> String {
     let names: Vec<String> = holders()
         .iter()
         .map(|h| format!("`{}` (namespace {}; holds {})", h.name, h.namespace, h.values.join(", ")))
@@ -75,7 +75,7 @@ pub fn description() -> String {
 }
 
 /// The names listed in `values`.
-pub fn listed(values: &Value) -> Vec<String> {
+pub(crate) fn listed(values: &Value) -> Vec<String> {
     super::values::get(values, &["global", "existingSecrets"])
         .and_then(Value::as_array)
         .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
@@ -83,12 +83,12 @@ pub fn listed(values: &Value) -> Vec<String> {
 }
 
 /// Whether `values` list the Secret `name` (a value kept in that Secret has nowhere to go).
-pub fn is_listed(values: &Value, name: &str) -> bool {
+pub(crate) fn is_listed(values: &Value, name: &str) -> bool {
     listed(values).iter().any(|l| l == name)
 }
 
 /// Refuse a credential value every Secret of which is an existing one.
-pub fn check(values: &Value) -> Result<(), ExistingSecretsError> {
+pub(crate) fn check(values: &Value) -> Result<(), ExistingSecretsError> {
     let listed = listed(values);
     for cred in CREDENTIALS.iter().filter(|c| c.kind == "Secret") {
         let set = super::values::get(values, &cred.value_path()).and_then(Value::as_str).is_some_and(|v| !v.is_empty());
@@ -105,7 +105,7 @@ pub fn check(values: &Value) -> Result<(), ExistingSecretsError> {
 
 /// The holder `obj` is (a Secret named as upstream names it, or that name with kustomize's
 /// hash of its content), if any.
-pub fn holder_of(obj: &Value) -> Option<Holder> {
+pub(crate) fn holder_of(obj: &Value) -> Option<Holder> {
     if obj.get("kind").and_then(Value::as_str) != Some("Secret") {
         return None;
     }
@@ -116,7 +116,7 @@ pub fn holder_of(obj: &Value) -> Option<Holder> {
 }
 
 /// The holder `obj` is, when `listed` names it.
-pub fn existing_one(obj: &Value, listed: &[String]) -> Option<Holder> {
+pub(crate) fn existing_one(obj: &Value, listed: &[String]) -> Option<Holder> {
     if listed.is_empty() {
         return None;
     }
@@ -125,7 +125,7 @@ pub fn existing_one(obj: &Value, listed: &[String]) -> Option<Holder> {
 
 /// Drop the listed Secrets from `objects`, and point every reference to a generated one's
 /// hashed name at its plain name.
-pub fn drop_listed(objects: &mut Vec<RenderedObject>, values: &Value) {
+pub(crate) fn drop_listed(objects: &mut Vec<RenderedObject>, values: &Value) {
     let listed = listed(values);
     if listed.is_empty() {
         return;

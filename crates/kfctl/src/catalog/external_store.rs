@@ -22,16 +22,16 @@ use super::schema::Format;
 use serde_json::{Value, json};
 
 /// The ConfigMap holding where the database is.
-pub const INSTALL_CONFIG: ObjectId =
+pub(crate) const INSTALL_CONFIG: ObjectId =
     ObjectId::new("ConfigMap", "pipeline-install-config").in_group("").in_namespace("kubeflow");
 /// The Secret holding the login.
-pub const DB_SECRET: ObjectId = ObjectId::new("Secret", "mysql-secret").in_group("").in_namespace("kubeflow");
+pub(crate) const DB_SECRET: ObjectId = ObjectId::new("Secret", "mysql-secret").in_group("").in_namespace("kubeflow");
 /// The install config's keys for the host and the port.
-pub const HOST_KEYS: [&str; 2] = ["dbHost", "mysqlHost"];
-pub const PORT_KEYS: [&str; 2] = ["dbPort", "mysqlPort"];
+pub(crate) const HOST_KEYS: [&str; 2] = ["dbHost", "mysqlHost"];
+pub(crate) const PORT_KEYS: [&str; 2] = ["dbPort", "mysqlPort"];
 
 /// A host name or IPv4 address, no port, or empty.
-pub const HOST_OR_EMPTY: Format = Format {
+pub(crate) const HOST_OR_EMPTY: Format = Format {
     pattern: r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
     max_len: 253,
     expected: "empty or a host name or IPv4 address without a port (lowercase, e.g. mysql.example.com; the port goes in `port`)",
@@ -54,14 +54,14 @@ pub enum DatabaseError {
 
 /// The checked settings; `None` when no external database is set.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Database {
+pub(crate) struct Database {
     pub host: String,
     pub port: Option<u64>,
     pub user: String,
 }
 
 /// The external database `values` gives (schema-checked first).
-pub fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
+pub(crate) fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
     let get = |key: &str| super::values::get(values, &["pipelines", "database", key]);
     let text = |key: &str| get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let port = get("port").and_then(super::schema::whole_count);
@@ -94,17 +94,17 @@ pub fn database(values: &Value) -> Result<Option<Database>, DatabaseError> {
 }
 
 /// Whether `obj` is the Pipelines install config (with the database keys).
-pub fn is_install_config(obj: &Value) -> bool {
+pub(crate) fn is_install_config(obj: &Value) -> bool {
     INSTALL_CONFIG.matches(obj) && obj.pointer("/data/dbHost").is_some_and(Value::is_string)
 }
 
 /// Whether `obj` is the Pipelines database login.
-pub fn is_db_secret(obj: &Value) -> bool {
+pub(crate) fn is_db_secret(obj: &Value) -> bool {
     DB_SECRET.matches(obj) && obj.pointer("/stringData/username").is_some_and(Value::is_string)
 }
 
 /// The parameter row's native side (the password is a credential: `apply_credentials`).
-pub fn apply(obj: &mut Value, values: &Value) {
+pub(crate) fn apply(obj: &mut Value, values: &Value) {
     let Ok(Some(db)) = database(values) else { return };
     if is_install_config(obj)
         && let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)

@@ -29,28 +29,28 @@ use kfctl_kustomize::{Gvk, KindRanks, SortOrder};
 use serde_json::{Value, json};
 
 /// The Kubeflow Gateway (`kubeflow-istio-resources`).
-pub const GATEWAY: ObjectId =
+pub(crate) const GATEWAY: ObjectId =
     ObjectId::new("Gateway", "kubeflow-gateway").in_group("networking.istio.io").in_namespace("kubeflow");
 /// The namespace of the ingress gateway, where TLS Secrets live.
-pub const INGRESS_NAMESPACE: &str = "istio-system";
+pub(crate) const INGRESS_NAMESPACE: &str = "istio-system";
 /// The ingress gateway's Service (`istio`).
-pub const INGRESS_SERVICE: ObjectId =
+pub(crate) const INGRESS_SERVICE: ObjectId =
     ObjectId::new("Service", "istio-ingressgateway").in_group("").in_namespace(INGRESS_NAMESPACE);
 /// The Certificate `tls.issuer` renders, and the Secret cert-manager writes for it.
-pub const CERTIFICATE_NAME: &str = "kubeflow-gateway-tls";
+pub(crate) const CERTIFICATE_NAME: &str = "kubeflow-gateway-tls";
 /// The Certificate itself.
-pub const CERTIFICATE: ObjectId =
+pub(crate) const CERTIFICATE: ObjectId =
     ObjectId::new("Certificate", CERTIFICATE_NAME).in_group("cert-manager.io").in_namespace(INGRESS_NAMESPACE);
 
 /// A hostname: a DNS-1123 subdomain, a `*.` wildcard allowed as the first label only.
-pub const HOST_OR_EMPTY: Format = Format {
+pub(crate) const HOST_OR_EMPTY: Format = Format {
     pattern: r"^$|^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
     max_len: 253,
     expected: "empty or a DNS name (lowercase, e.g. kubeflow.example.com; a wildcard only as the first label, *.example.com; empty serves any host, as upstream's `*`)",
 };
 
 /// The Service types `serviceType` takes (`""`: upstream's, ClusterIP).
-pub const SERVICE_TYPES: [&str; 4] = ["", "ClusterIP", "NodePort", "LoadBalancer"];
+pub(crate) const SERVICE_TYPES: [&str; 4] = ["", "ClusterIP", "NodePort", "LoadBalancer"];
 
 /// Why `global.gateway` cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -67,7 +67,7 @@ pub enum GatewayError {
 
 /// Where the HTTPS server's certificate comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tls {
+pub(crate) enum Tls {
     Off,
     Secret(String),
     Issuer(String),
@@ -75,7 +75,7 @@ pub enum Tls {
 
 /// The checked `global.gateway` settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub host: Option<String>,
     pub tls: Tls,
     pub https_redirect: bool,
@@ -84,7 +84,7 @@ pub struct Gateway {
 
 impl Gateway {
     /// The Secret the HTTPS server reads, when TLS is on.
-    pub fn credential_name(&self) -> Option<&str> {
+    pub(crate) fn credential_name(&self) -> Option<&str> {
         match &self.tls {
             Tls::Off => None,
             Tls::Secret(name) => Some(name),
@@ -94,7 +94,7 @@ impl Gateway {
 }
 
 /// The gateway settings `values` gives (schema-checked first).
-pub fn settings(values: &Value) -> Result<Gateway, GatewayError> {
+pub(crate) fn settings(values: &Value) -> Result<Gateway, GatewayError> {
     let text = |path: &[&str]| {
         super::values::get(values, &[&["global", "gateway"], path].concat())
             .and_then(Value::as_str)
@@ -115,18 +115,18 @@ pub fn settings(values: &Value) -> Result<Gateway, GatewayError> {
 }
 
 /// Whether `obj` is the Kubeflow Gateway.
-pub fn is_gateway(obj: &Value) -> bool {
+pub(crate) fn is_gateway(obj: &Value) -> bool {
     GATEWAY.matches(obj) && obj.pointer("/spec/servers").is_some_and(Value::is_array)
 }
 
 /// Whether `obj` is the ingress gateway's Service.
-pub fn is_ingress_service(obj: &Value) -> bool {
+pub(crate) fn is_ingress_service(obj: &Value) -> bool {
     INGRESS_SERVICE.matches(obj) && obj.pointer("/spec").is_some_and(Value::is_object)
 }
 
 /// The Gateway's servers for `gw`, from upstream's (the Helm side, `kfctl.gatewayServers`,
 /// computes the same list).
-pub fn servers(upstream: &[Value], gw: &Gateway) -> Vec<Value> {
+pub(crate) fn servers(upstream: &[Value], gw: &Gateway) -> Vec<Value> {
     let mut out = upstream.to_vec();
     let credential = gw.credential_name();
     for server in out.iter_mut().filter_map(Value::as_object_mut) {
@@ -149,7 +149,7 @@ pub fn servers(upstream: &[Value], gw: &Gateway) -> Vec<Value> {
 }
 
 /// The parameter row's native side: the Gateway's servers and the Service's type.
-pub fn apply(obj: &mut Value, values: &Value) {
+pub(crate) fn apply(obj: &mut Value, values: &Value) {
     let Ok(gw) = settings(values) else { return };
     if is_gateway(obj)
         && (gw.host.is_some() || gw.tls != Tls::Off)
@@ -167,7 +167,7 @@ pub fn apply(obj: &mut Value, values: &Value) {
 
 /// The cert-manager Certificate `tls.issuer` renders (the chart export writes its template
 /// from this object, with the host and the issuer as points).
-pub fn certificate(host: &str, issuer: &str) -> Value {
+pub(crate) fn certificate(host: &str, issuer: &str) -> Value {
     json!({
         "apiVersion": "cert-manager.io/v1",
         "kind": "Certificate",
@@ -193,7 +193,7 @@ fn legacy_key(ranks: &KindRanks, obj: &Value) -> (i64, String, String) {
 /// component, where the profile's output `order` puts it (as one more `resources` entry of the
 /// profile's kustomization would: sorted in, or last with `fifo`), with the table applied to
 /// it like any object (`global.commonLabels`, …).
-pub fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaults: &Value, order: &SortOrder) {
+pub(crate) fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value, defaults: &Value, order: &SortOrder) {
     let Ok(Gateway { host: Some(host), tls: Tls::Issuer(issuer), .. }) = settings(values) else { return };
     let Some(component) = objects.iter().find(|o| is_gateway(&o.obj)).map(|o| o.component.clone()) else { return };
     let mut obj = certificate(&host, &issuer);

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// A kind that is never deleted implicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Guarded {
+pub(crate) struct Guarded {
     /// `group/Kind` (bare `Kind` for the core group).
     pub group_kind: &'static str,
     /// Plural for reports.
@@ -21,7 +21,7 @@ pub struct Guarded {
 }
 
 /// The kinds whose deletion loses users' data.
-pub const GUARDED: &[Guarded] = &[
+pub(crate) const GUARDED: &[Guarded] = &[
     Guarded {
         group_kind: "apiextensions.k8s.io/CustomResourceDefinition",
         plural: "CRDs",
@@ -32,7 +32,7 @@ pub const GUARDED: &[Guarded] = &[
 ];
 
 /// `group/Kind` of a rendered object (bare `Kind` for the core group).
-pub fn group_kind_of(obj: &Value) -> String {
+pub(crate) fn group_kind_of(obj: &Value) -> String {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     match obj.get("apiVersion").and_then(Value::as_str).and_then(|v| v.split_once('/')) {
         Some((group, _)) => format!("{group}/{kind}"),
@@ -41,7 +41,7 @@ pub fn group_kind_of(obj: &Value) -> String {
 }
 
 /// The guard rule of a rendered object's kind, if any.
-pub fn guarded_object(obj: &Value) -> Option<&'static Guarded> {
+pub(crate) fn guarded_object(obj: &Value) -> Option<&'static Guarded> {
     let gk = group_kind_of(obj);
     GUARDED.iter().find(|g| g.group_kind == gk)
 }

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// How an object is written in `marks`: `Kind/name`.
-pub fn mark_of(obj: &Value) -> Option<String> {
+pub(crate) fn mark_of(obj: &Value) -> Option<String> {
     let kind = obj.get("kind")?.as_str()?;
     let name = obj.pointer("/metadata/name")?.as_str()?;
     Some(format!("{kind}/{name}"))
@@ -29,7 +29,7 @@ pub fn mark_of(obj: &Value) -> Option<String> {
 
 /// The component (and its default variant) whose marks `objects` hold the most of, when one
 /// component leads alone.
-pub fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String, String)> {
+pub(crate) fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String, String)> {
     let present: BTreeSet<String> = objects.iter().filter_map(mark_of).collect();
     let mut scores: Vec<(usize, &str, &str)> = catalog
         .components

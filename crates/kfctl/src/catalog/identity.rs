@@ -32,14 +32,14 @@ use super::schema::{Format, Schema};
 use serde_json::{Value, json};
 
 /// The issuer upstream's Dex has, and every object trusting it names.
-pub const DEX_ISSUER: &str = "http://dex.auth.svc.cluster.local:5556/dex";
+pub(crate) const DEX_ISSUER: &str = "http://dex.auth.svc.cluster.local:5556/dex";
 
 /// Words that make a connector `config` key a secret (matched in its lowercased name).
-pub const SECRET_KEY_WORDS: &[&str] = &["secret", "password", "bindpw"];
+pub(crate) const SECRET_KEY_WORDS: &[&str] = &["secret", "password", "bindpw"];
 
 /// What an external issuer does to a line of `oauth2_proxy.cfg` that starts with the prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineEdit {
+pub(crate) enum LineEdit {
     /// `<prefix>"<issuerURL>"`.
     Issuer,
     /// `<prefix>"<scope>"` (whenever `oauth2-proxy.oidc.scope` is set, with Dex too).
@@ -52,7 +52,7 @@ pub enum LineEdit {
 
 impl LineEdit {
     /// The action's name in the Helm helper (`kfctl.oidcProxyConfig`).
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             LineEdit::Issuer => "issuer",
             LineEdit::Scope => "scope",
@@ -60,7 +60,7 @@ impl LineEdit {
             LineEdit::Drop => "drop",
         }
     }
-    pub fn text(&self) -> &'static str {
+    pub(crate) fn text(&self) -> &'static str {
         match self {
             LineEdit::Literal(text) => text,
             _ => "",
@@ -72,7 +72,7 @@ impl LineEdit {
 /// (Dex's in-cluster login, token and keys URLs go), no `prompt = "none"` (an external
 /// provider would answer `login_required` instead of showing its login page) and no "Dex"
 /// on the sign-in button.
-pub const PROXY_CONFIG_LINES: &[(&str, LineEdit)] = &[
+pub(crate) const PROXY_CONFIG_LINES: &[(&str, LineEdit)] = &[
     ("oidc_issuer_url = ", LineEdit::Issuer),
     ("scope = ", LineEdit::Scope),
     ("skip_oidc_discovery = ", LineEdit::Literal("false")),
@@ -84,7 +84,7 @@ pub const PROXY_CONFIG_LINES: &[(&str, LineEdit)] = &[
 ];
 
 /// The oauth2-proxy Secret's field holding the client id.
-pub const CLIENT_ID_FIELD: &str = "client-id";
+pub(crate) const CLIENT_ID_FIELD: &str = "client-id";
 
 /// Why the identity values cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -125,32 +125,32 @@ impl crate::exit::ExitStatus for IdentityError {
 }
 
 /// A Dex connector type (`oidc`, `ldap`, `github`, `mockCallback`…).
-pub const CONNECTOR_TYPE: Format = Format {
+pub(crate) const CONNECTOR_TYPE: Format = Format {
     pattern: r"^[A-Za-z][A-Za-z0-9-]*$",
     max_len: 63,
     expected: "a Dex connector type (e.g. oidc, ldap, github, gitlab, microsoft, saml)",
 };
 /// A Dex connector id (it appears in Dex's URLs: `/dex/auth/<id>`).
-pub const CONNECTOR_ID: Format = Format {
+pub(crate) const CONNECTOR_ID: Format = Format {
     pattern: r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
     max_len: 63,
     expected: "a connector id (letters, digits, `.`, `_` and `-`, e.g. github)",
 };
 /// An https URL without query or fragment, or empty (an OIDC issuer).
-pub const HTTPS_URL_OR_EMPTY: Format = Format {
+pub(crate) const HTTPS_URL_OR_EMPTY: Format = Format {
     pattern: r#"^$|^https://[^\s/?#"\\]+(/[^\s?#"\\]*)?$"#,
     max_len: 2048,
     expected: "empty or an https URL (the issuer's, e.g. https://login.example.com/realms/kubeflow)",
 };
 /// Space-separated OAuth scopes, or empty.
-pub const SCOPES_OR_EMPTY: Format = Format {
+pub(crate) const SCOPES_OR_EMPTY: Format = Format {
     pattern: r#"^$|^[^\s"\\]+( [^\s"\\]+)*$"#,
     max_len: 1024,
     expected: "empty or space-separated scopes (e.g. openid email profile offline_access)",
 };
 
 /// The schema of `dex.connectors`.
-pub fn connectors_schema() -> Schema {
+pub(crate) fn connectors_schema() -> Schema {
     let inner = Schema::Map {
         known: vec![
             ("type".into(), Schema::Pattern(CONNECTOR_TYPE)),
@@ -165,7 +165,7 @@ pub fn connectors_schema() -> Schema {
 }
 
 /// The schema of `oauth2-proxy.oidc`.
-pub fn oidc_schema() -> Schema {
+pub(crate) fn oidc_schema() -> Schema {
     Schema::Map {
         known: vec![
             ("issuerURL".into(), Schema::Pattern(HTTPS_URL_OR_EMPTY)),
@@ -177,20 +177,20 @@ pub fn oidc_schema() -> Schema {
 }
 
 /// The defaults: no connectors, no external issuer.
-pub fn set_defaults(root: &mut Value) {
+pub(crate) fn set_defaults(root: &mut Value) {
     root["dex"]["connectors"] = json!([]);
     root["oauth2-proxy"]["oidc"] = json!({"issuerURL": "", "clientID": "", "scope": ""});
 }
 
 /// `oauth2-proxy.oidc` as given (empty strings when unset).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Oidc {
+pub(crate) struct Oidc {
     pub issuer: String,
     pub client_id: String,
     pub scope: String,
 }
 
-pub fn oidc(values: &Value) -> Oidc {
+pub(crate) fn oidc(values: &Value) -> Oidc {
     let s = |k: &str| {
         super::values::get(values, &["oauth2-proxy", "oidc", k]).and_then(Value::as_str).unwrap_or_default().to_string()
     };
@@ -199,7 +199,7 @@ pub fn oidc(values: &Value) -> Oidc {
 
 /// `dex.connectors` as given: a list, or a file's text holding one (`--set-file
 /// dex.connectors=connectors.yaml`, as the chart's `fromYamlArray` reads it).
-pub fn connectors(values: &Value) -> Vec<Value> {
+pub(crate) fn connectors(values: &Value) -> Vec<Value> {
     match super::values::get(values, &["dex", "connectors"]) {
         Some(Value::Array(list)) => list.clone(),
         Some(Value::String(text)) => super::schema::list_in_text(text).unwrap_or_default(),
@@ -214,7 +214,7 @@ fn enabled(values: &Value, component: &str) -> bool {
 /// Check what the schema cannot: unique ids, no inline secrets (with Dex enabled), the
 /// issuer's client id (with oauth2-proxy enabled), no Dex beside an external issuer — where
 /// the charts check them, which see a component's values only while it renders.
-pub fn check(values: &Value) -> Result<(), IdentityError> {
+pub(crate) fn check(values: &Value) -> Result<(), IdentityError> {
     let list = if enabled(values, "dex") { connectors(values) } else { Vec::new() };
     let mut ids: Vec<&str> = Vec::new();
     for (index, connector) in list.iter().enumerate() {
@@ -244,7 +244,7 @@ pub fn check(values: &Value) -> Result<(), IdentityError> {
 
 /// The dotted path of the first key (at any depth) holding a secret as literal text: a
 /// non-empty string not starting with `$` under a key naming a secret.
-pub fn inline_secret(config: &Value) -> Option<String> {
+pub(crate) fn inline_secret(config: &Value) -> Option<String> {
     match config {
         Value::Object(map) => map.iter().find_map(|(key, value)| {
             let lower = key.to_lowercase();
@@ -260,30 +260,30 @@ pub fn inline_secret(config: &Value) -> Option<String> {
 }
 
 /// Dex's configuration, with its `config.yaml`.
-pub const DEX_CONFIG: ObjectId = ObjectId::new("ConfigMap", "dex").in_group("").in_namespace("auth");
+pub(crate) const DEX_CONFIG: ObjectId = ObjectId::new("ConfigMap", "dex").in_group("").in_namespace("auth");
 /// oauth2-proxy's Secret (generated: its name carries the content hash).
-pub const PROXY_SECRET: ObjectId =
+pub(crate) const PROXY_SECRET: ObjectId =
     ObjectId::new("Secret", "oauth2-proxy").in_group("").in_namespace("oauth2-proxy").or_hashed();
 
 /// Dex's configuration: the ConfigMap `auth/dex` with its `config.yaml`.
-pub fn is_dex_config(obj: &Value) -> bool {
+pub(crate) fn is_dex_config(obj: &Value) -> bool {
     DEX_CONFIG.matches(obj) && obj.pointer("/data/config.yaml").is_some_and(Value::is_string)
 }
 
 /// oauth2-proxy's configuration (the generated ConfigMap holding `oauth2_proxy.cfg`).
-pub fn is_proxy_config(obj: &Value) -> bool {
+pub(crate) fn is_proxy_config(obj: &Value) -> bool {
     text(obj, "/kind") == "ConfigMap"
         && text(obj, "/metadata/namespace") == "oauth2-proxy"
         && obj.pointer("/data/oauth2_proxy.cfg").is_some_and(Value::is_string)
 }
 
 /// oauth2-proxy's Secret holding the client id.
-pub fn is_proxy_secret(obj: &Value) -> bool {
+pub(crate) fn is_proxy_secret(obj: &Value) -> bool {
     PROXY_SECRET.matches(obj) && obj.pointer(&format!("/data/{CLIENT_ID_FIELD}")).is_some_and(Value::is_string)
 }
 
 /// The rules of an Istio `RequestAuthentication` that trust Dex's issuer.
-pub fn for_each_dex_rule(obj: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String, Value>)) {
+pub(crate) fn for_each_dex_rule(obj: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map<String, Value>)) {
     if text(obj, "/kind") != "RequestAuthentication" || !text(obj, "/apiVersion").starts_with("security.istio.io/") {
         return;
     }
@@ -297,7 +297,7 @@ pub fn for_each_dex_rule(obj: &mut Value, f: &mut dyn FnMut(&mut serde_json::Map
 
 /// Dex's configuration text with `connectors:` appended (the chart's `kfctl.dexConnectors`
 /// writes the same: one `- <toJson item>` line each).
-pub fn with_connectors(text: &str, connectors: &[Value]) -> String {
+pub(crate) fn with_connectors(text: &str, connectors: &[Value]) -> String {
     if connectors.is_empty() {
         return text.to_string();
     }
@@ -316,7 +316,7 @@ pub fn with_connectors(text: &str, connectors: &[Value]) -> String {
 
 /// `oauth2_proxy.cfg` with [`PROXY_CONFIG_LINES`] applied (lines split at `\n` only, every
 /// other byte kept).
-pub fn proxy_config(text: &str, oidc: &Oidc) -> String {
+pub(crate) fn proxy_config(text: &str, oidc: &Oidc) -> String {
     let edit = |line: &str| -> Option<String> {
         let Some((prefix, edit)) = PROXY_CONFIG_LINES.iter().find(|(p, _)| line.starts_with(p)) else {
             return Some(line.to_string());
@@ -334,7 +334,7 @@ pub fn proxy_config(text: &str, oidc: &Oidc) -> String {
 }
 
 /// The parameter row's native side.
-pub fn apply(obj: &mut Value, values: &Value) {
+pub(crate) fn apply(obj: &mut Value, values: &Value) {
     if is_dex_config(obj) {
         let list = connectors(values);
         if let Some(Value::String(text)) = obj.pointer_mut("/data/config.yaml")

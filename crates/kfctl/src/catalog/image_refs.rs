@@ -8,7 +8,7 @@
 //! reference in that field's text ([`Find`]). The same data drives three things:
 //!
 //! - `kfctl-rs images` (every pullable reference, once, with where it is used);
-//! - the native render: [`rewrite_text`] replaces each found reference in the field's text
+//! - the native render: `rewrite_text` replaces each found reference in the field's text
 //!   (only whole tokens, every other byte kept) with its override and registry;
 //! - the chart export: each such field becomes one point whose Helm helper
 //!   (`kfctl.imageText`) does the same replacement.
@@ -28,7 +28,8 @@ use std::sync::OnceLock;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImageFile {
     #[serde(default)]
-    pub references: Vec<Location>,
+    pub(crate) references: Vec<Location>,
+    /// Fields with image-like text that no workload pulls, allowed by the checks.
     #[serde(default)]
     pub exceptions: Vec<Exception>,
 }
@@ -38,16 +39,16 @@ pub struct ImageFile {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Location {
     /// `Kind/name`; the name before kustomize's hash suffix.
-    pub object: String,
+    pub(crate) object: String,
     /// Path to the field: map keys, `*` (every item or value), `name=X` (the list item named
     /// X), `after=X` (the list item that follows the item `X`).
-    pub field: Vec<String>,
+    pub(crate) field: Vec<String>,
     #[serde(default)]
-    pub find: Find,
+    pub(crate) find: Find,
     /// Whether the found text is itself a pullable reference (false: it is completed at run
     /// time, e.g. tagged with the release, and the pulled image is listed elsewhere).
     #[serde(default = "yes")]
-    pub pulls: bool,
+    pub(crate) pulls: bool,
 }
 
 fn yes() -> bool {
@@ -75,35 +76,41 @@ pub enum Find {
     Hub(HubFind),
 }
 
+/// [`Find::Keys`]: the keys whose string values are references, at any depth.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KeysFind {
-    pub keys: Vec<String>,
+    pub(crate) keys: Vec<String>,
     /// A sibling key holding the tag of an untagged image (KServe's `defaultImageVersion`).
     #[serde(default)]
-    pub version_key: Option<String>,
+    pub(crate) version_key: Option<String>,
 }
 
+/// [`Find::Hub`]: the keys of Istio's `hub`, `tag` and image names.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HubFind {
-    pub hub: Vec<String>,
-    pub tag: Vec<String>,
-    pub names: Vec<Vec<String>>,
+    pub(crate) hub: Vec<String>,
+    pub(crate) tag: Vec<String>,
+    pub(crate) names: Vec<Vec<String>>,
 }
 
 /// A field with image-like text that no workload pulls.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Exception {
+    /// `Kind/name` of the object; the name before kustomize's hash suffix.
     pub object: String,
+    /// Path to the field, as in a location.
     pub field: Vec<String>,
-    pub reason: String,
+    /// Why the token is allowed (the data file requires it; only the tests read it).
+    #[cfg_attr(not(test), allow(dead_code, reason = "the data file requires it; only the tests read it"))]
+    pub(crate) reason: String,
 }
 
 /// How a found token is rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Rewrite {
+pub(crate) enum Rewrite {
     /// An image reference: its per-image override, then `global.imageRegistry`.
     Image,
     /// A registry and path (Istio's hub): `global.imageRegistry` only.
@@ -111,7 +118,7 @@ pub enum Rewrite {
 }
 
 impl Rewrite {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Rewrite::Image => "image",
             Rewrite::Hub => "hub",
@@ -122,7 +129,7 @@ impl Rewrite {
 /// A token found in a field's text: what to replace, how, and the pullable references it
 /// stands for (a hub stands for every image composed from it).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Token {
+pub(crate) struct Token {
     pub text: String,
     pub rewrite: Rewrite,
     pub pulled: Vec<String>,
@@ -158,12 +165,6 @@ fn load() -> Result<Vec<(String, ImageFile)>, CatalogError> {
     Ok(out)
 }
 
-/// The locations of `component` (none when the data does not load; `render::prepare`
-/// reports that error first).
-pub fn locations_of(component: &str) -> &'static [Location] {
-    all().ok().and_then(|a| a.iter().find(|(c, _)| c == component)).map(|(_, f)| f.references.as_slice()).unwrap_or(&[])
-}
-
 /// Does `obj` match `Kind/name` (the name as is, or with kustomize's hash suffix)?
 pub fn is_object(obj: &Value, spec: &str) -> bool {
     let Some((kind, name)) = spec.split_once('/') else { return false };
@@ -171,7 +172,7 @@ pub fn is_object(obj: &Value, spec: &str) -> bool {
 }
 
 /// Visit each field of `obj` that a location of any component selects, with its location.
-pub fn for_each_location(obj: &mut Value, f: &mut dyn FnMut(&mut String, &Location)) {
+pub(crate) fn for_each_location(obj: &mut Value, f: &mut dyn FnMut(&mut String, &Location)) {
     let Ok(all) = all() else { return };
     for loc in all.iter().flat_map(|(_, file)| &file.references) {
         if is_object(obj, &loc.object) {
@@ -181,7 +182,7 @@ pub fn for_each_location(obj: &mut Value, f: &mut dyn FnMut(&mut String, &Locati
 }
 
 /// Visit each string the path selects, with its concrete path (`a.b[0].c`).
-pub fn select_mut(value: &mut Value, path: &[String], at: String, f: &mut dyn FnMut(&mut String, &str)) {
+pub(crate) fn select_mut(value: &mut Value, path: &[String], at: String, f: &mut dyn FnMut(&mut String, &str)) {
     let Some((first, rest)) = path.split_first() else {
         if let Value::String(s) = value {
             f(s, &at);
@@ -210,7 +211,7 @@ pub fn select_mut(value: &mut Value, path: &[String], at: String, f: &mut dyn Fn
 }
 
 /// [`select_mut`] for reading: the same strings, the same paths, nothing copied.
-pub fn select(value: &Value, path: &[String], at: String, f: &mut dyn FnMut(&str, &str)) {
+pub(crate) fn select(value: &Value, path: &[String], at: String, f: &mut dyn FnMut(&str, &str)) {
     let Some((first, rest)) = path.split_first() else {
         if let Value::String(s) = value {
             f(s, &at);
@@ -257,7 +258,7 @@ fn joined(at: &str, key: &str) -> String {
 }
 
 /// The tokens `find` finds in `text`, each once, in the order first found.
-pub fn tokens(find: &Find, text: &str) -> Vec<Token> {
+pub(crate) fn tokens(find: &Find, text: &str) -> Vec<Token> {
     let image = |t: &str| Token { text: t.to_string(), rewrite: Rewrite::Image, pulled: vec![t.to_string()] };
     let mut out: Vec<Token> = match find {
         Find::Whole => vec![image(text.trim())],
@@ -340,13 +341,13 @@ fn strings_under(value: &Value, k: &KeysFind, inside: Option<Option<&str>>, out:
 }
 
 /// Whether the last path segment has a `:tag`, or the reference a digest.
-pub fn has_tag_or_digest(image: &str) -> bool {
+pub(crate) fn has_tag_or_digest(image: &str) -> bool {
     image.contains('@') || image.rsplit('/').next().is_some_and(|last| last.contains(':'))
 }
 
 /// A character that can be part of an image reference: a found token is replaced only
 /// where the characters around it are not.
-pub fn is_reference_char(c: char) -> bool {
+pub(crate) fn is_reference_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "._/:@-".contains(c)
 }
 
@@ -358,7 +359,7 @@ fn is_token(s: &str) -> bool {
 /// and after must not be a reference character (the same rule the Helm helper's regular
 /// expression applies; a boundary character is consumed with its match, as Go's
 /// `ReplaceAllString` consumes it).
-pub fn replace_token(text: &str, old: &str, new: &str) -> String {
+pub(crate) fn replace_token(text: &str, old: &str, new: &str) -> String {
     if old.is_empty() || old == new {
         return text.to_string();
     }
@@ -394,7 +395,7 @@ pub fn replace_token(text: &str, old: &str, new: &str) -> String {
 }
 
 /// Rewrite the tokens of one field's text with `new_of` (which gives the token's new text).
-pub fn rewrite_text(text: &mut String, find: &Find, new_of: &dyn Fn(&Token) -> String) {
+pub(crate) fn rewrite_text(text: &mut String, find: &Find, new_of: &dyn Fn(&Token) -> String) {
     for token in tokens(find, text) {
         let new = new_of(&token);
         *text = replace_token(text, &token.text, &new);
@@ -402,7 +403,7 @@ pub fn rewrite_text(text: &mut String, find: &Find, new_of: &dyn Fn(&Token) -> S
 }
 
 /// A hub moved to `registry`: `gcr.io/istio-release` → `R/istio-release`.
-pub fn hub_with_registry(hub: &str, registry: &str) -> String {
+pub(crate) fn hub_with_registry(hub: &str, registry: &str) -> String {
     let moved = super::images::with_registry(&format!("{hub}/x"), registry);
     moved.strip_suffix("/x").unwrap_or(&moved).to_string()
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// `(registry, rest)`: the registry is the first path segment when it looks like a host
 /// (has a `.` or `:`, or is `localhost`); otherwise the image is on Docker Hub and the
 /// registry is empty.
-pub fn split_registry(image: &str) -> (&str, &str) {
+pub(crate) fn split_registry(image: &str) -> (&str, &str) {
     match image.split_once('/') {
         Some((first, rest)) if first.contains('.') || first.contains(':') || first == "localhost" => (first, rest),
         _ => ("", image),
@@ -27,7 +27,7 @@ pub fn with_registry(image: &str, registry: &str) -> String {
 
 /// The repository path without registry, tag or digest: `kubeflow/trainer/x` for
 /// `ghcr.io/kubeflow/trainer/x:v2@sha256:…`.
-pub fn repository(image: &str) -> &str {
+pub(crate) fn repository(image: &str) -> &str {
     let rest = split_registry(image).1;
     let rest = rest.split('@').next().unwrap_or(rest);
     match rest.rfind(':') {
@@ -46,12 +46,13 @@ pub fn has_tag(image: &str) -> bool {
 /// parent segments added where two repositories would collide. Of the images of one
 /// repository with different tags, the first (in sorted order) keeps the name and the
 /// others add the first object that uses each, or their position when no object is known.
-pub fn keys_for(images: &[String]) -> BTreeMap<String, String> {
+#[cfg(test)]
+pub(crate) fn keys_for(images: &[String]) -> BTreeMap<String, String> {
     keys_with_users(images, &BTreeMap::new())
 }
 
 /// [`keys_for`] with the name of the first object using each image.
-pub fn keys_with_users(images: &[String], users: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+pub(crate) fn keys_with_users(images: &[String], users: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut distinct: Vec<&String> = images.iter().collect();
     distinct.sort();
     distinct.dedup();
@@ -95,22 +96,25 @@ pub fn keys_with_users(images: &[String], users: &BTreeMap<String, String>) -> B
 /// configuration text, the text's field).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ImageUse {
+    /// The pullable reference.
     pub reference: String,
+    /// The object, as `Kind/namespace/name`.
     pub object: String,
+    /// The field path.
     pub field: String,
 }
 
 /// A found token of a catalog location in one object: its field path, the location's
 /// rewrite, and whether it counts as a pulled image.
 #[derive(Debug, Clone)]
-pub struct FieldTokens {
+pub(crate) struct FieldTokens {
     pub field: String,
     pub tokens: Vec<image_refs::Token>,
     pub pulls: bool,
 }
 
 /// The catalog's locations (of any component) in `obj`, with the tokens found in each.
-pub fn located_tokens(obj: &Value) -> Vec<FieldTokens> {
+pub(crate) fn located_tokens(obj: &Value) -> Vec<FieldTokens> {
     let mut out = Vec::new();
     let Ok(all) = image_refs::all() else { return out };
     for loc in all.iter().flat_map(|(_, f)| &f.references).filter(|l| image_refs::is_object(obj, &l.object)) {
@@ -181,7 +185,7 @@ pub fn collect(objects: &[Value]) -> Vec<String> {
 /// The images of one component's objects that values can override, with the first object
 /// using each: `image` fields and the image tokens of the catalog's locations (as they
 /// appear in the text, where the override replaces them).
-pub fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, String>) {
+pub(crate) fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, String>) {
     let mut images = Vec::new();
     let mut users = BTreeMap::new();
     for obj in objects {
@@ -206,9 +210,9 @@ pub fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, String>
     "values: `{path}` is {value:?}, which is not a registry: {why}; give a host and optional path, e.g. registry.example.com/kubeflow"
 )]
 pub struct RegistryError {
-    pub path: String,
-    pub value: String,
-    pub why: &'static str,
+    pub(crate) path: String,
+    pub(crate) value: String,
+    pub(crate) why: &'static str,
 }
 
 /// Check a registry value (`global.imageRegistry`, `images --mirror`): a lower-case host

@@ -21,7 +21,10 @@ pub enum Found {
     /// `example/` entries attributed to it (the catalog's folders are missing).
     ExampleEntries(Vec<String>),
     /// Neither.
-    Nowhere { catalog_paths: Vec<String> },
+    Nowhere {
+        /// The catalog's folders for its default variant, none of them present.
+        catalog_paths: Vec<String>,
+    },
     /// The release lacks it (new later, or removed), with the reason.
     NotInRelease(String),
 }
@@ -30,13 +33,13 @@ pub enum Found {
 #[derive(Debug, Clone)]
 pub struct Inspection {
     /// The release whose catalog data was used.
-    pub release: String,
+    pub(crate) release: String,
     /// `example/` `resources:` then `components:` entries, attributed (empty without example/).
-    pub entries: Vec<Attributed>,
+    pub(crate) entries: Vec<Attributed>,
     /// Why `example/` could not be read, when it could not.
-    pub example_error: Option<String>,
+    pub(crate) example_error: Option<String>,
     /// Every catalog component, in catalog order.
-    pub components: Vec<(String, Found)>,
+    pub(crate) components: Vec<(String, Found)>,
 }
 
 /// Inspect `manifests_dir` with `catalog` (the release's data, or the newest for an unknown tree).

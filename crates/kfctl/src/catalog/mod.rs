@@ -1,11 +1,11 @@
 //! Components, profiles and values: what to render, and how values change it.
 //!
-//! - [`component`]: the catalog (`charts/`), hand-written metadata naming upstream folders;
+//! - `component`: the catalog (`charts/`), hand-written metadata naming upstream folders;
 //! - [`profile`]: which components and variants a profile enables, and the kustomization
 //!   whose real `kustomize build` is that profile's default render (the 1:1 contract);
-//! - [`changes`]: a profile file's own `resources`, `patches`, `images` and `replacements`;
-//! - [`values`] and [`schema`]: Helm-style values layering and checking;
-//! - [`docs`]: what every key of the values does (comments, schema descriptions, READMEs);
+//! - `changes`: a profile file's own `resources`, `patches`, `images` and `replacements`;
+//! - [`values`] and `schema`: Helm-style values layering and checking;
+//! - `docs`: what every key of the values does (comments, schema descriptions, READMEs);
 //! - [`credentials`]: upstream's well-known demo login, the one place it is known;
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
@@ -14,94 +14,190 @@
 //!   node agents scoped by the catalog's `podScopes`);
 //! - [`provided`]: dependencies the cluster already runs (`<name>.provided`), and what
 //!   Kubeflow needs from them;
-//! - [`users`]: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
-//! - [`identity`]: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
-//! - [`workloads`]: per-workload pod annotations, pod labels and extra env;
+//! - `users`: `global.users`, the Profiles and Dex logins replacing upstream's demo user;
+//! - `identity`: Dex connectors, or oauth2-proxy straight to an external OIDC issuer;
+//! - `workloads`: per-workload pod annotations, pod labels and extra env;
 //! - [`render`](mod@render): profile + values + upstream source → objects, each tagged with its component;
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
 pub mod access;
 pub mod as_kustomize;
 pub mod attribute;
-pub mod changes;
-pub mod component;
+pub(crate) mod changes;
+pub(crate) mod component;
 pub mod credentials;
-pub mod docs;
-pub mod existing_secrets;
-pub mod external_store;
-pub mod gateway;
-pub mod guarded;
+pub(crate) mod docs;
+pub(crate) mod existing_secrets;
+pub(crate) mod external_store;
+pub(crate) mod gateway;
+pub(crate) mod guarded;
 pub mod identify;
-pub mod identity;
+pub(crate) mod identity;
 pub mod image_refs;
 pub mod images;
 pub mod inspect;
-pub mod object_id;
+pub(crate) mod object_id;
 pub mod params;
 pub mod profile;
 pub mod provided;
 pub mod rehash;
 pub mod render;
 pub mod scheduling;
-pub mod schema;
+pub(crate) mod schema;
 pub mod strvals;
-pub mod users;
+pub(crate) mod users;
 pub mod values;
-pub mod workloads;
+pub(crate) mod workloads;
 
 pub use component::{Catalog, ComponentDef};
 pub use render::{RenderRequest, Rendered, RenderedObject, render};
 
+/// Why loading the catalog, a profile or the values, or rendering them, failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
+    /// A data file (a profile, the provided-components table) does not parse or holds an invalid
+    /// entry.
     #[error("{path}: {message}")]
-    Data { path: String, message: String },
+    Data {
+        /// The data file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The profile name is neither a built-in profile nor a readable file.
     #[error(
         "profile `{name}` is not built in and is not a file; built-in profiles: {known} (or pass a path such as ./mine.yaml)"
     )]
-    UnknownProfile { name: String, known: String },
+    UnknownProfile {
+        /// The name given.
+        name: String,
+        /// The built-in profiles, comma-separated.
+        known: String,
+    },
+    /// A component named on the command line or in a profile is not in the catalog.
     #[error("component `{name}` is not in the catalog{hint}; `kfctl-rs profile show multi-tenant` lists components")]
-    UnknownComponent { name: String, hint: String },
+    UnknownComponent {
+        /// The name given.
+        name: String,
+        /// A did-you-mean suffix, or empty.
+        hint: String,
+    },
+    /// A component is asked for with a variant it does not have.
     #[error("component `{component}` has no variant `{variant}`; its variants: {known}")]
-    UnknownVariant { component: String, variant: String, known: String },
+    UnknownVariant {
+        /// The component whose variant was asked for.
+        component: String,
+        /// The variant asked for.
+        variant: String,
+        /// Its variants, comma-separated.
+        known: String,
+    },
+    /// The component does not exist at the selected release (added later, or removed).
     #[error("release {release}: component `{component}` is {why}")]
-    NotInRelease { release: String, component: String, why: String },
+    NotInRelease {
+        /// The selected release.
+        release: String,
+        /// The component asked for.
+        component: String,
+        /// Why, as the message words it (not yet added, or removed, and how to leave it out).
+        why: String,
+    },
+    /// The source tree has none of the component's folders and no example entry builds it.
     #[error(
         "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry builds it (`kfctl-rs source inspect` shows what the tree holds); leave it out ({flags}){provided} or pass a pinned release (--version)"
     )]
-    NotInTree { component: String, paths: String, flags: String, provided: String },
+    NotInTree {
+        /// The component whose folders are missing.
+        component: String,
+        /// The folders looked for.
+        paths: String,
+        /// The flags that leave it out.
+        flags: String,
+        /// How to say the cluster provides it instead, or empty.
+        provided: String,
+    },
+    /// `--component` names a component the profile does not have.
     #[error("component `{component}` is not part of profile `{profile}`")]
-    NotInProfile { component: String, profile: String },
+    NotInProfile {
+        /// The component named with `--component`.
+        component: String,
+        /// The profile rendered.
+        profile: String,
+    },
+    /// A component is asked for without a component it needs.
     #[error("component `{component}` needs {missing}; {hint}")]
-    MissingDependency { component: String, missing: String, hint: String },
+    MissingDependency {
+        /// The component that needs the others.
+        component: String,
+        /// The components it needs that are not in the selection.
+        missing: String,
+        /// How to add them.
+        hint: String,
+    },
+    /// The values break their schema.
     #[error(transparent)]
     Schema(#[from] schema::SchemaError),
+    /// A `--set` expression does not parse or does not fit the values.
     #[error(transparent)]
     Set(#[from] values::SetError),
+    /// `global.users` is invalid.
     #[error(transparent)]
     Users(#[from] users::UsersError),
+    /// A `global.existingSecrets` entry is invalid.
     #[error(transparent)]
     ExistingSecrets(#[from] existing_secrets::ExistingSecretsError),
+    /// The identity values (Dex connectors, external OIDC) are invalid.
     #[error(transparent)]
     Identity(#[from] identity::IdentityError),
+    /// The gateway values are invalid.
     #[error(transparent)]
     Gateway(#[from] gateway::GatewayError),
+    /// `pipelines.database` cannot be used.
     #[error(transparent)]
     Database(#[from] external_store::DatabaseError),
+    /// A workload's extra env sets a name upstream's container already has.
     #[error(
         "values: `{path}` sets `{name}`, which upstream's container already has; extra env takes new names only (change upstream's with a `patches` entry in your profile)"
     )]
-    EnvTaken { path: String, name: String },
+    EnvTaken {
+        /// The values path that sets it.
+        path: String,
+        /// The env variable.
+        name: String,
+    },
+    /// The image registry values are invalid.
     #[error(transparent)]
     Registry(#[from] images::RegistryError),
+    /// A profile file's own `resources`, `patches`, `images` or `replacements` entry is invalid.
     #[error("{file}: {entry}: {message}")]
-    OwnChange { file: String, entry: String, message: String },
+    OwnChange {
+        /// The profile file.
+        file: String,
+        /// The entry.
+        entry: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A values file cannot be read.
     #[error("{path}: cannot read values file: {message}")]
-    ValuesFile { path: String, message: String },
+    ValuesFile {
+        /// The values file.
+        path: String,
+        /// The read error.
+        message: String,
+    },
+    /// An input file is missing, unreadable or over the size limit.
     #[error(transparent)]
     Input(#[from] crate::input::InputError),
+    /// `--as-kustomization`: what the values change in an object cannot be written as a patch.
     #[error("{object}: {message}")]
-    NotExpressible { object: String, message: String },
+    NotExpressible {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+        /// Why it cannot be expressed.
+        message: String,
+    },
+    /// The kustomize engine failed to build a component.
     #[error(transparent)]
     Build(#[from] kfctl_kustomize::KustomizeError),
 }

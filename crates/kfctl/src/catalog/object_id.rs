@@ -15,19 +15,19 @@ use super::rehash::HASH_LEN;
 use serde_json::Value;
 
 /// The string at `pointer` in `obj`; empty when it is absent or not a string.
-pub fn text<'a>(obj: &'a Value, pointer: &str) -> &'a str {
+pub(crate) fn text<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// Whether `actual` is `base`, or `base` with kustomize's hash suffix.
-pub fn is_name_or_hashed(actual: &str, base: &str) -> bool {
+pub(crate) fn is_name_or_hashed(actual: &str, base: &str) -> bool {
     actual == base
         || actual.strip_prefix(base).and_then(|rest| rest.strip_prefix('-')).is_some_and(|hash| hash.len() == HASH_LEN)
 }
 
 /// An object as a rule names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ObjectId<'a> {
+pub(crate) struct ObjectId<'a> {
     /// The API group (`""`: core); `None`: any.
     pub group: Option<&'a str>,
     pub kind: &'a str,
@@ -40,25 +40,25 @@ pub struct ObjectId<'a> {
 
 impl<'a> ObjectId<'a> {
     /// `kind` named `name`, in any group and namespace, without a hash suffix.
-    pub const fn new(kind: &'a str, name: &'a str) -> Self {
+    pub(crate) const fn new(kind: &'a str, name: &'a str) -> Self {
         ObjectId { group: None, kind, namespace: None, name, hashed: false }
     }
 
-    pub const fn in_group(self, group: &'a str) -> Self {
+    pub(crate) const fn in_group(self, group: &'a str) -> Self {
         ObjectId { group: Some(group), ..self }
     }
 
-    pub const fn in_namespace(self, namespace: &'a str) -> Self {
+    pub(crate) const fn in_namespace(self, namespace: &'a str) -> Self {
         ObjectId { namespace: Some(namespace), ..self }
     }
 
     /// The name as is, or with kustomize's hash suffix.
-    pub const fn or_hashed(self) -> Self {
+    pub(crate) const fn or_hashed(self) -> Self {
         ObjectId { hashed: true, ..self }
     }
 
     /// Whether `obj` is this object.
-    pub fn matches(&self, obj: &Value) -> bool {
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
         let name = text(obj, "/metadata/name");
         text(obj, "/kind") == self.kind
             && self.group.is_none_or(|group| in_group(text(obj, "/apiVersion"), group))
@@ -77,7 +77,7 @@ fn in_group(api_version: &str, group: &str) -> bool {
 
 /// Whether `obj` is a CustomResourceDefinition (of `apiextensions.k8s.io`): the one rule the
 /// render's walks, `global.crds`, the chart export and the install's waves share.
-pub fn is_crd(obj: &Value) -> bool {
+pub(crate) fn is_crd(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
         && obj.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("apiextensions.k8s.io/"))
 }

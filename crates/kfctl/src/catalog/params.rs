@@ -1,6 +1,6 @@
 //! The parameter table: every value kfctl-rs takes is one parameter point here.
 //!
-//! A parameter has a native side — [`Param::apply`], a change to one rendered object — and
+//! A parameter has a native side — `Param::apply`, a change to one rendered object — and
 //! the chart export turns the same table into Helm template expressions, so the native
 //! render and the exported charts read one model and cannot drift (real Helm checks it).
 //! Values that are empty (`""`, `[]`, `{}`) leave upstream's objects exactly as they are,
@@ -16,24 +16,24 @@
 //! | `<component>.runtimes.resources` | `resources` of that main container (`node`, `kserve-container`) in every runtime |
 //! | `<component>.replicas.<workload>` | `spec.replicas` of that Deployment or StatefulSet; every one has a key, `null` where upstream sets none (it stays unset: 1, or an autoscaler's) |
 //! | `<component>.resources.<workload>.<container>` | that container's `resources` |
-//! | `<component>.podAnnotations.<workload>`, `.podLabels.<workload>` | merged into that workload's `spec.template.metadata.annotations` / `.labels` ([`super::workloads`]) |
+//! | `<component>.podAnnotations.<workload>`, `.podLabels.<workload>` | merged into that workload's `spec.template.metadata.annotations` / `.labels` (`super::workloads`) |
 //! | `<component>.env.<workload>.<container>` | appended to that container's `env` (a name upstream's container already has is refused) |
 //! | `global.commonLabels`, `global.commonAnnotations` | `metadata.labels` / `metadata.annotations` of every object |
-//! | `global.resourcePolicy` | `keep`: Helm's `helm.sh/resource-policy: keep` and Argo CD's `Delete=false,Prune=false` sync options on every object of a kind in [`super::guarded::GUARDED`] (CRDs, PVCs, Namespaces) |
+//! | `global.resourcePolicy` | `keep`: Helm's `helm.sh/resource-policy: keep` and Argo CD's `Delete=false,Prune=false` sync options on every object of a kind in `super::guarded::GUARDED` (CRDs, PVCs, Namespaces) |
 //! | credentials (see [`CREDENTIALS`]) | the upstream Secret or ConfigMap field holding them |
 //! | `global.podSecurity.namespaces` / `.profiles` | the PSS `enforce` label of static namespaces / the label profile namespaces get |
 //! | `global.storageClass` | `spec.storageClassName` of every PersistentVolumeClaim and of every StatefulSet's `volumeClaimTemplates` |
-//! | `global.users` | upstream's demo Profile becomes one per user ([`super::users::expand_profiles`], after the table); Dex's `staticPasswords` and the demo hash |
-//! | `global.existingSecrets` | not a row: the listed credential Secrets are dropped after the table ([`super::existing_secrets`]) and references to a generated one's hashed name take its plain name |
-//! | `dex.connectors`, `oauth2-proxy.oidc.*` | Dex's `config.yaml` `connectors:`; `oauth2_proxy.cfg`, oauth2-proxy's client id and the `RequestAuthentication` rules trusting Dex's issuer ([`super::identity`]) |
-//! | `global.gateway` | `kubeflow-gateway`'s servers (host, an HTTPS server, the HTTP→HTTPS redirect) and `istio-ingressgateway`'s `spec.type`; with `tls.issuer` a cert-manager Certificate is added ([`super::gateway::add_certificate`], after the table) |
-//! | `pipelines.database` | `dbHost`/`mysqlHost`, `dbPort`/`mysqlPort` of `pipeline-install-config` and `username` of `mysql-secret` (its `password` is a credential) ([`super::external_store`]) |
+//! | `global.users` | upstream's demo Profile becomes one per user (`super::users::expand_profiles`, after the table); Dex's `staticPasswords` and the demo hash |
+//! | `global.existingSecrets` | not a row: the listed credential Secrets are dropped after the table (`super::existing_secrets`) and references to a generated one's hashed name take its plain name |
+//! | `dex.connectors`, `oauth2-proxy.oidc.*` | Dex's `config.yaml` `connectors:`; `oauth2_proxy.cfg`, oauth2-proxy's client id and the `RequestAuthentication` rules trusting Dex's issuer (`super::identity`) |
+//! | `global.gateway` | `kubeflow-gateway`'s servers (host, an HTTPS server, the HTTP→HTTPS redirect) and `istio-ingressgateway`'s `spec.type`; with `tls.issuer` a cert-manager Certificate is added (`super::gateway::add_certificate`, after the table) |
+//! | `pipelines.database` | `dbHost`/`mysqlHost`, `dbPort`/`mysqlPort` of `pipeline-install-config` and `username` of `mysql-secret` (its `password` is a credential) (`super::external_store`) |
 //! | `global.crds` | which objects render at all: `""` every object, `only` just the CustomResourceDefinitions, `skip` all but them (see [`keep`]) |
 //!
-//! The Helm side of every row is named in the row itself ([`Param::helm`]): the helpers the
+//! The Helm side of every row is named in the row itself (`Param::helm`): the helpers the
 //! exported charts call, kept in `templates/chart/helpers/<row name>.tpl`, from which the
 //! export generates each chart's `_helpers.tpl` (`chart/helpers.rs`); `chart/params.rs` finds,
-//! for each row ([`ParamId`]), the same points in each object that the functions here change.
+//! for each row (`ParamId`), the same points in each object that the functions here change.
 
 pub use super::credentials::{CREDENTIALS, Credential, Encoding};
 use super::scheduling::{self, PodScope, apply_scheduling};
@@ -42,7 +42,7 @@ use serde_json::{Map, Value, json};
 
 /// The context a parameter applies in: all values, the defaults they were merged onto
 /// (per-image overrides find their image by its default), and the object's component.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub values: &'a Value,
     pub defaults: &'a Value,
     pub component: &'a str,
@@ -62,7 +62,7 @@ impl Ctx<'_> {
     }
 }
 
-pub fn is_empty(v: &Value) -> bool {
+pub(crate) fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::String(s) => s.is_empty(),
@@ -75,7 +75,7 @@ pub fn is_empty(v: &Value) -> bool {
 /// Which row a [`Param`] is; the chart export's marking matches on it exhaustively, so a row
 /// cannot be added without its Helm side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamId {
+pub(crate) enum ParamId {
     Images,
     ImagePullSecrets,
     Scheduling,
@@ -95,7 +95,7 @@ pub enum ParamId {
 }
 
 /// One parameter point.
-pub struct Param {
+pub(crate) struct Param {
     pub id: ParamId,
     pub name: &'static str,
     pub apply: fn(&mut Value, &Ctx),
@@ -109,7 +109,7 @@ const fn row(id: ParamId, name: &'static str, apply: fn(&mut Value, &Ctx), helm:
 }
 
 /// The table, in the order parameters apply.
-pub const PARAMS: &[Param] = &[
+pub(crate) const PARAMS: &[Param] = &[
     row(ParamId::Images, "images", apply_images, &["kfctl.image", "kfctl.imageText"]),
     row(ParamId::ImagePullSecrets, "imagePullSecrets", apply_pull_secrets, &["kfctl.pullSecrets"]),
     row(
@@ -198,12 +198,12 @@ fn images_in(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
 
 /// A CustomResourceDefinition: its schema describes pods and images but holds none, so the
 /// walks for images and pod specs skip it (it is most of a render's bytes).
-pub fn is_schema(obj: &Value) -> bool {
+pub(crate) fn is_schema(obj: &Value) -> bool {
     super::object_id::is_crd(obj)
 }
 
 /// Read every string under a key named `image` (without copying the object).
-pub fn visit_images<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
+pub(crate) fn visit_images<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
     if !is_schema(value) {
         visit_images_in(value, f);
     }
@@ -297,7 +297,7 @@ pub fn is_workload(obj: &Value) -> bool {
         && matches!(obj.get("kind").and_then(Value::as_str), Some("Deployment" | "StatefulSet"))
 }
 
-pub fn object_name(obj: &Value) -> String {
+pub(crate) fn object_name(obj: &Value) -> String {
     obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
@@ -353,7 +353,7 @@ fn apply_common_metadata(obj: &mut Value, ctx: &Ctx) {
 /// The annotations `global.resourcePolicy: keep` sets: Helm's, which keeps an object on `helm
 /// uninstall` and `helm upgrade`, and Argo CD's, which keeps it when it leaves the Application
 /// (prune) or the Application is deleted.
-pub const KEEP_ANNOTATIONS: [(&str, &str); 2] =
+pub(crate) const KEEP_ANNOTATIONS: [(&str, &str); 2] =
     [("helm.sh/resource-policy", "keep"), ("argocd.argoproj.io/sync-options", "Delete=false,Prune=false")];
 
 /// `global.resourcePolicy: keep` on the guarded kinds (after `commonAnnotations`: it wins).
@@ -417,7 +417,7 @@ fn apply_pod_security(obj: &mut Value, ctx: &Ctx) {
 
 /// Replace the value of the PSS line in the profile controller's label config: every line
 /// (split at `\n` only, so every other byte stays as it is) that starts with the PSS key.
-pub fn replace_pss_line(text: &str, level: &str) -> String {
+pub(crate) fn replace_pss_line(text: &str, level: &str) -> String {
     text.split('\n')
         .map(
             |line| {
@@ -434,7 +434,7 @@ pub fn replace_pss_line(text: &str, level: &str) -> String {
 
 /// Visit the `spec` of every claim `obj` holds: a PersistentVolumeClaim's own, and each of a
 /// StatefulSet's `volumeClaimTemplates`.
-pub fn for_each_claim_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+pub(crate) fn for_each_claim_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     let api = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
     match (api, kind) {
@@ -478,7 +478,7 @@ fn apply_database(obj: &mut Value, ctx: &Ctx) {
 
 /// [`keep`]'s Helm side, the helper every exported template is wrapped in
 /// (`templates/chart/helpers/keep.tpl`).
-pub const KEEP_HELM: &[&str] = &["kfctl.enabled", "kfctl.existingSecret"];
+pub(crate) const KEEP_HELM: &[&str] = &["kfctl.enabled", "kfctl.existingSecret"];
 
 /// Whether `obj`, of `component`, renders at all: not when the cluster provides its component
 /// (`<component>.provided`, see [`super::provided`]); then `global.crds`: `only` keeps just the

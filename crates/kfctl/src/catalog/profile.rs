@@ -7,7 +7,7 @@
 //! catalog order, plus their kustomize Components and the catalog's output order.
 //!
 //! A profile may differ per release: `releases:` maps a version requirement (`<1.11.0`,
-//! `>=26.03`; either scheme, see [`crate::source::version::requirement`]) to
+//! `>=26.03`; either scheme, see `crate::source::version::requirement`) to
 //! component choices laid over the profile's own when the catalog's release matches
 //! (multi-tenant on v1.10 has the Training Operator where v1.11.0 has Trainer). A profile with
 //! `example: true` *is* upstream's `example/`: on a tree that is no pinned release it renders
@@ -26,14 +26,14 @@ use std::path::Path;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Choice {
+pub(crate) struct Choice {
     pub variant: Option<String>,
     pub enabled: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProfileFile {
+pub(crate) struct ProfileFile {
     pub name: String,
     #[serde(default)]
     pub description: String,
@@ -73,7 +73,7 @@ pub struct ProfileFile {
 /// A profile's component choices for the releases a requirement matches.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReleaseChoices {
+pub(crate) struct ReleaseChoices {
     #[serde(default)]
     pub components: IndexMap<String, Choice>,
 }
@@ -81,19 +81,24 @@ pub struct ReleaseChoices {
 /// A profile with `extends` applied and every choice checked against the catalog.
 #[derive(Debug, Clone)]
 pub struct Resolved {
+    /// The profile's name.
     pub name: String,
+    /// One line saying what the profile is for.
     pub description: String,
+    /// The cluster kind it targets: `kind` for a local Kind cluster, `cluster` otherwise (the
+    /// default).
     pub kubernetes: String,
     /// Install may keep upstream's default credentials (inherited through `extends`).
     pub allow_default_credentials: bool,
     /// Enabled components and their variants, in catalog order.
     pub components: Vec<(String, String)>,
+    /// The profile's values (inherited ones under its own).
     pub values: Value,
     /// The profile is upstream's `example/` (see the module docs).
     pub example: bool,
     /// What the render should say once (an unknown upstream's unattributed entries).
     pub warnings: Vec<String>,
-    /// The profile's own kustomize changes, applied at its kustomization ([`super::changes`]).
+    /// The profile's own kustomize changes, applied at its kustomization (`super::changes`).
     pub changes: OwnChanges,
 }
 
@@ -229,7 +234,7 @@ fn load_chain(name_or_path: &str, release: Option<&str>, chain: &mut Vec<String>
 
 impl Resolved {
     /// Keep only the named components (`--components a,b`), checking the names.
-    pub fn restrict_to(&mut self, names: &[String], catalog: &Catalog) -> Result<(), CatalogError> {
+    pub(crate) fn restrict_to(&mut self, names: &[String], catalog: &Catalog) -> Result<(), CatalogError> {
         for n in names {
             catalog.get(n)?;
             if !self.components.iter().any(|(c, _)| c == n) {
@@ -241,18 +246,18 @@ impl Resolved {
     }
 
     /// Drop components whose `<name>.enabled` value is false.
-    pub fn apply_enabled(&mut self, values: &Value) {
+    pub(crate) fn apply_enabled(&mut self, values: &Value) {
         self.components
             .retain(|(c, _)| values.get(c).and_then(|v| v.get("enabled")).and_then(Value::as_bool) != Some(false));
     }
 
     /// Components an enabled variant stands in for (see `provides` in component.yaml).
-    pub fn provided(&self, catalog: &Catalog) -> Vec<String> {
+    pub(crate) fn provided(&self, catalog: &Catalog) -> Vec<String> {
         self.components.iter().filter_map(|(c, v)| catalog.get(c).ok()?.provides.get(v).cloned()).flatten().collect()
     }
 
     /// Leave out the components an enabled variant stands in for.
-    pub fn apply_provides(&mut self, catalog: &Catalog) {
+    pub(crate) fn apply_provides(&mut self, catalog: &Catalog) {
         let provided = self.provided(catalog);
         self.components.retain(|(c, _)| !provided.contains(c));
     }
@@ -313,7 +318,7 @@ impl Resolved {
     }
 
     /// Which component an object came from, by the `resources:` entry that produced it.
-    pub fn component_of_entry(&self, entry: &str, catalog: &Catalog) -> Option<String> {
+    pub(crate) fn component_of_entry(&self, entry: &str, catalog: &Catalog) -> Option<String> {
         let path = entry.strip_prefix("../")?;
         self.components
             .iter()

@@ -13,7 +13,7 @@
 //!   webhooks answering.
 //!
 //! The value sits on the dependency's own name; its other components follow it
-//! ([`expand`]: `istio.provided=true` covers `istio-crds` and `istio-namespace` unless they are
+//! (`expand`: `istio.provided=true` covers `istio-crds` and `istio-namespace` unless they are
 //! set themselves). Helm passes a value to one subchart only, so the exported umbrella chart
 //! cannot follow it at `helm template` time: its checks refuse a half-provided group with the
 //! flags to add, and `chart export --set istio.provided=true` writes all three.
@@ -32,10 +32,10 @@ pub struct Dependency {
     pub components: Vec<String>,
     /// API groups (and their subdomains) whose kinds Kubeflow's objects use from it.
     #[serde(default)]
-    pub api_groups: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
     /// Objects Kubeflow's own objects refer to by name.
     #[serde(default)]
-    pub needs: Vec<Need>,
+    pub(crate) needs: Vec<Need>,
 }
 
 /// An object a provided dependency must have on the cluster.
@@ -43,24 +43,24 @@ pub struct Dependency {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Need {
     #[serde(default = "core_v1")]
-    pub api_version: String,
-    pub kind: String,
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
     #[serde(default)]
-    pub namespace: Option<String>,
-    pub name: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: String,
     /// What else must hold of it.
     #[serde(default)]
-    pub ready: Option<Readiness>,
+    pub(crate) ready: Option<Readiness>,
     #[serde(default)]
-    pub contains: Option<Contains>,
+    pub(crate) contains: Option<Contains>,
     /// Checked only when this component is installed too.
     #[serde(default)]
-    pub when: Option<String>,
+    pub(crate) when: Option<String>,
     /// What Kubeflow uses it for, said when it is missing.
-    pub why: String,
+    pub(crate) why: String,
     /// How to make it, said when it is missing.
     #[serde(default)]
-    pub create: Option<String>,
+    pub(crate) create: Option<String>,
 }
 
 fn core_v1() -> String {
@@ -79,13 +79,13 @@ pub enum Readiness {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Contains {
-    pub field: String,
-    pub text: String,
+    pub(crate) field: String,
+    pub(crate) text: String,
 }
 
 impl Need {
     /// `ConfigMap istio-system/istio`, `ClusterIssuer kubeflow-self-signing-issuer`.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match &self.namespace {
             Some(ns) => format!("{} {ns}/{}", self.kind, self.name),
             None => format!("{} {}", self.kind, self.name),
@@ -101,24 +101,24 @@ impl Dependency {
     }
 
     /// The flag that turns it off again, for hints.
-    pub fn install_it_flag(&self) -> String {
+    pub(crate) fn install_it_flag(&self) -> String {
         format!("--set {}.provided=false", self.name)
     }
 
     /// Its needs that apply to an install of `installed` components.
-    pub fn needs_for<'a>(&'a self, installed: &'a [String]) -> impl Iterator<Item = &'a Need> {
+    pub(crate) fn needs_for<'a>(&'a self, installed: &'a [String]) -> impl Iterator<Item = &'a Need> {
         self.needs.iter().filter(move |n| n.when.as_ref().is_none_or(|c| installed.contains(c)))
     }
 }
 
 /// Whether `values` sets `<component>.provided` to true.
-pub fn is_provided(values: &Value, component: &str) -> bool {
+pub(crate) fn is_provided(values: &Value, component: &str) -> bool {
     values.get(component).and_then(|c| c.get("provided")).and_then(Value::as_bool) == Some(true)
 }
 
 /// Let a dependency's other components follow `<name>.provided: true` (see the module docs);
 /// a component's own `provided`, true or false, wins.
-pub fn expand(user: &mut Value, table: &[Dependency]) {
+pub(crate) fn expand(user: &mut Value, table: &[Dependency]) {
     let provided: Vec<&Dependency> = table.iter().filter(|d| is_provided(user, &d.name)).collect();
     for dep in provided {
         for member in dep.components.iter().filter(|c| **c != dep.name) {
@@ -134,17 +134,17 @@ pub fn expand(user: &mut Value, table: &[Dependency]) {
 }
 
 /// The dependencies `values` marks provided (by their own name).
-pub fn in_use<'a>(values: &Value, table: &'a [Dependency]) -> Vec<&'a Dependency> {
+pub(crate) fn in_use<'a>(values: &Value, table: &'a [Dependency]) -> Vec<&'a Dependency> {
     table.iter().filter(|d| is_provided(values, &d.name)).collect()
 }
 
 /// The dependency a component belongs to, if any.
-pub fn dependency_of<'a>(component: &str, table: &'a [Dependency]) -> Option<&'a Dependency> {
+pub(crate) fn dependency_of<'a>(component: &str, table: &'a [Dependency]) -> Option<&'a Dependency> {
     table.iter().find(|d| d.components.iter().any(|c| c == component))
 }
 
 /// Check the table against the catalog's components: every name and member must exist.
-pub fn check_table(table: &[Dependency], known: &[&str], path: &str) -> Result<(), CatalogError> {
+pub(crate) fn check_table(table: &[Dependency], known: &[&str], path: &str) -> Result<(), CatalogError> {
     for dep in table {
         let unknown = std::iter::once(&dep.name).chain(&dep.components).find(|c| !known.contains(&c.as_str()));
         if let Some(c) = unknown {

@@ -26,13 +26,14 @@ use kfctl_kustomize::content_hash;
 use serde_json::Value;
 
 /// The length of kustomize's hash suffix.
-pub const HASH_LEN: usize = 10;
+pub(crate) const HASH_LEN: usize = 10;
 
 /// A generated object's name, split into its base and kustomize's content hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashedName {
+    /// The name without the hash suffix.
     pub base: String,
-    pub hash: String,
+    pub(crate) hash: String,
 }
 
 impl HashedName {
@@ -49,7 +50,7 @@ impl HashedName {
     }
 
     /// The full name, `<base>-<hash>`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{}-{}", self.base, self.hash)
     }
 }
@@ -57,9 +58,9 @@ impl HashedName {
 /// One rename made by [`rename_changed`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rename {
-    pub namespace: String,
-    pub old: String,
-    pub new: String,
+    pub(crate) namespace: String,
+    pub(crate) old: String,
+    pub(crate) new: String,
 }
 
 /// Rename every object whose content hash changed (`hashed[i]` is what [`HashedName::of`] said
@@ -86,7 +87,7 @@ pub fn rename_changed(objects: &mut [RenderedObject], hashed: &[Option<HashedNam
 
 /// Make every string equal to a renamed object's old name, in an object of its namespace or a
 /// cluster-scoped one, its new name (what kustomize's name-reference fix-up wrote: see above).
-pub fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) {
+pub(crate) fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) {
     for o in objects.iter_mut() {
         let namespace = namespace_of(&o.obj).to_string();
         for rename in renames.iter().filter(|r| namespace.is_empty() || r.namespace == namespace) {

@@ -37,15 +37,18 @@ use std::sync::Arc;
 /// What to render.
 #[derive(Clone)]
 pub struct RenderRequest {
+    /// The profile: a built-in name or a file path.
     pub profile: String,
     /// Restrict to these components (empty: all of the profile's).
     pub components: Vec<String>,
+    /// Values files (`-f`), in command-line order.
     pub value_files: Vec<PathBuf>,
     /// The `--set` family, each flag in command-line order; applied in the helm CLI's order
-    /// of kinds ([`strvals::SetKind::HELM_ORDER`]).
+    /// of kinds (`strvals::SetKind::HELM_ORDER`).
     pub sets: Vec<SetFlag>,
     /// The kubeflow/manifests root.
     pub manifests_dir: PathBuf,
+    /// Fetches remote kustomize resources the tree names.
     pub remote: Arc<dyn RemoteResolver>,
     /// Which release's catalog data describes the tree.
     pub layout: Layout,
@@ -65,17 +68,21 @@ impl Layout {
 /// One rendered object and the component it belongs to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderedObject {
+    /// The catalog component it belongs to.
     pub component: String,
+    /// The object as rendered.
     pub obj: Value,
 }
 
 /// The result of a render.
 pub struct Rendered {
+    /// The resolved profile.
     pub profile: Resolved,
     /// The effective values (defaults with the user's layers on top).
     pub values: Value,
+    /// The defaults the values layer on.
     pub defaults: Value,
-    pub schema: Schema,
+    /// The rendered objects, each tagged with its component.
     pub objects: Vec<RenderedObject>,
     /// Upstream default credentials still in the output (values left them unset).
     pub default_credentials: Vec<&'static Credential>,
@@ -86,7 +93,9 @@ pub struct Rendered {
 
 /// Everything a render knows before values change any object: the chart export starts here.
 pub struct Prepared {
+    /// The catalog of the tree's release.
     pub catalog: Catalog,
+    /// The resolved profile.
     pub profile: Resolved,
     /// The user's layers only (profile values, files, `--set`), checked against the schema.
     pub user: Value,
@@ -94,6 +103,7 @@ pub struct Prepared {
     pub defaults: Value,
     /// `defaults` with `user` on top.
     pub effective: Value,
+    /// The schema the values are checked against.
     pub schema: Schema,
     /// The default render (1:1 with kustomize), objects tagged by component.
     pub objects: Vec<RenderedObject>,
@@ -191,7 +201,7 @@ fn folders_present(profile: &Resolved, catalog: &Catalog, manifests_dir: &std::p
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
-    let Prepared { catalog, profile, defaults, effective, schema, objects, .. } = prepare(req)?;
+    let Prepared { catalog, profile, defaults, effective, objects, .. } = prepare(req)?;
     // Each object's parameters depend on the values and on it alone: applied on the pool, in order.
     use rayon::prelude::*;
     let applied: Vec<_> = objects
@@ -215,11 +225,11 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .into_iter()
         .map(|d| super::provided::Dependency { needs: d.needs_for(&installed).cloned().collect(), ..d.clone() })
         .collect();
-    Ok(Rendered { profile, values: effective, defaults, schema, objects, default_credentials, provided })
+    Ok(Rendered { profile, values: effective, defaults, objects, default_credentials, provided })
 }
 
 /// Layer the profile's values, the `-f` files and the `--set` expressions.
-pub fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, CatalogError> {
+pub(crate) fn user_values(profile: &Resolved, req: &RenderRequest) -> Result<Value, CatalogError> {
     let mut user = if profile.values.is_object() { profile.values.clone() } else { json!({}) };
     for path in &req.value_files {
         let shown = path.display().to_string();

@@ -2,13 +2,13 @@
 //! `charts/catalog.yaml`, read by the native render and the Helm export alike.
 //!
 //! A pod template (a map with `containers`) is one of three kinds, decided by its object
-//! ([`pod_scope`]):
+//! (`pod_scope`):
 //!
 //! | pod template | `nodeSelector`, `tolerations`, `affinity` from |
 //! |---|---|
-//! | the platform's own (every other object) | the component's value, else `global`'s ([`Source::Scoped`]) |
+//! | the platform's own (every other object) | the component's value, else `global`'s (`Source::Scoped`) |
 //! | a node agent (`podScopes.nodeAgents`, e.g. the istio-cni DaemonSet) | none: it runs on every node, tolerating every taint as upstream has it |
-//! | a user's runtime (`podScopes.runtimes`, Trainer's and KServe's runtimes) | `<component>.runtimes.*` only, on the templates that run the runtime's container ([`Source::Runtimes`]) |
+//! | a user's runtime (`podScopes.runtimes`, Trainer's and KServe's runtimes) | `<component>.runtimes.*` only, on the templates that run the runtime's container (`Source::Runtimes`) |
 //!
 //! so `global.nodeSelector` or `istio.nodeSelector` pins the platform's controllers without
 //! also pinning the pods users' jobs and models run in, or a DaemonSet that must run on every
@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 /// The `podScopes` table of `charts/catalog.yaml`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PodScopes {
+pub(crate) struct PodScopes {
     #[serde(default)]
     pub runtimes: Vec<RuntimeKinds>,
     #[serde(default)]
@@ -34,7 +34,7 @@ pub struct PodScopes {
 /// The kinds whose pod templates are users' runtimes, of one component.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RuntimeKinds {
+pub(crate) struct RuntimeKinds {
     pub component: String,
     pub api_group: String,
     pub kinds: Vec<String>,
@@ -45,7 +45,7 @@ pub struct RuntimeKinds {
 /// The kinds whose pods run on every node.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NodeAgents {
+pub(crate) struct NodeAgents {
     pub kinds: Vec<String>,
 }
 
@@ -58,7 +58,7 @@ struct CatalogScopes {
 
 /// The table, read once from the embedded catalog ([`super::Catalog::embedded`] refuses a
 /// catalog whose table does not parse, so the default here is never met in a render).
-pub fn scopes() -> &'static PodScopes {
+pub(crate) fn scopes() -> &'static PodScopes {
     static SCOPES: OnceLock<PodScopes> = OnceLock::new();
     SCOPES.get_or_init(|| {
         let text = embedded::file("charts/catalog.yaml").unwrap_or_default();
@@ -69,7 +69,7 @@ pub fn scopes() -> &'static PodScopes {
 
 /// Where a pod template's scheduling values come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The component's value, else the global one.
     Scoped,
     /// The component's `runtimes` values only.
@@ -78,7 +78,7 @@ pub enum Source {
 
 impl Source {
     /// The name the Helm helpers take (`templates/chart/helpers/scheduling.tpl`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Source::Scoped => "scoped",
             Source::Runtimes => "runtimes",
@@ -88,7 +88,7 @@ impl Source {
 
 /// The scope of an object's pod templates.
 #[derive(Debug, Clone, Copy)]
-pub enum PodScope {
+pub(crate) enum PodScope {
     Platform,
     NodeAgent,
     Runtime(&'static RuntimeKinds),
@@ -99,7 +99,7 @@ fn group_of(api_version: &str) -> &str {
 }
 
 /// The scope `obj`'s pod templates have, by its kind (and API group, for runtimes).
-pub fn pod_scope(obj: &Value) -> PodScope {
+pub(crate) fn pod_scope(obj: &Value) -> PodScope {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     let group = group_of(obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default());
     let table = scopes();
@@ -113,7 +113,7 @@ pub fn pod_scope(obj: &Value) -> PodScope {
 }
 
 /// The components whose section has `runtimes` values.
-pub fn runtime_components() -> impl Iterator<Item = &'static str> {
+pub(crate) fn runtime_components() -> impl Iterator<Item = &'static str> {
     scopes().runtimes.iter().map(|r| r.component.as_str())
 }
 
@@ -127,7 +127,7 @@ pub fn runs_container(spec: &Map<String, Value>, name: &str) -> bool {
 /// Visit the pod specs of `obj` that scheduling values reach, each with where its values
 /// come from: every pod spec of a platform object, and the pod specs of a runtime that run
 /// the runtime's container; a node agent's none.
-pub fn for_each_scheduled_pod_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>, Source)) {
+pub(crate) fn for_each_scheduled_pod_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>, Source)) {
     match pod_scope(obj) {
         PodScope::Platform => super::params::for_each_pod_spec(obj, &mut |spec| f(spec, Source::Scoped)),
         PodScope::NodeAgent => {}
@@ -140,7 +140,11 @@ pub fn for_each_scheduled_pod_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<S
 }
 
 /// Visit the main container (by name) of every pod template of a runtime.
-pub fn for_each_runtime_container(obj: &mut Value, runtime: &RuntimeKinds, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+pub(crate) fn for_each_runtime_container(
+    obj: &mut Value,
+    runtime: &RuntimeKinds,
+    f: &mut dyn FnMut(&mut Map<String, Value>),
+) {
     super::params::for_each_pod_spec(obj, &mut |spec| {
         let containers = spec.get_mut("containers").and_then(Value::as_array_mut).into_iter().flatten();
         for c in containers.filter_map(Value::as_object_mut) {
@@ -159,7 +163,7 @@ fn scheduling_value<'a>(ctx: &'a Ctx<'a>, source: Source, key: &str) -> Option<&
     }
 }
 
-pub fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
+pub(crate) fn apply_scheduling(obj: &mut Value, ctx: &Ctx) {
     for_each_scheduled_pod_spec(obj, &mut |spec, source| {
         if let Some(Value::Object(sel)) = scheduling_value(ctx, source, "nodeSelector") {
             let target = spec.entry("nodeSelector").or_insert_with(|| json!({}));

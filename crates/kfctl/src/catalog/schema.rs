@@ -25,37 +25,37 @@ pub enum SchemaError {
 /// same way), a length limit, and how errors name it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Format {
-    pub pattern: &'static str,
-    pub max_len: usize,
-    pub expected: &'static str,
+    pub(crate) pattern: &'static str,
+    pub(crate) max_len: usize,
+    pub(crate) expected: &'static str,
 }
 
 impl Format {
-    pub fn matches(&self, text: &str) -> bool {
+    pub(crate) fn matches(&self, text: &str) -> bool {
         text.len() <= self.max_len && regex::Regex::new(self.pattern).is_ok_and(|r| r.is_match(text))
     }
 }
 
 /// A DNS-1123 subdomain, or empty (a StorageClass name).
-pub const DNS_SUBDOMAIN_OR_EMPTY: Format = Format {
+pub(crate) const DNS_SUBDOMAIN_OR_EMPTY: Format = Format {
     pattern: r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
     max_len: 253,
     expected: "empty or a DNS-1123 subdomain (lowercase letters, digits, `-` and `.`, at most 253 characters, e.g. fast-ssd)",
 };
 /// A DNS-1123 label, or empty (a namespace name).
-pub const DNS_LABEL_OR_EMPTY: Format = Format {
+pub(crate) const DNS_LABEL_OR_EMPTY: Format = Format {
     pattern: r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
     max_len: 63,
     expected: "empty or a DNS-1123 label (lowercase letters, digits and `-`, at most 63 characters, e.g. team-a)",
 };
 /// An email address, as Dex and the profile controller take it.
-pub const EMAIL: Format = Format {
+pub(crate) const EMAIL: Format = Format {
     pattern: r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
     max_len: 254,
     expected: "an email address (name@domain, e.g. alice@example.com)",
 };
 /// A bcrypt hash, or empty.
-pub const BCRYPT_OR_EMPTY: Format = Format {
+pub(crate) const BCRYPT_OR_EMPTY: Format = Format {
     pattern: r"^$|^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$",
     max_len: 60,
     expected: "empty or a bcrypt hash ($2a$, $2b$ or $2y$; make one with `kfctl-rs secrets generate` or htpasswd -bnBC 12)",
@@ -63,7 +63,7 @@ pub const BCRYPT_OR_EMPTY: Format = Format {
 
 /// A Kubernetes quantity (`500m`, `1.5Gi`, `2`, `1e3`): the pattern of the API's OpenAPI
 /// `Quantity` type.
-pub const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+pub(crate) const QUANTITY: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 /// A node of the schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +99,7 @@ pub enum Schema {
 }
 
 /// The list a YAML text holds (`--set-file` of a list value); an empty text is an empty list.
-pub fn list_in_text(text: &str) -> Option<Vec<Value>> {
+pub(crate) fn list_in_text(text: &str) -> Option<Vec<Value>> {
     if text.trim().is_empty() {
         return Some(Vec::new());
     }
@@ -108,15 +108,15 @@ pub fn list_in_text(text: &str) -> Option<Vec<Value>> {
 
 impl Schema {
     /// A free-form map of strings (labels, annotations, node selectors).
-    pub fn string_map() -> Schema {
+    pub(crate) fn string_map() -> Schema {
         Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::String)) }
     }
-    pub fn any_map() -> Schema {
+    pub(crate) fn any_map() -> Schema {
         Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::Any)) }
     }
 
     /// A container's `resources`: `limits` and `requests` of quantities, `claims` as given.
-    pub fn container_resources() -> Schema {
+    pub(crate) fn container_resources() -> Schema {
         let quantities = || Schema::Map { known: Vec::new(), extra: Some(Box::new(Schema::Quantity)) };
         Schema::Map {
             known: vec![
@@ -129,7 +129,7 @@ impl Schema {
     }
 
     /// The schema implied by a default value.
-    pub fn of_default(value: &Value) -> Schema {
+    pub(crate) fn of_default(value: &Value) -> Schema {
         match value {
             Value::Bool(_) => Schema::Bool,
             Value::Number(n) if n.is_i64() || n.is_u64() => Schema::Int,
@@ -143,7 +143,7 @@ impl Schema {
     }
 
     /// Replace (or add) the schema at a path of known keys.
-    pub fn set(&mut self, path: &[&str], schema: Schema) {
+    pub(crate) fn set(&mut self, path: &[&str], schema: Schema) {
         let Some((first, rest)) = path.split_first() else {
             *self = schema;
             return;
@@ -161,7 +161,7 @@ impl Schema {
     }
 
     /// Check values against the schema; the first problem found is the error.
-    pub fn check(&self, values: &Value) -> Result<(), SchemaError> {
+    pub(crate) fn check(&self, values: &Value) -> Result<(), SchemaError> {
         self.check_at(values, "")
     }
 
@@ -218,7 +218,7 @@ impl Schema {
 
     /// JSON Schema (draft 7) for Helm's `values.schema.json`; every property carries the
     /// `description` that `describe` gives its path (see [`super::docs`]).
-    pub fn to_json_schema(&self, describe: &dyn Fn(&[&str]) -> Option<String>) -> Value {
+    pub(crate) fn to_json_schema(&self, describe: &dyn Fn(&[&str]) -> Option<String>) -> Value {
         self.json_at(&mut Vec::new(), describe)
     }
 
@@ -302,7 +302,7 @@ fn quantity_regex() -> &'static regex::Regex {
 
 /// A count: a whole number, 0 or more, written as an integer or as a float with no fraction
 /// (`2.0`, which Helm's JSON Schema takes as the integer 2, and `toJson` writes as `2`).
-pub fn whole_count(value: &Value) -> Option<u64> {
+pub(crate) fn whole_count(value: &Value) -> Option<u64> {
     let n = value.as_number()?;
     n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 9.0e15).map(|f| f as u64))
 }
@@ -320,7 +320,7 @@ fn describe(value: &Value) -> String {
 }
 
 /// The closest known name, if close enough to be a likely typo.
-pub fn suggestion<'a>(wrong: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+pub(crate) fn suggestion<'a>(wrong: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
     candidates
         .map(|c| (levenshtein(&wrong.to_lowercase(), &c.to_lowercase()), c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 4))

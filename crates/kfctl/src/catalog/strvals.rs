@@ -3,7 +3,7 @@
 //! As the helm CLI does, the flags of each kind are parsed into one tree of that kind (Helm's
 //! `ParseInto`), so list indexes accumulate across flags of a kind (`--set a[0]=x --set a[2]=z`
 //! is `[x, null, z]`); the kinds' trees then stack onto the `-f` files in the order
-//! [`SetKind::HELM_ORDER`], each replacing what it names ([`parse_all`]). The grammar, rune by
+//! `SetKind::HELM_ORDER`, each replacing what it names ([`parse_all`]). The grammar, rune by
 //! rune as Helm reads it:
 //!
 //! - `key.path=value`, several separated by `,`; `\` makes the next character literal (`\.`,
@@ -29,10 +29,15 @@ use std::path::PathBuf;
 /// Which `--set` flag an expression came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetKind {
+    /// `--set`: typed values (numbers, booleans, null).
     Set,
+    /// `--set-string`: every value a string.
     String,
+    /// `--set-json`: values as JSON.
     Json,
+    /// `--set-file`: the value is a file's contents.
     File,
+    /// `--set-literal`: one value, taken verbatim.
     Literal,
 }
 
@@ -49,18 +54,21 @@ impl SetKind {
     }
 
     /// The order the helm CLI applies the flag kinds in, after the `-f` files.
-    pub const HELM_ORDER: [SetKind; 5] =
+    pub(crate) const HELM_ORDER: [SetKind; 5] =
         [SetKind::Json, SetKind::Set, SetKind::String, SetKind::File, SetKind::Literal];
 }
 
 /// One `--set`-family flag as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetFlag {
+    /// Which flag it was.
     pub kind: SetKind,
+    /// The expression, as given.
     pub expression: String,
 }
 
 impl SetFlag {
+    /// A flag of `kind` with `expression`.
     pub fn new(kind: SetKind, expression: impl Into<String>) -> SetFlag {
         SetFlag { kind, expression: expression.into() }
     }
@@ -70,9 +78,9 @@ impl SetFlag {
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("{flag} {expression:?}: {problem}; expected key.path=value (e.g. --set katib.enabled=false)")]
 pub struct SetError {
-    pub flag: &'static str,
-    pub expression: String,
-    pub problem: String,
+    pub(crate) flag: &'static str,
+    pub(crate) expression: String,
+    pub(crate) problem: String,
 }
 
 /// The deepest `a.b.c…` key Helm accepts, and the largest list index.
@@ -80,7 +88,7 @@ const MAX_NESTED_NAME_LEVEL: usize = 30;
 const MAX_INDEX: usize = 65536;
 
 /// Every flag, as the helm CLI applies them: each kind parsed into its own tree, the trees
-/// stacked in [`SetKind::HELM_ORDER`] (a later kind replaces what it names).
+/// stacked in `SetKind::HELM_ORDER` (a later kind replaces what it names).
 pub fn parse_all(flags: &[SetFlag]) -> Result<Value, SetError> {
     let mut out = Value::Object(Map::new());
     for kind in SetKind::HELM_ORDER {
@@ -350,7 +358,7 @@ impl Parser {
 }
 
 /// Helm's `typedVal`: booleans and null in any case, integers without a leading zero.
-pub fn typed_value(raw: String) -> Value {
+pub(crate) fn typed_value(raw: String) -> Value {
     if raw.eq_ignore_ascii_case("true") {
         return Value::Bool(true);
     }

@@ -21,10 +21,10 @@ use super::schema::{self, Format, Schema};
 use serde_json::{Value, json};
 
 /// Upstream's demo entry of Dex's `staticPasswords`, as its `config.yaml` has it.
-pub const DEMO_DEX_ENTRY: &str =
+pub(crate) const DEMO_DEX_ENTRY: &str =
     "- email: user@example.com\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n  userID: \"15841185641784\"\n";
 /// The field of the `dex-passwords` Secret holding the demo user's hash.
-pub const DEMO_PASSWORD_FIELD: &str = "/stringData/DEX_USER_PASSWORD";
+pub(crate) const DEMO_PASSWORD_FIELD: &str = "/stringData/DEX_USER_PASSWORD";
 
 /// Why `global.users` cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -45,14 +45,14 @@ pub enum UsersError {
 
 /// One user.
 #[derive(Debug, Clone, PartialEq)]
-pub struct User {
+pub(crate) struct User {
     pub email: String,
     pub namespace: String,
     pub password_hash: Option<String>,
 }
 
 /// The schema of `global.users`.
-pub fn schema() -> Schema {
+pub(crate) fn schema() -> Schema {
     let field = |f: Format| Schema::Pattern(f);
     let inner = Schema::Map {
         known: vec![
@@ -68,12 +68,12 @@ pub fn schema() -> Schema {
 
 /// Upstream's namespace for a user: the email lowercased, `@` and `.` as `-`
 /// (`user@example.com` → `kubeflow-user-example-com`, the demo Profile's name).
-pub fn namespace_of(email: &str) -> String {
+pub(crate) fn namespace_of(email: &str) -> String {
     format!("kubeflow-{}", email.to_lowercase().replace(['@', '.'], "-"))
 }
 
 /// The users `values` gives (schema-checked), each with its namespace; empty when unset.
-pub fn users(values: &Value) -> Result<Vec<User>, UsersError> {
+pub(crate) fn users(values: &Value) -> Result<Vec<User>, UsersError> {
     let list = super::values::get(values, &["global", "users"]).and_then(Value::as_array).cloned().unwrap_or_default();
     let mut out: Vec<User> = Vec::new();
     for (index, item) in list.iter().enumerate() {
@@ -104,7 +104,7 @@ pub fn users(values: &Value) -> Result<Vec<User>, UsersError> {
 }
 
 /// Whether `obj` is upstream's demo Profile (owned by the demo user).
-pub fn is_demo_profile(obj: &Value) -> bool {
+pub(crate) fn is_demo_profile(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("Profile")
         && obj.get("apiVersion").and_then(Value::as_str).is_some_and(|a| a.starts_with("kubeflow.org/"))
         && obj.pointer("/spec/owner/name").and_then(Value::as_str) == Some(DEFAULT_EMAIL)
@@ -112,13 +112,13 @@ pub fn is_demo_profile(obj: &Value) -> bool {
 
 /// Whether `obj` is Dex's configuration ([`super::identity::is_dex_config`]) still holding
 /// upstream's demo login, the entry `global.users` replaces.
-pub fn is_dex_config_with_demo_login(obj: &Value) -> bool {
+pub(crate) fn is_dex_config_with_demo_login(obj: &Value) -> bool {
     super::identity::is_dex_config(obj)
         && obj.pointer("/data/config.yaml").and_then(Value::as_str).is_some_and(|t| t.contains(DEMO_DEX_ENTRY))
 }
 
 /// Whether `obj` is the Secret holding the demo user's hash.
-pub fn is_dex_passwords(obj: &Value) -> bool {
+pub(crate) fn is_dex_passwords(obj: &Value) -> bool {
     obj.get("kind").and_then(Value::as_str) == Some("Secret")
         && obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some("auth")
         && obj.pointer("/metadata/name").and_then(Value::as_str) == Some("dex-passwords")
@@ -126,7 +126,7 @@ pub fn is_dex_passwords(obj: &Value) -> bool {
 }
 
 /// Replace upstream's demo Profile by one per user (the render's step after the table).
-pub fn expand_profiles(objects: &mut Vec<RenderedObject>, users: &[User]) {
+pub(crate) fn expand_profiles(objects: &mut Vec<RenderedObject>, users: &[User]) {
     if users.is_empty() {
         return;
     }
@@ -151,7 +151,7 @@ fn quoted(text: &str) -> String {
 
 /// Dex's `staticPasswords` entries for the users with a password hash (the Helm side,
 /// `kfctl.dexUsers`, writes the same text).
-pub fn dex_entries(users: &[User]) -> String {
+pub(crate) fn dex_entries(users: &[User]) -> String {
     let mut out = String::new();
     for u in users {
         let Some(hash) = &u.password_hash else { continue };
@@ -168,7 +168,7 @@ pub fn dex_entries(users: &[User]) -> String {
 }
 
 /// Dex's configuration with the demo entry replaced by `users`' entries.
-pub fn dex_config(text: &str, users: &[User]) -> String {
+pub(crate) fn dex_config(text: &str, users: &[User]) -> String {
     let entries = dex_entries(users);
     match entries.is_empty() {
         true => text.replace(&format!("staticPasswords:\n{DEMO_DEX_ENTRY}"), "staticPasswords: []\n"),
@@ -178,7 +178,7 @@ pub fn dex_config(text: &str, users: &[User]) -> String {
 
 /// The parameter row's native side: Dex's configuration and the demo hash (emptied: no
 /// entry reads it any more). Profiles multiply, so they are [`expand_profiles`]' job.
-pub fn apply_dex(obj: &mut Value, values: &Value) {
+pub(crate) fn apply_dex(obj: &mut Value, values: &Value) {
     let Ok(users) = users(values) else { return };
     if users.is_empty() {
         return;

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-pub use super::strvals::SetError;
+pub(crate) use super::strvals::SetError;
 
 /// Stack a user layer onto the layers below it (Helm's `mergeMaps`): nulls are kept, so that
 /// they delete the default later.

@@ -17,9 +17,9 @@ use super::params::{Ctx, is_empty, is_workload, object_name};
 use serde_json::{Map, Value, json};
 
 /// The pod template's metadata field each value merges into.
-pub const POD_METADATA: &[(&str, &str)] = &[("podAnnotations", "annotations"), ("podLabels", "labels")];
+pub(crate) const POD_METADATA: &[(&str, &str)] = &[("podAnnotations", "annotations"), ("podLabels", "labels")];
 
-pub fn apply_pod_metadata(obj: &mut Value, ctx: &Ctx) {
+pub(crate) fn apply_pod_metadata(obj: &mut Value, ctx: &Ctx) {
     if !is_workload(obj) {
         return;
     }
@@ -33,7 +33,7 @@ pub fn apply_pod_metadata(obj: &mut Value, ctx: &Ctx) {
     }
 }
 
-pub fn apply_env(obj: &mut Value, ctx: &Ctx) {
+pub(crate) fn apply_env(obj: &mut Value, ctx: &Ctx) {
     if !is_workload(obj) {
         return;
     }
@@ -51,21 +51,21 @@ pub fn apply_env(obj: &mut Value, ctx: &Ctx) {
 }
 
 /// Append `extra` to the container's `env` (names are checked new by [`check_env`]).
-pub fn merge_env(container: &mut Map<String, Value>, extra: &[Value]) {
+pub(crate) fn merge_env(container: &mut Map<String, Value>, extra: &[Value]) {
     if let Value::Array(env) = container.entry("env").or_insert_with(|| json!([])) {
         env.extend(extra.iter().cloned());
     }
 }
 
 /// The names of a container's upstream `env` entries.
-pub fn env_names(container: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn env_names(container: &Map<String, Value>) -> Vec<String> {
     let env = container.get("env").and_then(Value::as_array).into_iter().flatten();
     env.filter_map(|e| e.get("name").and_then(Value::as_str)).map(str::to_string).collect()
 }
 
 /// Refuse an extra `env` entry whose name the upstream container already has: appended, it
 /// would be a duplicate name server-side apply rejects (change upstream's with a profile patch).
-pub fn check_env(values: &Value, objects: &[super::RenderedObject]) -> Result<(), CatalogError> {
+pub(crate) fn check_env(values: &Value, objects: &[super::RenderedObject]) -> Result<(), CatalogError> {
     for o in objects.iter().filter(|o| is_workload(&o.obj)) {
         let workload = object_name(&o.obj);
         let Some(per_container) =

@@ -94,15 +94,17 @@ pub struct ArgoCdOptions {
     pub repo_url: String,
     /// The exported folder's path inside that repository.
     pub path: String,
+    /// The Git revision the Applications track.
     pub revision: String,
     /// The namespace Argo CD runs in (and the Applications live in).
     pub namespace: String,
+    /// The Argo CD project of the Applications.
     pub project: String,
 }
 
 /// `components` (catalog order) reordered so that every dependency comes first; among ready
 /// components the catalog's order decides.
-pub fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a str> {
+pub(crate) fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a str> {
     let mut placed: Vec<&str> = Vec::new();
     let mut left: Vec<&str> = components.to_vec();
     while !left.is_empty() {
@@ -122,7 +124,7 @@ pub fn install_order<'a>(components: &[&'a str], catalog: &Catalog) -> Vec<&'a s
 }
 
 /// The Application files (`argocd/apps/<component>.yaml` and `argocd/root.yaml`).
-pub fn applications(
+pub(crate) fn applications(
     chart_name: &str,
     components: &[&str],
     catalog: &Catalog,

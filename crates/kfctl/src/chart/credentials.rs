@@ -4,11 +4,11 @@
 //! cluster's redaction (`values_digest`) and `kfctl-rs secrets` use; nothing here keeps a list
 //! of its own. From it the export decides:
 //!
-//! - **file modes**: [`holds_credentials`] names the files that can hold a credential value
+//! - **file modes**: `holds_credentials` names the files that can hold a credential value
 //!   (every `values.yaml`, and every Secret's template); [`super::write`] creates them 0600,
 //!   everything else 0644;
-//! - **README tables**: a credential's row shows [`placeholder`], never its value;
-//! - **subchart values**: [`strip_unused`] leaves in a subchart's `values.yaml` only the
+//! - **README tables**: a credential's row shows `placeholder`, never its value;
+//! - **subchart values**: `strip_unused` leaves in a subchart's `values.yaml` only the
 //!   credentials its own objects hold (the umbrella's `values.yaml` keeps them all, and Helm
 //!   hands `global:` to every subchart at render time, so rendering is unchanged);
 //! - **the README's export command**: [`shown_set_flag`] prints a `--set` that gives a
@@ -24,33 +24,33 @@ use std::collections::BTreeSet;
 /// Whether the exported file at `rel` (relative to the output folder) can hold a credential
 /// value: any `values.yaml`, and the template of a `Secret` (named `secret-…` by
 /// [`super::unique_file_name`]; kinds hold no dash, so no other kind's file starts so).
-pub fn holds_credentials(rel: &str) -> bool {
+pub(crate) fn holds_credentials(rel: &str) -> bool {
     let (dir, file) = rel.rsplit_once('/').unwrap_or(("", rel));
     file == "values.yaml" || (dir.ends_with("templates") && file.starts_with("secret-") && file.ends_with(".yaml"))
 }
 
 /// The credential whose value sits at `rel` (dotted, e.g. `staticUser.passwordHash`) in the
 /// chart of `component` (`None`: the umbrella, whose keys are the full value paths).
-pub fn credential_at(rel: &str, component: Option<&str>) -> Option<&'static Credential> {
+pub(crate) fn credential_at(rel: &str, component: Option<&str>) -> Option<&'static Credential> {
     CREDENTIALS
         .iter()
         .find(|c| c.value == rel || component.and_then(|comp| chart_value_path(c.value, comp)).as_deref() == Some(rel))
 }
 
 /// What a README shows instead of a credential's value (`key` as the table names it).
-pub fn placeholder(key: &str) -> String {
+pub(crate) fn placeholder(key: &str) -> String {
     format!("`<secret: set with --set-string {key}=… or -f>`")
 }
 
 /// The value paths (e.g. `global.oidcClientSecret`) of the credentials `objects` hold.
-pub fn used_by<'a>(objects: impl IntoIterator<Item = &'a RenderedObject>) -> BTreeSet<&'static str> {
+pub(crate) fn used_by<'a>(objects: impl IntoIterator<Item = &'a RenderedObject>) -> BTreeSet<&'static str> {
     let objects: Vec<&RenderedObject> = objects.into_iter().collect();
     CREDENTIALS.iter().filter(|c| objects.iter().any(|o| c.matches(&o.obj))).map(|c| c.value).collect()
 }
 
 /// Remove from `values` (a chart of `component`'s values, `global:` included) every credential
 /// not in `used`, with any map that becomes empty by it.
-pub fn strip_unused(values: &mut Value, component: &str, used: &BTreeSet<&str>) {
+pub(crate) fn strip_unused(values: &mut Value, component: &str, used: &BTreeSet<&str>) {
     for cred in CREDENTIALS.iter().filter(|c| !used.contains(c.value)) {
         if let Some(rel) = chart_value_path(cred.value, component) {
             remove_path(values, &rel.split('.').collect::<Vec<_>>());

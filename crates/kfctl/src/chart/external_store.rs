@@ -8,7 +8,7 @@ use crate::catalog::external_store::{self, HOST_KEYS, PORT_KEYS};
 use serde_json::Value;
 
 /// `external_store::apply`: the fields it changes.
-pub fn mark_database(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+pub(crate) fn mark_database(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     if external_store::is_install_config(obj)
         && let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)
     {

@@ -17,7 +17,7 @@ use crate::catalog::render::RenderedObject;
 use serde_json::Value;
 
 /// `gateway::apply` (and the added Certificate): the points of the row.
-pub fn mark_gateway(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+pub(crate) fn mark_gateway(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     if gateway::is_gateway(obj)
         && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
     {
@@ -40,7 +40,7 @@ pub fn mark_gateway(obj: &mut Value, _: &Scope, marks: &mut Marks) {
 
 /// The templates of the objects values add to the chart of a component with `objects`:
 /// (file name under `templates/`, text).
-pub fn added_templates(
+pub(crate) fn added_templates(
     objects: &[&RenderedObject],
     scope: &Scope,
     app_version: &str,

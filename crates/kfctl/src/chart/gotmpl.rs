@@ -12,12 +12,12 @@
 //!   literals), so JSON and configuration texts stay readable in the templates.
 
 /// `text` with every `{{` made into an action that prints `{{`.
-pub fn escape_actions(text: &str) -> String {
+pub(crate) fn escape_actions(text: &str) -> String {
     text.replace("{{", "{{\"{{\"}}")
 }
 
 /// A Go interpreted string literal whose value is `text`.
-pub fn go_quote(text: &str) -> String {
+pub(crate) fn go_quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -37,7 +37,7 @@ pub fn go_quote(text: &str) -> String {
 
 /// A Go string literal whose value is `text`: raw (backquoted) when that keeps every byte,
 /// else interpreted ([`go_quote`]).
-pub fn go_literal(text: &str) -> String {
+pub(crate) fn go_literal(text: &str) -> String {
     if text.contains('`') || text.contains('\r') { go_quote(text) } else { format!("`{text}`") }
 }
 

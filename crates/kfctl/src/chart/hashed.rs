@@ -26,7 +26,7 @@ const HASHED_FIELDS: &[&str] = &["binaryData", "data", "stringData", "type"];
 
 /// One generated object whose hashed name depends on values.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HashedObject {
+pub(crate) struct HashedObject {
     pub namespace: String,
     /// The default render's name (`<base>-<hash>`).
     pub name: String,
@@ -39,7 +39,7 @@ pub struct HashedObject {
 }
 
 /// The object's hashed-name template, when its name is hashed and values can change the hash.
-pub fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<Option<HashedObject>, PointError> {
+pub(crate) fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<Option<HashedObject>, PointError> {
     let Some(hashed) = HashedName::of(obj) else { return Ok(None) };
     let mut copy = obj.clone();
     let points = mark_all(&mut copy, scope)?;
@@ -115,7 +115,7 @@ fn point_of<'p>(text: &str, points: &'p [Point]) -> Option<&'p Point> {
 
 /// `template` (one object's template text) with every YAML scalar equal to a hashed object's
 /// default name made into its name expression, for objects of `namespace` (or cluster-scoped).
-pub fn rewrite_references(template: &str, namespace: &str, hashed: &[HashedObject]) -> String {
+pub(crate) fn rewrite_references(template: &str, namespace: &str, hashed: &[HashedObject]) -> String {
     let relevant: Vec<&HashedObject> =
         hashed.iter().filter(|h| namespace.is_empty() || h.namespace == namespace).collect();
     if relevant.is_empty() {
@@ -141,7 +141,10 @@ fn scalar_prefix<'l>(line: &'l str, name: &str) -> Option<&'l str> {
 }
 
 /// Every other component's object that names one of `hashed` (an export error).
-pub fn foreign_reference<'o>(hashed: &[HashedObject], others: impl Iterator<Item = &'o Value>) -> Option<String> {
+pub(crate) fn foreign_reference<'o>(
+    hashed: &[HashedObject],
+    others: impl Iterator<Item = &'o Value>,
+) -> Option<String> {
     for obj in others {
         let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
         for h in hashed.iter().filter(|h| namespace.is_empty() || h.namespace == namespace) {

@@ -14,14 +14,14 @@ use super::scaffold::verbatim;
 use crate::catalog::params;
 
 /// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
-pub const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup"];
+pub(crate) const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup"];
 
 /// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
-pub const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];
+pub(crate) const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];
 
 /// Every piece of the helpers file, in order: (file under `templates/chart/helpers/`, the
 /// helpers it defines); the header defines none.
-pub fn pieces() -> Vec<(String, &'static [&'static str])> {
+pub(crate) fn pieces() -> Vec<(String, &'static [&'static str])> {
     let mut pieces = vec![("header".to_string(), &[][..]), ("keep".to_string(), params::KEEP_HELM)];
     pieces.push(("hash".to_string(), HASH_HELM));
     pieces.extend(params::PARAMS.iter().map(|p| (p.name.to_string(), p.helm)));
@@ -30,7 +30,7 @@ pub fn pieces() -> Vec<(String, &'static [&'static str])> {
 }
 
 /// The text of `templates/_helpers.tpl`: the pieces, one blank line between them.
-pub fn helpers_file() -> Result<String, ChartError> {
+pub(crate) fn helpers_file() -> Result<String, ChartError> {
     let texts = pieces()
         .iter()
         .map(|(file, _)| verbatim(&format!("chart/helpers/{file}.tpl")))
@@ -39,7 +39,8 @@ pub fn helpers_file() -> Result<String, ChartError> {
 }
 
 /// The helpers a piece of text defines, in order.
-pub fn defines(text: &str) -> Vec<&str> {
+#[cfg(test)]
+pub(crate) fn defines(text: &str) -> Vec<&str> {
     text.split("{{- define \"").skip(1).filter_map(|rest| rest.split_once('"')).map(|(name, _)| name).collect()
 }
 

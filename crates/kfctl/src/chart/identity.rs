@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// One action of the identity row on a point.
 #[derive(Debug, Clone, PartialEq)]
-pub enum IdentityStep {
+pub(crate) enum IdentityStep {
     /// `dex.connectors` appended to Dex's `config.yaml`.
     DexConnectors,
     /// `oauth2-proxy.oidc` on `oauth2_proxy.cfg`.
@@ -26,7 +26,7 @@ pub enum IdentityStep {
 
 impl IdentityStep {
     /// The Helm expression for this step applied to `inner` (an expression giving JSON).
-    pub fn wrap(&self, inner: &str) -> String {
+    pub(crate) fn wrap(&self, inner: &str) -> String {
         match self {
             IdentityStep::DexConnectors => {
                 let words: Vec<String> = SECRET_KEY_WORDS.iter().map(|w| go_quote(w)).collect();
@@ -48,7 +48,7 @@ impl IdentityStep {
 }
 
 /// `identity::apply`'s points: the same objects and fields it changes.
-pub fn mark_identity(obj: &mut Value, _: &Scope, marks: &mut Marks) {
+pub(crate) fn mark_identity(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     let step = |s: IdentityStep| Step::Identity(s);
     if identity::is_dex_config(obj)
         && let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut)

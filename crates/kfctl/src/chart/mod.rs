@@ -15,8 +15,8 @@
 //! ```
 //!
 //! Each object's template is the object itself with a Helm expression at every field a value
-//! can change ([`params`] finds those fields with the native table's own traversals;
-//! [`object`] writes the template; [`helpers`] generates `_helpers.tpl` from the helpers each
+//! can change (`params` finds those fields with the native table's own traversals;
+//! `object` writes the template; `helpers` generates `_helpers.tpl` from the helpers each
 //! row of the native table names). With the exported defaults `helm template OUT` prints exactly what
 //! `kfctl-rs template` printed, and with any other values what `kfctl-rs template` prints with
 //! them — the test suite checks this against real Helm. CRDs are ordinary templates (so plain
@@ -27,19 +27,19 @@
 //! ([`credentials`]) go only into files created 0600, only into the subcharts that use them,
 //! and never into a README.
 
-pub mod argocd;
+pub(crate) mod argocd;
 pub mod credentials;
-pub mod external_store;
-pub mod gateway;
-pub mod gotmpl;
-pub mod hashed;
-pub mod helpers;
-pub mod identity;
-pub mod object;
-pub mod params;
+pub(crate) mod external_store;
+pub(crate) mod gateway;
+pub(crate) mod gotmpl;
+pub(crate) mod hashed;
+pub(crate) mod helpers;
+pub(crate) mod identity;
+pub(crate) mod object;
+pub(crate) mod params;
 pub mod scaffold;
-pub mod step;
-pub mod values_doc;
+pub(crate) mod step;
+pub(crate) mod values_doc;
 pub mod write;
 
 use crate::catalog::docs;
@@ -53,29 +53,64 @@ pub use argocd::ArgoCdOptions;
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
+    /// An object cannot become a template.
     #[error("{object} (component `{component}`): {source}")]
     Object {
+        /// The object, labelled for messages (or `added objects`).
         object: String,
+        /// Its component.
         component: String,
+        /// What went wrong.
         #[source]
         source: params::PointError,
     },
+    /// An object belongs to no component of the profile, so no chart can hold it.
     #[error(
         "{object}: belongs to no component of the profile, so no chart can hold it (a profile's own `resources` are not exported; apply them beside the chart)"
     )]
-    NoComponent { object: String },
+    NoComponent {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+    },
+    /// The chart name is not a valid Helm chart name.
     #[error(
         "chart name `{name}`: expected lowercase letters, digits and dashes, starting with a letter (e.g. kubeflow)"
     )]
-    BadName { name: String },
+    BadName {
+        /// The name given.
+        name: String,
+    },
+    /// A generated object's hashed name depends on one component's values but another component
+    /// refers to it.
     #[error(
         "{object}: a generated object's hashed name depends on values of component `{component}`, but component `{other}` refers to it, and its chart cannot see those values"
     )]
-    ForeignHashedReference { object: String, component: String, other: String },
+    ForeignHashedReference {
+        /// The generated object.
+        object: String,
+        /// The component whose values its name depends on.
+        component: String,
+        /// The component referring to it.
+        other: String,
+    },
+    /// An embedded chart file template is missing or did not render.
     #[error("chart scaffolding {name}: {message}")]
-    Scaffold { name: String, message: String },
+    Scaffold {
+        /// The template.
+        name: String,
+        /// The template engine's error.
+        message: String,
+    },
+    /// `--component` names a component the profile does not have.
     #[error("--component {name}: not a component of profile `{profile}`; its components: {known}")]
-    NotInProfile { name: String, profile: String, known: String },
+    NotInProfile {
+        /// The component named with `--component`.
+        name: String,
+        /// The profile exported.
+        profile: String,
+        /// Its components, comma-separated.
+        known: String,
+    },
 }
 
 /// What to export besides the render.
@@ -87,11 +122,12 @@ pub struct ExportOptions {
     pub app_version: String,
     /// The command that made the export, for the README (flags after the profile).
     pub export_args: Vec<String>,
+    /// An Argo CD `Application` to write beside the chart, when asked for.
     pub argocd: Option<ArgoCdOptions>,
 }
 
 /// The exported files: path relative to the output folder → contents.
-pub type ChartFiles = BTreeMap<String, String>;
+pub(crate) type ChartFiles = BTreeMap<String, String>;
 
 /// One component's chart, as the umbrella's README lists it.
 struct Component<'a> {
@@ -365,7 +401,7 @@ fn pretty(value: &Value) -> String {
 /// `<kind>-<namespace>-<name>.yaml` (no namespace part for cluster objects), lowercase, with
 /// anything but `[a-z0-9.-]` made `-`, long names shortened, and a number added when two
 /// objects would share a name (e.g. two `Gateway` kinds of different groups).
-pub fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
+pub(crate) fn unique_file_name(obj: &Value, used: &mut std::collections::BTreeSet<String>) -> String {
     let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or_default();
     let parts: Vec<&str> =
         [s("/kind"), s("/metadata/namespace"), s("/metadata/name")].into_iter().filter(|p| !p.is_empty()).collect();

@@ -32,7 +32,7 @@ use super::params::{Point, PointError, SPLICE_KEY, Scope, TOKEN_PREFIX, USER_VAR
 use serde_json::Value;
 
 /// The template text of `obj` (one document), for `component`'s chart.
-pub fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, PointError> {
+pub(crate) fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, PointError> {
     let mut copy = obj.clone();
     let points = mark_all(&mut copy, scope)?;
     let yaml = escape_actions(&kfctl_yaml::to_yaml(&copy));
@@ -110,7 +110,7 @@ fn point_index(text: &str) -> Option<usize> {
 /// The expression giving the point's final value as JSON (`""` when absent). The raw value
 /// goes in as a Go literal: a text for steps that take text, a multi-line text through
 /// `toJson` (so configuration files keep their lines), anything else as JSON.
-pub fn expression(point: &Point) -> String {
+pub(crate) fn expression(point: &Point) -> String {
     let text_input = point.steps.first().is_some_and(|s| s.takes_text());
     let mut expr = match &point.raw {
         None => "\"\"".to_string(),

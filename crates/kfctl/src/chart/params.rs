@@ -21,18 +21,18 @@ use crate::catalog::scheduling;
 use crate::catalog::{users, workloads};
 use serde_json::{Map, Value};
 
-pub use super::step::{Step, USER_VAR};
+pub(crate) use super::step::{Step, USER_VAR};
 
 /// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
-pub const TOKEN_PREFIX: &str = "KFCTLPOINT";
+pub(crate) const TOKEN_PREFIX: &str = "KFCTLPOINT";
 
 /// The key of a point that stands for items spliced into a list at its end (a marker item
 /// `- MARKER: null`, written as a `range` over the helper's JSON list).
-pub const SPLICE_KEY: &str = "-";
+pub(crate) const SPLICE_KEY: &str = "-";
 
 /// A field some values could change.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Point {
+pub(crate) struct Point {
     /// The map key the field sits at.
     pub key: String,
     /// The upstream value; `None` when upstream has no such field.
@@ -59,13 +59,13 @@ pub enum PointError {
 
 /// The points of one object: the object copy with markers in place, and the points.
 #[derive(Debug, Default)]
-pub struct Marks {
+pub(crate) struct Marks {
     pub points: Vec<Point>,
     error: Option<PointError>,
 }
 
 /// The marker of point `i`.
-pub fn token(i: usize) -> String {
+pub(crate) fn token(i: usize) -> String {
     format!("{TOKEN_PREFIX}{i:05}Z")
 }
 
@@ -123,7 +123,7 @@ impl Marks {
     }
 
     /// The points, or the first problem met.
-    pub fn finish(self) -> Result<Vec<Point>, PointError> {
+    pub(crate) fn finish(self) -> Result<Vec<Point>, PointError> {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.points),
@@ -133,7 +133,7 @@ impl Marks {
 
 /// What the marking functions know besides the object: its component, its chart's values
 /// layout, and the defaults (images, workloads) derived from the default render.
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub component: &'a str,
     pub defaults: &'a Value,
 }
@@ -169,12 +169,12 @@ fn marker(id: ParamId) -> MarkFn {
 }
 
 /// The rows of [`params::PARAMS`] with their marking functions, in the table's order.
-pub fn points() -> impl Iterator<Item = (&'static str, MarkFn)> {
+pub(crate) fn points() -> impl Iterator<Item = (&'static str, MarkFn)> {
     params::PARAMS.iter().map(|p| (p.name, marker(p.id)))
 }
 
 /// Mark every point of `obj` (which becomes the copy with markers) .
-pub fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError> {
+pub(crate) fn mark_all(obj: &mut Value, scope: &Scope) -> Result<Vec<Point>, PointError> {
     if holds_token(obj) {
         return Err(PointError::MarkerInData);
     }
@@ -337,7 +337,7 @@ fn mark_resource_policy(obj: &mut Value, _: &Scope, marks: &mut Marks) {
 
 /// The path of a credential's value inside the chart of `component`: `global.…` stays, the
 /// component's own section loses its name; anything else is out of the chart's reach.
-pub fn chart_value_path(value: &str, component: &str) -> Option<String> {
+pub(crate) fn chart_value_path(value: &str, component: &str) -> Option<String> {
     if value.starts_with("global.") {
         return Some(value.to_string());
     }
@@ -411,7 +411,7 @@ fn mark_users(obj: &mut Value, _: &Scope, marks: &mut Marks) {
 }
 
 /// Whether a template's points repeat it once per user (the demo Profile).
-pub fn repeats_per_user(points: &[Point]) -> bool {
+pub(crate) fn repeats_per_user(points: &[Point]) -> bool {
     points.iter().any(|p| p.steps.iter().any(|s| matches!(s, Step::ProfileUser { .. })))
 }
 

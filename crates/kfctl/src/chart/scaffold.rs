@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// Render one embedded tera template with `context`.
-pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
+pub(crate) fn render(name: &str, context: &Value) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
     let source = embedded::file(&path)
         .ok_or_else(|| ChartError::Scaffold { name: path.clone(), message: "not compiled into the binary".into() })?;
@@ -30,7 +30,7 @@ pub fn render(name: &str, context: &Value) -> Result<String, ChartError> {
 }
 
 /// An embedded file copied as it is (the helpers' pieces, `.helmignore`).
-pub fn verbatim(name: &str) -> Result<String, ChartError> {
+pub(crate) fn verbatim(name: &str) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
     embedded::file(&path)
         .map(str::to_string)
@@ -44,7 +44,7 @@ pub fn verbatim(name: &str) -> Result<String, ChartError> {
 /// outright, `helm template` included (it checks against its own default version), and a
 /// newer cluster is untested, not known to be incompatible; the README says the tested range.
 /// `None` for a release the catalog does not know (an `--app-version` of your own).
-pub fn kube_version(app_version: &str) -> Option<String> {
+pub(crate) fn kube_version(app_version: &str) -> Option<String> {
     let release = crate::source::releases::known().iter().find(|r| r.version == app_version)?;
     let (major, minor) = release.min_kubernetes;
     Some(format!(">={major}.{minor}.0-0"))
@@ -60,13 +60,13 @@ pub fn chart_version(app_version: &str) -> String {
 }
 
 /// The tested Kubernetes range of `app_version` for READMEs (`1.33 and newer`), if known.
-pub fn kubernetes_range(app_version: &str) -> Option<String> {
+pub(crate) fn kubernetes_range(app_version: &str) -> Option<String> {
     crate::source::releases::known().iter().find(|r| r.version == app_version).map(|r| r.kubernetes_range())
 }
 
 /// One line of a README's values table.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ValueRow {
+pub(crate) struct ValueRow {
     pub key: String,
     pub default: String,
     pub description: String,
@@ -75,7 +75,7 @@ pub struct ValueRow {
 /// Every leaf of `values` (maps are walked, lists and free-form maps are leaves) as a row,
 /// with keys under `prefix`, described by [`docs::describe`]; a credential's default is
 /// [`super::credentials::placeholder`].
-pub fn value_rows(values: &Value, prefix: &str, component: Option<&str>, catalog: &Catalog) -> Vec<ValueRow> {
+pub(crate) fn value_rows(values: &Value, prefix: &str, component: Option<&str>, catalog: &Catalog) -> Vec<ValueRow> {
     let mut rows = Vec::new();
     let at = Place { prefix, component, catalog };
     walk(values, &at, &mut Vec::new(), &mut rows);
@@ -125,7 +125,7 @@ fn cell(text: &str) -> String {
 /// components, each of which may also hold the `global` Helm copies into it. Every other
 /// catalog component may only be disabled (`<component>.enabled: false`, as `kfctl-rs
 /// template` takes it for any profile), so one values file serves every export.
-pub fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
+pub(crate) fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
     let mut schema = full.clone();
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for (name, section) in props.iter_mut().filter(|(k, _)| *k != "global") {
@@ -151,7 +151,7 @@ fn only_disabled(component: &str) -> Value {
 }
 
 /// values.schema.json of a component's chart: its section's keys at the top, plus `global`.
-pub fn component_schema(full: &Value, component: &str) -> Value {
+pub(crate) fn component_schema(full: &Value, component: &str) -> Value {
     let section = full
         .pointer(&format!("/properties/{}", component.replace('~', "~0").replace('/', "~1")))
         .cloned()

@@ -9,7 +9,7 @@ use crate::catalog::scheduling::Source;
 
 /// One parameter's action on a point.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// `<component>.images.<key>` (when the image has a key) and `global.imageRegistry`.
     Image { key: String },
     /// The same for every token of a text that names images (`charts/*/images.yaml`):
@@ -69,11 +69,11 @@ pub enum Step {
 }
 
 /// The template variable holding the user a repeated Profile template renders.
-pub const USER_VAR: &str = "$kfctlUser";
+pub(crate) const USER_VAR: &str = "$kfctlUser";
 
 impl Step {
     /// The Helm expression for this step applied to `inner` (an expression giving JSON).
-    pub fn wrap(&self, inner: &str) -> String {
+    pub(crate) fn wrap(&self, inner: &str) -> String {
         let q = |s: &str| super::gotmpl::go_quote(s);
         match self {
             Step::Image { key } => format!("include \"kfctl.image\" (list $ {} {inner})", q(key)),
@@ -141,7 +141,7 @@ impl Step {
 
     /// Whether the step reads its input as a plain Go string rather than JSON (images only:
     /// it keeps image fields readable in the templates).
-    pub fn takes_text(&self) -> bool {
+    pub(crate) fn takes_text(&self) -> bool {
         matches!(self, Step::Image { .. } | Step::ImageText { .. })
     }
 }

@@ -12,7 +12,7 @@ use kfctl_yaml::go_yaml_key_cmp;
 use serde_json::{Map, Value};
 
 /// The commented YAML of `values`, the values of the chart of `component` (`None`: the umbrella).
-pub fn commented_yaml(values: &Value, component: Option<&str>, catalog: &Catalog) -> String {
+pub(crate) fn commented_yaml(values: &Value, component: Option<&str>, catalog: &Catalog) -> String {
     let mut out = String::new();
     if let Value::Object(map) = values {
         let writer = Writer { component, catalog };

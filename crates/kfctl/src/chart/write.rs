@@ -7,7 +7,7 @@
 //! kfctl-rs did not write. On any failure the staging folder is removed and `--out` is as it was.
 //!
 //! Each file is created with its final mode (never widened, then narrowed): 0600 when it can
-//! hold a credential ([`super::credentials::holds_credentials`]), 0644 otherwise; the umask
+//! hold a credential (`super::credentials::holds_credentials`), 0644 otherwise; the umask
 //! still applies. The staging folder is renamed whole, so no file is ever readable by others
 //! under a mode it was not meant to have.
 
@@ -15,20 +15,39 @@ use crate::staging::{StageError, Staging, parent_of};
 use std::path::Path;
 
 /// The line every exported `Chart.yaml` starts with.
-pub const MARK: &str = "# Written by kfctl-rs";
+pub(crate) const MARK: &str = "# Written by kfctl-rs";
 
+/// Why writing an export's folder failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
+    /// `--out` exists and is not a folder.
     #[error("--out {path}: exists and is not a folder; choose a new path")]
-    NotAFolder { path: String },
+    NotAFolder {
+        /// The `--out` path.
+        path: String,
+    },
+    /// `--out` is a folder that is not empty, and `--force` was not passed.
     #[error("--out {path}: exists and is not empty; choose a new folder, or pass --force to replace an earlier export")]
-    NotEmpty { path: String },
+    NotEmpty {
+        /// The `--out` path.
+        path: String,
+    },
+    /// `--force` was passed but `--out` is not an earlier kfctl-rs export.
     #[error(
         "security: --out {path}: not empty and not a kfctl-rs export (no Chart.yaml written by kfctl-rs); --force only replaces earlier exports, remove the folder yourself if you mean it"
     )]
-    NotAnExport { path: String },
+    NotAnExport {
+        /// The `--out` path.
+        path: String,
+    },
+    /// Writing the export failed.
     #[error("--out {path}: cannot write: {message}; choose a writable location")]
-    Io { path: String, message: String },
+    Io {
+        /// The `--out` path.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
 }
 
 /// Write `files` (relative path → contents) as the folder `out`.
@@ -87,8 +106,8 @@ fn fill<'a>(staging: &Path, files: impl IntoIterator<Item = (&'a str, &'a str)>)
 }
 
 /// The mode of a file that can hold a credential, and of any other.
-pub const PRIVATE: u32 = 0o600;
-pub const PUBLIC: u32 = 0o644;
+pub(crate) const PRIVATE: u32 = 0o600;
+pub(crate) const PUBLIC: u32 = 0o644;
 
 /// Create `path` (new: the staging folder is fresh) with `mode` and write `text` to it.
 fn create_file(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {

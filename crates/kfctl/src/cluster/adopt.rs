@@ -8,7 +8,7 @@
 //!    fields equal the live ones), *differing* (the fields that differ are listed; a differing
 //!    immutable field is left for the next upgrade to replace), *missing* (or its kind is not
 //!    served). It weighs the present objects' image tags and version labels against V's render
-//!    ([`evidence`]).
+//!    (`evidence`).
 //! 2. [`judge`] refuses, writing nothing, when nothing of V is present (an empty cluster) or the
 //!    cluster plainly holds another release (naming the tag it most likely runs, and an object
 //!    that shows it); [`adopt`] also refuses when a kfctl-rs record exists (`upgrade` instead), so
@@ -18,7 +18,7 @@
 //!    `--force-conflicts`, so a differing field takes V's value), then a JSON patch of
 //!    `metadata.managedFields` (with the object's `resourceVersion`, as kubectl's own client-side
 //!    → server-side migration sends it) that removes the entries of kubectl's managers
-//!    ([`MIGRATED`]). kfctl-rs then owns every field V renders and no field stays owned by
+//!    (`MIGRATED`). kfctl-rs then owns every field V renders and no field stays owned by
 //!    kubectl. Unlike kubectl's migration, the removed entries are not merged into kfctl-rs's:
 //!    fields only kubectl set that V's render does not hold (its `last-applied-configuration`
 //!    annotation, users' additions) stay as they are, owned by nobody, instead of being deleted
@@ -29,9 +29,9 @@
 //!
 //! Adopted objects are the install's own afterwards: an upgrade whose render drops one prunes it,
 //! the guarded kinds (CRDs, PVCs, Namespaces) kept unless `--purge`, and `uninstall` deletes them
-//! as it deletes created ones ([`super::prune`], [`super::record::InventoryEntry::owned`]).
+//! as it deletes created ones ([`super::prune`], `super::record::InventoryEntry::owned`).
 
-pub mod evidence;
+pub(crate) mod evidence;
 
 use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
@@ -56,22 +56,40 @@ use std::time::{Duration, Instant};
 
 /// The field managers whose entries adopt removes: (manager, operation). kubectl's server-side
 /// apply, its client-side apply, and the `kubectl` Update entries older kubectl wrote.
-pub const MIGRATED: &[(&str, &str)] =
+pub(crate) const MIGRATED: &[(&str, &str)] =
     &[("kubectl", "Apply"), ("kubectl-client-side-apply", "Update"), ("kubectl", "Update")];
 
 /// Refusals of `adopt`; nothing is written.
 #[derive(Debug, thiserror::Error)]
 pub enum AdoptError {
+    /// The cluster already has an install record.
     #[error(
         "adopt: {server} already has a kfctl-rs install record ({version}, profile {profile}); nothing was written; \
          use `kfctl-rs upgrade` to move it to another version"
     )]
-    Recorded { server: String, version: String, profile: String },
+    Recorded {
+        /// The API server's address.
+        server: String,
+        /// The recorded release.
+        version: String,
+        /// The recorded profile.
+        profile: String,
+    },
+    /// No object of the release exists on the cluster.
     #[error(
         "adopt: none of the {objects} objects of {version} exists on {server}; nothing was written; there is \
          nothing to adopt, use `kfctl-rs install` for a first install"
     )]
-    NothingPresent { server: String, version: String, objects: usize },
+    NothingPresent {
+        /// The API server's address.
+        server: String,
+        /// The release to adopt.
+        version: String,
+        /// How many objects it has.
+        objects: usize,
+    },
+    /// The cluster plainly runs another release: many of the objects compared show other image tags
+    /// or version labels.
     #[error(
         "adopt: {server} plainly holds another release than {version}: {mismatched} of {compared} objects compared \
          run other image tags or version labels{}, e.g. {example}; nothing was written; adopt the release that \
@@ -79,11 +97,17 @@ pub enum AdoptError {
         likely.as_ref().map(|t| format!(" (most often {t})")).unwrap_or_default()
     )]
     OtherRelease {
+        /// The API server's address.
         server: String,
+        /// The release to adopt.
         version: String,
+        /// How many objects were compared.
         compared: usize,
+        /// How many of them differ.
         mismatched: usize,
+        /// The release the differences point to most often, when one does.
         likely: Option<String>,
+        /// One differing object, as an example.
         example: String,
     },
 }
@@ -92,8 +116,11 @@ pub enum AdoptError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Presence {
+    /// The object exists and matches the render.
     Present,
+    /// The object exists with fields that differ from the render.
     Differing,
+    /// The object does not exist.
     Missing,
 }
 
@@ -101,10 +128,13 @@ pub enum Presence {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Found {
+    /// The planned object looked for.
     #[serde(flatten)]
     pub object: ObjectRef,
-    pub component: String,
+    pub(crate) component: String,
+    /// The wave it is applied in.
     pub wave: usize,
+    /// Whether it exists, and how it compares.
     pub presence: Presence,
     /// Fields the render sets whose live value differs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -112,7 +142,7 @@ pub struct Found {
     /// An immutable field differs: left as is, the next upgrade replaces it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forced: Option<Forced>,
-    /// kubectl's managers on it ([`MIGRATED`]), as `manager (Operation)`.
+    /// kubectl's managers on it (`MIGRATED`), as `manager (Operation)`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub managers: Vec<String>,
     #[serde(skip)]
@@ -123,13 +153,18 @@ pub struct Found {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Survey {
+    /// The API server's address.
     pub server: String,
+    /// The release to adopt.
     pub version: String,
+    /// Every planned object, as found.
     pub objects: Vec<Found>,
+    /// What tells the installed release from others (image tags, version labels).
     pub evidence: ReleaseEvidence,
 }
 
 impl Survey {
+    /// How many objects have this presence.
     pub fn count(&self, presence: Presence) -> usize {
         self.objects.iter().filter(|f| f.presence == presence).count()
     }
@@ -138,15 +173,20 @@ impl Survey {
 /// How an adopt runs.
 #[derive(Debug, Clone)]
 pub struct AdoptOptions {
-    pub target: Target,
-    pub meta: InstallMeta,
+    pub(crate) target: Target,
+    pub(crate) meta: InstallMeta,
+    /// The deadline of the whole survey and adopt, from its start.
     pub timeout: Duration,
+    /// Objects read or written at once.
     pub concurrency: usize,
-    pub backoff: Backoff,
+    pub(crate) backoff: Backoff,
+    /// How long to wait for another run's lease.
     pub lock_wait: Duration,
 }
 
 impl AdoptOptions {
+    /// Options for adopting `meta`'s release on `target`, with the defaults (10 minutes, 16 at
+    /// once, 2 minutes for the lease).
     pub fn new(target: Target, meta: InstallMeta) -> Self {
         AdoptOptions {
             target,
@@ -163,14 +203,17 @@ impl AdoptOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AdoptReport {
+    /// The API server's address.
     pub server: String,
+    /// How many present objects were taken over.
     pub adopted: usize,
+    /// How many planned objects the survey found missing.
     pub missing: usize,
     /// Objects whose kubectl managers were removed.
     pub migrated: usize,
     /// Present objects left as they are (an immutable field differs).
-    pub left: Vec<Forced>,
-    pub complete: bool,
+    pub(crate) left: Vec<Forced>,
+    pub(crate) complete: bool,
 }
 
 fn kubectl_managers(live: &Value) -> Vec<String> {

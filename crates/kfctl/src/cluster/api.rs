@@ -14,7 +14,7 @@
 //! past the deadline, so a server that accepts connections and never answers fails in bounded
 //! time with `no answer from <server> after 30s` (or, when the deadline cut the wait short,
 //! `..., when the --timeout deadline (5m) came`). A failure that is finally returned names its
-//! request (`GET /version`) in [`ApiFailure::request`] and has every known secret value
+//! request (`GET /version`) in `ApiFailure::request` and has every known secret value
 //! scrubbed from its message (the client's [`Redactor`]). The install engine's own apply loop,
 //! which reports each retry as progress, uses [`ApiClient::without_retries`].
 
@@ -30,27 +30,33 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The field manager of every apply.
-pub const FIELD_MANAGER: &str = "kfctl-rs";
+pub(crate) const FIELD_MANAGER: &str = "kfctl-rs";
 
 /// Which cluster to talk to.
 #[derive(Debug, Clone, Default)]
 pub struct Target {
+    /// The kubeconfig file (`None`: `KUBECONFIG` or `~/.kube/config`).
     pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (`None`: its current context).
     pub context: Option<String>,
 }
 
 /// Where a kind's objects live on the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourcePath {
+    /// The API group (empty for the core group).
     pub group: String,
+    /// The API version.
     pub version: String,
+    /// The resource's plural name.
     pub plural: String,
+    /// Whether its objects live in namespaces.
     pub namespaced: bool,
 }
 
 impl ResourcePath {
     /// The collection URL (`/apis/apps/v1/namespaces/kf/deployments`).
-    pub fn collection(&self, namespace: Option<&str>) -> String {
+    pub(crate) fn collection(&self, namespace: Option<&str>) -> String {
         let base = if self.group.is_empty() {
             format!("/api/{}", self.version)
         } else {
@@ -66,27 +72,27 @@ impl ResourcePath {
 /// The result of an apply.
 #[derive(Debug, Clone)]
 pub struct Applied {
-    pub live: Value,
+    pub(crate) live: Value,
     /// The server answered 201: the object did not exist before.
-    pub created: bool,
+    pub(crate) created: bool,
 }
 
 /// How every call of a client retries and how long it may wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallPolicy {
     /// Run the retry table (off for the engine's applies, which retry themselves).
-    pub retries: bool,
-    pub backoff: Backoff,
+    pub(crate) retries: bool,
+    pub(crate) backoff: Backoff,
     /// The longest one attempt waits for an answer.
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// How long after its start a call may begin another attempt.
-    pub call_budget: Duration,
+    pub(crate) call_budget: Duration,
     /// No call goes past this (the install's `--timeout`).
-    pub deadline: Option<Instant>,
+    pub(crate) deadline: Option<Instant>,
 }
 
 /// The longest one request waits for an answer.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for CallPolicy {
     fn default() -> Self {
@@ -118,24 +124,36 @@ impl CallPolicy {
 #[derive(Clone)]
 pub struct ApiClient {
     client: kube::Client,
-    pub server: String,
-    pub policy: CallPolicy,
+    pub(crate) server: String,
+    pub(crate) policy: CallPolicy,
     redactor: Arc<Redactor>,
-    /// The run's `--timeout`, when [`ApiClient::within`] set it (for messages).
-    pub timeout: Option<Duration>,
+    /// The run's `--timeout`, when `ApiClient::within` set it (for messages).
+    pub(crate) timeout: Option<Duration>,
     /// Every DELETE is a server-side dry run (`dryRun=All`): `uninstall --dry-run`.
-    pub dry_run_deletes: bool,
+    pub(crate) dry_run_deletes: bool,
 }
 
 /// A kubeconfig that could not be used: the user's input, so exit 2 whatever the cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// The kubeconfig could not be loaded.
     #[error("{origin}: cannot load kubeconfig: {message}; pass --kubeconfig FILE or set KUBECONFIG")]
-    Load { origin: String, message: String },
+    Load {
+        /// Where it was looked for.
+        origin: String,
+        /// Why it could not be loaded.
+        message: String,
+    },
+    /// The kubeconfig's server is not an `http://` or `https://` URL.
     #[error(
         "{origin}: the cluster's server {server:?} is not an http:// or https:// URL; fix the server address in the kubeconfig"
     )]
-    Scheme { origin: String, server: String },
+    Scheme {
+        /// Where the kubeconfig came from.
+        origin: String,
+        /// The server address it names.
+        server: String,
+    },
 }
 
 impl ApiClient {
@@ -175,45 +193,39 @@ impl ApiClient {
 
     /// The same client, its calls over within `timeout` from now: the run's one deadline
     /// (`--timeout`), named in the messages of calls it ends.
-    pub fn within(self, timeout: Duration) -> Self {
+    pub(crate) fn within(self, timeout: Duration) -> Self {
         self.within_since(Instant::now(), timeout)
     }
 
     /// [`ApiClient::within`] for a run that started at `started` (its deadline is
     /// `started + timeout`, the work done before connecting counted).
-    pub fn within_since(mut self, started: Instant, timeout: Duration) -> Self {
+    pub(crate) fn within_since(mut self, started: Instant, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self.with_deadline(started + timeout)
     }
 
     /// The same client, its DELETEs server-side dry runs: the server checks each (admission,
     /// preconditions) and removes nothing.
-    pub fn with_dry_run_deletes(mut self) -> Self {
+    pub(crate) fn with_dry_run_deletes(mut self) -> Self {
         self.dry_run_deletes = true;
         self
     }
 
-    /// The same client, with this policy.
-    pub fn with_policy(mut self, policy: CallPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
     /// The same client, retrying with this backoff (the install's, as for its applies).
-    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+    pub(crate) fn with_backoff(mut self, backoff: Backoff) -> Self {
         self.policy.backoff = backoff;
         self
     }
 
     /// The same client; no call goes past `deadline` (nor past an earlier one already set).
-    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+    pub(crate) fn with_deadline(mut self, deadline: Instant) -> Self {
         self.policy.deadline = Some(self.policy.deadline.map_or(deadline, |d| d.min(deadline)));
         self
     }
 
     /// The same client, allowed at least `grace` from now even past its deadline: for the
     /// record of a run that timed out, which must still be written (its own bound, not none).
-    pub fn with_grace(&self, grace: Duration) -> Self {
+    pub(crate) fn with_grace(&self, grace: Duration) -> Self {
         let mut late = self.clone();
         let floor = Instant::now() + grace;
         late.policy.deadline = late.policy.deadline.map(|d| d.max(floor));
@@ -221,12 +233,12 @@ impl ApiClient {
     }
 
     /// The same client, its calls over within `bound` from now (the preflight's fixed bound).
-    pub fn bounded(&self, bound: Duration) -> Self {
+    pub(crate) fn bounded(&self, bound: Duration) -> Self {
         self.clone().with_deadline(Instant::now() + bound)
     }
 
     /// The same client, its calls retrying for at most `budget` each.
-    pub fn with_budget(&self, budget: Duration) -> Self {
+    pub(crate) fn with_budget(&self, budget: Duration) -> Self {
         let mut short = self.clone();
         short.policy.call_budget = budget;
         short
@@ -240,7 +252,7 @@ impl ApiClient {
     }
 
     /// The same client, scrubbing these secret values from every failure message.
-    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+    pub(crate) fn with_redactor(mut self, redactor: Redactor) -> Self {
         self.redactor = Arc::new(redactor);
         self
     }
@@ -345,7 +357,7 @@ impl ApiClient {
     }
 
     /// A JSON patch (RFC 6902) of an object, e.g. `replace /metadata/managedFields`.
-    pub async fn patch_json(
+    pub(crate) async fn patch_json(
         &self,
         path: &ResourcePath,
         namespace: Option<&str>,
@@ -377,7 +389,7 @@ impl ApiClient {
     }
 
     /// LIST a collection with an optional label selector.
-    pub async fn list(
+    pub(crate) async fn list(
         &self,
         path: &ResourcePath,
         namespace: Option<&str>,
@@ -392,7 +404,7 @@ impl ApiClient {
     }
 
     /// POST a new object (used for SelfSubjectAccessReviews).
-    pub async fn create(&self, path: &ResourcePath, body: &Value) -> Result<Value, ApiFailure> {
+    pub(crate) async fn create(&self, path: &ResourcePath, body: &Value) -> Result<Value, ApiFailure> {
         let bytes = serde_json::to_vec(body).unwrap_or_default();
         let request =
             Request::new(path.collection(None)).create(&PostParams::default(), bytes).map_err(|e| build_failure(&e))?;
@@ -406,7 +418,7 @@ impl ApiClient {
 
     /// DELETE an object in the background, only if its UID is `uid` (a precondition: 409
     /// otherwise); `false` when it was already gone.
-    pub async fn delete_uid(
+    pub(crate) async fn delete_uid(
         &self,
         path: &ResourcePath,
         namespace: Option<&str>,
@@ -419,7 +431,7 @@ impl ApiClient {
     /// DELETE an object, in the background or orphaning its dependents (`propagationPolicy:
     /// Orphan`: a StatefulSet's pods and PVCs stay), only if its UID is `uid` when one is given;
     /// `false` when it was already gone.
-    pub async fn delete_with(
+    pub(crate) async fn delete_with(
         &self,
         path: &ResourcePath,
         namespace: Option<&str>,
@@ -440,7 +452,7 @@ impl ApiClient {
 }
 
 /// `3s`, `300s`, `1.5s`: a duration for a message.
-pub fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 { format!("{s:.0}s") } else { format!("{s:.1}s") }
 }
@@ -485,7 +497,7 @@ fn transport_failure(e: kube::Error) -> ApiFailure {
 ///
 /// Field conflicts come from `details.causes` (each a `StatusCause`, whose type is serialized as
 /// `reason`); a 409 whose Status has no causes falls back to the conflicts its message lists.
-pub fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option<Duration>) -> ApiFailure {
+pub(crate) fn status_failure(status: u16, body: &Value, text: &str, retry_after: Option<Duration>) -> ApiFailure {
     let field = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let message = if body.get("message").is_some() { field("message") } else { text.trim().to_string() };
     let details_wait = body.pointer("/details/retryAfterSeconds").and_then(Value::as_u64).filter(|s| *s > 0);

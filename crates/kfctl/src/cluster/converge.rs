@@ -30,7 +30,7 @@ fn namespaces() -> ResourcePath {
 
 /// Whether `live` was created by kfctl-rs's apply after `started` (second precision, as the
 /// server stamps `creationTimestamp`).
-pub fn created_by_this_run(live: &Value, started: Timestamp) -> bool {
+pub(crate) fn created_by_this_run(live: &Value, started: Timestamp) -> bool {
     let created =
         live.pointer("/metadata/creationTimestamp").and_then(Value::as_str).and_then(|t| t.parse::<Timestamp>().ok());
     let ours = live.pointer("/metadata/managedFields").and_then(Value::as_array).is_some_and(|fields| {
@@ -43,7 +43,7 @@ pub fn created_by_this_run(live: &Value, started: Timestamp) -> bool {
 }
 
 /// An apply that answered 200 after a lost response: created by this run if the object says so.
-pub fn recount_created(applied: Applied, started: Timestamp) -> Applied {
+pub(crate) fn recount_created(applied: Applied, started: Timestamp) -> Applied {
     if applied.created || !created_by_this_run(&applied.live, started) {
         return applied;
     }
@@ -80,7 +80,7 @@ async fn wait_not_terminating(
 }
 
 /// The planned Namespaces of a namespace wave must not be terminating when it is applied.
-pub async fn wait_for_namespace_wave(
+pub(crate) async fn wait_for_namespace_wave(
     engine: &Engine,
     wave: &Wave,
     progress: &mut dyn Progress,
@@ -90,7 +90,7 @@ pub async fn wait_for_namespace_wave(
 }
 
 /// The record's namespace exists (created when missing, after a terminating one is gone).
-pub async fn ensure_record_namespace(engine: &Engine, progress: &mut dyn Progress) -> Result<(), ClusterError> {
+pub(crate) async fn ensure_record_namespace(engine: &Engine, progress: &mut dyn Progress) -> Result<(), ClusterError> {
     wait_not_terminating(engine, "preflight", vec![record::RECORD_NAMESPACE.into()], progress).await?;
     let what = || format!("namespace {}", record::RECORD_NAMESPACE);
     let api_error = |failure| ClusterError::Api { what: what(), failure: Box::new(failure) };
@@ -112,7 +112,7 @@ pub struct PruneReport {
 }
 
 /// Delete what the record lists and the plan no longer holds (guarded kinds only with `purge`).
-pub async fn prune(
+pub(crate) async fn prune(
     engine: &Engine,
     record: &mut InstallRecord,
     plan: &Plan,

@@ -14,7 +14,7 @@
 //! wait until gone, create) with the field that forces it, or "cannot apply" for a PVC or CRD
 //! (with what to do); a dry run's 422 saying a field is immutable is turned into the same.
 //!
-//! Each change prints as a unified YAML diff of the object ([`unified`]); volatile metadata
+//! Each change prints as a unified YAML diff of the object (`unified`); volatile metadata
 //! (`managedFields`, `resourceVersion`, `generation`...) is left out. A Secret's `data` and
 //! `stringData` never show a value: each key reads `<redacted>`, and `<redacted, changed>` on
 //! the new side when its value changes. Every failure message is scrubbed of secret values.
@@ -34,7 +34,7 @@ use crate::catalog::RenderedObject;
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
-pub use unified::unified;
+pub(crate) use unified::unified;
 
 /// Metadata the server changes on every write; never part of a diff.
 const VOLATILE_METADATA: &[&str] =
@@ -47,8 +47,11 @@ const REDACTED_CHANGED: &str = "<redacted, changed>";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
+    /// The object does not exist: install creates it.
     Create,
+    /// The object exists and install changes it.
     Change,
+    /// The object exists as rendered.
     Unchanged,
     /// The server cannot judge it and no planned CRD defines its kind.
     Unknown,
@@ -61,34 +64,36 @@ pub enum Action {
 /// One object's diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffEntry {
+    /// The planned object compared.
     #[serde(flatten)]
     pub object: ObjectRef,
+    /// What install would do to it.
     pub action: Action,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub changes: Vec<FieldChange>,
+    pub(crate) changes: Vec<FieldChange>,
     /// Fields another manager owns: plain `install` stops on them, `--force-conflicts` takes them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<Conflict>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     /// The unified YAML diff (Secret values redacted); empty when unchanged.
     #[serde(skip_serializing_if = "String::is_empty")]
-    pub unified: String,
+    pub(crate) unified: String,
 }
 
 /// One changed field (JSON pointer), before and after.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldChange {
-    pub path: String,
-    pub before: Option<Value>,
-    pub after: Option<Value>,
+    pub(crate) path: String,
+    pub(crate) before: Option<Value>,
+    pub(crate) after: Option<Value>,
 }
 
 /// A field another field manager owns, with a different value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Conflict {
-    pub field: String,
-    pub manager: String,
+    pub(crate) field: String,
+    pub(crate) manager: String,
 }
 
 impl From<FieldConflict> for Conflict {
@@ -97,7 +102,7 @@ impl From<FieldConflict> for Conflict {
     }
 }
 
-/// [`diff_within`] the default [`super::status::VERB_TIMEOUT`].
+/// [`diff_within`] the default `super::status::VERB_TIMEOUT`.
 pub async fn diff(
     objects: &[RenderedObject],
     target: &Target,
@@ -121,7 +126,7 @@ pub async fn diff_within(
 
 /// Diff every object of the plan against the cluster through `api`, a client already bounded
 /// by the run's deadline (one connection for a run that also reads the record, as `upgrade --plan`).
-pub async fn diff_with(
+pub(crate) async fn diff_with(
     api: &ApiClient,
     objects: &[RenderedObject],
     concurrency: usize,
@@ -290,7 +295,7 @@ fn redact_pair(before: &Value, after: &Value) -> (Value, Value) {
 }
 
 /// An object without volatile metadata.
-pub fn normalize(object: &Value) -> Value {
+pub(crate) fn normalize(object: &Value) -> Value {
     let mut out = object.clone();
     if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
         for key in VOLATILE_METADATA {
@@ -305,7 +310,7 @@ fn escape(key: &str) -> String {
 }
 
 /// Collect the leaf differences between `before` and `after` as JSON pointers.
-pub fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldChange>) {
+pub(crate) fn compare(before: &Value, after: &Value, path: String, out: &mut Vec<FieldChange>) {
     match (before, after) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, va) in a {

@@ -28,18 +28,18 @@ type Slot = Arc<Mutex<Option<Arc<Vec<Served>>>>>;
 
 /// Cached discovery.
 #[derive(Clone)]
-pub struct Resolver {
+pub(crate) struct Resolver {
     api: ApiClient,
     cache: Arc<std::sync::Mutex<HashMap<String, Slot>>>,
 }
 
 impl Resolver {
-    pub fn new(api: ApiClient) -> Self {
+    pub(crate) fn new(api: ApiClient) -> Self {
         Resolver { api, cache: Arc::default() }
     }
 
     /// The path serving `kind` at `api_version`.
-    pub async fn resolve(&self, api_version: &str, kind: &str) -> Result<ResourcePath, ApiFailure> {
+    pub(crate) async fn resolve(&self, api_version: &str, kind: &str) -> Result<ResourcePath, ApiFailure> {
         let served = self.document(api_version).await?;
         let found = served.iter().find(|s| s.kind == kind).cloned();
         match found {
@@ -60,7 +60,7 @@ impl Resolver {
     }
 
     /// Drop a cached document.
-    pub async fn forget(&self, api_version: &str) {
+    pub(crate) async fn forget(&self, api_version: &str) {
         *self.slot(api_version).lock().await = None;
     }
 
@@ -90,7 +90,7 @@ impl Resolver {
 }
 
 /// The failure kubectl reports for a kind discovery does not serve.
-pub fn no_kind_match(api_version: &str, kind: &str) -> ApiFailure {
+pub(crate) fn no_kind_match(api_version: &str, kind: &str) -> ApiFailure {
     ApiFailure {
         status: Some(404),
         reason: Reason::NoKindMatch,

@@ -31,7 +31,7 @@ use tokio::sync::{mpsc, watch};
 
 /// How the engine behaves.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub force_conflicts: bool,
     pub dry_run: bool,
     pub concurrency: usize,
@@ -46,7 +46,7 @@ pub struct Settings {
 
 /// Why one object did not apply.
 #[derive(Debug)]
-pub enum ObjectError {
+pub(crate) enum ObjectError {
     Failed(FailureClass, ApiFailure),
     Deadline(ApiFailure),
     /// Server dry run: what the object needs (its CRD, its namespace) is not installed yet, so
@@ -70,7 +70,7 @@ pub(super) enum Note {
 }
 
 /// The engine of one run.
-pub struct Engine {
+pub(crate) struct Engine {
     pub api: ApiClient,
     pub resolver: Resolver,
     pub settings: Settings,
@@ -85,7 +85,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(api: ApiClient, settings: Settings, redactor: Redactor, crd_kinds: HashSet<String>) -> Self {
+    pub(crate) fn new(api: ApiClient, settings: Settings, redactor: Redactor, crd_kinds: HashSet<String>) -> Self {
         let resolver = Resolver::new(api.clone());
         let started = super::lease::now();
         Engine {
@@ -102,18 +102,18 @@ impl Engine {
     }
 
     /// Mark the end of the CRD wave: the discovery grace period starts now.
-    pub fn crds_done(&self) {
+    pub(crate) fn crds_done(&self) {
         if let Ok(mut at) = self.crds_done_at.lock() {
             *at = Some(Instant::now());
         }
     }
 
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupt.as_ref().is_some_and(|rx| *rx.borrow())
     }
 
     /// Sleep, cut short by Ctrl-C.
-    pub async fn pause(&self, delay: Duration) {
+    pub(crate) async fn pause(&self, delay: Duration) {
         let Some(rx) = self.interrupt.clone() else {
             return tokio::time::sleep(delay).await;
         };
@@ -241,7 +241,7 @@ impl Engine {
     }
 
     /// Apply every object of a wave; `applied` is called for each object the server accepted.
-    pub async fn apply_wave(
+    pub(crate) async fn apply_wave(
         &self,
         wave: &Wave,
         progress: &mut dyn Progress,
@@ -311,7 +311,7 @@ impl Engine {
     }
 
     /// Poll `items` with `check` (None: ready) until none is pending.
-    pub async fn wait_until<T: Clone, F, Fut>(
+    pub(crate) async fn wait_until<T: Clone, F, Fut>(
         &self,
         wave: &str,
         items: Vec<(ObjectRef, T)>,
@@ -369,7 +369,7 @@ impl Engine {
     }
 
     /// The readiness verdict of one object: `None` when ready.
-    pub async fn readiness(&self, r: &ObjectRef, rule: Rule, body: &Value) -> Option<String> {
+    pub(crate) async fn readiness(&self, r: &ObjectRef, rule: Rule, body: &Value) -> Option<String> {
         let path = match self.resolver.resolve(&r.api_version, &r.kind).await {
             Ok(path) => path,
             Err(f) => return Some(f.message),
@@ -406,7 +406,7 @@ impl Engine {
     }
 
     /// `None` when the Service has a ready endpoint.
-    pub async fn endpoint_ready(&self, namespace: &str, name: &str) -> Option<String> {
+    pub(crate) async fn endpoint_ready(&self, namespace: &str, name: &str) -> Option<String> {
         endpoint_ready(&self.api, &self.resolver, namespace, name).await
     }
 }
@@ -414,7 +414,12 @@ impl Engine {
 /// `None` when the Service `namespace/name` has a ready endpoint (its EndpointSlices, else its
 /// core Endpoints), else what is wrong: the webhook gate's check, and the preflight's for a
 /// dependency the cluster provides.
-pub async fn endpoint_ready(api: &ApiClient, resolver: &Resolver, namespace: &str, name: &str) -> Option<String> {
+pub(crate) async fn endpoint_ready(
+    api: &ApiClient,
+    resolver: &Resolver,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
     let selector = format!("kubernetes.io/service-name={name}");
     if let Ok(path) = resolver.resolve("discovery.k8s.io/v1", "EndpointSlice").await {
         return match api.list(&path, Some(namespace), Some(&selector)).await {
@@ -439,7 +444,7 @@ fn last_in_time(before: String, now: String, late: bool) -> String {
 }
 
 /// The namespace to use in a URL for `r` on `path`.
-pub fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
+pub(crate) fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a str> {
     if path.namespaced { Some(r.namespace.as_deref().unwrap_or(super::object::DEFAULT_NAMESPACE)) } else { None }
 }
 
@@ -456,7 +461,7 @@ fn report_retry(progress: &mut dyn Progress, note: &Note) {
 }
 
 /// An EndpointSlice list with an endpoint not marked unready (unset means ready).
-pub fn has_ready_slice_endpoint(list: &Value) -> bool {
+pub(crate) fn has_ready_slice_endpoint(list: &Value) -> bool {
     let slices = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     slices
         .iter()
@@ -465,7 +470,7 @@ pub fn has_ready_slice_endpoint(list: &Value) -> bool {
 }
 
 /// Core Endpoints with at least one ready address.
-pub fn has_ready_address(endpoints: &Value) -> bool {
+pub(crate) fn has_ready_address(endpoints: &Value) -> bool {
     let subsets = endpoints.get("subsets").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     subsets.iter().any(|s| s.get("addresses").and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
 }

@@ -9,11 +9,11 @@
 //! would go) — the run **stops before anything is written**, naming the object, the field and
 //! what to do ([`super::upgrade::LifecycleError::CannotApply`]).
 //!
-//! Detection compares the rendered object with the live one ([`forced`]), so the plan shows the
+//! Detection compares the rendered object with the live one (`forced`), so the plan shows the
 //! replace before any write and no apply is sent to be refused. Should a 422 still say a field
 //! is immutable (a rule this table lacks, a server newer than it), the kinds the table replaces
-//! are replaced anyway ([`is_immutable_refusal`], [`replaceable_kind`]); the 422's words are data
-//! here too ([`REFUSALS`]).
+//! are replaced anyway ([`is_immutable_refusal`], `replaceable_kind`); the 422's words are data
+//! here too (`REFUSALS`).
 //!
 //! The test API server keeps its own copy of these rules (`kfctl-testapi/src/immutable.rs`), on
 //! purpose: a test double reading this table would agree with every mistake in it;
@@ -63,10 +63,10 @@ pub struct Rule {
     pub group_kind: &'static str,
     /// The field as people write it (`spec.selector`).
     pub field: &'static str,
-    pub compare: Compare,
-    pub remedy: Remedy,
+    pub(crate) compare: Compare,
+    pub(crate) remedy: Remedy,
     /// What to do, for [`Remedy::Stop`].
-    pub hint: &'static str,
+    pub(crate) hint: &'static str,
 }
 
 const STATEFULSET_MUTABLE: &[&str] = &[
@@ -130,7 +130,7 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The words of kube-apiserver's 422 for an immutable field (`field.Invalid` / `Forbidden`).
-pub const REFUSALS: &[&str] = &[
+pub(crate) const REFUSALS: &[&str] = &[
     "field is immutable",
     "cannot change roleRef",
     "may not change once set",
@@ -142,12 +142,12 @@ pub const REFUSALS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Forced {
-    pub object: ObjectRef,
+    pub(crate) object: ObjectRef,
     /// The field that forces it (`spec.selector`, `spec.volumeClaimTemplates[0].spec.storageClassName`).
-    pub field: String,
-    pub remedy: Remedy,
+    pub(crate) field: String,
+    pub(crate) remedy: Remedy,
     #[serde(skip_serializing_if = "String::is_empty")]
-    pub hint: String,
+    pub(crate) hint: String,
 }
 
 impl Forced {
@@ -166,7 +166,7 @@ impl Forced {
 /// Every field `rendered` sets whose live value differs (dotted paths, `[i]` for list items):
 /// values the render does not set are the server's (defaults) and do not count; lists are
 /// compared item by item and must have the same length.
-pub fn differences(rendered: &Value, live: &Value, path: &str, out: &mut Vec<String>) {
+pub(crate) fn differences(rendered: &Value, live: &Value, path: &str, out: &mut Vec<String>) {
     match rendered {
         Value::Null => {}
         Value::Object(map) => {
@@ -248,7 +248,7 @@ fn violation(rule: &Rule, rendered: &Value, live: &Value) -> Option<String> {
 }
 
 /// Whether applying `rendered` onto `live` would change an immutable field, and the remedy.
-pub fn forced(object: &ObjectRef, rendered: &Value, live: &Value) -> Option<Forced> {
+pub(crate) fn forced(object: &ObjectRef, rendered: &Value, live: &Value) -> Option<Forced> {
     let gk = object.group_kind();
     let mut hits = RULES.iter().filter(|r| r.group_kind == gk).filter_map(|rule| {
         violation(rule, rendered, live).map(|field| Forced {
@@ -262,33 +262,37 @@ pub fn forced(object: &ObjectRef, rendered: &Value, live: &Value) -> Option<Forc
 }
 
 /// Whether the table names the kind at all (only those are read before a run).
-pub fn has_rules(object: &ObjectRef) -> bool {
+pub(crate) fn has_rules(object: &ObjectRef) -> bool {
     let gk = object.group_kind();
     RULES.iter().any(|r| r.group_kind == gk)
 }
 
 /// The remedy of a kind whose apply a 422 refused as immutable: replace for the kinds the table
 /// replaces, nothing for the kinds it never replaces or does not know.
-pub fn replaceable_kind(object: &ObjectRef) -> Option<Remedy> {
+pub(crate) fn replaceable_kind(object: &ObjectRef) -> Option<Remedy> {
     let gk = object.group_kind();
     let remedy = RULES.iter().find(|r| r.group_kind == gk)?.remedy;
     (remedy != Remedy::Stop).then_some(remedy)
 }
 
-/// A 422 that says a field is immutable (kube-apiserver's words, [`REFUSALS`]).
+/// A 422 that says a field is immutable (kube-apiserver's words, `REFUSALS`).
 pub fn is_immutable_refusal(failure: &ApiFailure) -> bool {
     failure.status == Some(422) && REFUSALS.iter().any(|words| failure.message.contains(words))
 }
 
 /// The 422's field, from `... is invalid: spec.selector: Invalid value: ...`.
-pub fn refused_field(failure: &ApiFailure) -> String {
+pub(crate) fn refused_field(failure: &ApiFailure) -> String {
     let after = failure.message.split(" is invalid: ").nth(1).unwrap_or("");
     after.trim_start_matches('[').split(": ").next().unwrap_or("").to_string()
 }
 
 /// Read the live object of every planned object the table names and judge it; writes nothing.
 /// A [`Remedy::Stop`] is an error naming the object, the field and what to do.
-pub async fn plan_replacements(api: &ApiClient, resolver: &Resolver, plan: &Plan) -> Result<Vec<Forced>, ClusterError> {
+pub(crate) async fn plan_replacements(
+    api: &ApiClient,
+    resolver: &Resolver,
+    plan: &Plan,
+) -> Result<Vec<Forced>, ClusterError> {
     let candidates: Vec<_> = plan.objects().filter(|o| has_rules(&o.reference)).collect();
     let judged: Vec<Result<Option<Forced>, ClusterError>> = futures::stream::iter(candidates)
         .map(|o| async move {

@@ -6,7 +6,7 @@
 //! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
 //! record; custom resources whose CRD is not installed yet are skipped with a notice.
 //!
-//! Onto a cluster with a record it converges (see [`super::converge`], [`super::upgrade`]):
+//! Onto a cluster with a record it converges (see `super::converge`, [`super::upgrade`]):
 //! CRD stored versions and immutable fields are checked before anything is applied (a change the
 //! server refuses to patch is replaced in its wave, or, for a PVC or CRD, stops the run:
 //! [`super::immutable`]), the run holds the
@@ -39,24 +39,34 @@ use tokio::sync::watch;
 /// Server-side dry run, or a real install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DryRun {
+    /// Apply for real.
     #[default]
     None,
+    /// Apply as a server-side dry run: the server checks every object and stores nothing.
     Server,
 }
 
 /// Everything an install needs besides the objects.
 #[derive(Debug, Clone)]
 pub struct InstallOptions {
+    /// The cluster to install to.
     pub target: Target,
+    /// What is installed (release, profile, digests), for the record.
     pub meta: InstallMeta,
+    /// The preflight checks to run.
     pub preflight: PreflightOptions,
+    /// Whether to apply for real or as a server-side dry run.
     pub dry_run: DryRun,
+    /// Take over fields another field manager owns instead of failing with
+    /// [`super::ClusterError::Conflict`].
     pub force_conflicts: bool,
     /// The deadline of the whole install, from its start.
     pub timeout: Duration,
     /// Objects applied at once within a wave.
     pub concurrency: usize,
+    /// How often readiness is polled.
     pub poll_interval: Duration,
+    /// The backoff of retried API calls.
     pub backoff: Backoff,
     /// How long a kind may be missing from discovery after its CRD wave.
     pub crd_grace: Duration,
@@ -76,12 +86,15 @@ pub struct InstallOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Operation {
+    /// A first install (or its resumption).
     #[default]
     Install,
+    /// An upgrade of an existing install.
     Upgrade,
 }
 
 impl Operation {
+    /// The operation's name, lowercase, as messages say it.
     pub fn name(self) -> &'static str {
         match self {
             Operation::Install => "install",
@@ -91,6 +104,8 @@ impl Operation {
 }
 
 impl InstallOptions {
+    /// Options for installing `meta`'s release on `target`, with the defaults (20 minutes, 2 second
+    /// polls, 60 seconds of CRD grace, 2 minutes for the lease).
     pub fn new(target: Target, meta: InstallMeta) -> Self {
         InstallOptions {
             target,
@@ -116,19 +131,27 @@ impl InstallOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallReport {
+    /// The API server's address.
     pub server: String,
+    /// The API server's version.
     pub server_version: String,
+    /// Whether it was a server-side dry run.
     pub dry_run: bool,
+    /// How many waves the plan has.
     pub waves_total: usize,
+    /// How many waves were applied and became ready.
     pub waves_done: usize,
+    /// How many objects were applied.
     pub applied: usize,
+    /// How many of them were created.
     pub created: usize,
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
+    /// How long the run took, in seconds.
     pub elapsed_seconds: f64,
-    pub plan_digest: String,
+    pub(crate) plan_digest: String,
     /// What the record said was installed before this run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<InstallMeta>,
+    pub(crate) from: Option<InstallMeta>,
     /// Objects the previous record listed and the render no longer holds: deleted, or kept.
     #[serde(flatten)]
     pub prune: PruneReport,
@@ -147,9 +170,13 @@ pub async fn install(
 /// What the preflight found, for a confirmation question.
 #[derive(Debug, Clone)]
 pub struct Checked {
+    /// How many objects would be applied.
     pub objects: usize,
+    /// How many waves they make.
     pub waves: usize,
+    /// The API server's address.
     pub server: String,
+    /// What the preflight checks found.
     pub preflight: preflight::PreflightReport,
 }
 
@@ -158,7 +185,7 @@ fn configmaps() -> ResourcePath {
 }
 
 /// Read the install record, if there is one.
-pub async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
+pub(crate) async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>, ClusterError> {
     let found =
         api.get(&configmaps(), Some(record::RECORD_NAMESPACE), record::RECORD_NAME).await.map_err(|failure| {
             ClusterError::settle(api, "reading the install record", failure, |failure| ClusterError::Api {

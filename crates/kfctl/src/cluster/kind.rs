@@ -11,8 +11,8 @@
 /// minor; also within v1.11.0's range, 1.33 and later).
 pub const KIND_NODE_IMAGE: &str =
     "kindest/node:v1.34.0@sha256:7416a61b42b1662ca6ca89f02028ac133a309a2a30ba309614e8ec94d976dc5a";
-pub const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc";
-pub const SERVICE_ACCOUNT_SIGNING_KEY_FILE: &str = "/etc/kubernetes/pki/sa.key";
+pub(crate) const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc";
+pub(crate) const SERVICE_ACCOUNT_SIGNING_KEY_FILE: &str = "/etc/kubernetes/pki/sa.key";
 
 /// The configuration text, for a node image (default [`KIND_NODE_IMAGE`]).
 pub fn kind_config(node_image: &str) -> String {

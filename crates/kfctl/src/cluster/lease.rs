@@ -34,9 +34,9 @@ use std::time::{Duration, Instant};
 
 pub use super::unlock::{Unlocked, unlock};
 
-pub const LEASE_NAME: &str = "kfctl-rs-lock";
+pub(crate) const LEASE_NAME: &str = "kfctl-rs-lock";
 /// The annotation naming the holder's host (also inside the holder identity).
-pub const HOST_ANNOTATION: &str = "kfctl-rs.io/host";
+pub(crate) const HOST_ANNOTATION: &str = "kfctl-rs.io/host";
 
 /// How a lost lease was lost when it is simply gone.
 const DELETED: &str = "deleted by someone else, e.g. `kfctl-rs unlock`";
@@ -60,17 +60,33 @@ impl Default for LeaseTiming {
 /// Lease errors.
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
+    /// Another run holds the lease.
     #[error(
         "lease {RECORD_NAMESPACE}/{LEASE_NAME}: held by {holder} since {since} (last renewed {renewed}, expires \
          {expires} unless renewed); another kfctl-rs run is changing this cluster; wait for it to finish, or, if it \
          crashed, for the lease to expire, or run `kfctl-rs unlock` to free it now"
     )]
-    Held { holder: String, since: String, renewed: String, expires: String },
+    Held {
+        /// The run holding it.
+        holder: String,
+        /// When it took it.
+        since: String,
+        /// When it last renewed it.
+        renewed: String,
+        /// When it expires unless renewed.
+        expires: String,
+    },
+    /// This run lost its lease while it worked.
     #[error(
         "lease {RECORD_NAMESPACE}/{LEASE_NAME}: this run ({holder}) lost it while it worked ({by}); another run may \
          have changed the cluster at the same time; check `kfctl-rs status` and re-run"
     )]
-    Lost { holder: String, by: String },
+    Lost {
+        /// This run.
+        holder: String,
+        /// How it was lost (e.g. `taken over by <holder>`).
+        by: String,
+    },
 }
 
 pub(crate) fn leases() -> ResourcePath {
@@ -85,6 +101,7 @@ pub(crate) fn leases() -> ResourcePath {
 /// A held lease, renewed in the background; [`Lease::release`] gives it back.
 pub struct Lease {
     api: ApiClient,
+    /// This run's identity as the lease records it (operation, host, process id).
     pub holder: String,
     renewal: tokio::task::JoinHandle<()>,
     /// Set by the renewal task when the lease stopped being ours: by whom.
@@ -92,7 +109,7 @@ pub struct Lease {
 }
 
 /// This host's name.
-pub fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
@@ -101,14 +118,14 @@ pub fn host_name() -> String {
 }
 
 /// Who we are: the operation, host, process and a nonce (unique to this run).
-pub fn holder_identity(operation: &str) -> String {
+pub(crate) fn holder_identity(operation: &str) -> String {
     let mut nonce = [0u8; 4];
     let _ = getrandom::fill(&mut nonce);
     format!("kfctl-rs {operation} on {} (pid {}, {})", host_name(), std::process::id(), hex::encode(nonce))
 }
 
 /// The current time (without jiff's `std` feature, which this crate does not enable).
-pub fn now() -> Timestamp {
+pub(crate) fn now() -> Timestamp {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     Timestamp::from_nanosecond(since.as_nanos() as i128).unwrap_or(Timestamp::UNIX_EPOCH)
 }

@@ -6,20 +6,20 @@
 //! | module | role |
 //! |--------|------|
 //! | [`plan`] | rendered objects → ordered waves (pure), `--plan -o json` |
-//! | [`order`] | the ordering tables: kind classes and foundation components |
-//! | [`readiness`] | the readiness table: when an applied object works |
+//! | `order` | the ordering tables: kind classes and foundation components |
+//! | `readiness` | the readiness table: when an applied object works |
 //! | [`retry`] | the retry table: which failures are races and which are mistakes; backoff |
-//! | [`prepare`] | the apply body: without status, server metadata and injected caBundles |
+//! | `prepare` | the apply body: without status, server metadata and injected caBundles |
 //! | [`redact`] | Secret values never reach a line, an error, a diff or a report |
 //! | [`record`] | the install record kept in `kfctl-system` |
 //! | [`progress`] | what is happening and what is pending, as events |
-//! | [`api`], [`discovery`] | the only I/O: raw calls through kube, kind → URL resolution |
-//! | [`engine`] | applying one object with retries; waiting for a wave |
+//! | [`api`], `discovery` | the only I/O: raw calls through kube, kind → URL resolution |
+//! | `engine` | applying one object with retries; waiting for a wave |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
-//! | [`ownership`] | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
-//! | [`upgrade`], [`prune`], [`lease`], [`unlock`] | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
-//! | [`immutable`], [`replace`] | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
+//! | `ownership` | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
+//! | [`upgrade`], [`prune`], [`lease`], `unlock` | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
+//! | [`immutable`], `replace` | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
 //! | [`adopt`] | taking over a platform another tool installed: survey, refusals, field managers, the record |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
@@ -33,38 +33,37 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 
 pub mod adopt;
 pub mod api;
-pub mod converge;
+pub(crate) mod converge;
 pub mod diff;
-pub mod discovery;
-pub mod engine;
+pub(crate) mod discovery;
+pub(crate) mod engine;
 pub mod immutable;
 pub mod install;
 pub mod kind;
 pub mod lease;
 pub mod object;
-pub mod order;
-pub mod ownership;
+pub(crate) mod order;
+pub(crate) mod ownership;
 pub mod plan;
 pub mod preflight;
-pub mod prepare;
+pub(crate) mod prepare;
 pub mod progress;
-pub mod provided;
+pub(crate) mod provided;
 pub mod prune;
-pub mod readiness;
+pub(crate) mod readiness;
 pub mod record;
 pub mod redact;
-pub mod replace;
+pub(crate) mod replace;
 pub mod retry;
 pub mod session;
 pub mod status;
 pub mod uninstall;
-pub mod unlock;
+pub(crate) mod unlock;
 pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};
-pub use object::ObjectRef;
-pub use plan::Plan;
-pub use progress::{Event, Pending, Progress};
+pub(crate) use object::ObjectRef;
+pub(crate) use progress::Pending;
 pub use record::{InstallMeta, InstallRecord};
 
 use retry::ApiFailure;
@@ -72,62 +71,127 @@ use retry::ApiFailure;
 /// Everything that can stop a cluster operation.
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
+    /// No client could be built from the kubeconfig.
     #[error(transparent)]
     Connect(#[from] api::ConnectError),
+    /// The API server does not answer at its address.
     #[error(
         "{server}: API server unreachable{}: {failure}; check the kubeconfig's server address and that the cluster is running",
         while_doing(failure)
     )]
-    Unreachable { server: String, failure: Box<ApiFailure> },
+    Unreachable {
+        /// The API server's address.
+        server: String,
+        /// The last failure.
+        failure: Box<ApiFailure>,
+    },
+    /// The rendered objects do not make a plan (an incomplete or duplicate object, a catalog
+    /// order error).
     #[error("rendered objects: {0}")]
     Plan(#[from] plan::PlanError),
+    /// A preflight check failed; the text says which.
     #[error("preflight: {0}")]
     Preflight(String),
+    /// The rendered objects keep upstream's default credentials and `--allow-default-credentials`
+    /// was not passed.
     #[error(
         "security: profile {profile}: the rendered objects keep upstream's default credentials ({}); \
          set your own in the values, or pass --allow-default-credentials to accept them",
         crate::catalog::credentials::DEFAULT_LOGIN
     )]
-    DefaultCredentials { profile: String },
+    DefaultCredentials {
+        /// The profile rendered.
+        profile: String,
+    },
+    /// The kind profile's default credentials are about to go to a cluster that is not a Kind
+    /// cluster.
     #[error(
         "security: {server}: not a Kind cluster (no node has a kind:// provider id), and the rendered objects keep \
          upstream's default credentials ({}), which the kind profile accepts on Kind only; set your own in the values, \
          or pass --allow-default-credentials to accept them",
         crate::catalog::credentials::DEFAULT_LOGIN
     )]
-    DefaultCredentialsOffKind { server: String },
+    DefaultCredentialsOffKind {
+        /// The API server's address.
+        server: String,
+    },
+    /// The API server refused an apply.
     #[error("{object}: the API server refused it: {failure}")]
-    Refused { object: ObjectRef, failure: Box<ApiFailure> },
+    Refused {
+        /// The object refused.
+        object: ObjectRef,
+        /// The server's answer.
+        failure: Box<ApiFailure>,
+    },
+    /// An apply conflicts with another field manager and `--force-conflicts` was not passed.
     #[error("{object}: {}; another field manager owns {}; re-run with --force-conflicts to take them over", failure.message, describe_conflicts(failure))]
-    Conflict { object: ObjectRef, failure: Box<ApiFailure> },
+    Conflict {
+        /// The object whose apply conflicts.
+        object: ObjectRef,
+        /// The server's answer, with the conflicting fields.
+        failure: Box<ApiFailure>,
+    },
+    /// Objects did not become ready by the deadline.
     #[error("timed out after {seconds:.0}s in wave {wave}; still pending:\n{}", list_pending(pending))]
-    Timeout { wave: String, seconds: f64, pending: Vec<Pending> },
+    Timeout {
+        /// The wave waited on.
+        wave: String,
+        /// How long the install ran.
+        seconds: f64,
+        /// The objects still not ready, each with why.
+        pending: Vec<Pending>,
+    },
+    /// The run was interrupted; the record keeps what was applied.
     #[error(
         "interrupted in wave {wave}; progress recorded in {}/{}, re-run install to resume",
         record::RECORD_NAMESPACE,
         record::RECORD_NAME
     )]
-    Interrupted { wave: String },
+    Interrupted {
+        /// The wave running when it stopped.
+        wave: String,
+    },
+    /// The cluster has no install record.
     #[error(
         "no install record: configmap {}/{} not found; nothing was installed by kfctl-rs on this cluster",
         record::RECORD_NAMESPACE,
         record::RECORD_NAME
     )]
     NoRecord,
+    /// The install record cannot be read or written.
     #[error(transparent)]
     Record(#[from] record::RecordError),
+    /// An API call failed.
     #[error("{what}{}: {failure}", while_doing(failure))]
-    Api { what: String, failure: Box<ApiFailure> },
+    Api {
+        /// What the call was for.
+        what: String,
+        /// The failure.
+        failure: Box<ApiFailure>,
+    },
+    /// The API server gave no answer before the deadline.
     #[error(
         "{server}: no answer in time while {what}{}: {failure}; waited the whole --timeout of {}; check that the API server is up and answering, or raise --timeout",
         while_doing(failure),
         api::seconds(*timeout)
     )]
-    NoAnswer { server: String, what: String, timeout: std::time::Duration, failure: Box<ApiFailure> },
+    NoAnswer {
+        /// The API server's address.
+        server: String,
+        /// What the call was for.
+        what: String,
+        /// The deadline waited.
+        timeout: std::time::Duration,
+        /// The last failure.
+        failure: Box<ApiFailure>,
+    },
+    /// An upgrade refused to go on.
     #[error(transparent)]
     Lifecycle(#[from] upgrade::LifecycleError),
+    /// Another run holds the lease, or the lease was lost.
     #[error(transparent)]
     Lease(#[from] lease::LeaseError),
+    /// `adopt` refused.
     #[error(transparent)]
     Adopt(Box<adopt::AdoptError>),
 }
@@ -141,7 +205,7 @@ impl From<adopt::AdoptError> for ClusterError {
 impl ClusterError {
     /// A failed call while doing `what`: [`ClusterError::NoAnswer`] when the run's `--timeout`
     /// ended it, else `otherwise(failure)`.
-    pub fn settle(
+    pub(crate) fn settle(
         api: &api::ApiClient,
         what: impl Into<String>,
         failure: ApiFailure,
@@ -151,12 +215,12 @@ impl ClusterError {
     }
 
     /// Whether the run's `--timeout` (set with [`api::ApiClient::within`]) ended the call.
-    pub fn ended_by_timeout(api: &api::ApiClient, failure: &ApiFailure) -> bool {
+    pub(crate) fn ended_by_timeout(api: &api::ApiClient, failure: &ApiFailure) -> bool {
         api.timeout.is_some() && failure.out_of_time
     }
 
     /// [`ClusterError::NoAnswer`]: the call ended by the run's `--timeout` while doing `what`.
-    pub fn no_answer(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> ClusterError {
+    pub(crate) fn no_answer(api: &api::ApiClient, what: impl Into<String>, failure: ApiFailure) -> ClusterError {
         ClusterError::NoAnswer {
             server: api.server.clone(),
             what: what.into(),

@@ -8,7 +8,7 @@
 //! Scope is a property of the kind, not of the document: kustomize happily leaves a
 //! `metadata.namespace` on cluster-scoped kinds (example.yaml puts its ClusterTrainingRuntimes
 //! in `kubeflow-system`), and the API server rejects a body whose namespace differs from the URL.
-//! [`Scopes`] knows the built-in cluster-scoped kinds and learns custom ones from the CRDs in the
+//! `Scopes` knows the built-in cluster-scoped kinds and learns custom ones from the CRDs in the
 //! plan, so the plan, the apply and the inventory all name the object the way the server does.
 
 use super::order::BUILTIN_GROUPS;
@@ -21,16 +21,18 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectRef {
-    pub api_version: String,
+    pub(crate) api_version: String,
+    /// The object's kind.
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
+    /// The object's name.
     pub name: String,
 }
 
 impl ObjectRef {
     /// Read the reference of a rendered document; `index` names it in the error.
-    pub fn from_value(doc: &Value, index: usize) -> Result<Self, String> {
+    pub(crate) fn from_value(doc: &Value, index: usize) -> Result<Self, String> {
         let field =
             |path: &[&str]| path.iter().try_fold(doc, |v, key| v.get(*key)).and_then(Value::as_str).map(str::to_string);
         let api_version = field(&["apiVersion"]).ok_or_else(|| format!("object #{index}: no apiVersion"))?;
@@ -48,7 +50,8 @@ impl ObjectRef {
     }
 
     /// The API version without its group.
-    pub fn version(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn version(&self) -> &str {
         self.api_version.rsplit_once('/').map(|(_, v)| v).unwrap_or(&self.api_version)
     }
 
@@ -57,7 +60,7 @@ impl ObjectRef {
         group_kind(self.group(), &self.kind)
     }
 
-    pub fn is_kind(&self, group: &str, kind: &str) -> bool {
+    pub(crate) fn is_kind(&self, group: &str, kind: &str) -> bool {
         self.group() == group && self.kind == kind
     }
 }
@@ -72,12 +75,12 @@ impl fmt::Display for ObjectRef {
 }
 
 /// `group/Kind`, or bare `Kind` for the core group.
-pub fn group_kind(group: &str, kind: &str) -> String {
+pub(crate) fn group_kind(group: &str, kind: &str) -> String {
     if group.is_empty() { kind.to_string() } else { format!("{group}/{kind}") }
 }
 
 /// Built-in kinds that are cluster-scoped (group/Kind). Everything else built in is namespaced.
-pub const BUILTIN_CLUSTER_SCOPED: &[&str] = &[
+pub(crate) const BUILTIN_CLUSTER_SCOPED: &[&str] = &[
     "Namespace",
     "Node",
     "PersistentVolume",
@@ -102,18 +105,18 @@ pub const BUILTIN_CLUSTER_SCOPED: &[&str] = &[
 ];
 
 /// Where namespaced objects without a namespace go.
-pub const DEFAULT_NAMESPACE: &str = "default";
+pub(crate) const DEFAULT_NAMESPACE: &str = "default";
 
 /// Which kinds are cluster-scoped: the built-in table plus the CRDs of a plan.
 #[derive(Debug, Clone, Default)]
-pub struct Scopes {
+pub(crate) struct Scopes {
     cluster_custom: BTreeSet<String>,
     namespaced_custom: BTreeSet<String>,
 }
 
 impl Scopes {
     /// Learn custom kinds' scopes from the CRDs among `docs`.
-    pub fn from_docs<'a>(docs: impl IntoIterator<Item = &'a Value>) -> Self {
+    pub(crate) fn from_docs<'a>(docs: impl IntoIterator<Item = &'a Value>) -> Self {
         let mut scopes = Scopes::default();
         for crd in docs.into_iter().filter(|d| is_crd(d)) {
             if let Some((group, kind)) = crd_group_kind(crd) {
@@ -125,13 +128,13 @@ impl Scopes {
         scopes
     }
 
-    pub fn is_cluster_scoped(&self, group_kind: &str) -> bool {
+    pub(crate) fn is_cluster_scoped(&self, group_kind: &str) -> bool {
         BUILTIN_CLUSTER_SCOPED.contains(&group_kind) || self.cluster_custom.contains(group_kind)
     }
 
     /// Whether a kind is known to be namespaced: built in and not cluster-scoped, or a
     /// namespaced CRD of the plan. Kinds of unknown groups are neither known nor assumed.
-    pub fn is_known_namespaced(&self, group_kind: &str) -> bool {
+    pub(crate) fn is_known_namespaced(&self, group_kind: &str) -> bool {
         let builtin =
             !group_kind.contains('/') || BUILTIN_GROUPS.iter().any(|g| group_kind.starts_with(&format!("{g}/")));
         (builtin && !BUILTIN_CLUSTER_SCOPED.contains(&group_kind)) || self.namespaced_custom.contains(group_kind)
@@ -139,7 +142,7 @@ impl Scopes {
 
     /// The reference the server will use: no namespace on cluster-scoped kinds, `default` on
     /// namespaced kinds that name none (as kubectl does).
-    pub fn normalize(&self, mut r: ObjectRef) -> ObjectRef {
+    pub(crate) fn normalize(&self, mut r: ObjectRef) -> ObjectRef {
         let gk = r.group_kind();
         if self.is_cluster_scoped(&gk) {
             r.namespace = None;
@@ -150,10 +153,10 @@ impl Scopes {
     }
 }
 
-pub use crate::catalog::object_id::is_crd;
+pub(crate) use crate::catalog::object_id::is_crd;
 
 /// The (group, kind) a CRD document defines.
-pub fn crd_group_kind(crd: &Value) -> Option<(String, String)> {
+pub(crate) fn crd_group_kind(crd: &Value) -> Option<(String, String)> {
     let group = crd.pointer("/spec/group")?.as_str()?;
     let kind = crd.pointer("/spec/names/kind")?.as_str()?;
     Some((group.to_string(), kind.to_string()))
@@ -172,7 +175,7 @@ pub fn crd_kinds<'a>(docs: impl IntoIterator<Item = &'a Value>) -> HashMap<Strin
 }
 
 /// A string annotation of a document.
-pub fn annotation<'a>(doc: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn annotation<'a>(doc: &'a Value, key: &str) -> Option<&'a str> {
     doc.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
 }
 

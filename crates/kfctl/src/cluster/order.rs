@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 /// A step class: what applying an object of this kind means for ordering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Class {
+pub(crate) enum Class {
     Namespace,
     Crd,
     Config,
@@ -36,16 +36,16 @@ pub enum Class {
 }
 
 /// The wave group of everything no foundation holds, installed after the foundations.
-pub const PLATFORM: &str = "platform";
+pub(crate) const PLATFORM: &str = "platform";
 
 /// The foundations of the install, in order, from the catalog.
 #[derive(Debug, Clone)]
-pub struct InstallOrder {
+pub(crate) struct InstallOrder {
     pub foundations: Vec<Foundation>,
 }
 
 /// Kinds by class; unlisted built-in kinds are [`Class::Config`], unlisted others custom resources.
-pub const KIND_CLASSES: &[(&str, Class)] = &[
+pub(crate) const KIND_CLASSES: &[(&str, Class)] = &[
     ("Namespace", Class::Namespace),
     ("apiextensions.k8s.io/CustomResourceDefinition", Class::Crd),
     ("Service", Class::Workload),
@@ -66,7 +66,7 @@ pub const KIND_CLASSES: &[(&str, Class)] = &[
 ];
 
 /// API groups served by Kubernetes itself; kinds of other groups are custom resources.
-pub const BUILTIN_GROUPS: &[&str] = &[
+pub(crate) const BUILTIN_GROUPS: &[&str] = &[
     "",
     "apps",
     "batch",
@@ -91,7 +91,7 @@ pub const BUILTIN_GROUPS: &[&str] = &[
 ];
 
 /// The class of an object's kind.
-pub fn class_of(r: &ObjectRef) -> Class {
+pub(crate) fn class_of(r: &ObjectRef) -> Class {
     let gk = r.group_kind();
     if let Some((_, class)) = KIND_CLASSES.iter().find(|(k, _)| *k == gk) {
         return *class;
@@ -105,12 +105,12 @@ fn group_matches(group: &str, served: &str) -> bool {
 
 impl InstallOrder {
     /// The foundations of a catalog.
-    pub fn from_catalog(catalog: &Catalog) -> Self {
+    pub(crate) fn from_catalog(catalog: &Catalog) -> Self {
         InstallOrder { foundations: catalog.foundations.clone() }
     }
 
     /// The foundations of the catalog compiled into the binary (read once).
-    pub fn embedded() -> Result<&'static InstallOrder, String> {
+    pub(crate) fn embedded() -> Result<&'static InstallOrder, String> {
         static ORDER: OnceLock<Result<InstallOrder, String>> = OnceLock::new();
         ORDER
             .get_or_init(|| Catalog::embedded().map(|c| InstallOrder::from_catalog(&c)).map_err(|e| e.to_string()))
@@ -119,7 +119,7 @@ impl InstallOrder {
     }
 
     /// The foundation serving an API group, if one does.
-    pub fn foundation_of_group(&self, group: &str) -> &str {
+    pub(crate) fn foundation_of_group(&self, group: &str) -> &str {
         self.foundations
             .iter()
             .find(|f| f.api_groups.iter().any(|served| group_matches(group, served)))
@@ -127,7 +127,7 @@ impl InstallOrder {
     }
 
     /// The foundation holding an object of `component` (not a custom resource).
-    pub fn foundation_of_component(&self, component: &str, r: &ObjectRef) -> &str {
+    pub(crate) fn foundation_of_component(&self, component: &str, r: &ObjectRef) -> &str {
         let holds = |f: &Foundation| {
             f.components.iter().any(|c| c == component)
                 || f.parts.iter().any(|p| p.component == component && r.name.starts_with(p.name_prefix.as_str()))
@@ -138,7 +138,7 @@ impl InstallOrder {
 
     /// The foundation of an object the render tagged with `component`: custom resources by API
     /// group, CRDs by the group they define, everything else by its component.
-    pub fn foundation_of(&self, component: &str, r: &ObjectRef, doc: &serde_json::Value) -> &str {
+    pub(crate) fn foundation_of(&self, component: &str, r: &ObjectRef, doc: &serde_json::Value) -> &str {
         match class_of(r) {
             Class::CustomResource => self.foundation_of_group(r.group()),
             Class::Crd => {
@@ -149,7 +149,7 @@ impl InstallOrder {
     }
 
     /// Where an object of `class` in `foundation` goes.
-    pub fn wave_key(&self, class: Class, foundation: &str) -> WaveKey {
+    pub(crate) fn wave_key(&self, class: Class, foundation: &str) -> WaveKey {
         let rank = self.foundations.iter().position(|f| f.name == foundation).unwrap_or(self.foundations.len()) as u8;
         match class {
             Class::Namespace | Class::Crd | Class::Config => WaveKey { phase: 0, component: 0, class },
@@ -160,7 +160,7 @@ impl InstallOrder {
 }
 
 /// Every distinct (namespace, name) Service a webhook configuration calls, in order.
-pub fn webhook_services(doc: &serde_json::Value) -> Vec<(String, String)> {
+pub(crate) fn webhook_services(doc: &serde_json::Value) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for hook in doc.get("webhooks").and_then(|w| w.as_array()).into_iter().flatten() {
         let service = hook.pointer("/clientConfig/service");
@@ -178,7 +178,7 @@ pub fn webhook_services(doc: &serde_json::Value) -> Vec<(String, String)> {
 
 /// A wave's position: global classes first and last, component waves in between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WaveKey {
+pub(crate) struct WaveKey {
     pub phase: u8,
     pub component: u8,
     pub class: Class,

@@ -30,22 +30,22 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// The reason for a hand-edited entry.
-pub const HAND_EDITED: &str = "its install-record entry was added or changed by hand (its digest does not match); \
+pub(crate) const HAND_EDITED: &str = "its install-record entry was added or changed by hand (its digest does not match); \
      not deleted";
 
 /// Whether `name` is a namespace kfctl-rs never deletes from a record entry.
-pub fn protected_namespace(name: &str) -> bool {
+pub(crate) fn protected_namespace(name: &str) -> bool {
     name == "default" || name.starts_with("kube-") || name == RECORD_NAMESPACE
 }
 
 /// Why an entry must not be deleted whatever the live object says, if it must not.
-pub fn refused_by_name(r: &ObjectRef) -> Option<String> {
+pub(crate) fn refused_by_name(r: &ObjectRef) -> Option<String> {
     (r.is_kind("", "Namespace") && protected_namespace(&r.name))
         .then(|| format!("namespace {} belongs to the cluster; kfctl-rs never deletes it", r.name))
 }
 
 /// Whether the live object carries kfctl-rs's field manager.
-pub fn managed_by_us(live: &Value) -> bool {
+pub(crate) fn managed_by_us(live: &Value) -> bool {
     let managed = live.pointer("/metadata/managedFields").and_then(Value::as_array);
     managed.is_some_and(|fields| fields.iter().any(|f| f.get("manager").and_then(Value::as_str) == Some(FIELD_MANAGER)))
 }
@@ -60,7 +60,7 @@ fn unmanaged(live: &Value) -> bool {
 /// manager; an object whose apply left no field for kfctl-rs to own (a bare Namespace or
 /// ServiceAccount: the server keeps no empty manager entry) counts as kfctl-rs's by its
 /// recorded UID only while nobody else manages a field of it either.
-pub fn not_ours(entry: &InventoryEntry, live: &Value) -> Option<String> {
+pub(crate) fn not_ours(entry: &InventoryEntry, live: &Value) -> Option<String> {
     let live_uid = live.pointer("/metadata/uid").and_then(Value::as_str);
     match (managed_by_us(live), entry.uid.as_deref(), live_uid) {
         (_, Some(recorded), Some(live)) if recorded != live => Some(format!(
@@ -76,7 +76,7 @@ pub fn not_ours(entry: &InventoryEntry, live: &Value) -> Option<String> {
 
 /// What deleting one entry came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Deletion {
+pub(crate) enum Deletion {
     Deleted,
     /// Already gone (or its kind is not served any more).
     Gone,

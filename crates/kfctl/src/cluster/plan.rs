@@ -1,8 +1,8 @@
 //! The install plan as data: ordered waves, each object with what it waits for.
 //!
 //! [`Plan::build`] is pure: it sorts rendered objects, each tagged with its catalog component,
-//! into waves with the tables of [`super::order`] (the foundations come from the catalog) and
-//! attaches the readiness rules of [`super::readiness`]. Each planned object keeps its
+//! into waves with the tables of `super::order` (the foundations come from the catalog) and
+//! attaches the readiness rules of `super::readiness`. Each planned object keeps its
 //! component, for the install record and `status`. It holds exactly
 //! the objects it was given (a duplicate is an error, not a silent overwrite), keeps their input
 //! order within a wave, and serializes (`--plan -o json`) without any Secret value: objects
@@ -21,10 +21,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// A plan that could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    /// An object lacks `apiVersion`, `kind` or `metadata.name`.
     #[error("{0}; every object needs apiVersion, kind and metadata.name")]
     Incomplete(String),
+    /// An object appears twice in the render.
     #[error("{0}: appears twice in the rendered objects; each object must be unique")]
     Duplicate(ObjectRef),
+    /// The catalog's install order data is invalid.
     #[error("catalog: {0}; the install order comes from charts/catalog.yaml, fix it and rebuild")]
     Catalog(String),
 }
@@ -32,27 +35,32 @@ pub enum PlanError {
 /// The whole plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// The waves, in apply order.
     pub waves: Vec<Wave>,
     /// sha256 of the apply bodies in plan order: equal plans apply equal bytes.
-    pub digest: String,
+    pub(crate) digest: String,
     /// `group/Kind` of every CRD in the plan, to its CRD name.
     #[serde(skip)]
-    pub crd_kinds: HashMap<String, String>,
+    pub(crate) crd_kinds: HashMap<String, String>,
 }
 
 /// One wave: applied together, then waited for.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Wave {
+    /// Its number, from 1.
     pub index: usize,
+    /// Its name: what it applies (`namespaces`, `custom resource definitions`, ...), with the
+    /// component for per-component waves.
     pub name: String,
-    pub class: Class,
-    pub component: Option<String>,
+    pub(crate) class: Class,
+    pub(crate) component: Option<String>,
     /// Conditions checked before the wave is applied.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<String>,
     /// What the wave waits for after applying, one line per distinct rule.
     pub waits_for: Vec<String>,
+    /// Its objects, in apply order.
     pub objects: Vec<PlannedObject>,
 }
 
@@ -60,23 +68,21 @@ pub struct Wave {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannedObject {
+    /// Where the object lives.
     #[serde(flatten)]
     pub reference: ObjectRef,
     /// The catalog component the render tagged it with (the record and `status` keep it).
-    pub component: String,
-    /// The foundation whose waves it is applied in (or `platform`).
-    #[serde(skip)]
-    pub foundation: String,
+    pub(crate) component: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waits_for: Option<&'static str>,
+    pub(crate) waits_for: Option<&'static str>,
     /// Services (namespace, name) a webhook configuration calls.
     #[serde(skip)]
-    pub calls: Vec<(String, String)>,
+    pub(crate) calls: Vec<(String, String)>,
     #[serde(skip)]
-    pub rule: Option<Rule>,
+    pub(crate) rule: Option<Rule>,
     /// The body to apply (may hold Secret values: never serialized).
     #[serde(skip)]
-    pub body: Value,
+    pub(crate) body: Value,
 }
 
 impl Plan {
@@ -96,7 +102,7 @@ impl Plan {
             let foundation = order.foundation_of(&object.component, &reference, &object.obj).to_string();
             let key = order.wave_key(class, &foundation);
             let label = if key.phase == 1 { foundation.clone() } else { String::new() };
-            grouped.entry((key, label)).or_default().push(planned(object, reference, class, foundation));
+            grouped.entry((key, label)).or_default().push(planned(object, reference, class));
         }
         let waves: Vec<Wave> = grouped
             .into_iter()
@@ -118,12 +124,12 @@ impl Plan {
     }
 
     /// Whether the plan installs the CRD serving `group/Kind`.
-    pub fn has_crd_for(&self, group_kind: &str) -> bool {
+    pub(crate) fn has_crd_for(&self, group_kind: &str) -> bool {
         self.crd_kinds.contains_key(group_kind)
     }
 }
 
-fn planned(object: &RenderedObject, reference: ObjectRef, class: Class, foundation: String) -> PlannedObject {
+fn planned(object: &RenderedObject, reference: ObjectRef, class: Class) -> PlannedObject {
     let doc = &object.obj;
     let rule = rule_for(&reference, doc);
     let calls = match class {
@@ -134,7 +140,6 @@ fn planned(object: &RenderedObject, reference: ObjectRef, class: Class, foundati
     PlannedObject {
         reference,
         component: object.component.clone(),
-        foundation,
         waits_for: rule.map(Rule::describe),
         calls,
         rule,

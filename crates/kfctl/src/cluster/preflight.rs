@@ -3,7 +3,7 @@
 //!
 //! Refusals (nothing is written): the API server is unreachable; its version is outside the
 //! release's supported range; a dependency the cluster is to provide lacks what Kubeflow needs
-//! of it ([`super::provided`]); a kind in the plan is served by nobody and no CRD in the plan
+//! of it (`super::provided`); a kind in the plan is served by nobody and no CRD in the plan
 //! defines it; a SelfSubjectAccessReview says we may not create or patch a resource the plan
 //! writes; and upstream's default credentials, unless the profile allows them
 //! (`allowDefaultCredentials`, as `kind` does) or the caller does (refused as a `security:`
@@ -36,7 +36,7 @@ pub struct PreflightOptions {
     pub profile_allows_default_credentials: bool,
     /// Run SelfSubjectAccessReviews for what the plan writes.
     pub check_access: bool,
-    /// Dependencies the cluster provides, with what Kubeflow needs of them ([`super::provided`]).
+    /// Dependencies the cluster provides, with what Kubeflow needs of them (`super::provided`).
     pub provided: Vec<crate::catalog::provided::Dependency>,
 }
 
@@ -57,17 +57,19 @@ impl Default for PreflightOptions {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PreflightReport {
+    /// The API server's version.
     pub server_version: String,
-    pub kind_cluster: bool,
+    pub(crate) kind_cluster: bool,
+    /// Findings that do not stop the install.
     pub warnings: Vec<String>,
 }
 
 /// Upstream's recommended inotify limits for Kind (manifests README).
-pub const INOTIFY_MIN_INSTANCES: u64 = 2280;
-pub const INOTIFY_MIN_WATCHES: u64 = 1_255_360;
+pub(crate) const INOTIFY_MIN_INSTANCES: u64 = 2280;
+pub(crate) const INOTIFY_MIN_WATCHES: u64 = 1_255_360;
 
 /// Refuse default credentials unless the profile or the caller allows them.
-pub fn check_credentials(profile: &str, opts: &PreflightOptions) -> Result<(), ClusterError> {
+pub(crate) fn check_credentials(profile: &str, opts: &PreflightOptions) -> Result<(), ClusterError> {
     let allowed = opts.allow_default_credentials || opts.profile_allows_default_credentials;
     if opts.uses_default_credentials && !allowed {
         return Err(ClusterError::DefaultCredentials { profile: profile.to_string() });
@@ -79,7 +81,11 @@ pub fn check_credentials(profile: &str, opts: &PreflightOptions) -> Result<(), C
 /// cluster only: on any other cluster (no node with a `kind://` provider id, or nodes that
 /// cannot be listed) the credentials are refused like any profile's, unless the caller passes
 /// `--allow-default-credentials`.
-pub fn check_kind_exemption(server: &str, kind_cluster: bool, opts: &PreflightOptions) -> Result<(), ClusterError> {
+pub(crate) fn check_kind_exemption(
+    server: &str,
+    kind_cluster: bool,
+    opts: &PreflightOptions,
+) -> Result<(), ClusterError> {
     let exempted_only_by_profile = opts.profile_allows_default_credentials && !opts.allow_default_credentials;
     if opts.uses_default_credentials && exempted_only_by_profile && !kind_cluster {
         return Err(ClusterError::DefaultCredentialsOffKind { server: server.to_string() });
@@ -102,14 +108,14 @@ pub fn uses_default_credentials(objects: &[Value]) -> bool {
 }
 
 /// `v1.33.1+k3s1` or `v1.34.0-gke.100` → 1.33.1 / 1.34.0.
-pub fn parse_server_version(git_version: &str) -> Option<semver::Version> {
+pub(crate) fn parse_server_version(git_version: &str) -> Option<semver::Version> {
     let core = git_version.trim().trim_start_matches('v');
     let core = core.split(['+', '-']).next()?;
     semver::Version::parse(core).ok()
 }
 
 /// Whether the server version is supported.
-pub fn check_version(git_version: &str, supported: &semver::VersionReq) -> Result<(), String> {
+pub(crate) fn check_version(git_version: &str, supported: &semver::VersionReq) -> Result<(), String> {
     let version = parse_server_version(git_version)
         .ok_or_else(|| format!("server version {git_version:?} is not a version kfctl-rs can read"))?;
     if supported.matches(&version) {
@@ -122,7 +128,7 @@ pub fn check_version(git_version: &str, supported: &semver::VersionReq) -> Resul
 }
 
 /// The hint for low inotify limits, if they are low.
-pub fn inotify_hint(instances: Option<u64>, watches: Option<u64>) -> Option<String> {
+pub(crate) fn inotify_hint(instances: Option<u64>, watches: Option<u64>) -> Option<String> {
     let low_instances = instances.is_some_and(|v| v < INOTIFY_MIN_INSTANCES);
     let low_watches = watches.is_some_and(|v| v < INOTIFY_MIN_WATCHES);
     (low_instances || low_watches).then(|| {
@@ -137,12 +143,12 @@ pub fn inotify_hint(instances: Option<u64>, watches: Option<u64>) -> Option<Stri
 }
 
 /// A node Kind created (provider id `kind://...`).
-pub fn is_kind_node(node: &Value) -> bool {
+pub(crate) fn is_kind_node(node: &Value) -> bool {
     node.pointer("/spec/providerID").and_then(Value::as_str).is_some_and(|p| p.starts_with("kind://"))
 }
 
 /// The name of the default StorageClass in a list, if one is marked default.
-pub fn default_storage_class(list: &Value) -> Option<String> {
+pub(crate) fn default_storage_class(list: &Value) -> Option<String> {
     let items = list.get("items").and_then(Value::as_array)?;
     items
         .iter()
@@ -160,7 +166,7 @@ fn path(group: &str, version: &str, plural: &str, namespaced: bool) -> ResourceP
 }
 
 /// Run every check; `Err` means nothing may be written.
-pub async fn run(
+pub(crate) async fn run(
     api: &ApiClient,
     resolver: &Resolver,
     plan: &Plan,
@@ -243,11 +249,11 @@ async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(Stri
 }
 
 /// The longest the preflight's own calls may take, whatever `--timeout` says.
-pub const PREFLIGHT_BOUND: Duration = Duration::from_secs(60);
+pub(crate) const PREFLIGHT_BOUND: Duration = Duration::from_secs(60);
 
 /// How long the first call, `GET /version`, retries: a server refusing connections this long is
 /// not starting up, it is the wrong address.
-pub const VERSION_RETRY_BUDGET: Duration = Duration::from_secs(10);
+pub(crate) const VERSION_RETRY_BUDGET: Duration = Duration::from_secs(10);
 
 /// Preflight requests in flight at once.
 const CONCURRENT_CHECKS: usize = 16;

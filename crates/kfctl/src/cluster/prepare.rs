@@ -17,11 +17,11 @@ use super::readiness::is_ca_injected;
 use serde_json::Value;
 
 /// Server-set metadata fields never sent.
-pub const SERVER_METADATA: &[&str] =
+pub(crate) const SERVER_METADATA: &[&str] =
     &["creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink", "deletionTimestamp"];
 
 /// The body to apply for `doc`.
-pub fn apply_body(doc: &Value, cluster_scoped: bool) -> Value {
+pub(crate) fn apply_body(doc: &Value, cluster_scoped: bool) -> Value {
     let mut body = doc.clone();
     let Some(map) = body.as_object_mut() else {
         return body;

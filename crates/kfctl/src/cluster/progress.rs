@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunClock {
     /// Since the run started.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
     /// Until the run's `--timeout` deadline; `None` for a run without one.
-    pub left: Option<Duration>,
+    pub(crate) left: Option<Duration>,
 }
 
 impl RunClock {
     /// The clock of a run with `timeout` whose deadline is `deadline`, read now.
-    pub fn of(deadline: Instant, timeout: Duration) -> Self {
+    pub(crate) fn of(deadline: Instant, timeout: Duration) -> Self {
         let left = deadline.saturating_duration_since(Instant::now());
         RunClock { elapsed: timeout.saturating_sub(left), left: Some(left) }
     }
@@ -33,8 +33,8 @@ impl RunClock {
 /// An object still pending, with the last thing known about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
-    pub object: ObjectRef,
-    pub message: String,
+    pub(crate) object: ObjectRef,
+    pub(crate) message: String,
 }
 
 /// What the engine reports.
@@ -42,36 +42,58 @@ pub struct Pending {
 pub enum Event<'a> {
     /// A preflight finding or hint.
     Notice(&'a str),
+    /// A wave starts applying.
     WaveStarted {
+        /// Its number, from 1.
         index: usize,
+        /// How many waves the plan has.
         total: usize,
+        /// Its name.
         name: &'a str,
+        /// How many objects it applies.
         objects: usize,
     },
+    /// An object was applied.
     Applied {
+        /// The object applied.
         object: &'a ObjectRef,
+        /// Whether the apply created it.
         created: bool,
     },
+    /// An apply failed in a way worth retrying, and will be retried after `delay`.
     Retrying {
+        /// The object whose apply is retried.
         object: &'a ObjectRef,
+        /// The attempt count as the retry loop keeps it (the line prints it plus one).
         attempt: u32,
+        /// How long until the next attempt.
         delay: Duration,
+        /// Why it failed.
         reason: &'a str,
     },
+    /// Objects of the wave are not ready yet.
     Waiting {
+        /// The objects still pending, each with why.
         pending: &'a [Pending],
+        /// How many objects the wave waits for.
         total: usize,
+        /// Where the run stands in time.
         clock: RunClock,
     },
+    /// A wave's objects all became ready.
     WaveDone {
+        /// Its number, from 1.
         index: usize,
+        /// Its name.
         name: &'a str,
+        /// How long the wave took.
         elapsed: Duration,
     },
 }
 
 /// A sink for progress events.
 pub trait Progress {
+    /// Take one event.
     fn event(&mut self, event: &Event<'_>);
 }
 
@@ -79,7 +101,7 @@ pub trait Progress {
 const NAMED_PENDING: usize = 5;
 
 /// `waiting for 3 of 12: Deployment kubeflow/ml-pipeline (0/1 ready), ...`
-pub fn waiting_line(pending: &[Pending], total: usize) -> String {
+pub(crate) fn waiting_line(pending: &[Pending], total: usize) -> String {
     let named: Vec<String> =
         pending.iter().take(NAMED_PENDING).map(|p| format!("{} ({})", p.object, p.message)).collect();
     let more = pending.len().saturating_sub(NAMED_PENDING);
@@ -119,6 +141,8 @@ pub struct LineProgress<W: Write> {
 }
 
 impl<W: Write> LineProgress<W> {
+    /// Lines to `out`; a waiting line at most every `every` unless the number of pending objects
+    /// changed.
     pub fn new(out: W, every: Duration) -> Self {
         LineProgress { out, every, last_wait: None }
     }
@@ -146,8 +170,9 @@ impl<W: Write> Progress for LineProgress<W> {
 /// Keeps every line (and every applied object) for tests.
 #[derive(Debug, Default)]
 pub struct RecordingProgress {
+    /// Every line, as [`plain_line`] words it.
     pub lines: Vec<String>,
-    pub applied: Vec<ObjectRef>,
+    pub(crate) applied: Vec<ObjectRef>,
 }
 
 impl Progress for RecordingProgress {

@@ -24,7 +24,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// Check every provided dependency; `Err` names everything missing, nothing is written.
-pub async fn check(
+pub(crate) async fn check(
     api: &ApiClient,
     resolver: &Resolver,
     plan: &Plan,
@@ -125,7 +125,7 @@ fn api_failure(f: super::retry::ApiFailure) -> ClusterError {
 
 /// The components whose objects the cluster provides, by the dependency names a record keeps:
 /// their recorded objects are released by prune, never deleted.
-pub fn handed_over(provided: &[String]) -> Vec<String> {
+pub(crate) fn handed_over(provided: &[String]) -> Vec<String> {
     let table = crate::catalog::Catalog::embedded().map(|c| c.provided).unwrap_or_default();
     table.into_iter().filter(|d| provided.contains(&d.name)).flat_map(|d| d.components).collect()
 }

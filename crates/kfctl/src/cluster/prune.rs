@@ -3,7 +3,7 @@
 //! An install onto a cluster that has a record converges it to the new render. Objects the
 //! previous record lists and the new render no longer holds are *pruned*, latest wave first,
 //! after every new wave has converged. Some kinds hold users' data and are never deleted
-//! implicitly; [`GUARDED`] lists them with what would be lost. They are *kept*: moved from the
+//! implicitly; `GUARDED` lists them with what would be lost. They are *kept*: moved from the
 //! record's inventory to its `kept` list (so `uninstall --purge` still finds them) and reported
 //! as `kept: 3 CRDs — their custom resources would be lost; --purge to delete`. Objects that
 //! existed before kfctl-rs applied them are never pruned either: kfctl-rs releases them.
@@ -18,35 +18,37 @@ use super::record::InventoryEntry;
 use serde::Serialize;
 
 /// The table lives with the catalog's data (it also drives the chart export's resource policy).
-pub use crate::catalog::guarded::{GUARDED, Guarded};
+pub(crate) use crate::catalog::guarded::{GUARDED, Guarded};
 
 /// The reason given for objects kfctl-rs found already there.
-pub const PREEXISTING: &str = "existed before kfctl-rs applied it; released, not deleted";
+pub(crate) const PREEXISTING: &str = "existed before kfctl-rs applied it; released, not deleted";
 
 /// The reason given for objects of a dependency the cluster now provides.
 pub const HANDED_OVER: &str = "its dependency is now the cluster's own (`provided`); released, not deleted";
 
 /// The guard rule of an object's kind, if any.
-pub fn guarded(r: &ObjectRef) -> Option<&'static Guarded> {
+pub(crate) fn guarded(r: &ObjectRef) -> Option<&'static Guarded> {
     let gk = r.group_kind();
     GUARDED.iter().find(|g| g.group_kind == gk)
 }
 
 /// `group/Kind namespace/name`: an object's identity across API versions.
-pub fn identity(r: &ObjectRef) -> (String, Option<String>, String) {
+pub(crate) fn identity(r: &ObjectRef) -> (String, Option<String>, String) {
     (r.group_kind(), r.namespace.clone(), r.name.clone())
 }
 
 /// One object not deleted, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Kept {
+    /// The object kept.
     pub object: ObjectRef,
+    /// Why it was kept.
     pub reason: String,
 }
 
 /// The outcome of comparing the previous inventory with the new plan.
 #[derive(Debug, Clone, Default)]
-pub struct PruneSet {
+pub(crate) struct PruneSet {
     /// To delete, in deletion order (latest wave first, reverse apply order within a wave).
     pub delete: Vec<InventoryEntry>,
     /// Guarded kinds kept (they move to the record's `kept` list).
@@ -59,7 +61,7 @@ pub struct PruneSet {
 
 /// Split the entries of `previous` that `holds` says the new render no longer holds; those of
 /// `handed_over` components (the cluster provides them now) are released, whatever their kind.
-pub fn prune_set(
+pub(crate) fn prune_set(
     previous: &[InventoryEntry],
     holds: impl Fn(&ObjectRef) -> bool,
     purge: bool,
@@ -85,7 +87,7 @@ pub fn prune_set(
 }
 
 /// `kept: 3 CRDs — their custom resources would be lost; --purge to delete`, one line per kind.
-pub fn kept_summary(kept: &[InventoryEntry]) -> Vec<String> {
+pub(crate) fn kept_summary(kept: &[InventoryEntry]) -> Vec<String> {
     GUARDED
         .iter()
         .filter_map(|g| {
@@ -96,7 +98,7 @@ pub fn kept_summary(kept: &[InventoryEntry]) -> Vec<String> {
 }
 
 /// Kept objects with their reasons, for reports.
-pub fn kept_with_reasons(set: &PruneSet) -> Vec<Kept> {
+pub(crate) fn kept_with_reasons(set: &PruneSet) -> Vec<Kept> {
     let guarded_reason =
         |r: &ObjectRef| guarded(r).map_or(String::new(), |g| format!("{}; --purge to delete", g.loses));
     let kept = set.kept.iter().map(|e| Kept { object: e.reference.clone(), reason: guarded_reason(&e.reference) });

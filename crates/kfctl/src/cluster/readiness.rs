@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// What an object is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
+pub(crate) enum Rule {
     NamespaceActive,
     CrdEstablished,
     DeploymentAvailable,
@@ -25,7 +25,7 @@ pub enum Rule {
 }
 
 /// Readiness rules by group/kind.
-pub const READINESS: &[(&str, Rule)] = &[
+pub(crate) const READINESS: &[(&str, Rule)] = &[
     ("Namespace", Rule::NamespaceActive),
     ("apiextensions.k8s.io/CustomResourceDefinition", Rule::CrdEstablished),
     ("apps/Deployment", Rule::DeploymentAvailable),
@@ -39,16 +39,16 @@ pub const READINESS: &[(&str, Rule)] = &[
 ];
 
 /// The annotations by which cert-manager's cainjector fills in a caBundle.
-pub const CA_INJECTION_ANNOTATIONS: &[&str] =
+pub(crate) const CA_INJECTION_ANNOTATIONS: &[&str] =
     &["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"];
 
 /// Whether cert-manager injects this object's caBundle.
-pub fn is_ca_injected(doc: &Value) -> bool {
+pub(crate) fn is_ca_injected(doc: &Value) -> bool {
     CA_INJECTION_ANNOTATIONS.iter().any(|key| annotation(doc, key).is_some())
 }
 
 /// The rule for an object, if it has one.
-pub fn rule_for(r: &ObjectRef, doc: &Value) -> Option<Rule> {
+pub(crate) fn rule_for(r: &ObjectRef, doc: &Value) -> Option<Rule> {
     let gk = r.group_kind();
     if let Some((_, rule)) = READINESS.iter().find(|(k, _)| *k == gk) {
         return Some(*rule);
@@ -59,7 +59,7 @@ pub fn rule_for(r: &ObjectRef, doc: &Value) -> Option<Rule> {
 
 impl Rule {
     /// What the rule waits for, as the plan shows it.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Rule::NamespaceActive => "namespace Active",
             Rule::CrdEstablished => "Established and served by discovery",
@@ -74,7 +74,7 @@ impl Rule {
     }
 
     /// Judge a live object.
-    pub fn evaluate(self, live: &Value) -> Readiness {
+    pub(crate) fn evaluate(self, live: &Value) -> Readiness {
         match self {
             Rule::NamespaceActive => namespace_active(live),
             Rule::CrdEstablished => condition_true(live, "Established"),
@@ -91,7 +91,7 @@ impl Rule {
 
 /// The verdict on one live object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Readiness {
+pub(crate) enum Readiness {
     Ready,
     Pending(String),
 }

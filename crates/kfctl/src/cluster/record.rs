@@ -5,7 +5,7 @@
 //! and the inventory of every object applied (its catalog component, as the render tagged it,
 //! and whether kfctl-rs created it, found it already there, or adopted it: `kfctl-rs adopt` took
 //! it over as part of a release another tool installed). A record written before the
-//! inventory held components reads with [`UNKNOWN_COMPONENT`] for each entry. It is rewritten after each wave, so an interrupted install leaves an
+//! inventory held components reads with `UNKNOWN_COMPONENT` for each entry. It is rewritten after each wave, so an interrupted install leaves an
 //! accurate record; `status` reports from it and `uninstall` deletes its inventory.
 //!
 //! Objects a later render dropped but that hold data (CRDs, PVCs, Namespaces) move to `kept`;
@@ -21,20 +21,27 @@ use super::prune::identity;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// The namespace of the install record.
 pub const RECORD_NAMESPACE: &str = "kfctl-system";
+/// The name of the install record's ConfigMap.
 pub const RECORD_NAME: &str = "kfctl-rs-install";
+/// The ConfigMap key that holds the record's JSON.
 pub const RECORD_KEY: &str = "record.json";
 /// Labels on the record (and its namespace), for `kubectl get -l`.
-pub const RECORD_LABELS: &[(&str, &str)] =
+pub(crate) const RECORD_LABELS: &[(&str, &str)] =
     &[("app.kubernetes.io/managed-by", "kfctl-rs"), ("kfctl-rs.io/record", "install")];
 
 /// What was rendered: carried from the renderer into the record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallMeta {
+    /// The profile rendered.
     pub profile: String,
+    /// The upstream release the objects come from.
     pub upstream_version: String,
+    /// The digest of the upstream tree the objects were rendered from.
     pub upstream_digest: String,
+    /// The digest of the values the objects were rendered with (empty when none were known).
     pub values_digest: String,
     /// Upstream's notes on arriving at this release that a render cannot express (data to
     /// migrate by hand), from the release catalog; kept so `status` and a later reader see them.
@@ -50,13 +57,15 @@ pub struct InstallMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstallRecord {
+    /// What was rendered and installed.
     #[serde(flatten)]
     pub meta: InstallMeta,
-    pub plan_digest: String,
-    pub waves_total: usize,
+    pub(crate) plan_digest: String,
+    pub(crate) waves_total: usize,
     /// The last wave completed (0: none); `waves_total` means the install finished.
-    pub waves_done: usize,
-    pub last_wave: String,
+    pub(crate) waves_done: usize,
+    pub(crate) last_wave: String,
+    /// Every object of the install, in apply order.
     pub inventory: Vec<InventoryEntry>,
     /// Guarded objects (CRDs, PVCs, Namespaces) a later render dropped: kept, not part of the
     /// install any more, still deleted by `uninstall --purge`.
@@ -68,7 +77,7 @@ pub struct InstallRecord {
     /// Entries whose digest did not match when the record was read (added or changed by hand):
     /// left out of `inventory` and `kept`, reported, never acted on, not written back.
     #[serde(skip)]
-    pub hand_edited: Vec<InventoryEntry>,
+    pub(crate) hand_edited: Vec<InventoryEntry>,
 }
 
 /// The outcome of a run: what `status` needs to tell a failed or partial run from a healthy one.
@@ -77,26 +86,29 @@ pub struct InstallRecord {
 pub struct LastRun {
     /// `install`, `upgrade` or `uninstall`.
     pub operation: String,
+    /// Whether it ended without error.
     pub succeeded: bool,
     /// The stage reached: the wave (or `preflight`, `prune`) it was in when it stopped.
     pub stage: String,
+    /// The error it ended with, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// When this outcome was first recorded (RFC 3339); an identical outcome later keeps it, so
     /// an unchanged re-run writes nothing.
-    pub at: String,
+    pub(crate) at: String,
 }
 
 /// One applied object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InventoryEntry {
+    /// Where the applied object lives.
     #[serde(flatten)]
     pub reference: ObjectRef,
-    /// The catalog component the render tagged it with ([`UNKNOWN_COMPONENT`] in older records).
+    /// The catalog component the render tagged it with (`UNKNOWN_COMPONENT` in older records).
     #[serde(default = "unknown_component")]
     pub component: String,
-    pub wave: usize,
+    pub(crate) wave: usize,
     /// Whether kfctl-rs created the object (false: it existed before the install).
     pub created: bool,
     /// The object's UID when kfctl-rs last applied it (absent in older records): a live object
@@ -116,18 +128,19 @@ fn is_false(b: &bool) -> bool {
 impl InventoryEntry {
     /// Whether the object belongs to the install (created by kfctl-rs, or adopted): a later
     /// render that drops it prunes it; otherwise it existed before and is only released.
-    pub fn owned(&self) -> bool {
+    pub(crate) fn owned(&self) -> bool {
         self.created || self.adopted
     }
 }
 
 /// The component of an inventory entry from a record that did not store one.
-pub const UNKNOWN_COMPONENT: &str = "unknown";
+pub(crate) const UNKNOWN_COMPONENT: &str = "unknown";
 
 fn unknown_component() -> String {
     UNKNOWN_COMPONENT.to_string()
 }
 
+/// The install record cannot be read or is invalid: the text says why.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "configmap {RECORD_NAMESPACE}/{RECORD_NAME}: unreadable install record: {0}; kfctl-rs cannot tell what it installed from it: \
@@ -140,7 +153,12 @@ impl InstallRecord {
     /// The record this run starts from: the previous one when it describes the same plan
     /// (waves reached stay reached), a fresh one otherwise; the inventory always carries over,
     /// so uninstall still finds objects an earlier plan applied.
-    pub fn resume(previous: Option<InstallRecord>, meta: InstallMeta, plan_digest: &str, waves_total: usize) -> Self {
+    pub(crate) fn resume(
+        previous: Option<InstallRecord>,
+        meta: InstallMeta,
+        plan_digest: &str,
+        waves_total: usize,
+    ) -> Self {
         let same_plan = previous.as_ref().is_some_and(|p| p.plan_digest == plan_digest);
         let (waves_done, last_wave) = match (&previous, same_plan) {
             (Some(p), true) => (p.waves_done, p.last_wave.clone()),
@@ -161,7 +179,7 @@ impl InstallRecord {
 
     /// Record how this run ended; an outcome equal to the recorded one (but for its time) keeps
     /// the recorded one.
-    pub fn finish(&mut self, outcome: LastRun) {
+    pub(crate) fn finish(&mut self, outcome: LastRun) {
         let same = self.last_run.as_ref().is_some_and(|l| LastRun { at: outcome.at.clone(), ..l.clone() } == outcome);
         if !same {
             self.last_run = Some(outcome);
@@ -169,7 +187,7 @@ impl InstallRecord {
     }
 
     /// Apply a prune: deleted and released entries leave the inventory, kept ones move to `kept`.
-    pub fn pruned(&mut self, deleted: &[InventoryEntry], kept: &[InventoryEntry], released: &[InventoryEntry]) {
+    pub(crate) fn pruned(&mut self, deleted: &[InventoryEntry], kept: &[InventoryEntry], released: &[InventoryEntry]) {
         let gone: Vec<_> = deleted.iter().chain(kept).chain(released).map(|e| identity(&e.reference)).collect();
         self.inventory.retain(|e| !gone.contains(&identity(&e.reference)));
         for entry in kept {
@@ -181,7 +199,7 @@ impl InstallRecord {
 
     /// Note an applied object (with its live UID); once created by kfctl-rs, always created by
     /// kfctl-rs.
-    pub fn note_applied(
+    pub(crate) fn note_applied(
         &mut self,
         reference: &ObjectRef,
         component: &str,
@@ -216,7 +234,7 @@ impl InstallRecord {
     }
 
     /// Note an object `adopt` took over (present, installed by another tool), with its live UID.
-    pub fn note_adopted(&mut self, reference: &ObjectRef, component: &str, wave: usize, uid: Option<&str>) {
+    pub(crate) fn note_adopted(&mut self, reference: &ObjectRef, component: &str, wave: usize, uid: Option<&str>) {
         self.note_applied(reference, component, wave, false, uid);
         let id = identity(reference);
         if let Some(entry) = self.inventory.iter_mut().find(|e| identity(&e.reference) == id) {
@@ -225,26 +243,27 @@ impl InstallRecord {
     }
 
     /// Note a completed wave.
-    pub fn reach(&mut self, wave: usize, name: &str) {
+    pub(crate) fn reach(&mut self, wave: usize, name: &str) {
         if wave >= self.waves_done {
             self.waves_done = wave;
             self.last_wave = name.to_string();
         }
     }
 
+    /// Whether every wave of the plan was applied.
     pub fn is_complete(&self) -> bool {
         self.waves_total > 0 && self.waves_done >= self.waves_total
     }
 
     /// The inventory in deletion order: latest wave first, reverse apply order within a wave.
-    pub fn deletion_order(&self) -> Vec<&InventoryEntry> {
+    pub(crate) fn deletion_order(&self) -> Vec<&InventoryEntry> {
         let mut entries: Vec<(usize, &InventoryEntry)> = self.inventory.iter().enumerate().collect();
         entries.sort_by(|(ia, a), (ib, b)| b.wave.cmp(&a.wave).then(ib.cmp(ia)));
         entries.into_iter().map(|(_, e)| e).collect()
     }
 
     /// The ConfigMap that stores the record, each entry sealed with its digest.
-    pub fn to_configmap(&self) -> Value {
+    pub(crate) fn to_configmap(&self) -> Value {
         let mut doc = serde_json::to_value(self).unwrap_or_default();
         for list in ["inventory", "kept"] {
             for entry in doc.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
@@ -263,7 +282,7 @@ impl InstallRecord {
     }
 
     /// Read the record from its ConfigMap; entries of a sealed record whose digest does not
-    /// match go to [`InstallRecord::hand_edited`].
+    /// match go to `InstallRecord::hand_edited`.
     pub fn from_configmap(configmap: &Value) -> Result<Self, RecordError> {
         let text = configmap
             .pointer(&format!("/data/{RECORD_KEY}"))
@@ -316,12 +335,12 @@ fn entry_digest(entry: &Value) -> String {
 }
 
 /// The record labels as a JSON object.
-pub fn labels() -> Value {
+pub(crate) fn labels() -> Value {
     Value::Object(RECORD_LABELS.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect())
 }
 
 /// The namespace that holds the record.
-pub fn record_namespace() -> Value {
+pub(crate) fn record_namespace() -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RECORD_NAMESPACE, "labels": labels()}})
 }
 

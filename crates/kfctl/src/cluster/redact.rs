@@ -1,7 +1,7 @@
 //! Secrets stay secret: no Secret value in progress lines, logs, errors, diffs or reports.
 //!
-//! Two tools: [`redact_object`] replaces every `data`/`stringData` value of a Secret with
-//! [`REDACTED`] (keys stay, so a person still sees what changed), and a [`Redactor`] remembers
+//! Two tools: `redact_object` replaces every `data`/`stringData` value of a Secret with
+//! `REDACTED` (keys stay, so a person still sees what changed), and a [`Redactor`] remembers
 //! every secret value of a plan (as written and, for `data`, base64-decoded; each also
 //! JSON-escaped, base64-encoded and line by line) and scrubs them from any text, such as a
 //! server message that echoes a rejected value. `cluster::api` scrubs every failure with the
@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 /// What a secret value is replaced with.
-pub const REDACTED: &str = "<redacted>";
+pub(crate) const REDACTED: &str = "<redacted>";
 
 /// Shortest value scrubbed from free text (shorter ones would blank out ordinary words).
 const MIN_SCRUBBED_LEN: usize = 3;
@@ -24,13 +24,13 @@ fn json_escaped(value: &str) -> String {
     quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or("").to_string()
 }
 
-pub fn is_secret(doc: &Value) -> bool {
+pub(crate) fn is_secret(doc: &Value) -> bool {
     doc.get("kind").and_then(Value::as_str) == Some("Secret")
         && doc.get("apiVersion").and_then(Value::as_str) == Some("v1")
 }
 
 /// A copy of `doc` with Secret values replaced; other objects are returned unchanged.
-pub fn redact_object(doc: &Value) -> Value {
+pub(crate) fn redact_object(doc: &Value) -> Value {
     let mut out = doc.clone();
     if is_secret(doc) {
         for field in ["data", "stringData"] {
@@ -64,7 +64,7 @@ impl Redactor {
     }
 
     /// Learn the values of one Secret.
-    pub fn learn(&mut self, secret: &Value) {
+    pub(crate) fn learn(&mut self, secret: &Value) {
         for (field, encoded) in [("data", true), ("stringData", false)] {
             let values = secret.get(field).and_then(Value::as_object).into_iter().flat_map(|m| m.values());
             for value in values.filter_map(Value::as_str) {
@@ -79,7 +79,8 @@ impl Redactor {
 
     /// Learn one secret value (a credential from the values, say) in every form it may be
     /// echoed in.
-    pub fn learn_value(&mut self, value: &str) {
+    #[cfg(test)]
+    pub(crate) fn learn_value(&mut self, value: &str) {
         self.add(value);
         self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
@@ -103,7 +104,7 @@ impl Redactor {
         }
     }
 
-    /// `text` with every known secret value replaced by [`REDACTED`].
+    /// `text` with every known secret value replaced by `REDACTED`.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         for value in &self.values {
@@ -132,7 +133,7 @@ pub fn values_digest(values: &Value) -> String {
 
 /// Standard base64 decoding to UTF-8 text (padding optional, line breaks ignored, as a
 /// Secret's `data` may be written); `None` if not valid.
-pub fn decode_base64(text: &str) -> Option<String> {
+pub(crate) fn decode_base64(text: &str) -> Option<String> {
     use base64::Engine as _;
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
     const LENIENT: GeneralPurpose = GeneralPurpose::new(

@@ -1,26 +1,26 @@
 //! The retry table: which failures are races that settle, and which are mistakes.
 //!
 //! Upstream's install loop retries everything every 20 seconds. kfctl-rs classifies each failure
-//! with [`RETRY_RULES`] (first match wins) and decides:
+//! with `RETRY_RULES` (first match wins) and decides:
 //!
-//! - [`Decision::Retry`]: exponential backoff with jitter ([`crate::backoff`]) until the stage
+//! - `Decision::Retry`: exponential backoff with jitter (`crate::backoff`) until the stage
 //!   deadline. Webhooks whose pods are starting, connections refused or dropped, x509 errors
 //!   while cert-manager injects a CA, 5xx, etcd leader changes and 409 optimistic-lock conflicts
 //!   all settle.
-//! - [`Decision::RetryAfter`]: 429, waiting what the server asks (`Retry-After`).
-//! - [`Decision::RetryWithinGrace`]: "no matches for kind" for a kind whose CRD the plan
+//! - `Decision::RetryAfter`: 429, waiting what the server asks (`Retry-After`).
+//! - `Decision::RetryWithinGrace`: "no matches for kind" for a kind whose CRD the plan
 //!   installs: discovery lags behind a CRD's Established condition for a few seconds.
-//! - [`Decision::FailFast`]: 422 invalid, 403 forbidden, 400 bad request, a field conflict with
+//! - `Decision::FailFast`: 422 invalid, 403 forbidden, 400 bad request, a field conflict with
 //!   another manager, a kind nobody serves. Retrying these only delays the error.
 //!
-//! Each row says what it reads in its [`Evidence`] column. Rows decide on typed data of the
+//! Each row says what it reads in its `Evidence` column. Rows decide on typed data of the
 //! [`ApiFailure`]: the HTTP status, the `Status.reason`, `Status.details.causes` (a server-side
 //! apply conflict is a 409 with `FieldManagerConflict` causes naming field and manager), the
 //! reason kfctl's discovery sets for a kind it does not serve ([`Reason::NoKindMatch`]), or the
-//! transport kind taken from the error's source chain ([`TransportKind::of`]). Three rows read
+//! transport kind taken from the error's source chain (`TransportKind::of`). Three rows read
 //! the message because the API gives nothing else — a failed webhook call, x509 errors during
 //! CA injection and etcd leader changes all arrive as a 500 whose only specific part is the
-//! text — and each says so in the table ([`Evidence::MessageOnly`] with `why`); a test keeps it
+//! text — and each says so in the table (`Evidence::MessageOnly` with `why`); a test keeps it
 //! that way.
 
 mod failure;
@@ -31,7 +31,7 @@ use std::time::Duration;
 
 /// The failure classes of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureClass {
+pub(crate) enum FailureClass {
     FieldConflict,
     WebhookUnavailable,
     CaNotYetTrusted,
@@ -52,7 +52,7 @@ pub enum FailureClass {
 
 /// What to do about a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Retry,
     RetryAfter,
     RetryWithinGrace,
@@ -61,13 +61,13 @@ pub enum Decision {
 
 /// What the classifier knows besides the failure: whether the plan installs the kind's CRD.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Context {
+pub(crate) struct Context {
     pub crd_in_plan: bool,
 }
 
 /// What a row of the table reads to recognise its failures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Evidence {
+pub(crate) enum Evidence {
     /// The HTTP status code.
     Status,
     /// `Status.details.causes`: the field-manager conflicts of a server-side apply.
@@ -81,8 +81,9 @@ pub enum Evidence {
 }
 
 /// One row of the retry table.
-pub struct RetryRule {
+pub(crate) struct RetryRule {
     pub class: FailureClass,
+    #[cfg_attr(not(test), allow(dead_code, reason = "only the unit tests read it, to check each rule's evidence"))]
     pub evidence: Evidence,
     pub matches: fn(&ApiFailure, Context) -> bool,
     pub decision: Decision,
@@ -99,7 +100,7 @@ const X509_WHY: &str = "x509 errors of a webhook call while cert-manager injects
 const ETCD_WHY: &str = "etcd errors pass through as a 500 with etcd's text and no Status reason";
 
 /// The table, first match wins.
-pub const RETRY_RULES: &[RetryRule] = &[
+pub(crate) const RETRY_RULES: &[RetryRule] = &[
     RetryRule {
         class: FailureClass::FieldConflict,
         evidence: Evidence::Causes,
@@ -194,7 +195,7 @@ pub const RETRY_RULES: &[RetryRule] = &[
 ];
 
 /// Classify a failure: its class and what to do.
-pub fn classify(f: &ApiFailure, ctx: Context) -> (FailureClass, Decision) {
+pub(crate) fn classify(f: &ApiFailure, ctx: Context) -> (FailureClass, Decision) {
     RETRY_RULES
         .iter()
         .find(|rule| (rule.matches)(f, ctx))
@@ -203,7 +204,7 @@ pub fn classify(f: &ApiFailure, ctx: Context) -> (FailureClass, Decision) {
 
 impl Backoff {
     /// The delay for a decision: a server's Retry-After wins for [`Decision::RetryAfter`].
-    pub fn delay_for(&self, decision: Decision, failure: &ApiFailure, attempt: u32) -> Duration {
+    pub(crate) fn delay_for(&self, decision: Decision, failure: &ApiFailure, attempt: u32) -> Duration {
         match (decision, failure.retry_after) {
             (Decision::RetryAfter, Some(wait)) => wait,
             _ => self.delay(attempt, jitter_unit()),

@@ -7,7 +7,7 @@
 //! are read live and judged; objects without one count as ready when the record lists them.
 //!
 //! The record's `lastRun` tells a failed run (its stage and error, and when) and an unfinished
-//! one (fewer waves done than planned) from a healthy install ([`run_state`]).
+//! one (fewer waves done than planned) from a healthy install (`run_state`).
 
 use super::ClusterError;
 use super::api::{ApiClient, Target};
@@ -25,8 +25,10 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
-    pub server: String,
+    pub(crate) server: String,
+    /// The install record.
     pub record: InstallRecord,
+    /// Every recorded component's readiness.
     pub components: Vec<ComponentStatus>,
     /// The install finished, its last run succeeded and every checked object is ready.
     pub healthy: bool,
@@ -39,17 +41,19 @@ pub struct StatusReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ComponentStatus {
+    /// The component's name.
     pub name: String,
-    pub objects: usize,
-    pub ready: usize,
+    pub(crate) objects: usize,
+    pub(crate) ready: usize,
+    /// Its objects that are not ready, each with why.
     pub pending: Vec<PendingObject>,
 }
 
 /// A pending object, for reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct PendingObject {
-    pub object: String,
-    pub message: String,
+    pub(crate) object: String,
+    pub(crate) message: String,
 }
 
 impl From<Pending> for PendingObject {
@@ -59,9 +63,9 @@ impl From<Pending> for PendingObject {
 }
 
 /// How long `status` and `diff` may take when no `--timeout` is given.
-pub const VERB_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const VERB_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// [`status_within`] the default [`VERB_TIMEOUT`].
+/// [`status_within`] the default `VERB_TIMEOUT`.
 pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport, ClusterError> {
     status_within(target, concurrency, VERB_TIMEOUT).await
 }
@@ -106,7 +110,7 @@ pub async fn status_within(
 }
 
 /// What the record and the live readiness say about the last run.
-pub fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
+pub(crate) fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
     match &record.last_run {
         Some(run) if !run.succeeded => "failed",
         _ if !record.is_complete() => "partial",

@@ -6,9 +6,9 @@
 //!   Notebooks included) and PVCs (their volumes' data): the table of [`super::prune`];
 //! * any Namespace holding objects kfctl-rs did not create (counted by listing every
 //!   namespaced kind the server serves, minus the inventory, minus what the cluster makes by
-//!   itself: [`CLUSTER_MADE`] and objects with an owner);
+//!   itself: `CLUSTER_MADE` and objects with an owner);
 //! * Namespaces and CRDs that existed before the install (adopted ones are the install's own);
-//! * whatever the cluster does not show as kfctl-rs's ([`super::ownership`]: `default` and
+//! * whatever the cluster does not show as kfctl-rs's (`super::ownership`: `default` and
 //!   `kube-*` namespaces, objects without kfctl-rs's field manager or with another UID than
 //!   recorded, record entries edited by hand).
 //!
@@ -33,7 +33,7 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// Objects the cluster creates in every namespace by itself: (group/resource, name or `*`).
-pub const CLUSTER_MADE: &[(&str, &str)] = &[
+pub(crate) const CLUSTER_MADE: &[(&str, &str)] = &[
     ("/configmaps", "kube-root-ca.crt"),
     ("/serviceaccounts", "default"),
     ("/endpoints", "*"),
@@ -46,7 +46,9 @@ pub const CLUSTER_MADE: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UninstallReport {
+    /// Objects deleted.
     pub deleted: Vec<ObjectRef>,
+    /// Objects already gone when their turn came.
     pub already_gone: Vec<ObjectRef>,
     /// Objects kept, each with why.
     pub kept: Vec<Kept>,
@@ -59,14 +61,18 @@ pub struct UninstallReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PurgedCrd {
+    /// The CRD's name.
     pub crd: String,
+    /// How many custom resources of its kind went with it.
     pub custom_resources: usize,
 }
 
 /// How an uninstall behaves.
 #[derive(Debug, Clone)]
 pub struct UninstallOptions {
+    /// Delete CRDs and PVCs too.
     pub purge: bool,
+    /// Objects deleted at once.
     pub concurrency: usize,
     /// How long to wait for deleted Namespaces to go.
     pub timeout: Duration,
@@ -93,7 +99,7 @@ impl Default for UninstallOptions {
 }
 
 /// Why an entry is kept regardless of its namespace's content, if it is.
-pub fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
+pub(crate) fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
     let kind = entry.reference.group_kind();
     let guard = guarded(&entry.reference)?;
     if !entry.owned() && (kind == "Namespace" || kind == "apiextensions.k8s.io/CustomResourceDefinition") && !purge {
@@ -109,8 +115,11 @@ pub fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Preview {
+    /// The API server's address.
     pub server: String,
+    /// How many objects the record holds (the inventory and the kept ones).
     pub objects: usize,
+    /// How many of them are CRDs.
     pub crds: usize,
     /// Custom resources of the recorded CRDs, cluster-wide: lost with `purge`.
     pub custom_resources: usize,

@@ -17,14 +17,16 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Unlocked {
+    /// The run that held it.
     pub holder: String,
+    /// The host it ran on.
     pub host: String,
     /// `acquireTime`, as stored.
-    pub acquired: String,
+    pub(crate) acquired: String,
     /// `renewTime`, as stored.
-    pub renewed: String,
+    pub(crate) renewed: String,
     /// Seconds since it was acquired (`None` when unreadable).
-    pub held_seconds: Option<i64>,
+    pub(crate) held_seconds: Option<i64>,
     /// Seconds since it was last renewed (`None` when unreadable).
     pub renewed_seconds_ago: Option<i64>,
     /// Whether it had expired already (its run stopped renewing it).
@@ -52,7 +54,7 @@ impl Unlocked {
 }
 
 /// `75` → `1m 15s`.
-pub fn age(seconds: i64) -> String {
+pub(crate) fn age(seconds: i64) -> String {
     let s = seconds.max(0);
     match (s / 3600, s % 3600 / 60, s % 60) {
         (0, 0, s) => format!("{s}s"),
@@ -78,7 +80,7 @@ fn host_of(lease: &Value) -> String {
 }
 
 /// What a lease says about its holder (for `unlock`'s report).
-pub fn describe_lease(lease: &Value) -> Unlocked {
+pub(crate) fn describe_lease(lease: &Value) -> Unlocked {
     Unlocked {
         holder: text(lease, "/spec/holderIdentity"),
         host: host_of(lease),

@@ -4,7 +4,7 @@
 //! nothing is installed and says `from → to`. Before anything is applied, every CRD of the new
 //! render is compared with the live one: a version still listed in the live CRD's
 //! `status.storedVersions` must stay in `spec.versions`, or objects stored in it become
-//! unreadable, so such a change is refused with a hint ([`check_stored_versions`]).
+//! unreadable, so such a change is refused with a hint (`check_stored_versions`).
 //!
 //! [`change_plan`] is the plan with a verdict per object (`create`, `update`, `replace`,
 //! `blocked`, `unchanged`, `prune`) and the guarded objects that would be kept: the server judges
@@ -28,6 +28,7 @@ use std::collections::HashSet;
 /// Refusals of the lifecycle (upgrade, prune, uninstall).
 #[derive(Debug, thiserror::Error)]
 pub enum LifecycleError {
+    /// The new render drops a CRD version the live CRD still lists in `status.storedVersions`.
     #[error(
         "customresourcedefinition {crd}: the new render drops version(s) {}, which the live CRD's \
          status.storedVersions still lists; objects stored in them would become unreadable; nothing was applied; \
@@ -35,13 +36,30 @@ pub enum LifecycleError {
          version(s) from status.storedVersions, then re-run",
         versions.join(", ")
     )]
-    StoredVersionDropped { crd: String, versions: Vec<String> },
+    StoredVersionDropped {
+        /// The CRD's name.
+        crd: String,
+        /// The dropped versions still stored.
+        versions: Vec<String>,
+    },
+    /// `upgrade` found no install record.
     #[error(
         "upgrade: nothing installed by kfctl-rs on {server} (no install record); use `kfctl-rs install` for a first install"
     )]
-    NothingInstalled { server: String },
+    NothingInstalled {
+        /// The API server's address.
+        server: String,
+    },
+    /// An immutable field changes on a kind that is never replaced (a PVC, a CRD).
     #[error("{object}: {field} cannot change in place; nothing was written; {hint}")]
-    CannotApply { object: Box<ObjectRef>, field: String, hint: String },
+    CannotApply {
+        /// The object that cannot be applied.
+        object: Box<ObjectRef>,
+        /// The immutable field that changes.
+        field: String,
+        /// What to do instead.
+        hint: String,
+    },
 }
 
 fn crds() -> ResourcePath {
@@ -54,7 +72,7 @@ fn crds() -> ResourcePath {
 }
 
 /// The versions `status.storedVersions` lists that `new_crd` no longer has.
-pub fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
+pub(crate) fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
     let kept: HashSet<&str> = new_crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -67,7 +85,7 @@ pub fn dropped_stored_versions(live: &Value, new_crd: &Value) -> Vec<String> {
 }
 
 /// Refuse a plan whose CRDs drop a stored version; reads each live CRD, writes nothing.
-pub async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), ClusterError> {
+pub(crate) async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), ClusterError> {
     for object in plan.objects().filter(|o| is_crd(&o.body)) {
         let name = &object.reference.name;
         let live = api.get(&crds(), None, name).await.map_err(|f| ClusterError::Api {
@@ -87,13 +105,17 @@ pub async fn check_stored_versions(api: &ApiClient, plan: &Plan) -> Result<(), C
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Change {
+    /// The object does not exist: it is created.
     Create,
+    /// The object exists and its fields change: it is applied.
     Update,
     /// Delete, wait until gone, create: an immutable field changes ([`super::immutable`]).
     Replace,
     /// An immutable field of a kind never replaced (a PVC, a CRD) changes: the run stops.
     Blocked,
+    /// The object exists as rendered: nothing changes.
     Unchanged,
+    /// The object is in the record but not in the render: it is deleted.
     Prune,
 }
 
@@ -101,10 +123,13 @@ pub enum Change {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannedChange {
+    /// The planned object (or the recorded one, for a prune).
     #[serde(flatten)]
     pub object: ObjectRef,
+    /// The wave it is applied in (or deleted in).
     pub wave: usize,
-    pub component: String,
+    pub(crate) component: String,
+    /// What converging would do to it.
     pub change: Change,
     /// Why a replace or a stop: the field and what happens (`roleRef is immutable: ...`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -115,6 +140,7 @@ pub struct PlannedChange {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangePlan {
+    /// The API server's address.
     pub server: String,
     /// What the record says is installed (`None`: nothing).
     pub from: Option<InstallMeta>,
@@ -122,10 +148,11 @@ pub struct ChangePlan {
     pub objects: Vec<PlannedChange>,
     /// Guarded or pre-existing objects the render dropped, kept and why.
     pub kept: Vec<Kept>,
+    /// The kept objects summed up by why they are kept, one line each.
     pub kept_summary: Vec<String>,
 }
 
-/// [`change_plan_within`] the default [`super::status::VERB_TIMEOUT`].
+/// [`change_plan_within`] the default `super::status::VERB_TIMEOUT`.
 pub async fn change_plan(
     objects: &[RenderedObject],
     target: &Target,

@@ -30,25 +30,27 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The manifest's file name at the bundle's root.
-pub const MANIFEST_FILE: &str = "bundle.json";
+pub(crate) const MANIFEST_FILE: &str = "bundle.json";
 /// The manifest format this version writes and reads.
-pub const FORMAT: &str = "kfctl-rs-bundle/v1";
+pub(crate) const FORMAT: &str = "kfctl-rs-bundle/v1";
 
 /// `bundle.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleManifest {
-    pub format: String,
-    pub created_by: String,
-    pub release: Option<BundleRelease>,
+    pub(crate) format: String,
+    pub(crate) created_by: String,
+    pub(crate) release: Option<BundleRelease>,
     /// sha256 tree digest of `manifests/`.
     pub manifests_sha256: String,
+    /// Every remote unit in `remote/`.
     pub remotes: Vec<BundleRemote>,
 }
 
+/// The release a bundle holds, when it holds a known one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleRelease {
-    pub version: String,
-    pub commit: String,
+    pub(crate) version: String,
+    pub(crate) commit: String,
 }
 
 /// One remote unit in `remote/`.
@@ -56,26 +58,35 @@ pub struct BundleRelease {
 pub struct BundleRemote {
     /// The mirror key, e.g. `git/github.com/kubernetes-sigs/lws@v0.7.0`.
     pub key: String,
-    pub kind: Kind,
+    pub(crate) kind: Kind,
+    /// The unit's sha256 digest (a tree digest for a folder, the file's digest for a file).
     pub sha256: String,
     /// The references that need it.
-    pub urls: Vec<String>,
+    pub(crate) urls: Vec<String>,
 }
 
 /// What goes into a bundle.
 pub struct BundleInput<'a> {
+    /// The kubeflow/manifests root to bundle.
     pub manifests_dir: &'a Path,
+    /// Resolves the remote units the tree names.
     pub resolver: &'a dyn RemoteResolver,
+    /// The release the tree is, when known.
     pub release: Option<&'a Release>,
 }
 
 /// What was written.
 #[derive(Debug)]
 pub struct BundleReport {
+    /// The bundle file written.
     pub out: PathBuf,
+    /// Its size in bytes.
     pub bytes: u64,
+    /// Its sha256 digest.
     pub sha256: String,
+    /// The manifest it holds (`bundle.json`).
     pub manifest: BundleManifest,
+    /// Problems found while collecting the remote units, that did not stop the bundle.
     pub warnings: Vec<String>,
 }
 
@@ -186,7 +197,7 @@ fn file_mode(_meta: &std::fs::Metadata) -> u32 {
 }
 
 /// Read and check an extracted bundle: the format, and every part's digest.
-pub fn verify_bundle_dir(root: &Path) -> Result<BundleManifest, SourceError> {
+pub(crate) fn verify_bundle_dir(root: &Path) -> Result<BundleManifest, SourceError> {
     let path = root.join(MANIFEST_FILE);
     let text = std::fs::read(&path).map_err(|e| SourceError::io(&path, e))?;
     let manifest: BundleManifest = serde_json::from_slice(&text)

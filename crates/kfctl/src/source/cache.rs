@@ -28,12 +28,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The digest file's name inside the cache.
-pub const DIGEST_FILE: &str = "digests.json";
+pub(crate) const DIGEST_FILE: &str = "digests.json";
 
 /// Whether a cache entry is a folder or a single file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub(crate) enum Kind {
     Tree,
     File,
 }
@@ -41,10 +41,10 @@ pub enum Kind {
 /// One recorded cache entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
-    pub kind: Kind,
-    pub sha256: String,
+    pub(crate) kind: Kind,
+    pub(crate) sha256: String,
     /// Where it came from: a URL, a local path, or `bundle <file>`.
-    pub origin: String,
+    pub(crate) origin: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -79,12 +79,12 @@ impl Cache {
         root_from_env(|name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from))
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// The cache's mirror of remote references (`remote/`).
-    pub fn mirror_root(&self) -> PathBuf {
+    pub(crate) fn mirror_root(&self) -> PathBuf {
         self.root.join("remote")
     }
 
@@ -94,7 +94,7 @@ impl Cache {
     }
 
     /// The path of a `/`-separated cache key, refusing keys that could climb out of the cache.
-    pub fn path_of(&self, key: &str) -> Result<PathBuf, SourceError> {
+    pub(crate) fn path_of(&self, key: &str) -> Result<PathBuf, SourceError> {
         Ok(self.root.join(super::fsutil::checked_key(key)?))
     }
 
@@ -117,7 +117,7 @@ impl Cache {
 
     /// The verified path of `key`: `None` when absent, a `security:` error when present but
     /// unrecorded or changed. Verified once per process.
-    pub fn lookup(&self, key: &str) -> Result<Option<PathBuf>, SourceError> {
+    pub(crate) fn lookup(&self, key: &str) -> Result<Option<PathBuf>, SourceError> {
         let path = self.path_of(key)?;
         if std::fs::symlink_metadata(&path).is_err() {
             return Ok(None);

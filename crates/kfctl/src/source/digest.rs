@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// What a tree entry is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     File,
     /// A symlink and its target as stored (not resolved).
     Symlink(PathBuf),
@@ -23,19 +23,19 @@ pub enum EntryKind {
 
 /// One entry of a tree: its `/`-separated path relative to the root, where it is, what it is.
 #[derive(Debug, Clone)]
-pub struct TreeEntry {
+pub(crate) struct TreeEntry {
     pub rel: String,
     pub abs: PathBuf,
     pub kind: EntryKind,
 }
 
 /// The lowercase hex sha256 of some bytes.
-pub fn sha256_bytes(bytes: &[u8]) -> String {
+pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
 /// The lowercase hex sha256 of a file's contents, streamed.
-pub fn sha256_file(path: &Path) -> Result<String, SourceError> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String, SourceError> {
     let mut file = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
     let mut hasher = Sha256::new();
     copy_into(&mut file, &mut hasher).map_err(|e| SourceError::io(path, e))?;
@@ -48,7 +48,7 @@ pub fn tree_digest(root: &Path) -> Result<String, SourceError> {
 }
 
 /// The digest of a list of entries (sorted by the caller or not: they are sorted here).
-pub fn digest_entries(entries: &[TreeEntry]) -> Result<String, SourceError> {
+pub(crate) fn digest_entries(entries: &[TreeEntry]) -> Result<String, SourceError> {
     let mut sorted: Vec<&TreeEntry> = entries.iter().collect();
     sorted.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
     let mut hasher = Sha256::new();
@@ -83,7 +83,7 @@ pub fn digest_entries(entries: &[TreeEntry]) -> Result<String, SourceError> {
 
 /// Every regular file and symlink under `root` (not following symlinks), sorted by path.
 /// A `root` that is itself a file yields one entry with an empty relative path.
-pub fn collect_tree(root: &Path) -> Result<Vec<TreeEntry>, SourceError> {
+pub(crate) fn collect_tree(root: &Path) -> Result<Vec<TreeEntry>, SourceError> {
     let mut out = Vec::new();
     let meta = std::fs::symlink_metadata(root).map_err(|e| SourceError::io(root, e))?;
     if meta.is_file() {

@@ -13,7 +13,7 @@
 //! signature than the one stored, and is hashed again next time.
 //!
 //! The memo lives in `digests/` under the kfctl-rs cache folder (one small JSON file per tree,
-//! at most [`MAX_MEMOS`], least recently written first out), is written atomically (a
+//! at most `MAX_MEMOS`, least recently written first out), is written atomically (a
 //! temporary file renamed), is turned off with the render cache (`KFCTL_NO_CACHE=1`) and
 //! removed by `kfctl-rs source clean`. A memo that cannot be read or written never fails a
 //! run: the digest is computed as if there were none.
@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 /// The folder of the memos in a kfctl-rs cache folder.
 pub const FOLDER: &str = "digests";
 /// The most trees remembered.
-pub const MAX_MEMOS: usize = 32;
+pub(crate) const MAX_MEMOS: usize = 32;
 /// Bumped when the memo's meaning changes.
 const FORMAT: u32 = 1;
 
@@ -48,7 +48,7 @@ struct Memo {
 }
 
 /// The memo folder, or `None` when caching is off or there is no cache folder.
-pub fn folder() -> Option<PathBuf> {
+pub(crate) fn folder() -> Option<PathBuf> {
     if super::caches_turned_off() {
         return None;
     }
@@ -57,7 +57,7 @@ pub fn folder() -> Option<PathBuf> {
 
 /// The digest of `entries` under `root`: remembered in `memos` when it holds, else `compute`d
 /// (and remembered when no entry is racy). `skips` names the filter `entries` went through.
-pub fn digest(
+pub(crate) fn digest(
     memos: Option<&Path>,
     root: &Path,
     skips: &str,

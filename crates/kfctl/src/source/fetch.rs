@@ -29,15 +29,20 @@ use std::time::Duration;
 
 /// Receives download progress. Every method has a silent default.
 pub trait FetchReporter: Send + Sync {
+    /// A download of `url` started; `total` is its size when the server says it.
     fn started(&self, _url: &str, _total: Option<u64>) {}
+    /// `bytes_so_far` of `url` arrived.
     fn progressed(&self, _url: &str, _bytes_so_far: u64) {}
+    /// A download of `url` failed with `reason` and is retried after `delay` (`attempt`: the
+    /// attempts so far).
     fn retrying(&self, _url: &str, _attempt: u32, _delay: Duration, _reason: &str) {}
+    /// A download of `url` finished: `bytes` long, with this sha256 digest.
     fn finished(&self, _url: &str, _bytes: u64, _sha256: &str) {}
 }
 
 /// Reports nothing.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SilentReporter;
+pub(crate) struct SilentReporter;
 
 impl FetchReporter for SilentReporter {}
 
@@ -48,19 +53,24 @@ pub struct FetchOptions {
     pub github_base: String,
     /// PEM certificates trusted in addition to the platform's roots (`--ca-file`; tests).
     pub extra_root_ca_pem: Option<Vec<u8>>,
+    /// How long connecting may take.
     pub connect_timeout: Duration,
+    /// How long a read may wait for data.
     pub read_timeout: Duration,
     /// Total attempts per download, the first included.
     pub attempts: u32,
     /// The first retry waits up to this long; each later one up to twice the previous.
     pub backoff: Duration,
+    /// The longest wait between attempts.
     pub max_backoff: Duration,
+    /// The largest download accepted, in bytes.
     pub max_download_bytes: u64,
+    /// Receives download progress.
     pub reporter: Arc<dyn FetchReporter>,
 }
 
 /// The public GitHub address, the default of [`FetchOptions::github_base`].
-pub const GITHUB: &str = "https://github.com";
+pub(crate) const GITHUB: &str = "https://github.com";
 
 impl Default for FetchOptions {
     fn default() -> Self {
@@ -112,7 +122,7 @@ impl FetchOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Downloaded {
     pub bytes: u64,
-    pub sha256: String,
+    pub(crate) sha256: String,
 }
 
 /// Downloads over HTTPS with the policy above. Cheap to create: the client is built on first use.
@@ -128,6 +138,7 @@ enum Failure {
 }
 
 impl Fetcher {
+    /// A fetcher with `options`; [`SourceError::Security`] when the GitHub base is not https.
     pub fn new(options: FetchOptions) -> Result<Fetcher, SourceError> {
         if !options.github_base.starts_with("https://") {
             return Err(SourceError::Security(format!(
@@ -138,24 +149,20 @@ impl Fetcher {
         Ok(Fetcher { options, client: OnceLock::new(), requests: AtomicU64::new(0) })
     }
 
-    pub fn options(&self) -> &FetchOptions {
-        &self.options
-    }
-
     /// How many HTTP requests this fetcher has sent (retries and redirects excluded).
     pub fn request_count(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
 
     /// `https://github.com/<rest>` rewritten onto the configured base; other URLs unchanged.
-    pub fn effective_url(&self, url: &str) -> String {
+    pub(crate) fn effective_url(&self, url: &str) -> String {
         match url.strip_prefix(GITHUB) {
             Some(rest) if rest.starts_with('/') => format!("{}{rest}", self.options.github_base.trim_end_matches('/')),
             _ => url.to_string(),
         }
     }
 
-    /// Download `url` (after [`Self::effective_url`]) into `dest`, replacing its contents.
+    /// Download `url` (after `Self::effective_url`) into `dest`, replacing its contents.
     pub fn download(&self, url: &str, dest: &Path) -> Result<Downloaded, SourceError> {
         let url = self.effective_url(url);
         if !url.starts_with("https://") {

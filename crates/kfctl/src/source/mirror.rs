@@ -41,6 +41,7 @@ impl MirrorLayout for RemoteRef {
 /// Resolves through an offline mirror and never touches the network.
 #[derive(Debug, Clone)]
 pub struct MirrorResolver {
+    /// The mirror's root folder.
     pub root: PathBuf,
 }
 
@@ -61,7 +62,7 @@ impl RemoteResolver for MirrorResolver {
 
 /// Whether `path` (a join onto `root`) stays lexically inside `root`: no root, prefix or `..`
 /// component after it. [`RemoteRef::parse`] refuses such URLs already; this is the second lock.
-pub fn stays_inside(path: &Path, root: &Path) -> bool {
+pub(crate) fn stays_inside(path: &Path, root: &Path) -> bool {
     use std::path::Component;
     path.strip_prefix(root)
         .is_ok_and(|rest| rest.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)))

@@ -8,17 +8,17 @@
 //!
 //! | module | role |
 //! |--------|------|
-//! | [`mirror`] | the mirror layout of remote references (the engine's [`RemoteRef`]) and [`MirrorResolver`] |
+//! | `mirror` | the mirror layout of remote references (the engine's [`RemoteRef`]) and [`MirrorResolver`] |
 //! | [`releases`] | the committed catalog: version → commit, archive URL, supported Kubernetes versions |
 //! | [`digest`] | sha256 of files and of whole trees (sorted relative paths + contents) |
 //! | [`extract`] | safe `.tar.gz` extraction: per-entry checks, size/count/ratio caps, all-or-nothing |
-//! | [`fetch`] | HTTPS downloads: timeouts, retries with backoff and jitter, size cap, no plain-http redirects |
-//! | [`cache`] | the cache folder and its digest file; every entry is verified before use |
-//! | [`resolver`] | [`CacheResolver`]: a remote resolver over the cache that fetches on demand unless offline |
+//! | `fetch` | HTTPS downloads: timeouts, retries with backoff and jitter, size cap, no plain-http redirects |
+//! | `cache` | the cache folder and its digest file; every entry is verified before use |
+//! | `resolver` | `CacheResolver`: a remote resolver over the cache that fetches on demand unless offline |
 //! | [`walk`] | finding the remote references of a tree, recursively through remote kustomizations |
 //! | [`pull`](mod@pull) | `source pull`: a release (or a folder, archive, URL or bundle) plus every remote base into the cache |
 //! | [`bundle`] | one `.tar.gz` with `manifests/`, `remote/` and `bundle.json`, for air-gapped users |
-//! | [`open`] | [`open_source`]: what rendering and installing commands call to get a manifests folder and a resolver |
+//! | `open` | [`open_source`]: what rendering and installing commands call to get a manifests folder and a resolver |
 //!
 //! Trust model: HTTPS only, and trust on first use. The sha256 of every archive and file is
 //! recorded the first time it is fetched; each extracted tree's digest is recorded before the
@@ -26,36 +26,34 @@
 //! `security:` refusal naming the file and both digests, never a silent refetch.
 
 pub mod bundle;
-pub mod cache;
+pub(crate) mod cache;
 pub mod digest;
 pub mod digest_memo;
 pub mod extract;
-pub mod fetch;
+pub(crate) mod fetch;
 mod fsutil;
-pub mod mirror;
-pub mod open;
+pub(crate) mod mirror;
+pub(crate) mod open;
 pub mod pull;
-pub mod readable;
+pub(crate) mod readable;
 pub mod releases;
-pub mod resolver;
-pub mod version;
+pub(crate) mod resolver;
+pub(crate) mod version;
 pub mod walk;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use bundle::{BundleInput, BundleReport, write_bundle};
 pub use cache::Cache;
 pub use fetch::{FetchOptions, FetchReporter, Fetcher};
 pub use kfctl_kustomize::remote::{NoRemote, RemoteError, RemoteRef, RemoteResolver};
 pub use mirror::{MirrorLayout, MirrorResolver};
 pub use open::{OpenedSource, SourceSpec, open_source};
 pub use pull::{PullReport, PullRequest, pull};
-pub use releases::Release;
-pub use resolver::CacheResolver;
+pub(crate) use resolver::CacheResolver;
 
 /// Whether `KFCTL_NO_CACHE` turns kfctl-rs's caches off (the render cache, remembered digests).
-pub fn caches_turned_off() -> bool {
+pub(crate) fn caches_turned_off() -> bool {
     std::env::var_os("KFCTL_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
@@ -65,16 +63,47 @@ pub enum SourceError {
     /// A refusal for safety: hostile archive, digest mismatch, plain-http redirect, size cap.
     #[error("security: {0}")]
     Security(String),
+    /// The requested release is not in the release table.
     #[error("release {requested}: unknown version; known versions: {known}")]
-    UnknownVersion { requested: String, known: String },
+    UnknownVersion {
+        /// The version asked for.
+        requested: String,
+        /// The known versions.
+        known: String,
+    },
+    /// A download failed.
     #[error("{url}: {message}")]
-    Fetch { url: String, message: String },
+    Fetch {
+        /// The URL that failed.
+        url: String,
+        /// Why it failed (status, transport error, size cap).
+        message: String,
+    },
+    /// A local file or folder cannot be read or written.
     #[error("{path}: {message}")]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        message: String,
+    },
+    /// Something fetched or read is malformed.
     #[error("{what}: {message}")]
-    Invalid { what: String, message: String },
+    Invalid {
+        /// What it is.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// `--offline` is set and what is needed is not in the cache.
     #[error("{what}: not available offline (--offline is set); fetch it first with `{command}`")]
-    Offline { what: String, command: String },
+    Offline {
+        /// What is needed.
+        what: String,
+        /// The command that fetches it.
+        command: String,
+    },
+    /// A remote kustomize resource could not be resolved.
     #[error(transparent)]
     Remote(#[from] RemoteError),
 }
@@ -108,7 +137,7 @@ impl SourceError {
     }
 
     /// Convert into the engine-facing error of a remote reference.
-    pub fn into_remote(self, url: &str) -> RemoteError {
+    pub(crate) fn into_remote(self, url: &str) -> RemoteError {
         match self {
             SourceError::Remote(err) => err,
             SourceError::Security(reason) => RemoteError::Refused { url: url.to_string(), reason },

@@ -45,9 +45,11 @@ pub struct SourceSpec {
     pub version: Option<String>,
     /// Resolve remote references through this mirror instead.
     pub remote_mirror: Option<PathBuf>,
+    /// Never use the network: what is not cached is an error.
     pub offline: bool,
     /// The cache folder; `None` means [`Cache::default_root`].
     pub cache_dir: Option<PathBuf>,
+    /// How downloads behave.
     pub fetch: FetchOptions,
     /// Refuse a `--source` tree whose digest is not the `--version` named (or, without one,
     /// not any pinned release's).
@@ -57,7 +59,9 @@ pub struct SourceSpec {
 /// An opened source: a manifests folder and how to resolve its remote references.
 #[derive(Clone)]
 pub struct OpenedSource {
+    /// The kubeflow/manifests root.
     pub manifests_dir: PathBuf,
+    /// Resolves the tree's remote references.
     pub resolver: Arc<dyn RemoteResolver>,
     /// A human description of where the tree came from, for messages.
     pub origin: String,

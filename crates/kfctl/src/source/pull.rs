@@ -35,24 +35,32 @@ pub struct PullRequest {
 /// The manifests tree as installed in the cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
+    /// The cache label: the release version, or what an import was named as.
     pub label: String,
+    /// Where it is in the cache.
     pub path: PathBuf,
+    /// Its tree digest.
     pub sha256: String,
     /// Whether it was fetched or imported now (false: already cached and verified).
     pub fetched: bool,
+    /// Where it came from: the URL it was fetched from, or the file or folder imported.
     pub origin: String,
 }
 
 /// What a pull did.
 #[derive(Debug)]
 pub struct PullReport {
+    /// The cache folder.
     pub cache_root: PathBuf,
+    /// The release pulled, when known.
     pub release: Option<Release>,
+    /// The manifests tree.
     pub manifests: Installed,
     /// Every remote unit the tree needs, in key order.
     pub remotes: Vec<Ensured>,
     /// Whether `--from` was a bundle (so `fetched` means "imported from it").
     pub from_bundle: bool,
+    /// Problems that did not stop the pull.
     pub warnings: Vec<String>,
 }
 

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 /// The entries of `tree` (as [`super::digest::collect_tree`] lists them) that a render can
 /// read: the kustomization files and the files they name.
-pub fn readable(tree: Vec<TreeEntry>) -> Vec<TreeEntry> {
+pub(crate) fn readable(tree: Vec<TreeEntry>) -> Vec<TreeEntry> {
     let all: BTreeSet<&str> = tree.iter().map(|e| e.rel.as_str()).collect();
     let mut keep: BTreeSet<String> = BTreeSet::new();
     for entry in tree.iter().filter(|e| is_kustomization(&e.rel) && e.kind == EntryKind::File) {

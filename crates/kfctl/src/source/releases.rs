@@ -5,7 +5,7 @@
 //! (`https://github.com/kubeflow/manifests/archive/<sha>.tar.gz`), and each release states the
 //! Kubernetes versions it supports so installers can refuse an unsupported cluster early, the
 //! remote bases its kustomizations name, and the digest of its tree, by which a `--source`
-//! folder or an imported archive is recognised as the release ([`identify`]). A release whose
+//! folder or an imported archive is recognised as the release (`identify`). A release whose
 //! commit could not be confirmed has none: it is known (its catalog data applies), but it
 //! cannot be fetched, and nothing is ever recorded as it without a matching digest.
 //!
@@ -13,7 +13,7 @@
 //! `1.11.0`; `26.03`, also spelt `26.3`, `v26.03` or `26.03.0`), a prefix of a semantic
 //! version (`1.11`, `v1`: the newest known match; a calendar `YY.MM` names that release
 //! itself, `YY` the newest of the year) or `latest`. Anything else is an error listing what is
-//! known. Versions order across both schemes ([`super::version`]).
+//! known. Versions order across both schemes (`super::version`).
 
 use super::SourceError;
 use super::digest::{TreeEntry, collect_tree, digest_entries};
@@ -34,12 +34,12 @@ pub struct Release {
     /// The newest supported Kubernetes minor version; `None` means "and newer".
     pub max_kubernetes: Option<(u64, u64)>,
     /// The remote references the release's kustomizations name.
-    pub remote_bases: &'static [&'static str],
+    pub(crate) remote_bases: &'static [&'static str],
     /// The release digest ([`release_digest`]) of its tree, when measured.
-    pub digest: Option<&'static str>,
+    pub(crate) digest: Option<&'static str>,
     /// Upstream's notes on upgrading to this release that no render can express (data to
     /// migrate by hand), printed by `upgrade --plan` and kept in the install record.
-    pub upgrade_notes: &'static [&'static str],
+    pub(crate) upgrade_notes: &'static [&'static str],
 }
 
 #[derive(Deserialize)]
@@ -127,12 +127,13 @@ pub fn default_kubernetes() -> semver::VersionReq {
     semver::VersionReq::parse(DEFAULT_KUBERNETES).unwrap_or(semver::VersionReq::STAR)
 }
 
+/// Every release of the embedded release table, in the table's order.
 pub fn known() -> &'static [Release] {
     &loaded().releases
 }
 
 /// The newest known release: what `latest` and no `--version` mean.
-pub fn newest() -> &'static Release {
+pub(crate) fn newest() -> &'static Release {
     // The compiled-in catalog has releases (checked by the tests below).
     newest_first(known()).into_iter().next().unwrap_or_else(|| panic!("{RELEASES_FILE}: no release"))
 }
@@ -156,13 +157,8 @@ pub fn upgrade_notes_between(from: &str, to: &str) -> Vec<(&'static str, &'stati
     releases.iter().flat_map(|r| r.upgrade_notes.iter().map(move |n| (r.version, *n))).collect()
 }
 
-/// The known versions, newest first, for messages: `26.03, v1.11.0, …`.
-pub fn known_versions() -> String {
-    newest_first(known()).iter().map(|r| r.version).collect::<Vec<_>>().join(", ")
-}
-
 /// The release digest of a tree: [`super::digest`]'s tree digest of what a render can read
-/// there ([`super::readable`]: the kustomization files and the files they name), so a git
+/// there (`super::readable`: the kustomization files and the files they name), so a git
 /// checkout or GitHub's archive of a tag has the digest of the data-only tree. Remembered per
 /// tree by [`super::digest_memo`] (keyed by every entry's signature, so an unchanged tree is
 /// neither parsed nor hashed again).
@@ -176,19 +172,19 @@ pub fn release_digest(root: &Path) -> Result<String, SourceError> {
 const READABLE_SCOPE: &str = "readable-by-kustomize/1";
 
 /// The known release whose digest `digest` is.
-pub fn by_digest(digest: &str) -> Option<&'static Release> {
+pub(crate) fn by_digest(digest: &str) -> Option<&'static Release> {
     known().iter().find(|r| r.digest == Some(digest))
 }
 
 /// A tree and what it is: its release digest and the release with that digest, if any.
-pub fn identify(root: &Path) -> Result<(String, Option<&'static Release>), SourceError> {
+pub(crate) fn identify(root: &Path) -> Result<(String, Option<&'static Release>), SourceError> {
     let digest = release_digest(root)?;
     let release = by_digest(&digest);
     Ok((digest, release))
 }
 
 /// `*` matches any run of characters; everything else matches itself.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == text,
         Some((head, rest)) => {
@@ -199,12 +195,12 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 /// The repository every release comes from.
-pub const MANIFESTS_REPO: &str = "kubeflow/manifests";
+pub(crate) const MANIFESTS_REPO: &str = "kubeflow/manifests";
 
 impl Release {
     /// The archive URL of this release's commit under `github_base` (normally
     /// `https://github.com`); `None` when the commit is not confirmed.
-    pub fn archive_url(&self, github_base: &str) -> Option<String> {
+    pub(crate) fn archive_url(&self, github_base: &str) -> Option<String> {
         let commit = self.commit?;
         Some(format!("{}/{MANIFESTS_REPO}/archive/{commit}.tar.gz", github_base.trim_end_matches('/')))
     }
@@ -215,7 +211,8 @@ impl Release {
     }
 
     /// Whether a cluster at Kubernetes `major.minor` is supported.
-    pub fn supports_kubernetes(&self, major: u64, minor: u64) -> bool {
+    #[cfg(test)]
+    pub(crate) fn supports_kubernetes(&self, major: u64, minor: u64) -> bool {
         let at_least_min = (major, minor) >= self.min_kubernetes;
         let at_most_max = self.max_kubernetes.is_none_or(|max| (major, minor) <= max);
         at_least_min && at_most_max
@@ -231,7 +228,7 @@ impl Release {
     }
 
     /// The version's numbers, ordered across both schemes.
-    pub fn parsed(&self) -> ReleaseVersion {
+    pub(crate) fn parsed(&self) -> ReleaseVersion {
         // Checked when the catalog was read (`parse_file`).
         ReleaseVersion::parse(self.version).unwrap_or(ReleaseVersion { parts: [0; 3], given: 3 })
     }
@@ -243,7 +240,7 @@ pub fn select(spec: Option<&str>) -> Result<&'static Release, SourceError> {
 }
 
 /// Select from any catalog: an exact version, a prefix (newest match) or `latest`.
-pub fn select_from<'a>(catalog: &'a [Release], spec: &str) -> Result<&'a Release, SourceError> {
+pub(crate) fn select_from<'a>(catalog: &'a [Release], spec: &str) -> Result<&'a Release, SourceError> {
     let spec = spec.trim();
     let newest = |candidates: Vec<&'a Release>| candidates.into_iter().max_by_key(|r| r.parsed());
     let found = if spec.eq_ignore_ascii_case("latest") {

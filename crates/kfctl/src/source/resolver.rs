@@ -33,7 +33,7 @@ pub struct Ensured {
 }
 
 /// Resolves remote references through a cache, fetching what is missing unless offline.
-pub struct CacheResolver {
+pub(crate) struct CacheResolver {
     cache: Arc<Cache>,
     fetcher: Option<Arc<Fetcher>>,
     limits: ExtractLimits,
@@ -43,7 +43,7 @@ pub struct CacheResolver {
 
 impl CacheResolver {
     /// `fetcher: None` means offline: only what is already cached resolves.
-    pub fn new(cache: Arc<Cache>, fetcher: Option<Arc<Fetcher>>) -> CacheResolver {
+    pub(crate) fn new(cache: Arc<Cache>, fetcher: Option<Arc<Fetcher>>) -> CacheResolver {
         CacheResolver {
             cache,
             fetcher,
@@ -53,22 +53,18 @@ impl CacheResolver {
         }
     }
 
-    pub fn with_limits(mut self, limits: ExtractLimits) -> CacheResolver {
+    pub(crate) fn with_limits(mut self, limits: ExtractLimits) -> CacheResolver {
         self.limits = limits;
         self
     }
 
-    pub fn cache(&self) -> &Cache {
-        &self.cache
-    }
-
     /// The keys this resolver downloaded (as opposed to found cached), in fetch order.
-    pub fn fetched_keys(&self) -> Vec<String> {
+    pub(crate) fn fetched_keys(&self) -> Vec<String> {
         self.fetched.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Make sure the unit holding `reference` is in the cache, fetching it if needed.
-    pub fn ensure(&self, reference: &RemoteRef) -> Result<Ensured, SourceError> {
+    pub(crate) fn ensure(&self, reference: &RemoteRef) -> Result<Ensured, SourceError> {
         let key = format!("remote/{}", reference.mirror_key());
         if let Some(found) = self.cached(&key)? {
             return Ok(found);

@@ -17,7 +17,7 @@ use std::fmt;
 
 /// A release version of either scheme: its numbers, and whether it is a calendar version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ReleaseVersion {
+pub(crate) struct ReleaseVersion {
     /// major (or year), minor (or month), patch; a missing part is 0.
     pub parts: [u64; 3],
     /// How many parts the text had (1 to 3): `1.11` is a prefix, `1.11.0` a whole version.
@@ -31,7 +31,7 @@ const FIRST_CALENDAR_YEAR: u64 = 20;
 impl ReleaseVersion {
     /// Read `v1.11.0`, `1.11`, `26.03`, `26.03.1`, `v26.03`: one to three dot-separated whole
     /// numbers after an optional `v`. `None` for anything else.
-    pub fn parse(text: &str) -> Option<ReleaseVersion> {
+    pub(crate) fn parse(text: &str) -> Option<ReleaseVersion> {
         let text = text.trim();
         let digits = text.strip_prefix('v').or_else(|| text.strip_prefix('V')).unwrap_or(text);
         let mut parts = [0u64; 3];
@@ -47,17 +47,17 @@ impl ReleaseVersion {
     }
 
     /// Whether this is a calendar version (`YY.MM[.PATCH]`).
-    pub fn is_calendar(&self) -> bool {
+    pub(crate) fn is_calendar(&self) -> bool {
         self.parts[0] >= FIRST_CALENDAR_YEAR
     }
 
     /// The same numbers as a semantic version, for `semver` requirements.
-    pub fn semver(&self) -> semver::Version {
+    pub(crate) fn semver(&self) -> semver::Version {
         semver::Version::new(self.parts[0], self.parts[1], self.parts[2])
     }
 
     /// How upstream writes this version: `v1.11.0`, `26.03`, `26.03.1`.
-    pub fn canonical(&self) -> String {
+    pub(crate) fn canonical(&self) -> String {
         let [a, b, c] = self.parts;
         match (self.is_calendar(), c) {
             (true, 0) => format!("{a}.{b:02}"),
@@ -68,7 +68,7 @@ impl ReleaseVersion {
 
     /// Whether `self`, read as a prefix of `given` parts, covers `version` (`1.11` covers
     /// v1.11.0 and v1.11.3, not v1.110.0).
-    pub fn covers(&self, version: &ReleaseVersion) -> bool {
+    pub(crate) fn covers(&self, version: &ReleaseVersion) -> bool {
         self.parts[..self.given] == version.parts[..self.given]
     }
 }
@@ -93,7 +93,7 @@ impl fmt::Display for ReleaseVersion {
 
 /// A `semver` requirement whose versions may be written in either scheme (`>=26.03`,
 /// `<1.11.0`, `>=v1.10, <26.03`): each version in it is normalised to plain numbers first.
-pub fn requirement(text: &str) -> Result<semver::VersionReq, String> {
+pub(crate) fn requirement(text: &str) -> Result<semver::VersionReq, String> {
     let mut normalised = String::new();
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {

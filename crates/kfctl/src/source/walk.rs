@@ -22,37 +22,39 @@ use std::path::{Component, Path, PathBuf};
 /// A remote entry found in a kustomization file.
 #[derive(Debug, Clone)]
 pub struct Found {
-    pub kustomization: PathBuf,
+    /// The remote entry, parsed.
     pub reference: RemoteRef,
 }
 
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Scan {
+    /// Every remote entry found, in walk order.
     pub found: Vec<Found>,
     /// Files and folders reached by following local entries (remote walks only).
-    pub visited: Vec<PathBuf>,
-    pub warnings: Vec<String>,
+    pub(crate) visited: Vec<PathBuf>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// One remote unit (a repository at a ref, or a plain file) and what uses it.
 #[derive(Debug, Clone)]
 pub struct RemoteUnit {
     /// A reference whose [`RemoteRef::repo_root`] (or itself, for files) is the unit.
-    pub unit: RemoteRef,
+    pub(crate) unit: RemoteRef,
     /// The repository root folder or the file, as resolved.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// Every URL that needed this unit.
-    pub urls: BTreeSet<String>,
+    pub(crate) urls: BTreeSet<String>,
     /// Top-level folders of a repository that kustomizations reached (empty for files).
-    pub top_folders: BTreeSet<String>,
+    pub(crate) top_folders: BTreeSet<String>,
 }
 
 /// Every remote unit a manifests tree needs, keyed by [`MirrorLayout::mirror_key`].
 #[derive(Debug, Default)]
 pub struct Closure {
+    /// The units, by mirror key.
     pub units: BTreeMap<String, RemoteUnit>,
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The remote entries of every kustomization file under `root`.
@@ -78,7 +80,7 @@ pub fn scan_tree(root: &Path) -> Result<Scan, SourceError> {
 
 /// The remote entries reachable from the kustomization folder `start`, following local
 /// entries that stay inside `boundary` (a repository root).
-pub fn scan_reachable(start: &Path, boundary: &Path) -> Result<Scan, SourceError> {
+pub(crate) fn scan_reachable(start: &Path, boundary: &Path) -> Result<Scan, SourceError> {
     let mut scan = Scan::default();
     let mut seen = HashSet::new();
     let mut queue = VecDeque::from([start.to_path_buf()]);
@@ -162,7 +164,7 @@ fn read_entries(file: &Path, scan: &mut Scan, mut local: impl FnMut(&str)) {
             continue;
         }
         match RemoteRef::parse(entry) {
-            Ok(reference) => scan.found.push(Found { kustomization: file.to_path_buf(), reference }),
+            Ok(reference) => scan.found.push(Found { reference }),
             Err(e) => scan.warnings.push(format!("{}: {e}", file.display())),
         }
     }

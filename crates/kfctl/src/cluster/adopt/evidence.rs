@@ -17,11 +17,11 @@ const VERSION_LABEL: &str = "app.kubernetes.io/version";
 /// One object whose live release marks differ from the render's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mismatch {
-    pub object: ObjectRef,
+    pub(crate) object: ObjectRef,
     /// `image ml-pipeline` or `label app.kubernetes.io/version`.
-    pub what: String,
-    pub live: String,
-    pub rendered: String,
+    pub(crate) what: String,
+    pub(crate) live: String,
+    pub(crate) rendered: String,
 }
 
 /// What the release marks say.
@@ -33,19 +33,19 @@ pub struct ReleaseEvidence {
     pub mismatches: Vec<Mismatch>,
     /// The tag the mismatched live objects use most.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub likely: Option<String>,
+    pub(crate) likely: Option<String>,
 }
 
 impl ReleaseEvidence {
     /// A fifth or more of the objects compared mismatch. (Between two releases most images do
     /// not change: v1.10.2 → v1.11.0 changes 93 of the 226 objects compared, the foundations'
     /// images stay; the same release with a mirror or a pinned image mismatches none or few.)
-    pub fn other_release(&self) -> bool {
+    pub(crate) fn other_release(&self) -> bool {
         !self.mismatches.is_empty() && self.mismatches.len() * 5 >= self.compared
     }
 
     /// Weigh one present object.
-    pub fn weigh(&mut self, object: &ObjectRef, rendered: &Value, live: &Value) {
+    pub(crate) fn weigh(&mut self, object: &ObjectRef, rendered: &Value, live: &Value) {
         let mut compared = false;
         let mut first: Option<Mismatch> = None;
         let mut note = |what: String, live: String, rendered: String| {
@@ -94,7 +94,7 @@ fn most_common_tag(mismatches: &[Mismatch]) -> Option<String> {
 }
 
 /// `(repository, tag or digest)`: `ghcr.io/kubeflow/x:v1.11.0` → `(ghcr.io/kubeflow/x, v1.11.0)`.
-pub fn split_image(image: &str) -> (String, String) {
+pub(crate) fn split_image(image: &str) -> (String, String) {
     if let Some((repo, digest)) = image.split_once('@') {
         return (repo.to_string(), digest.to_string());
     }

@@ -18,7 +18,7 @@ enum Op {
 }
 
 /// `before` and `after` as a unified diff with `---`/`+++` headers; empty when equal.
-pub fn unified(before: &str, after: &str, before_name: &str, after_name: &str) -> String {
+pub(crate) fn unified(before: &str, after: &str, before_name: &str, after_name: &str) -> String {
     let a: Vec<&str> = before.lines().collect();
     let b: Vec<&str> = after.lines().collect();
     let ops = edit_script(&a, &b);

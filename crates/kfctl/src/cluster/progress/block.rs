@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// How many pending objects the block lists before "… and N more".
-pub const LISTED_PENDING: usize = 8;
+pub(crate) const LISTED_PENDING: usize = 8;
 
 /// The narrowest width the block wraps to (a smaller terminal gets lines of this width).
 const MIN_WIDTH: usize = 40;
@@ -55,7 +55,7 @@ pub fn short_duration(d: Duration) -> String {
 }
 
 /// The header: `waiting for 2 of 42 · 3m12s elapsed · deadline in 16m48s (--timeout 20m00s)`.
-pub fn header(pending: usize, total: usize, clock: &RunClock) -> String {
+pub(crate) fn header(pending: usize, total: usize, clock: &RunClock) -> String {
     let mut text = format!("waiting for {pending} of {total}");
     if let Some(left) = clock.left {
         text.push_str(&format!(

@@ -16,26 +16,27 @@ pub struct ApiFailure {
     /// HTTP status; `None` when no response arrived (connection refused, dropped, timed out).
     pub status: Option<u16>,
     /// The Kubernetes `Status.reason`, kfctl's own [`Reason::NoKindMatch`], or the transport kind.
-    pub reason: Reason,
+    pub(crate) reason: Reason,
+    /// The server's message, or the transport error's.
     pub message: String,
     /// From the `Retry-After` header, or `Status.details.retryAfterSeconds`.
-    pub retry_after: Option<Duration>,
+    pub(crate) retry_after: Option<Duration>,
     /// Field conflicts of a server-side apply (`details.causes` of type `FieldManagerConflict`).
-    pub conflicts: Vec<FieldConflict>,
+    pub(crate) conflicts: Vec<FieldConflict>,
     /// `Status.details`: which object the server means; empty when it sent none.
-    pub details: StatusDetails,
+    pub(crate) details: StatusDetails,
     /// The request that failed (`GET /version`); set by `cluster::api` when it gives up.
-    pub request: String,
+    pub(crate) request: String,
     /// The run's `--timeout` ended the call: an attempt cut short by the deadline, or no time
     /// left for another attempt (set by `cluster::api`).
-    pub out_of_time: bool,
+    pub(crate) out_of_time: bool,
 }
 
 /// A field another manager owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldConflict {
-    pub field: String,
-    pub manager: String,
+    pub(crate) field: String,
+    pub(crate) manager: String,
 }
 
 /// `Status.details`: the object a failure is about. A missing object's 404 names it; the 404
@@ -43,14 +44,14 @@ pub struct FieldConflict {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatusDetails {
     /// API group, empty for the core group.
-    pub group: String,
+    pub(crate) group: String,
     /// The resource, plural (`deployments`): the API server puts it in the field named `kind`.
-    pub kind: String,
-    pub name: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
 }
 
 impl StatusDetails {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.group.is_empty() && self.kind.is_empty() && self.name.is_empty()
     }
 }
@@ -80,7 +81,7 @@ macro_rules! reasons {
             /// No `Status` body, or an empty reason (etcd errors passed through, plain-text 5xx).
             #[default]
             Unset,
-            $($wire,)*
+            $(#[doc = concat!("The server's `", stringify!($wire), "` reason.")] $wire,)*
             /// A reason this list does not know, verbatim.
             Other(String),
             /// kfctl's discovery does not serve the kind at that version (kubectl's
@@ -92,7 +93,7 @@ macro_rules! reasons {
 
         impl Reason {
             /// The reason a server sent in its `Status`.
-            pub fn from_status(text: &str) -> Reason {
+            pub(crate) fn from_status(text: &str) -> Reason {
                 match text {
                     "" => Reason::Unset,
                     $(stringify!($wire) => Reason::$wire,)*
@@ -101,7 +102,7 @@ macro_rules! reasons {
             }
 
             /// The wire text (`NoKindMatch` and `Transport` for kfctl's own).
-            pub fn as_str(&self) -> &str {
+            pub(crate) fn as_str(&self) -> &str {
                 match self {
                     Reason::Unset => "",
                     $(Reason::$wire => stringify!($wire),)*
@@ -158,7 +159,7 @@ impl ApiFailure {
     }
 
     /// Discovery does not serve the kind ([`Reason::NoKindMatch`]).
-    pub fn is_no_kind_match(&self) -> bool {
+    pub(crate) fn is_no_kind_match(&self) -> bool {
         self.reason == Reason::NoKindMatch
     }
 
@@ -183,7 +184,7 @@ impl TransportKind {
     /// The kind an error's source chain names, outermost first: an `io::Error`'s kind, a
     /// closed or timed-out hyper connection, a rustls error. `io::Error`s are looked into
     /// (their `source()` skips the error they wrap, which is where TLS errors sit).
-    pub fn of(error: &(dyn Error + 'static)) -> TransportKind {
+    pub(crate) fn of(error: &(dyn Error + 'static)) -> TransportKind {
         let mut current = Some(error);
         while let Some(link) = current {
             if let Some(kind) = Self::of_link(link) {

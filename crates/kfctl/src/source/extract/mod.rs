@@ -35,15 +35,15 @@ use tar::EntryType;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExtractLimits {
     /// Sum of all file sizes.
-    pub max_total_bytes: u64,
+    pub(crate) max_total_bytes: u64,
     /// Size of any one file.
-    pub max_file_bytes: u64,
+    pub(crate) max_file_bytes: u64,
     /// Number of entries of any type.
-    pub max_entries: u64,
+    pub(crate) max_entries: u64,
     /// Decompressed bytes per compressed byte, once past `ratio_floor_bytes`.
-    pub max_ratio: u64,
+    pub(crate) max_ratio: u64,
     /// Decompressed bytes before the ratio is enforced (small archives compress oddly).
-    pub ratio_floor_bytes: u64,
+    pub(crate) ratio_floor_bytes: u64,
 }
 
 impl Default for ExtractLimits {
@@ -63,9 +63,9 @@ impl Default for ExtractLimits {
 /// What an extraction wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Extracted {
-    pub entries: u64,
-    pub files: u64,
-    pub bytes: u64,
+    pub(crate) entries: u64,
+    pub(crate) files: u64,
+    pub(crate) bytes: u64,
 }
 
 /// Extract `archive` into a new staging folder inside `parent`. The caller inspects it and
