@@ -10,7 +10,6 @@
 
 use crate::cli::SecretsCommand;
 use crate::exit::{Code, coded};
-use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -46,12 +45,16 @@ pub fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
     let sink = password_sink(print_password, password_file)?;
     let password = random_token(32)?;
     let hash = bcrypt::hash(&password, 12).map_err(|e| anyhow::anyhow!("bcrypt hashing failed: {e}"))?;
-    let values = json!({
-        "dex": {"staticUser": {"email": email, "passwordHash": hash}},
-        "global": {"oidcClientSecret": random_token(32)?},
-        "oauth2-proxy": {"cookieSecret": random_token(32)?},
-        "pipelines": {"objectStore": {"accessKey": random_token(32)?, "secretKey": random_token(32)?}},
+    let mut failed = None;
+    let values = kfctl::catalog::credentials::fresh_values(&email, &hash, || {
+        random_token(32).unwrap_or_else(|e| {
+            failed = Some(e);
+            String::new()
+        })
     });
+    if let Some(err) = failed {
+        return Err(err);
+    }
     let text = format!(
         "# Fresh credentials from `kfctl-rs secrets generate`. Keep this file secret.\n{}",
         kfctl_yaml::to_yaml(&values)

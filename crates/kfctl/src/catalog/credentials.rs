@@ -44,6 +44,20 @@ pub enum Encoding {
     },
 }
 
+/// What `kfctl-rs secrets generate` writes for a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fresh {
+    /// A new random token.
+    Token,
+    /// The email the user gives (`--email`).
+    Email,
+    /// The bcrypt hash of a new random password, shown once.
+    PasswordHash,
+    /// Nothing: upstream's value works as long as the component is upstream's own (the
+    /// in-cluster MySQL's empty password); an external one brings its own.
+    Keep,
+}
+
 /// One place upstream keeps a well-known default credential.
 #[derive(Debug, Clone, Copy)]
 pub struct Credential {
@@ -51,104 +65,173 @@ pub struct Credential {
     pub value: &'static str,
     /// What it is (for warnings; never the secret itself).
     pub what: &'static str,
-    pub(crate) kind: &'static str,
-    pub(crate) namespace: &'static str,
-    /// The object's name, or its name before kustomize's hash suffix.
-    pub(crate) name: &'static str,
+    /// The upstream object holding it (one of the constants above).
+    pub(crate) object: ObjectId<'static>,
     /// JSON pointer of the field.
     pub(crate) field: &'static str,
     pub(crate) encoding: Encoding,
+    /// What `secrets generate` writes for it.
+    pub fresh: Fresh,
 }
+
+/// Dex's configuration (`common/dex`): its static users and OIDC clients.
+pub(crate) const DEX_CONFIG: ObjectId<'static> = ObjectId::new("ConfigMap", "dex").in_group("").in_namespace("auth");
+/// The demo user's password hash, read by Dex.
+pub(crate) const DEX_PASSWORDS: ObjectId<'static> =
+    ObjectId::new("Secret", "dex-passwords").in_group("").in_namespace("auth").or_hashed();
+/// Dex's copy of the OIDC client secret.
+pub(crate) const DEX_OIDC_CLIENT: ObjectId<'static> =
+    ObjectId::new("Secret", "dex-oidc-client").in_group("").in_namespace("auth").or_hashed();
+/// oauth2-proxy's client and cookie secrets.
+pub(crate) const PROXY_SECRET: ObjectId<'static> =
+    ObjectId::new("Secret", "oauth2-proxy").in_group("").in_namespace("oauth2-proxy").or_hashed();
+/// The Pipelines object store's keys.
+pub(crate) const OBJECT_STORE_SECRET: ObjectId<'static> =
+    ObjectId::new("Secret", "mlpipeline-minio-artifact").in_group("").in_namespace("kubeflow").or_hashed();
+/// The Pipelines database login.
+pub(crate) const DB_SECRET: ObjectId<'static> =
+    ObjectId::new("Secret", "mysql-secret").in_group("").in_namespace("kubeflow").or_hashed();
+
+/// The field of [`DEX_PASSWORDS`] holding the demo user's hash.
+pub(crate) const DEX_PASSWORD_FIELD: &str = "/stringData/DEX_USER_PASSWORD";
 
 /// Where upstream's well-known default credentials live.
 pub const CREDENTIALS: &[Credential] = &[
     Credential {
         value: "dex.staticUser.email",
         what: concat!("the Dex demo user's email (", default_email!(), ")"),
-        kind: "ConfigMap",
-        namespace: "auth",
-        name: "dex",
+        object: DEX_CONFIG,
         field: "/data/config.yaml",
         encoding: Encoding::InText { needle: concat!("- email: ", default_email!()), prefix: "- email: " },
+        fresh: Fresh::Email,
     },
     Credential {
         value: "dex.staticUser.passwordHash",
         what: concat!("the Dex demo user's password hash (password ", default_password!(), ")"),
-        kind: "Secret",
-        namespace: "auth",
-        name: "dex-passwords",
-        field: "/stringData/DEX_USER_PASSWORD",
+        object: DEX_PASSWORDS,
+        field: DEX_PASSWORD_FIELD,
         encoding: Encoding::Plain,
+        fresh: Fresh::PasswordHash,
     },
     Credential {
         value: "global.oidcClientSecret",
         what: "the OIDC client secret shared by Dex and oauth2-proxy",
-        kind: "Secret",
-        namespace: "auth",
-        name: "dex-oidc-client",
+        object: DEX_OIDC_CLIENT,
         field: "/data/OIDC_CLIENT_SECRET",
         encoding: Encoding::Base64,
+        fresh: Fresh::Token,
     },
     Credential {
         value: "global.oidcClientSecret",
         what: "the OIDC client secret shared by Dex and oauth2-proxy",
-        kind: "Secret",
-        namespace: "oauth2-proxy",
-        name: "oauth2-proxy",
+        object: PROXY_SECRET,
         field: "/data/client-secret",
         encoding: Encoding::Base64,
+        fresh: Fresh::Token,
     },
     Credential {
         value: "oauth2-proxy.cookieSecret",
         what: "oauth2-proxy's cookie secret",
-        kind: "Secret",
-        namespace: "oauth2-proxy",
-        name: "oauth2-proxy",
+        object: PROXY_SECRET,
         field: "/data/cookie-secret",
         encoding: Encoding::Base64,
+        fresh: Fresh::Token,
     },
     Credential {
         value: "pipelines.objectStore.accessKey",
         what: "the Pipelines object store access key (minio)",
-        kind: "Secret",
-        namespace: "kubeflow",
-        name: "mlpipeline-minio-artifact",
+        object: OBJECT_STORE_SECRET,
         field: "/stringData/accesskey",
         encoding: Encoding::Plain,
+        fresh: Fresh::Token,
     },
     Credential {
         value: "pipelines.objectStore.secretKey",
         what: "the Pipelines object store secret key (minio123)",
-        kind: "Secret",
-        namespace: "kubeflow",
-        name: "mlpipeline-minio-artifact",
+        object: OBJECT_STORE_SECRET,
         field: "/stringData/secretkey",
         encoding: Encoding::Plain,
+        fresh: Fresh::Token,
     },
     Credential {
         value: "pipelines.database.password",
         what: "the Pipelines database password (upstream's in-cluster MySQL: empty)",
-        kind: "Secret",
-        namespace: "kubeflow",
-        name: "mysql-secret",
+        object: DB_SECRET,
         field: "/stringData/password",
         encoding: Encoding::Plain,
+        fresh: Fresh::Keep,
     },
 ];
+
+/// A values file of fresh credentials, as `secrets generate` writes it: each value path of
+/// [`CREDENTIALS`] once, in the table's order, filled as its [`Fresh`] says (`token` makes each
+/// new token).
+pub fn fresh_values(email: &str, password_hash: &str, mut token: impl FnMut() -> String) -> Value {
+    let mut out = Value::Object(serde_json::Map::new());
+    for cred in CREDENTIALS {
+        let path = cred.value_path();
+        if super::values::get(&out, &path).is_some() {
+            continue;
+        }
+        let value = match cred.fresh {
+            Fresh::Token => token(),
+            Fresh::Email => email.to_string(),
+            Fresh::PasswordHash => password_hash.to_string(),
+            Fresh::Keep => continue,
+        };
+        let mut at = &mut out;
+        for key in &path[..path.len() - 1] {
+            at = at.as_object_mut().expect("a map").entry(*key).or_insert_with(|| Value::Object(Default::default()));
+        }
+        at[path[path.len() - 1]] = Value::String(value);
+    }
+    out
+}
 
 impl Credential {
     /// Does this credential live in `obj`?
     pub fn matches(&self, obj: &Value) -> bool {
-        self.object().matches(obj) && obj.pointer(self.field).is_some()
+        self.object.matches(obj) && obj.pointer(self.field).is_some()
     }
 
-    /// The object holding it: its name as upstream writes it, or with the hash of a generated one.
-    pub(crate) fn object(&self) -> ObjectId<'static> {
-        ObjectId::new(self.kind, self.name).in_namespace(self.namespace).or_hashed()
+    /// Whether it lives in a Secret (not in a ConfigMap's text).
+    pub(crate) fn in_secret(&self) -> bool {
+        self.object.kind == "Secret"
     }
 
     /// The value's path in the values, split at dots.
     pub fn value_path(&self) -> Vec<&'static str> {
         self.value.split('.').collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fresh_values_fill_each_value_path_once_as_the_table_says() {
+        let mut n = 0;
+        let values = fresh_values("me@example.org", "$2y$12$hash", || {
+            n += 1;
+            format!("token{n}")
+        });
+        assert_eq!(
+            values,
+            json!({
+                "dex": {"staticUser": {"email": "me@example.org", "passwordHash": "$2y$12$hash"}},
+                "global": {"oidcClientSecret": "token1"},
+                "oauth2-proxy": {"cookieSecret": "token2"},
+                "pipelines": {"objectStore": {"accessKey": "token3", "secretKey": "token4"}},
+            })
+        );
+    }
+
+    #[test]
+    fn every_credential_lives_in_a_core_object_of_a_named_namespace() {
+        for cred in CREDENTIALS {
+            assert!(cred.object.namespace.is_some() && cred.object.group == Some(""), "{}", cred.value);
+        }
     }
 }

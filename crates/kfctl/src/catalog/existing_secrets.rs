@@ -42,11 +42,15 @@ pub(crate) struct Holder {
 /// The Secrets holding a credential, in [`CREDENTIALS`] order.
 pub(crate) fn holders() -> Vec<Holder> {
     let mut out: Vec<Holder> = Vec::new();
-    for cred in CREDENTIALS.iter().filter(|c| c.kind == "Secret") {
-        match out.iter_mut().find(|h| h.namespace == cred.namespace && h.name == cred.name) {
+    for cred in CREDENTIALS.iter().filter(|c| c.in_secret()) {
+        match out.iter_mut().find(|h| Some(h.namespace) == cred.object.namespace && h.name == cred.object.name) {
             Some(h) if !h.values.contains(&cred.value) => h.values.push(cred.value),
             Some(_) => {}
-            None => out.push(Holder { namespace: cred.namespace, name: cred.name, values: vec![cred.value] }),
+            None => out.push(Holder {
+                namespace: cred.object.namespace.unwrap_or_default(),
+                name: cred.object.name,
+                values: vec![cred.value],
+            }),
         }
     }
     out
@@ -90,7 +94,7 @@ pub(crate) fn is_listed(values: &Value, name: &str) -> bool {
 /// Refuse a credential value every Secret of which is an existing one.
 pub(crate) fn check(values: &Value) -> Result<(), ExistingSecretsError> {
     let listed = listed(values);
-    for cred in CREDENTIALS.iter().filter(|c| c.kind == "Secret") {
+    for cred in CREDENTIALS.iter().filter(|c| c.in_secret()) {
         let set = super::values::get(values, &cred.value_path()).and_then(Value::as_str).is_some_and(|v| !v.is_empty());
         let secrets = secrets_of(cred.value);
         if set && secrets.iter().all(|s| listed.iter().any(|l| l == s)) {

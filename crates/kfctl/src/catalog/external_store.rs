@@ -24,8 +24,7 @@ use serde_json::{Value, json};
 /// The ConfigMap holding where the database is.
 pub(crate) const INSTALL_CONFIG: ObjectId =
     ObjectId::new("ConfigMap", "pipeline-install-config").in_group("").in_namespace("kubeflow");
-/// The Secret holding the login.
-pub(crate) const DB_SECRET: ObjectId = ObjectId::new("Secret", "mysql-secret").in_group("").in_namespace("kubeflow");
+pub(crate) use super::credentials::DB_SECRET;
 /// The install config's keys for the host and the port.
 pub(crate) const HOST_KEYS: [&str; 2] = ["dbHost", "mysqlHost"];
 pub(crate) const PORT_KEYS: [&str; 2] = ["dbPort", "mysqlPort"];

@@ -27,7 +27,7 @@
 //! as a connector. Each check runs where the charts can make it: the connectors' while Dex is
 //! enabled, the issuer's while oauth2-proxy is.
 
-use super::object_id::{ObjectId, text};
+use super::object_id::text;
 use super::schema::{Format, Schema};
 use serde_json::{Value, json};
 
@@ -259,11 +259,7 @@ pub(crate) fn inline_secret(config: &Value) -> Option<String> {
     }
 }
 
-/// Dex's configuration, with its `config.yaml`.
-pub(crate) const DEX_CONFIG: ObjectId = ObjectId::new("ConfigMap", "dex").in_group("").in_namespace("auth");
-/// oauth2-proxy's Secret (generated: its name carries the content hash).
-pub(crate) const PROXY_SECRET: ObjectId =
-    ObjectId::new("Secret", "oauth2-proxy").in_group("").in_namespace("oauth2-proxy").or_hashed();
+pub(crate) use super::credentials::{DEX_CONFIG, PROXY_SECRET};
 
 /// Dex's configuration: the ConfigMap `auth/dex` with its `config.yaml`.
 pub(crate) fn is_dex_config(obj: &Value) -> bool {

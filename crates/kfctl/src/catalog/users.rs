@@ -23,8 +23,7 @@ use serde_json::{Value, json};
 /// Upstream's demo entry of Dex's `staticPasswords`, as its `config.yaml` has it.
 pub(crate) const DEMO_DEX_ENTRY: &str =
     "- email: user@example.com\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n  userID: \"15841185641784\"\n";
-/// The field of the `dex-passwords` Secret holding the demo user's hash.
-pub(crate) const DEMO_PASSWORD_FIELD: &str = "/stringData/DEX_USER_PASSWORD";
+pub(crate) use super::credentials::DEX_PASSWORD_FIELD as DEMO_PASSWORD_FIELD;
 
 /// Why `global.users` cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -119,10 +118,7 @@ pub(crate) fn is_dex_config_with_demo_login(obj: &Value) -> bool {
 
 /// Whether `obj` is the Secret holding the demo user's hash.
 pub(crate) fn is_dex_passwords(obj: &Value) -> bool {
-    obj.get("kind").and_then(Value::as_str) == Some("Secret")
-        && obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some("auth")
-        && obj.pointer("/metadata/name").and_then(Value::as_str) == Some("dex-passwords")
-        && obj.pointer(DEMO_PASSWORD_FIELD).is_some()
+    super::credentials::DEX_PASSWORDS.matches(obj) && obj.pointer(DEMO_PASSWORD_FIELD).is_some()
 }
 
 /// Replace upstream's demo Profile by one per user (the render's step after the table).
