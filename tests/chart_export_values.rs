@@ -36,10 +36,11 @@ fn helm(chart: &Path, sets: &[&str]) -> std::process::Output {
 }
 
 /// Values given at export are the chart's defaults (the umbrella's and each subchart's), and
-/// at install time another value replaces each of them as in kfctl-rs. A `null` does not:
-/// Helm copies an umbrella's `global:` defaults into its subcharts whatever the install's values
-/// say (a `--set global.commonLabels=null` leaves the label on every object), so the GUIDE
-/// says to export again, or to give the value you want, rather than `null`.
+/// at install time another value replaces each of them as in kfctl-rs. A `null` does not: each
+/// subchart's `values.yaml` holds the export's `global:` (so it renders alone), and Helm never
+/// lays a parent's null over a subchart's own map ("key commonLabels is table. Skipping",
+/// helm/helm#9806), so `--set global.commonLabels=null` leaves the label on every object and
+/// the GUIDE says to export again rather than `null`.
 #[test]
 #[cfg_attr(
     kfctl_no_upstream,
