@@ -5,8 +5,9 @@
 //! of [`params::keep`] (`<component>.enabled` and `global.crds`, [`params::KEEP_HELM`]); `hash.tpl`,
 //! kustomize's hashed names ([`super::hashed`]); one
 //! file per row of [`params::PARAMS`], named after the row (`images.tpl`, …) and holding the
-//! helpers the row names in [`params::Param::helm`], in the table's order; and `requires.tpl`,
-//! the umbrella's dependency check. A row added to the table without its file fails the
+//! helpers the row names in [`params::Param::helm`], in the table's order; `requires.tpl`,
+//! the umbrella's dependency check; and `globals.tpl`, the umbrella's refusal of a null over a
+//! global given at export ([`super::given`]). A row added to the table without its file fails the
 //! export, and a test holds each file's `define`s equal to the helpers its row names.
 
 use super::ChartError;
@@ -15,6 +16,9 @@ use crate::catalog::params;
 
 /// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
 pub(crate) const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup"];
+
+/// The umbrella's refusal of a null over a global given at export ([`super::given`]).
+pub(crate) const GLOBALS_HELM: &[&str] = &["kfctl.exportedGlobal", "kfctl.holds"];
 
 /// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
 pub(crate) const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];
@@ -26,6 +30,7 @@ pub(crate) fn pieces() -> Vec<(String, &'static [&'static str])> {
     pieces.push(("hash".to_string(), HASH_HELM));
     pieces.extend(params::PARAMS.iter().map(|p| (p.name.to_string(), p.helm)));
     pieces.push(("requires".to_string(), REQUIRES_HELM));
+    pieces.push(("globals".to_string(), GLOBALS_HELM));
     pieces
 }
 

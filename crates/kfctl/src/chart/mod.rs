@@ -8,7 +8,8 @@
 //! OUT/Chart.yaml              dependencies: one per component, condition <component>.enabled
 //! OUT/values.yaml             global: + one section per component (the effective values)
 //! OUT/values.schema.json      kfctl-rs's schema, as JSON Schema
-//! OUT/templates/              _helpers.tpl, checks.yaml (dependency checks), NOTES.txt
+//! OUT/templates/              _helpers.tpl, checks.yaml (dependency checks, and a null over a
+//!                             global given at export refused: [`given`]), NOTES.txt
 //! OUT/charts/<component>/     Chart.yaml, values.yaml (section + global), schema, README,
 //!                             templates/<kind>-<namespace>-<name>.yaml, one per object
 //! OUT/argocd/                 with --argocd: one Application per component, and a parent
@@ -31,6 +32,7 @@ pub(crate) mod argocd;
 pub mod credentials;
 pub(crate) mod external_store;
 pub(crate) mod gateway;
+pub(crate) mod given;
 pub(crate) mod gotmpl;
 pub(crate) mod hashed;
 pub(crate) mod helpers;
@@ -379,7 +381,7 @@ fn umbrella(
         "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
         "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT, "umbrella": true, "crd_count": 0,
         "access": crate::catalog::access::facts(), "provided_groups": provided_groups,
-        "rows": global_rows,
+        "rows": global_rows, "subcharts": names, "given_globals": given::paths(&prepared.user),
         "export_args": options.export_args, "argocd": options.argocd.as_ref().map(|a| json!({"repo_url": a.repo_url, "path": a.path, "revision": a.revision})),
     });
     let mut files = ChartFiles::new();
