@@ -9,7 +9,7 @@
 //! OUT/values.yaml             global: + one section per component (the effective values)
 //! OUT/values.schema.json      kfctl-rs's schema, as JSON Schema
 //! OUT/templates/              _helpers.tpl, checks.yaml (dependency checks, and a null over a
-//!                             global given at export refused: [`given`]), NOTES.txt
+//!                             global given at export refused: `given`), NOTES.txt
 //! OUT/charts/<component>/     Chart.yaml, values.yaml (section + global), schema, README,
 //!                             templates/<kind>-<namespace>-<name>.yaml, one per object
 //! OUT/argocd/                 with --argocd: one Application per component, and a parent
