@@ -55,7 +55,7 @@ fn host_and_tls_secret_serve_the_host_with_tls_from_that_secret() {
     let from_file: Vec<Value> = kfctl::catalog::render(&request).unwrap().objects.into_iter().map(|o| o.obj).collect();
     assert!(from_file == after, "values/gateway-tls.yaml renders as the --set flags do");
     assert_helm_equals(&after, &sets);
-    let files = assert_kustomize_equals("gateway-secret", &sets);
+    let files = assert_kustomize_equals("gateway-secret", &support::GATEWAY, &sets);
     assert_eq!(files, ["kustomization.yaml"], "a patch, no added object");
 }
 
@@ -82,7 +82,7 @@ fn an_issuer_adds_a_certificate_for_the_host_and_the_gateway_reads_its_secret() 
                          "secretName": "kubeflow-gateway-tls"}})]
     );
     assert_helm_equals(&after, &sets);
-    let files = assert_kustomize_equals("gateway-issuer", &sets);
+    let files = assert_kustomize_equals("gateway-issuer", &support::GATEWAY, &sets);
     assert_eq!(files, ["added-by-values.yaml", "kustomization.yaml"]);
     // Values that reach every object reach the added one too, natively and in Helm alike.
     let labelled = [&sets[..], &["global.commonLabels.team=ml"]].concat();
@@ -117,7 +117,7 @@ fn service_type_and_tls_without_redirect() {
     expected["spec"]["type"] = json!("LoadBalancer");
     assert_eq!(new, &expected, "upstream's ClusterIP becomes LoadBalancer, nothing else");
     assert_helm_equals(&after, &sets);
-    assert_kustomize_equals("gateway-service-type", &sets);
+    assert_kustomize_equals("gateway-service-type", &support::GATEWAY, &sets);
 
     let sets = [
         "global.gateway.tls.secretName=kubeflow-tls",
@@ -131,7 +131,7 @@ fn service_type_and_tls_without_redirect() {
     assert_eq!(gateway.pointer("/spec/servers/0").unwrap(), &upstream_http_server(), "HTTP still served, any host");
     assert_eq!(gateway.pointer("/spec/servers/1/hosts").unwrap(), &json!(["*"]));
     assert_helm_equals(&after, &sets);
-    assert_kustomize_equals("gateway-no-redirect", &sets);
+    assert_kustomize_equals("gateway-no-redirect", &support::GATEWAY, &sets);
 }
 
 /// Empty settings are upstream's objects, byte for byte (the parity suites prove the defaults).

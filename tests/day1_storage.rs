@@ -9,6 +9,10 @@ use crate::day1_support as support;
 use serde_json::{Value, json};
 use support::{assert_helm_equals, assert_kustomize_equals, assert_refused, default_render, delta, render, s};
 
+/// The components the database values change (Pipelines' config and Secret), with what they need.
+const DATABASE: [&str; 6] =
+    ["pipelines", "cert-manager", "istio", "istio-crds", "istio-namespace", "kubeflow-namespace"];
+
 const EXTERNAL: [&str; 4] = [
     "pipelines.database.host=mysql.db.example.com",
     "pipelines.database.port=3307",
@@ -69,7 +73,7 @@ fn an_external_database_changes_only_the_install_config_and_the_login() {
     assert!(["cache-server", "metadata-grpc-deployment", "ml-pipeline"].iter().all(|n| names.contains(n)), "{names:?}");
     assert!(readers.iter().all(|(_, r)| r["name"] == "pipeline-install-config"), "{readers:?}");
     assert_helm_equals(&after, &EXTERNAL);
-    let files = assert_kustomize_equals("database", &EXTERNAL);
+    let files = assert_kustomize_equals("database", &DATABASE, &EXTERNAL);
     assert_eq!(files, ["kustomization.yaml"]);
 }
 

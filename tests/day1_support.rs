@@ -82,10 +82,15 @@ pub fn assert_helm_equals(native: &[Value], sets: &[&str]) {
     crate::common::assert_helm_equals_native(native, &helm(sets), &format!("helm template {sets:?}"));
 }
 
-/// Real kustomize of `template --as-kustomization` with `sets` prints byte for byte what
-/// `template` prints with them; the folder's file names are returned.
-pub fn assert_kustomize_equals(case: &str, sets: &[&str]) -> Vec<String> {
-    let (dir, bytes) = crate::common::assert_as_kustomization_equals_render(case, PROFILE, &set_args(sets));
+/// The components the gateway values change (the Gateway, the ingress Service), with what they need.
+pub const GATEWAY: [&str; 5] =
+    ["kubeflow-istio-resources", "istio", "istio-crds", "istio-namespace", "kubeflow-namespace"];
+
+/// Real kustomize of `template --as-kustomization` with `sets`, on `components` (empty: the
+/// whole profile), prints byte for byte what `template` prints with them; the folder's file
+/// names are returned.
+pub fn assert_kustomize_equals(case: &str, components: &[&str], sets: &[&str]) -> Vec<String> {
+    let (dir, bytes) = crate::common::assert_as_kustomization_equals_render(case, PROFILE, components, &set_args(sets));
     println!("{case}: real kustomize byte-identical with the render ({bytes} bytes)");
     let mut files: Vec<String> =
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();

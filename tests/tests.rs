@@ -3,6 +3,12 @@
 //! renders, the exported charts: `common`) across every suite, and reports every failure in
 //! one run. `cargo test --test tests parity::` runs one suite.
 
+/// The binary's allocator here too: the suites parse and compare whole-platform renders, and
+/// the test API server clones objects per request; under glibc's allocator its malloc and free
+/// were a tenth of the suite's CPU (tests/bench/README.md, CI timings).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 mod day1_support;
 
