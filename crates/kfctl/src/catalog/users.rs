@@ -15,7 +15,7 @@
 //! `dex.staticUser` changes the demo user; with `global.users` set there is no demo user, so
 //! giving both is refused ([`UsersError::WithStaticUser`]).
 
-use super::credentials::DEFAULT_EMAIL;
+use super::credentials::{DEFAULT_EMAIL, DEX_PASSWORD_FIELD};
 use super::render::RenderedObject;
 use super::schema::{self, Format, Schema};
 use serde_json::{Value, json};
@@ -23,7 +23,6 @@ use serde_json::{Value, json};
 /// Upstream's demo entry of Dex's `staticPasswords`, as its `config.yaml` has it.
 pub(crate) const DEMO_DEX_ENTRY: &str =
     "- email: user@example.com\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n  userID: \"15841185641784\"\n";
-pub(crate) use super::credentials::DEX_PASSWORD_FIELD as DEMO_PASSWORD_FIELD;
 
 /// Why `global.users` cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -118,7 +117,7 @@ pub(crate) fn is_dex_config_with_demo_login(obj: &Value) -> bool {
 
 /// Whether `obj` is the Secret holding the demo user's hash.
 pub(crate) fn is_dex_passwords(obj: &Value) -> bool {
-    super::credentials::DEX_PASSWORDS.matches(obj) && obj.pointer(DEMO_PASSWORD_FIELD).is_some()
+    super::credentials::DEX_PASSWORDS.matches(obj) && obj.pointer(DEX_PASSWORD_FIELD).is_some()
 }
 
 /// Replace upstream's demo Profile by one per user (the render's step after the table).
@@ -185,7 +184,7 @@ pub(crate) fn apply_dex(obj: &mut Value, values: &Value) {
         *text = dex_config(text, &users);
     }
     if is_dex_passwords(obj)
-        && let Some(field) = obj.pointer_mut(DEMO_PASSWORD_FIELD)
+        && let Some(field) = obj.pointer_mut(DEX_PASSWORD_FIELD)
     {
         *field = json!("");
     }

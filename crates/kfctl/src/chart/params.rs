@@ -405,7 +405,7 @@ fn mark_users(obj: &mut Value, _: &Scope, marks: &mut Marks) {
     if users::is_dex_passwords(obj)
         && let Some(data) = obj.get_mut("stringData").and_then(Value::as_object_mut)
     {
-        let key = users::DEMO_PASSWORD_FIELD.rsplit('/').next().unwrap_or_default();
+        let key = crate::catalog::credentials::DEX_PASSWORD_FIELD.rsplit('/').next().unwrap_or_default();
         marks.mark(data, key, Step::DexDemoHash);
     }
 }
