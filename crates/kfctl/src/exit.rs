@@ -186,7 +186,7 @@ impl ExitStatus for WriteError {
 impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
-            ClusterError::Plan(_) | ClusterError::Connect(_) => Code::Usage,
+            ClusterError::Plan(_) | ClusterError::Connect(_) | ClusterError::NoObjectInNamespace { .. } => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
             ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
             ClusterError::Interrupted { .. } => Code::Interrupted,

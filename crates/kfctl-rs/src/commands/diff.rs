@@ -21,6 +21,10 @@ pub struct DiffArgs {
     /// Give up after this long, every request and wait included (e.g. 90s, 5m; more than 0).
     #[arg(long, default_value = "5m", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Only the rendered objects in this namespace (as kubectl's: cluster-scoped objects are not
+    /// in any).
+    #[arg(long, short = 'n', value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
 }
 
 /// `kfctl-rs diff`: render the profile (or read `--objects`), then compare with the cluster.
@@ -34,7 +38,13 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
 pub fn run_with_objects(args: DiffArgs, objects: Vec<RenderedObject>, _meta: RenderMeta) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let entries = runtime
-        .block_on(diff_within(&objects, &args.cluster.target(), kfctl::cluster::DEFAULT_CONCURRENCY, args.timeout))
+        .block_on(diff_within(
+            &objects,
+            &args.cluster.target(),
+            kfctl::cluster::DEFAULT_CONCURRENCY,
+            args.timeout,
+            args.namespace.as_deref(),
+        ))
         .map_err(cluster_error)?;
     match args.output {
         Output::Json | Output::Yaml => super::output::print_data(args.output, &entries)?,

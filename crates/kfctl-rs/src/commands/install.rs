@@ -53,6 +53,19 @@ pub struct InstallArgs {
     /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h; more than 0).
     #[arg(long, default_value = "20m", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Wait until every object is ready (the default). --wait=false still waits for what the
+    /// next wave needs (namespaces, CRDs, webhooks serving) but not for workloads' readiness;
+    /// `kfctl-rs status` follows them.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub wait: bool,
     /// Take over fields another field manager owns.
     #[arg(long)]
     pub force_conflicts: bool,
@@ -184,6 +197,12 @@ pub fn run_operation(
                 for line in &report.prune.kept_summary {
                     println!("{line}");
                 }
+                if !report.waited {
+                    println!(
+                        "not waited for workloads to become ready (--wait=false): `kfctl-rs status` lists what is \
+                         still pending"
+                    );
+                }
                 print_access(access.as_ref());
             }
         }
@@ -216,6 +235,7 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
     options.force_conflicts = args.force_conflicts;
     options.timeout = args.timeout;
+    options.wait = args.wait;
     options.concurrency = args.concurrency.max(1);
     options.purge = args.purge;
     options.lock_wait = args.lock_wait;

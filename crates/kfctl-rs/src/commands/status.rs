@@ -21,12 +21,21 @@ pub struct StatusArgs {
     /// Give up after this long, every request included (e.g. 90s, 5m; more than 0).
     #[arg(long, default_value = "5m", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Only the recorded objects in this namespace (as kubectl's: cluster-scoped objects are not
+    /// in any); the exit code then says whether they are ready.
+    #[arg(long, short = 'n', value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
 }
 
 pub fn run(args: StatusArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let report = runtime
-        .block_on(status_within(&args.cluster.target(), kfctl::cluster::DEFAULT_CONCURRENCY, args.timeout))
+        .block_on(status_within(
+            &args.cluster.target(),
+            kfctl::cluster::DEFAULT_CONCURRENCY,
+            args.timeout,
+            args.namespace.as_deref(),
+        ))
         .map_err(cluster_error)?;
     match args.output {
         Output::Json | Output::Yaml => super::output::print_data(args.output, &report)?,

@@ -25,6 +25,18 @@ pub struct UninstallArgs {
     /// The whole run's deadline: every request and the wait for deleted namespaces to go.
     #[arg(long, default_value = "5m", value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Wait until deleted namespaces are gone (the default), so an install right after works;
+    /// --wait=false returns once the deletes are accepted (as `kubectl delete --wait=false`).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub wait: bool,
     /// Check every delete (ownership, then a server-side dry run, `dryRun=All`) and print what
     /// would be deleted and kept; delete nothing (no confirmation asked).
     #[arg(long)]
@@ -63,6 +75,7 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
         purge: args.purge,
         concurrency: kfctl::cluster::DEFAULT_CONCURRENCY,
         timeout: args.timeout,
+        wait: args.wait,
         lock_wait: args.lock_wait,
         dry_run: args.dry_run,
         ..UninstallOptions::default()
@@ -80,6 +93,12 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
                 report.already_gone.len(),
                 report.kept.len()
             );
+            if !args.wait && !args.dry_run {
+                println!(
+                    "  not waited for deleted namespaces to go (--wait=false): `kubectl get namespaces` shows them \
+                     Terminating until their objects are gone"
+                );
+            }
             if args.dry_run {
                 for object in &report.deleted {
                     println!("  would delete: {object}");

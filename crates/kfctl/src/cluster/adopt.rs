@@ -351,6 +351,7 @@ pub async fn adopt(
         crd_grace: Duration::from_secs(60),
         deadline: started + options.timeout,
         timeout: options.timeout,
+        wait: true,
     };
     let engine = Engine::new(api.clone(), settings, redactor, Default::default());
     converge::ensure_record_namespace(&engine, progress).await?;

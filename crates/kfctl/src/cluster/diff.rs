@@ -26,7 +26,7 @@ use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::immutable::{self, Remedy};
-use super::object::ObjectRef;
+use super::object::{ObjectRef, in_namespace};
 use super::plan::{Plan, PlannedObject};
 use super::redact::{REDACTED, Redactor, is_secret, redact_object};
 use super::retry::{ApiFailure, FieldConflict};
@@ -108,20 +108,25 @@ pub async fn diff(
     target: &Target,
     concurrency: usize,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
-    diff_within(objects, target, concurrency, super::status::VERB_TIMEOUT).await
+    diff_within(objects, target, concurrency, super::status::VERB_TIMEOUT, None).await
 }
 
-/// Diff every object of the plan against the cluster; every call over within `timeout` (one
-/// deadline for the run), or [`ClusterError::NoAnswer`] saying what it waited for.
+/// Diff every object of the plan (only those in `namespace` when given:
+/// [`ClusterError::NoObjectInNamespace`] when none is) against the cluster; every call over
+/// within `timeout` (one deadline for the run), or [`ClusterError::NoAnswer`] saying what it
+/// waited for.
 pub async fn diff_within(
     objects: &[RenderedObject],
     target: &Target,
     concurrency: usize,
     timeout: std::time::Duration,
+    namespace: Option<&str>,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
     let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+    let plan = Plan::build(objects)?;
+    let planned = in_namespace(plan.objects().map(|o| (&o.reference, o)), namespace, "the rendered objects")?;
     let api = ApiClient::connect(target).await?.within(timeout);
-    diff_with(&api.with_redactor(redactor), objects, concurrency).await
+    diff_planned(&api.with_redactor(redactor), &plan, planned, concurrency).await
 }
 
 /// Diff every object of the plan against the cluster through `api`, a client already bounded
@@ -132,10 +137,20 @@ pub(crate) async fn diff_with(
     concurrency: usize,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
     let plan = Plan::build(objects)?;
+    diff_planned(api, &plan, plan.objects().collect(), concurrency).await
+}
+
+/// Diff `planned`, objects of `plan` (which says which CRDs the install would bring).
+async fn diff_planned(
+    api: &ApiClient,
+    plan: &Plan,
+    planned: Vec<&PlannedObject>,
+    concurrency: usize,
+) -> Result<Vec<DiffEntry>, ClusterError> {
     let api = &api.clone();
     let resolver = Resolver::new(api.clone());
-    let results: Vec<Result<DiffEntry, ClusterError>> = futures::stream::iter(plan.objects())
-        .map(|o| diff_one(api, &resolver, &plan, o))
+    let results: Vec<Result<DiffEntry, ClusterError>> = futures::stream::iter(planned)
+        .map(|o| diff_one(api, &resolver, plan, o))
         .buffered(concurrency.max(1))
         .collect()
         .await;

@@ -42,6 +42,9 @@ pub(crate) struct Settings {
     pub deadline: Instant,
     /// The whole allowance, for messages.
     pub timeout: Duration,
+    /// Wait for every object's readiness, or only for what later waves need
+    /// ([`Rule::gates_later_waves`]).
+    pub wait: bool,
 }
 
 /// Why one object did not apply.

@@ -62,6 +62,11 @@ pub struct InstallOptions {
     pub force_conflicts: bool,
     /// The deadline of the whole install, from its start.
     pub timeout: Duration,
+    /// Wait until every object is ready (the default), or only for what a later wave needs:
+    /// namespaces Active, CRDs Established and served, APIServices Available, webhooks' Services
+    /// serving and their caBundles injected. Workloads, Jobs and cert-manager resources are then
+    /// left to become ready after the run (`status` follows them).
+    pub wait: bool,
     /// Objects applied at once within a wave.
     pub concurrency: usize,
     /// How often readiness is polled.
@@ -114,6 +119,7 @@ impl InstallOptions {
             dry_run: DryRun::None,
             force_conflicts: false,
             timeout: Duration::from_secs(20 * 60),
+            wait: true,
             concurrency: super::DEFAULT_CONCURRENCY,
             poll_interval: Duration::from_secs(2),
             backoff: Backoff::default(),
@@ -139,8 +145,11 @@ pub struct InstallReport {
     pub dry_run: bool,
     /// How many waves the plan has.
     pub waves_total: usize,
-    /// How many waves were applied and became ready.
+    /// How many waves were applied (and became ready, when the run waited).
     pub waves_done: usize,
+    /// Whether the run waited for every object's readiness (`false`: only for what later waves
+    /// needed; see [`InstallOptions::wait`]).
+    pub waited: bool,
     /// How many objects were applied.
     pub applied: usize,
     /// How many of them were created.
@@ -227,6 +236,7 @@ impl Run {
             dry_run: engine.settings.dry_run,
             waves_total: plan.waves.len(),
             waves_done: self.waves_done,
+            waited: engine.settings.wait,
             applied: self.applied,
             created: self.created,
             warnings: checks.warnings,
@@ -356,8 +366,9 @@ async fn wait_for_endpoints(engine: &Engine, wave: &Wave, progress: &mut dyn Pro
 }
 
 async fn wait_for_wave(engine: &Engine, wave: &Wave, progress: &mut dyn Progress) -> Result<(), ClusterError> {
+    let waited = |o: &&PlannedObject| o.rule.is_some_and(|rule| engine.settings.wait || rule.gates_later_waves());
     let items: Vec<(ObjectRef, &PlannedObject)> =
-        wave.objects.iter().filter(|o| o.rule.is_some()).map(|o| (o.reference.clone(), o)).collect();
+        wave.objects.iter().filter(waited).map(|o| (o.reference.clone(), o)).collect();
     if items.is_empty() {
         return Ok(());
     }

@@ -158,6 +158,20 @@ pub enum ClusterError {
         record::RECORD_NAME
     )]
     NoRecord,
+    /// `-n/--namespace` names a namespace none of the objects asked about is in.
+    #[error(
+        "namespace {namespace:?}: {what} hold no object in it; their namespaces: {}; name one of them with \
+         -n/--namespace, or leave it out for every object",
+        held.join(", ")
+    )]
+    NoObjectInNamespace {
+        /// The namespace given.
+        namespace: String,
+        /// The objects asked about ("the install record's objects", "the rendered objects").
+        what: &'static str,
+        /// The namespaces those objects are in.
+        held: Vec<String>,
+    },
     /// The install record cannot be read or written.
     #[error(transparent)]
     Record(#[from] record::RecordError),

@@ -179,6 +179,27 @@ pub(crate) fn annotation<'a>(doc: &'a Value, key: &str) -> Option<&'a str> {
     doc.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
 }
 
+/// The references in `namespace` (every one when it is `None`), or
+/// [`super::ClusterError::NoObjectInNamespace`] naming the namespaces `what` are in: the scope
+/// of `-n/--namespace`, as kubectl's (namespaced objects in it; cluster-scoped ones are not).
+pub(crate) fn in_namespace<'a, T>(
+    items: impl IntoIterator<Item = (&'a ObjectRef, T)>,
+    namespace: Option<&str>,
+    what: &'static str,
+) -> Result<Vec<T>, super::ClusterError> {
+    let items: Vec<(&ObjectRef, T)> = items.into_iter().collect();
+    let Some(namespace) = namespace else { return Ok(items.into_iter().map(|(_, t)| t).collect()) };
+    let mut held: Vec<String> = items.iter().filter_map(|(r, _)| r.namespace.clone()).collect();
+    let kept: Vec<T> =
+        items.into_iter().filter(|(r, _)| r.namespace.as_deref() == Some(namespace)).map(|(_, t)| t).collect();
+    if kept.is_empty() {
+        held.sort();
+        held.dedup();
+        return Err(super::ClusterError::NoObjectInNamespace { namespace: namespace.to_string(), what, held });
+    }
+    Ok(kept)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

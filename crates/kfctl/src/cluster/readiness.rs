@@ -58,6 +58,21 @@ pub(crate) fn rule_for(r: &ObjectRef, doc: &Value) -> Option<Rule> {
 }
 
 impl Rule {
+    /// Whether a later wave needs this wait, so an install that does not wait for readiness
+    /// (`--wait=false`) still waits for it: the namespaces objects go into, the kinds custom
+    /// resources are (CRDs, aggregated APIs) and the caBundles webhooks are called with. The
+    /// readiness of workloads, Jobs and cert-manager resources is only the final report's.
+    pub(crate) fn gates_later_waves(self) -> bool {
+        match self {
+            Rule::NamespaceActive | Rule::CrdEstablished | Rule::ApiServiceAvailable | Rule::CaBundleInjected => true,
+            Rule::DeploymentAvailable
+            | Rule::StatefulSetReady
+            | Rule::DaemonSetReady
+            | Rule::JobComplete
+            | Rule::ReadyCondition => false,
+        }
+    }
+
     /// What the rule waits for, as the plan shows it.
     pub(crate) fn describe(self) -> &'static str {
         match self {

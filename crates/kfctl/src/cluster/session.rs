@@ -132,6 +132,7 @@ fn engine_for(api: ApiClient, options: &InstallOptions, plan: &Plan, redactor: R
         crd_grace: options.crd_grace,
         deadline: started + options.timeout,
         timeout: options.timeout,
+        wait: options.wait,
     };
     let mut engine = Engine::new(api, settings, redactor, plan.crd_kinds.keys().cloned().collect());
     engine.interrupt = options.interrupt.clone();

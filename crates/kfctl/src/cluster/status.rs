@@ -14,6 +14,7 @@ use super::api::{ApiClient, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::install::read_record;
+use super::object::in_namespace;
 use super::progress::Pending;
 use super::readiness::{Readiness, rule_for};
 use super::record::{InstallRecord, InventoryEntry};
@@ -35,6 +36,9 @@ pub struct StatusReport {
     /// `healthy`, `failed` (the last run stopped with an error), `partial` (it stopped before
     /// its last wave without recording an error: interrupted or killed) or `not ready`.
     pub state: String,
+    /// The namespace the components' objects were limited to (`-n/--namespace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// One component's live readiness.
@@ -65,30 +69,34 @@ impl From<Pending> for PendingObject {
 /// How long `status` and `diff` may take when no `--timeout` is given.
 pub(crate) const VERB_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// [`status_within`] the default `VERB_TIMEOUT`.
+/// [`status_within`] the default `VERB_TIMEOUT`, every namespace.
 pub async fn status(target: &Target, concurrency: usize) -> Result<StatusReport, ClusterError> {
-    status_within(target, concurrency, VERB_TIMEOUT).await
+    status_within(target, concurrency, VERB_TIMEOUT, None).await
 }
 
-/// Read the record and judge every inventory object that has a readiness rule; every call
+/// Read the record and judge every inventory object that has a readiness rule (only those in
+/// `namespace` when given: [`ClusterError::NoObjectInNamespace`] when none is); every call
 /// over within `timeout` (one deadline for the run), or [`ClusterError::NoAnswer`] saying
 /// what it waited for.
 pub async fn status_within(
     target: &Target,
     concurrency: usize,
     timeout: Duration,
+    namespace: Option<&str>,
 ) -> Result<StatusReport, ClusterError> {
     let api = ApiClient::connect(target).await?.within(timeout);
     let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    let entries =
+        in_namespace(record.inventory.iter().map(|e| (&e.reference, e)), namespace, "the install record's objects")?;
     let resolver = Resolver::new(api.clone());
-    let verdicts: Vec<Result<Option<Pending>, ClusterError>> = futures::stream::iter(record.inventory.iter())
+    let verdicts: Vec<Result<Option<Pending>, ClusterError>> = futures::stream::iter(entries.iter())
         .map(|entry| judge(&api, &resolver, entry))
         .buffered(concurrency.max(1))
         .collect()
         .await;
     let verdicts = verdicts.into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut components: Vec<ComponentStatus> = Vec::new();
-    for (entry, verdict) in record.inventory.iter().zip(verdicts) {
+    for (entry, verdict) in entries.iter().zip(verdicts) {
         let index = match components.iter().position(|c| c.name == entry.component) {
             Some(i) => i,
             None => {
@@ -106,7 +114,8 @@ pub async fn status_within(
     }
     let ready = components.iter().all(|c| c.pending.is_empty());
     let state = run_state(&record, ready).to_string();
-    Ok(StatusReport { server: api.server.clone(), healthy: state == "healthy", record, components, state })
+    let namespace = namespace.map(str::to_string);
+    Ok(StatusReport { server: api.server.clone(), healthy: state == "healthy", record, components, state, namespace })
 }
 
 /// What the record and the live readiness say about the last run.
@@ -170,6 +179,9 @@ pub fn render_text(report: &StatusReport) -> String {
     }
     if !r.kept.is_empty() {
         out.push_str(&format!("kept (no longer installed, not deleted): {} objects\n", r.kept.len()));
+    }
+    if let Some(namespace) = &report.namespace {
+        out.push_str(&format!("namespace: {namespace} (only the objects in it)\n"));
     }
     for name in &r.meta.provided {
         out.push_str(&format!("{name:<14} provided by the cluster (not installed by kfctl-rs)\n"));

@@ -16,7 +16,8 @@
 //! resources that would go with them, for the confirmation. Deletions are background
 //! deletions; a kind nobody serves any more counts as deleted. It then waits (bounded, with
 //! progress) until every deleted Namespace is gone, so an install right after it works, and
-//! finally deletes the record and its namespace. The run holds the [`super::lease`].
+//! finally deletes the record and its namespace (`wait: false` skips both waits, as
+//! `kubectl delete --wait=false`). The run holds the [`super::lease`].
 
 use super::ClusterError;
 use super::api::{ApiClient, ResourcePath, Target};
@@ -74,8 +75,12 @@ pub struct UninstallOptions {
     pub purge: bool,
     /// Objects deleted at once.
     pub concurrency: usize,
-    /// How long to wait for deleted Namespaces to go.
+    /// The deadline of the whole run: every request, and the wait for deleted Namespaces to go.
     pub timeout: Duration,
+    /// Wait until every deleted Namespace (and finally the record's) is gone, so an install
+    /// right after it works (the default); `false` returns once the deletes are accepted, as
+    /// `kubectl delete --wait=false`.
+    pub wait: bool,
     /// How long to wait for another run's lease.
     pub lock_wait: Duration,
     /// How long the run's lease lives without renewal, and how often it is renewed.
@@ -91,6 +96,7 @@ impl Default for UninstallOptions {
             purge: false,
             concurrency: 16,
             timeout: Duration::from_secs(300),
+            wait: true,
             lock_wait: Duration::from_secs(120),
             lease: LeaseTiming::default(),
             dry_run: false,
@@ -197,7 +203,9 @@ pub async fn uninstall(
     let report = outcome?;
     released?;
     delete_record(&api).await?;
-    wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], progress).await?;
+    if options.wait {
+        wait_gone(&api, &[record::RECORD_NAMESPACE.to_string()], progress).await?;
+    }
     Ok(report)
 }
 
@@ -260,7 +268,7 @@ async fn remove(
         let done = if api.dry_run_deletes { "checked (dry run)" } else { "deleted" };
         progress.event(&Event::Notice(&format!("{done} wave {wave}")));
     }
-    if !api.dry_run_deletes {
+    if !api.dry_run_deletes && options.wait {
         wait_gone(api, &deleted_namespaces, progress).await?;
     }
     Ok(report)
