@@ -79,9 +79,12 @@ fn equal_to_real_kustomize(name: &str) -> Vec<Value> {
     parse(&ours)
 }
 
-fn dashboard(objs: &[Value]) -> &Value {
-    find(objs, "Deployment", "centraldashboard")
+/// Trainer's controller, the object the fixtures change (they extend `minimal`).
+fn controller(objs: &[Value]) -> &Value {
+    find(objs, "Deployment", CONTROLLER)
 }
+
+const CONTROLLER: &str = "kubeflow-trainer-controller-manager";
 
 #[test]
 #[cfg_attr(
@@ -90,7 +93,7 @@ fn dashboard(objs: &[Value]) -> &Value {
 )]
 fn a_json6902_patch_renders_as_real_kustomize() {
     let objs = equal_to_real_kustomize("json6902");
-    assert_eq!(dashboard(&objs)["spec"]["replicas"], json!(2));
+    assert_eq!(controller(&objs)["spec"]["replicas"], json!(2));
 }
 
 #[test]
@@ -100,7 +103,7 @@ fn a_json6902_patch_renders_as_real_kustomize() {
 )]
 fn a_strategic_merge_patch_with_a_target_from_a_file_renders_as_real_kustomize() {
     let objs = equal_to_real_kustomize("strategic");
-    let template = &dashboard(&objs)["spec"]["template"];
+    let template = &controller(&objs)["spec"]["template"];
     assert_eq!(template["metadata"]["annotations"]["example.com/patched-by"], json!("kfctl-profile"));
     let env = template["spec"]["containers"][0]["env"].as_array().unwrap();
     assert!(env.contains(&json!({"name": "EXTRA", "value": "yes"})), "{env:?}");
@@ -123,8 +126,8 @@ fn an_extra_resource_file_renders_as_real_kustomize() {
 )]
 fn an_images_entry_renders_as_real_kustomize() {
     let objs = equal_to_real_kustomize("images");
-    let image = &dashboard(&objs)["spec"]["template"]["spec"]["containers"][0]["image"];
-    assert_eq!(image, &json!("registry.example.com/kubeflow/central-dashboard:v1.10.0-custom"));
+    let image = &controller(&objs)["spec"]["template"]["spec"]["containers"][0]["image"];
+    assert_eq!(image, &json!("registry.example.com/kubeflow/trainer-controller-manager:v2.1.0-custom"));
 }
 
 #[test]
@@ -134,9 +137,11 @@ fn an_images_entry_renders_as_real_kustomize() {
 )]
 fn a_replacements_entry_renders_as_real_kustomize() {
     let objs = equal_to_real_kustomize("replacements");
-    let service = find(&objs, "Service", "centraldashboard");
-    let image = &service["metadata"]["annotations"]["example.com/dashboard-image"];
-    assert_eq!(image, &json!("ghcr.io/kubeflow/kubeflow/central-dashboard:v1.10.0"));
+    let service = find(&objs, "Service", CONTROLLER);
+    let copied = &service["metadata"]["annotations"]["example.com/controller-image"];
+    let image = &controller(&objs)["spec"]["template"]["spec"]["containers"][0]["image"];
+    assert!(image.as_str().is_some_and(|i| i.starts_with("ghcr.io/kubeflow/trainer/")), "{image}");
+    assert_eq!(copied, image);
 }
 
 fn request(profile: &str) -> RenderRequest {
@@ -155,12 +160,12 @@ fn components_by_object(profile: &str) -> Vec<(String, String)> {
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
 fn objects_keep_their_component() {
-    let kind = components_by_object("kind");
-    assert_eq!(components_by_object(fixture("json6902").to_str().unwrap()), kind);
+    let minimal = components_by_object("minimal");
+    assert_eq!(components_by_object(fixture("json6902").to_str().unwrap()), minimal);
     let mut with_extra = components_by_object(fixture("resources").to_str().unwrap());
     let extra = with_extra.iter().position(|(label, _)| label.contains("kfctl-extra")).expect("the extra ConfigMap");
     assert_eq!(with_extra.remove(extra).1, "unknown");
-    assert_eq!(with_extra, kind);
+    assert_eq!(with_extra, minimal);
 }
 
 fn assert_refused(name: &str, expected: &[&str]) {
@@ -217,7 +222,7 @@ fn the_chart_export_templates_the_patched_objects() {
     if let Some(report) = compare::unordered_report(&ours, &helm, 20) {
         panic!("helm template of the export differs from kfctl-rs template:\n{report}");
     }
-    assert_eq!(dashboard(&helm)["spec"]["replicas"], json!(2));
+    assert_eq!(controller(&helm)["spec"]["replicas"], json!(2));
     let extra = fixture("resources");
     let refused = kfctl(&["chart", "export", "--profile", extra.to_str().unwrap()], Some(&out.join("extra")));
     let stderr = String::from_utf8_lossy(&refused.stderr);
