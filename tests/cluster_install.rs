@@ -490,6 +490,11 @@ async fn uninstall_after_partial_install_removes_inventory_and_keeps_preexisting
     options.timeout = Duration::from_secs(1);
     let err = install(tagged(small_platform()), options, &mut RecordingProgress::default()).await.unwrap_err();
     assert_eq!(err.exit_code(), Code::Timeout);
+    let lease = ObjectKey::new("coordination.k8s.io", "leases", Some(RECORD_NAMESPACE), "kfctl-rs-lock");
+    assert!(
+        cluster.server.object(&lease).is_none(),
+        "the timed-out install left its lease for the next run to wait on"
+    );
     let record = cluster.record().unwrap();
     let options = UninstallOptions { concurrency: 8, ..Default::default() };
     let report = uninstall(&cluster.target(), &options, &mut RecordingProgress::default()).await.unwrap();

@@ -35,6 +35,9 @@ use std::time::{Duration, Instant};
 pub use super::unlock::{Unlocked, unlock};
 
 pub(crate) const LEASE_NAME: &str = "kfctl-rs-lock";
+/// How long past the run's deadline releasing the lease may still take: a run that timed out
+/// must not leave the cluster locked until the lease expires.
+const RELEASE_GRACE: Duration = Duration::from_secs(10);
 /// The annotation naming the holder's host (also inside the holder identity).
 pub(crate) const HOST_ANNOTATION: &str = "kfctl-rs.io/host";
 
@@ -241,10 +244,12 @@ impl Lease {
         if let Some(by) = lost {
             return Err(LeaseError::Lost { holder: self.holder, by });
         }
-        let by = match self.api.get(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await {
+        // a run that timed out releases all the same, or the next run waits for the lease to expire
+        let api = self.api.with_grace(RELEASE_GRACE);
+        let by = match api.get(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await {
             Err(_) => return Ok(()),
             Ok(Some(live)) if holder_of(&live) == Some(self.holder.as_str()) => {
-                let _ = self.api.delete(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await;
+                let _ = api.delete(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await;
                 return Ok(());
             }
             Ok(Some(live)) => format!("taken over by {}", text(&live, "/spec/holderIdentity")),
