@@ -13,6 +13,7 @@
 //! kube's `Discovery::run_aggregated` uses.
 
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// Standard verbs of an ordinary resource.
 const STANDARD_VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -306,7 +307,7 @@ fn builtin_types() -> &'static [ResourceType] {
 /// once) and the kinds of established CRDs.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
-    custom: Vec<ResourceType>,
+    custom: Vec<Arc<ResourceType>>,
 }
 
 impl Catalog {
@@ -316,12 +317,16 @@ impl Catalog {
     }
 
     /// Add the kinds of the given CustomResourceDefinitions (skipping ones shadowing built-ins).
-    pub fn with_crds<'a>(mut self, crds: impl Iterator<Item = &'a Value>) -> Self {
-        for crd in crds {
-            for rt in crd_resource_types(crd) {
-                if self.find(&rt.group, &rt.version, &rt.resource).is_none() {
-                    self.custom.push(rt);
-                }
+    #[cfg(test)]
+    pub(crate) fn with_crds<'a>(self, crds: impl Iterator<Item = &'a Value>) -> Self {
+        self.with_types(crds.flat_map(crd_resource_types).map(Arc::new))
+    }
+
+    /// Add CRDs' resource types (skipping ones shadowing built-ins or added before).
+    pub fn with_types(mut self, types: impl Iterator<Item = Arc<ResourceType>>) -> Self {
+        for rt in types {
+            if self.find(&rt.group, &rt.version, &rt.resource).is_none() {
+                self.custom.push(rt);
             }
         }
         self
@@ -334,7 +339,7 @@ impl Catalog {
 
     /// Every type, built-ins first.
     pub fn types(&self) -> impl Iterator<Item = &ResourceType> + Clone {
-        builtin_types().iter().chain(self.custom.iter())
+        builtin_types().iter().chain(self.custom.iter().map(|t| &**t))
     }
 
     /// Groups (excluding core) in first-seen order, each with versions by priority.
