@@ -12,7 +12,8 @@
 //!    meantime is left alone until the next transition);
 //! 3. `SetStatus` and `InjectCaBundle` rules fire after their delays;
 //! 4. Services with a selector get Endpoints and an EndpointSlice whose address is ready once a
-//!    selected workload serves (webhook gating reads these); Endpoints of deleted Services go;
+//!    selected workload serves (webhook gating reads these); Endpoints of deleted Services go
+//!    (only when a Service, a workload or an endpoint object changed since the last pass);
 //! 5. terminating namespaces are emptied and then removed; after deletions, objects whose owners
 //!    are all gone, and custom objects whose CRD is gone, are garbage-collected.
 
@@ -54,8 +55,11 @@ pub fn reconcile(state: &mut State, now: Instant) {
     establish_crds(state, now);
     apply_readiness(state, now);
     apply_scripted(state, now);
-    sync_endpoints(state, now);
-    drop_stale_endpoints(state);
+    if endpoints_may_change(state) {
+        sync_endpoints(state, now);
+        drop_stale_endpoints(state);
+        state.endpoints_synced = Some(state.store.revision());
+    }
     finish_namespaces(state, now);
     collect_garbage(state, now);
     state.reconciled_revision = Some(state.store.revision());
@@ -241,6 +245,25 @@ fn backing_pods(state: &State, namespace: &str, selector: &serde_json::Map<Strin
         }
     }
     (ready, matched)
+}
+
+/// What the endpoint controller reads: Services, the workloads behind them, and its own output.
+const ENDPOINT_INPUTS: &[(&str, &str)] = &[
+    ("", "services"),
+    ("", "endpoints"),
+    ("discovery.k8s.io", "endpointslices"),
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("apps", "replicasets"),
+];
+
+/// Whether anything the endpoint controller reads changed since its last pass (it compared
+/// every Service with every workload of its namespace on every write: a fifth of the server's
+/// CPU under real kubectl installing the whole platform).
+fn endpoints_may_change(state: &State) -> bool {
+    let Some(synced) = state.endpoints_synced else { return true };
+    ENDPOINT_INPUTS.iter().any(|(group, resource)| state.store.changed_since(group, resource, synced))
 }
 
 fn sync_endpoints(state: &mut State, now: Instant) {

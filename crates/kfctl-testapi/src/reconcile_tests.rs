@@ -93,6 +93,27 @@ fn service_endpoints_follow_workload_readiness() {
 }
 
 #[test]
+fn the_endpoint_controller_runs_only_after_what_it_reads_changed() {
+    let mut s = state(TestApiConfig::default());
+    let t0 = Instant::now();
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default", "uid": "u1"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 443}]}});
+    put(&mut s, &ObjectKey::new("", "services", Some("default"), "web"), svc, t0);
+    assert!(endpoints_may_change(&s), "a first pass is always due");
+    reconcile(&mut s, t0);
+    assert!(!endpoints_may_change(&s), "its own writes do not call for another pass");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}});
+    put(&mut s, &ObjectKey::new("", "configmaps", Some("default"), "c"), cm, t0);
+    assert!(!endpoints_may_change(&s), "a ConfigMap is none of its inputs");
+    reconcile(&mut s, t0);
+    put(&mut s, &deploy_key("web"), deployment("web"), t0);
+    assert!(endpoints_may_change(&s), "a workload changed");
+    reconcile(&mut s, t0);
+    let ep_key = ObjectKey::new("", "endpoints", Some("default"), "web");
+    assert!(s.store.get(&ep_key).unwrap().object.get("subsets").is_some(), "the new workload is selected");
+}
+
+#[test]
 fn terminating_namespace_is_emptied_then_removed() {
     let mut s = state(TestApiConfig::default());
     let t0 = Instant::now();

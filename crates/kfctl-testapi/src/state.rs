@@ -67,6 +67,8 @@ pub struct State {
     pub collected_revision: u64,
     /// When each terminating namespace was first seen terminating (for its finalization delay).
     pub terminating_since: std::collections::HashMap<String, Instant>,
+    /// Store revision after the endpoint controller's last pass (`None`: a pass is due).
+    pub endpoints_synced: Option<u64>,
     /// The CRDs' kinds, read from the CRD objects once per change of any CRD: every request
     /// asks for the catalog, and walking ~100 CRDs' JSON each time was a seventh of the
     /// server's CPU in a whole-platform install.
@@ -100,6 +102,7 @@ impl State {
             next_wakeup: None,
             collected_revision: 0,
             terminating_since: Default::default(),
+            endpoints_synced: None,
             crd_kinds: Mutex::default(),
         };
         let now = Instant::now();

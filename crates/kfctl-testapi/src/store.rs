@@ -124,6 +124,9 @@ pub struct Store {
     next_uid: u64,
     history: VecDeque<Event>,
     history_limit: usize,
+    /// (group, resource, revision): the revision of each resource's last change, so a
+    /// controller step can tell whether what it reads changed ([`Store::changed_since`]).
+    changed: Vec<(String, String, u64)>,
 }
 
 /// The object without `metadata` and `status`: what `generation` tracks.
@@ -159,6 +162,7 @@ impl Store {
             next_uid: 1,
             history: VecDeque::new(),
             history_limit,
+            changed: Vec::new(),
         }
     }
 
@@ -316,7 +320,16 @@ impl Store {
         Entry { object, created: now, generation_changed: now, marks: BTreeSet::new() }
     }
 
+    /// Whether an object of `group`/`resource` changed (created, updated, deleted) after `revision`.
+    pub fn changed_since(&self, group: &str, resource: &str, revision: u64) -> bool {
+        self.changed.iter().any(|(g, r, at)| g == group && r == resource && *at > revision)
+    }
+
     fn record(&mut self, kind: EventType, key: &ObjectKey, object: &Value) {
+        match self.changed.iter_mut().find(|(g, r, _)| *g == key.group && *r == key.resource) {
+            Some(entry) => entry.2 = self.revision,
+            None => self.changed.push((key.group.clone(), key.resource.clone(), self.revision)),
+        }
         self.history.push_back(Event { revision: self.revision, kind, key: key.clone(), object: object.clone() });
         while self.history.len() > self.history_limit {
             self.history.pop_front();
