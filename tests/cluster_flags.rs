@@ -89,13 +89,7 @@ async fn install_without_wait_still_waits_for_crds_but_not_for_workloads() {
     assert_eq!(report.waves_done, report.waves_total);
     assert!(cluster.record().unwrap().is_complete());
     assert!(cluster.has("example.org", "widgets", Some("kf"), "w1"));
-    let early: Vec<String> = cluster
-        .server
-        .requests()
-        .iter()
-        .filter(|r| r.path.contains("/widgets") && !r.path.contains("/customresourcedefinitions/") && r.status >= 400)
-        .map(|r| format!("{} {} {}", r.method, r.path, r.status))
-        .collect();
+    let early = cluster.refused_custom_resource_requests("widgets");
     assert!(early.is_empty(), "custom resources were sent before their CRD was served: {early:?}");
     assert!(progress.lines.iter().any(|l| l.contains("not Established") || l.contains("not yet served")));
     assert!(!progress.lines.iter().any(|l| l.contains("Deployment kf/web")), "{:#?}", progress.lines);

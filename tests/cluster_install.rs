@@ -296,13 +296,7 @@ async fn late_crd_and_lagging_discovery_are_waited_for() {
         "{:#?}",
         progress.lines
     );
-    let failed: Vec<String> = cluster
-        .server
-        .requests()
-        .iter()
-        .filter(|r| r.path.contains("/widgets") && !r.path.contains("/customresourcedefinitions/") && r.status >= 400)
-        .map(|r| format!("{} {} {}", r.method, r.path, r.status))
-        .collect();
+    let failed = cluster.refused_custom_resource_requests("widgets");
     assert!(failed.is_empty(), "custom resources were sent before discovery served their kind: {failed:?}");
 }
 

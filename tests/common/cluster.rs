@@ -63,6 +63,18 @@ impl Cluster {
         self.server.object(&ObjectKey::new(group, resource, namespace, name)).is_some()
     }
 
+    /// The requests for custom resources of `plural` (not their CRD) the server refused, as
+    /// `METHOD PATH STATUS`: none when nothing was sent before discovery served the kind.
+    pub fn refused_custom_resource_requests(&self, plural: &str) -> Vec<String> {
+        let path = format!("/{plural}");
+        self.server
+            .requests()
+            .iter()
+            .filter(|r| r.path.contains(&path) && !r.path.contains("/customresourcedefinitions/") && r.status >= 400)
+            .map(|r| format!("{} {} {}", r.method, r.path, r.status))
+            .collect()
+    }
+
     /// Every PATCH the server received: path and body.
     pub fn patches(&self) -> Vec<(String, Vec<u8>)> {
         self.server.requests().into_iter().filter(|r| r.method == "PATCH").map(|r| (r.path, r.body)).collect()

@@ -37,6 +37,25 @@ impl ClusterArgs {
     }
 }
 
+/// `--wait[=BOOL]`, as kubectl's: install, upgrade and uninstall.
+#[derive(Debug, Clone, Args)]
+pub struct WaitArgs {
+    /// Wait until the run's work is done (the default): install and upgrade wait for every
+    /// object to be ready, uninstall for deleted namespaces to go. With --wait=false, install
+    /// still waits for what the next wave needs (namespaces, CRDs, webhooks serving) and
+    /// `kfctl-rs status` follows the rest; uninstall returns once the deletes are accepted.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub wait: bool,
+}
+
 /// Where the objects come from (the renderer's flags join here when it is wired).
 #[derive(Debug, Clone, Args)]
 pub struct SourceArgs {

@@ -11,7 +11,7 @@
 //! components `catalog::attribute::attribute_prerendered` infers).
 
 use super::cluster_args::{
-    ClusterArgs, RenderMeta, SourceArgs, cluster_error, parse_duration, parse_timeout, progress_sink,
+    ClusterArgs, RenderMeta, SourceArgs, WaitArgs, cluster_error, parse_duration, parse_timeout, progress_sink,
 };
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
@@ -53,19 +53,8 @@ pub struct InstallArgs {
     /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h; more than 0).
     #[arg(long, default_value = "20m", value_parser = parse_timeout)]
     pub timeout: Duration,
-    /// Wait until every object is ready (the default). --wait=false still waits for what the
-    /// next wave needs (namespaces, CRDs, webhooks serving) but not for workloads' readiness;
-    /// `kfctl-rs status` follows them.
-    #[arg(
-        long,
-        value_name = "BOOL",
-        default_value_t = true,
-        action = clap::ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "true"
-    )]
-    pub wait: bool,
+    #[command(flatten)]
+    pub wait: WaitArgs,
     /// Take over fields another field manager owns.
     #[arg(long)]
     pub force_conflicts: bool,
@@ -235,7 +224,7 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
     options.force_conflicts = args.force_conflicts;
     options.timeout = args.timeout;
-    options.wait = args.wait;
+    options.wait = args.wait.wait;
     options.concurrency = args.concurrency.max(1);
     options.purge = args.purge;
     options.lock_wait = args.lock_wait;

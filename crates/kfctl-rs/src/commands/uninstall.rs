@@ -4,7 +4,7 @@
 //! deletes CRDs and PVCs too. The confirmation (on a terminal; `--yes` skips it) names the
 //! context, the server and the counts, with `--purge` how many custom resources go with the CRDs.
 
-use super::cluster_args::{ClusterArgs, Output, cluster_error, parse_duration, parse_timeout, progress_sink};
+use super::cluster_args::{ClusterArgs, Output, WaitArgs, cluster_error, parse_duration, parse_timeout, progress_sink};
 use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;
@@ -25,18 +25,8 @@ pub struct UninstallArgs {
     /// The whole run's deadline: every request and the wait for deleted namespaces to go.
     #[arg(long, default_value = "5m", value_parser = parse_timeout)]
     pub timeout: Duration,
-    /// Wait until deleted namespaces are gone (the default), so an install right after works;
-    /// --wait=false returns once the deletes are accepted (as `kubectl delete --wait=false`).
-    #[arg(
-        long,
-        value_name = "BOOL",
-        default_value_t = true,
-        action = clap::ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "true"
-    )]
-    pub wait: bool,
+    #[command(flatten)]
+    pub wait: WaitArgs,
     /// Check every delete (ownership, then a server-side dry run, `dryRun=All`) and print what
     /// would be deleted and kept; delete nothing (no confirmation asked).
     #[arg(long)]
@@ -75,7 +65,7 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
         purge: args.purge,
         concurrency: kfctl::cluster::DEFAULT_CONCURRENCY,
         timeout: args.timeout,
-        wait: args.wait,
+        wait: args.wait.wait,
         lock_wait: args.lock_wait,
         dry_run: args.dry_run,
         ..UninstallOptions::default()
@@ -93,7 +83,7 @@ pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
                 report.already_gone.len(),
                 report.kept.len()
             );
-            if !args.wait && !args.dry_run {
+            if !args.wait.wait && !args.dry_run {
                 println!(
                     "  not waited for deleted namespaces to go (--wait=false): `kubectl get namespaces` shows them \
                      Terminating until their objects are gone"
