@@ -2,7 +2,8 @@
      value, stored as is ("plain"), base64-encoded ("base64"), or replacing `needle` with
      `prefix` + value in the field's text ("text"). */}}
 {{- define "kfctl.credential" -}}
-{{- $value := (index . 0).Values -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
+{{- $value := set (omit (index . 0).Values "global") "global" $global -}}
 {{- range splitList "." (index . 1) -}}
 {{- if kindIs "map" $value -}}{{- $value = get $value . -}}{{- else -}}{{- $value = "" -}}{{- end -}}
 {{- end -}}

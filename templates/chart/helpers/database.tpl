@@ -2,11 +2,12 @@
      kfctl-rs checks it (catalog::external_store::DatabaseError, the same words), as JSON:
      {host, user, port (a string, "" when not given)}; `{}` when no external database is set. */}}
 {{- define "kfctl.database" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $db := get (index . 0).Values "database" | default dict -}}
 {{- $given := list -}}
 {{- $missing := list -}}
 {{- $fields := list "host" "user" "password" -}}
-{{- if has "mysql-secret" (get ((index . 0).Values.global | default dict) "existingSecrets" | default list) -}}
+{{- if has "mysql-secret" (get $global "existingSecrets" | default list) -}}
 {{- if get $db "user" -}}
 {{- fail "pipelines.database.user: set, but mysql-secret is listed in global.existingSecrets, so the login comes from your Secret; put the user in its `username` key and leave pipelines.database.user empty" -}}
 {{- end -}}

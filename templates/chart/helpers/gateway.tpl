@@ -3,8 +3,9 @@
      `kubeflow-gateway-tls` with tls.issuer; empty: no TLS), httpsRedirect, serviceType.
      Refuses what kfctl-rs refuses (catalog::gateway::GatewayError), with the same words. */}}
 {{- define "kfctl.gateway" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $v := (index . 0).Values -}}
-{{- $g := get ($v.global | default dict) "gateway" | default dict -}}
+{{- $g := get $global "gateway" | default dict -}}
 {{- $tls := get $g "tls" | default dict -}}
 {{- $host := get $g "host" | default "" -}}
 {{- $secret := get $tls "secretName" | default "" -}}

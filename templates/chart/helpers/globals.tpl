@@ -1,45 +1,31 @@
-{{/* kfctl.exportedGlobal (list $ (list key...) (list subchart...)): fail when a value given at
-     export under `global` (the path `key...`) is gone from the umbrella's `global:` (a null
-     removed it) while a subchart's copy still holds it. Helm copies the umbrella's `global:`
-     into each subchart's values (`<subchart>.global`, helm/helm#6277) before the install's
-     values apply, so the null would leave the value in every subchart; kfctl-rs drops it. Only
-     the path is named, never the value (umbrella chart only). */}}
-{{- define "kfctl.exportedGlobal" -}}
+{{/* kfctl.globals (list $ into): fills the map `into` with the chart's `global` values: its
+     `global:` coalesced over `exportedGlobal:` (the globals given at export, which stand
+     apart because Helm copies `global:` defaults into every subchart, out of a null's reach:
+     helm/helm#6277) as Helm coalesces values over defaults. Every helper reads `global` so. */}}
+{{- define "kfctl.globals" -}}
 {{- $v := (index . 0).Values -}}
-{{- $path := index . 1 -}}
-{{- if not (include "kfctl.holds" (list $v (concat (list "global") $path))) -}}
-{{- $left := list -}}
-{{- range (index . 2) -}}
-{{- if include "kfctl.holds" (list $v (concat (list . "global") $path)) -}}
-{{- $left = append $left . -}}
-{{- end -}}
-{{- end -}}
-{{- if $left -}}
-{{- $keys := list -}}
-{{- range $path -}}
-{{- $keys = append $keys (replace "." "\\." .) -}}
-{{- end -}}
-{{- $key := printf "global.%s" (join "." $keys) -}}
-{{- fail (printf "%s: a null cannot undo a value given at export, Helm keeps each subchart's copy (helm/helm#6277); add --set <subchart>.%s=null for every subchart still holding it (%s) (see GUIDE.md, \"Values given at export\") or export again without it" $key $key (join ", " $left)) -}}
-{{- end -}}
-{{- end -}}
+{{- $_ := include "kfctl.coalesce" (list (index . 1) ($v.global | default dict) ($v.exportedGlobal | default dict)) -}}
 {{- end -}}
 
-{{/* kfctl.holds (list node (list key...)): "true" when `node` has a value (not null) at the
-     path `key...`, "" otherwise. */}}
-{{- define "kfctl.holds" -}}
-{{- $node := index . 0 -}}
-{{- $found := true -}}
-{{- range (index . 1) -}}
-{{- if and $found (kindIs "map" $node) -}}
-{{- if hasKey $node . -}}
-{{- $node = index $node . -}}
-{{- else -}}
-{{- $found = false -}}
+{{/* kfctl.coalesce (list into values defaults): fills the map `into` with `values` over
+     `defaults`, as Helm coalesces them: a default the values lack is added, maps merge key by
+     key, a null removes the default it stands on, anything else replaces it. */}}
+{{- define "kfctl.coalesce" -}}
+{{- $into := index . 0 -}}
+{{- $values := index . 1 -}}
+{{- range $key, $value := $values -}}
+{{- $_ := set $into $key $value -}}
 {{- end -}}
-{{- else -}}
-{{- $found = false -}}
+{{- range $key, $default := index . 2 -}}
+{{- $value := get $values $key -}}
+{{- if not (hasKey $values $key) -}}
+{{- $_ := set $into $key $default -}}
+{{- else if kindIs "invalid" $value -}}
+{{- $_ := unset $into $key -}}
+{{- else if and (kindIs "map" $value) (kindIs "map" $default) -}}
+{{- $inner := dict -}}
+{{- $_ := include "kfctl.coalesce" (list $inner $value $default) -}}
+{{- $_ := set $into $key $inner -}}
 {{- end -}}
 {{- end -}}
-{{- if and $found (not (kindIs "invalid" $node)) -}}true{{- end -}}
 {{- end -}}

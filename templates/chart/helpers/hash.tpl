@@ -25,6 +25,7 @@
      `base` when `global.existingSecrets` lists it (the user's Secret has no hash suffix), else
      its hashed name. */}}
 {{- define "kfctl.secretName" -}}
-{{- $listed := get ((index . 0).Values.global | default dict) "existingSecrets" | default list -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
+{{- $listed := get $global "existingSecrets" | default list -}}
 {{- if has (index . 1) $listed -}}{{- index . 1 -}}{{- else -}}{{- index . 2 -}}{{- end -}}
 {{- end -}}

@@ -38,10 +38,11 @@
      scope}, `""` when unset); fails, as kfctl-rs does, on an issuer without its client id or
      a client id without an issuer. */}}
 {{- define "kfctl.oidc" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $o := (index . 0).Values.oidc | default dict -}}
 {{- $issuer := get $o "issuerURL" | default "" -}}
 {{- $id := get $o "clientID" | default "" -}}
-{{- $existing := has "oauth2-proxy" (get ((index . 0).Values.global | default dict) "existingSecrets" | default list) -}}
+{{- $existing := has "oauth2-proxy" (get $global "existingSecrets" | default list) -}}
 {{- if and $id $existing -}}
 {{- fail "oauth2-proxy.oidc.clientID: set, but the oauth2-proxy Secret is listed in global.existingSecrets, so the client id comes from your Secret; put it in its `client-id` key and leave oauth2-proxy.oidc.clientID empty" -}}
 {{- end -}}

@@ -2,6 +2,7 @@
      pulled as given; else `global.imageRegistry` (the registry replaces the image's own, kept
      are path, tag and digest). */}}
 {{- define "kfctl.image" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $v := (index . 0).Values -}}
 {{- $image := index . 2 -}}
 {{- $given := false -}}
@@ -9,7 +10,7 @@
 {{- $override := get ($v.images | default dict) . -}}
 {{- if and (kindIs "string" $override) $override (ne $override $image) -}}{{- $image = $override -}}{{- $given = true -}}{{- end -}}
 {{- end -}}
-{{- $registry := get ($v.global | default dict) "imageRegistry" -}}
+{{- $registry := get $global "imageRegistry" -}}
 {{- if and (not $given) (kindIs "string" $registry) $registry -}}
 {{- $registry = regexReplaceAll "/+$" $registry "" -}}
 {{- if $registry -}}

@@ -2,9 +2,10 @@
      not `provided` (the cluster runs this dependency itself), and `global.crds` ("" every
      object, "only" just CRDs, "skip" all but CRDs). */}}
 {{- define "kfctl.enabled" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $v := (index . 0).Values -}}
 {{- $crd := index . 1 -}}
-{{- $mode := toString (get ($v.global | default dict) "crds") -}}
+{{- $mode := toString (get $global "crds") -}}
 {{- if and (ne (toString (get $v "enabled")) "false") (ne (toString (get $v "provided")) "true") -}}
 {{- if or (and (ne $mode "only") (ne $mode "skip")) (and $crd (eq $mode "only")) (and (not $crd) (eq $mode "skip")) -}}true{{- end -}}
 {{- end -}}
@@ -14,11 +15,12 @@
      `global.existingSecrets` lists the Secret `name`, which then does not render; fails when
      a credential value is set whose every Secret is listed (it would be used nowhere). */}}
 {{- define "kfctl.existingSecret" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $root := index . 0 -}}
-{{- $listed := get ($root.Values.global | default dict) "existingSecrets" | default list -}}
+{{- $listed := get $global "existingSecrets" | default list -}}
 {{- if has (index . 1) $listed -}}
 {{- range (index . 2) -}}
-{{- $value := $root.Values -}}
+{{- $value := set (omit $root.Values "global") "global" $global -}}
 {{- range splitList "." (index . 0) -}}
 {{- if kindIs "map" $value -}}{{- $value = get $value . -}}{{- else -}}{{- $value = "" -}}{{- end -}}
 {{- end -}}

@@ -1,6 +1,7 @@
 {{/* kfctl.podSecurityLevel (list $ name): `global.podSecurity.<name>` when a non-empty string. */}}
 {{- define "kfctl.podSecurityLevel" -}}
-{{- $podSecurity := get ((index . 0).Values.global | default dict) "podSecurity" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
+{{- $podSecurity := get $global "podSecurity" -}}
 {{- if kindIs "map" $podSecurity -}}
 {{- $level := get $podSecurity (index . 1) -}}
 {{- if kindIs "string" $level -}}{{- $level -}}{{- end -}}

@@ -3,6 +3,7 @@
      non-empty value, else global's; "runtimes" the chart's `runtimes.<name>` only (node
      agents take none). */}}
 {{- define "kfctl.scoped" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $v := (index . 0).Values -}}
 {{- $name := index . 1 -}}
 {{- $source := index . 2 -}}
@@ -15,7 +16,7 @@
 {{- if not (empty $own) -}}
 {{- toJson $own -}}
 {{- else if eq $source "scoped" -}}
-{{- with get ($v.global | default dict) $name -}}{{- toJson . -}}{{- end -}}
+{{- with get $global $name -}}{{- toJson . -}}{{- end -}}
 {{- end -}}
 {{- end -}}
 

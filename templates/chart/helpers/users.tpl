@@ -4,8 +4,9 @@
      does, on a derived namespace that is no DNS-1123 label, on two users with one namespace,
      and (in Dex's chart, which sees both) beside `dex.staticUser`. */}}
 {{- define "kfctl.users" -}}
+{{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $v := (index . 0).Values -}}
-{{- $users := get ($v.global | default dict) "users" -}}
+{{- $users := get $global "users" -}}
 {{- if and (kindIs "slice" $users) $users -}}
 {{- $static := $v.staticUser | default dict -}}
 {{- if and (kindIs "map" $static) (or (get $static "email") (get $static "passwordHash")) -}}

@@ -21,6 +21,8 @@ pub(crate) fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
         return Some(text.into());
     }
     match path {
+        [EXPORTED_GLOBAL_KEY] => Some(EXPORTED_GLOBAL.into()),
+        [EXPORTED_GLOBAL_KEY, rest @ ..] => describe(&[&["global"], rest].concat(), catalog),
         ["global", "existingSecrets"] => Some(super::existing_secrets::description()),
         ["global", rest @ ..] => global(rest).map(str::to_string).or_else(|| credential(path)),
         [component] => Some(section(component, catalog)),
@@ -32,6 +34,9 @@ pub(crate) fn describe(path: &[&str], catalog: &Catalog) -> Option<String> {
 /// Whether the keys under `path` (a full value path) are the user's own, so that only the
 /// key at `path` itself is described.
 pub(crate) fn free_form(path: &[&str]) -> bool {
+    if let [EXPORTED_GLOBAL_KEY, rest @ ..] = path {
+        return free_form(&[&["global"], rest].concat());
+    }
     let scheduling = matches!(path.last(), Some(&("nodeSelector" | "affinity" | "tolerations")));
     let metadata = matches!(
         path,
@@ -47,10 +52,19 @@ pub(crate) fn free_form(path: &[&str]) -> bool {
 /// a subchart's own keys sit under its component, `global` stays where it is.
 pub(crate) fn full_path<'a>(path: &[&'a str], component: Option<&'a str>) -> Vec<&'a str> {
     match (component, path.first()) {
-        (Some(c), Some(first)) if *first != "global" => std::iter::once(c).chain(path.iter().copied()).collect(),
+        (Some(c), Some(first)) if !matches!(*first, "global" | EXPORTED_GLOBAL_KEY) => {
+            std::iter::once(c).chain(path.iter().copied()).collect()
+        }
         _ => path.to_vec(),
     }
 }
+
+/// The key of an exported chart's values that holds the globals given at export
+/// (`chart::exported_global`).
+pub(crate) const EXPORTED_GLOBAL_KEY: &str = "exportedGlobal";
+
+/// What [`EXPORTED_GLOBAL_KEY`] holds.
+pub(crate) const EXPORTED_GLOBAL: &str = "The `global:` values given at export, this chart's defaults for those keys: a value under `global:` replaces or merges over one, a null removes it. They stand here, not under `global:`, because Helm copies `global:` defaults into every subchart, where an install's null cannot reach them (helm/helm#6277); set them under `global:`.";
 
 /// The copy of `global:` Helm hands each subchart (in a subchart's schema).
 pub(crate) const GLOBAL_COPY: &str = "Helm's copy of the umbrella chart's `global:` values; set them there.";
@@ -244,5 +258,7 @@ mod tests {
         assert_eq!(full_path(&["replicas", "w"], Some("katib")), ["katib", "replicas", "w"]);
         assert_eq!(full_path(&["global", "crds"], Some("katib")), ["global", "crds"]);
         assert_eq!(full_path(&["katib"], None), ["katib"]);
+        assert_eq!(full_path(&["exportedGlobal", "crds"], Some("katib")), ["exportedGlobal", "crds"]);
+        assert!(free_form(&["exportedGlobal", "commonLabels"]) && !free_form(&["exportedGlobal", "gateway"]));
     }
 }

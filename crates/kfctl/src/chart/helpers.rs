@@ -6,8 +6,8 @@
 //! kustomize's hashed names ([`super::hashed`]); one
 //! file per row of [`params::PARAMS`], named after the row (`images.tpl`, …) and holding the
 //! helpers the row names in [`params::Param::helm`], in the table's order; `requires.tpl`,
-//! the umbrella's dependency check; and `globals.tpl`, the umbrella's refusal of a null over a
-//! global given at export ([`super::given`]). A row added to the table without its file fails the
+//! the umbrella's dependency check; and `globals.tpl`, how every helper reads `global`
+//! (`global:` coalesced over the globals given at export, [`super::exported_global`]). A row added to the table without its file fails the
 //! export, and a test holds each file's `define`s equal to the helpers its row names.
 
 use super::ChartError;
@@ -17,8 +17,9 @@ use crate::catalog::params;
 /// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
 pub(crate) const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup"];
 
-/// The umbrella's refusal of a null over a global given at export ([`super::given`]).
-pub(crate) const GLOBALS_HELM: &[&str] = &["kfctl.exportedGlobal", "kfctl.holds"];
+/// Every helper's view of `global`: `global:` coalesced over the globals given at export
+/// ([`super::exported_global`]).
+pub(crate) const GLOBALS_HELM: &[&str] = &["kfctl.globals", "kfctl.coalesce"];
 
 /// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
 pub(crate) const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];

@@ -6,10 +6,10 @@
 //!
 //! ```text
 //! OUT/Chart.yaml              dependencies: one per component, condition <component>.enabled
-//! OUT/values.yaml             global: + one section per component (the effective values)
+//! OUT/values.yaml             global: + one section per component (the effective values;
+//!                             globals given at export under exportedGlobal: `exported_global`)
 //! OUT/values.schema.json      kfctl-rs's schema, as JSON Schema
-//! OUT/templates/              _helpers.tpl, checks.yaml (dependency checks, and a null over a
-//!                             global given at export refused: `given`), NOTES.txt
+//! OUT/templates/              _helpers.tpl, checks.yaml (dependency checks), NOTES.txt
 //! OUT/charts/<component>/     Chart.yaml, values.yaml (section + global), schema, README,
 //!                             templates/<kind>-<namespace>-<name>.yaml, one per object
 //! OUT/argocd/                 with --argocd: one Application per component, and a parent
@@ -30,9 +30,9 @@
 
 pub(crate) mod argocd;
 pub mod credentials;
+pub(crate) mod exported_global;
 pub(crate) mod external_store;
 pub(crate) mod gateway;
-pub(crate) mod given;
 pub(crate) mod gotmpl;
 pub(crate) mod hashed;
 pub(crate) mod helpers;
@@ -143,7 +143,8 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
     check_name(&options.chart_name)?;
     let components = group(prepared)?;
     let names: Vec<&str> = components.iter().map(|c| c.name).collect();
-    let full_schema = prepared.schema.to_json_schema(&|path| docs::describe(path, &prepared.catalog));
+    let mut full_schema = prepared.schema.to_json_schema(&|path| docs::describe(path, &prepared.catalog));
+    exported_global::nullable_globals(&mut full_schema, &exported_global::keys(&prepared.user));
     let mut files = ChartFiles::new();
     for component in &components {
         for (path, text) in component_chart(prepared, component, &full_schema, options)? {
@@ -178,15 +179,24 @@ pub fn values_file(prepared: &Prepared, chart_name: &str, component: Option<&str
 }
 
 fn umbrella_values_file(prepared: &Prepared, chart_name: &str, values: &Value) -> Result<String, ChartError> {
-    let body = values_doc::commented_yaml(values, None, &prepared.catalog);
+    let values = exported_global_apart(prepared, values);
+    let body = values_doc::commented_yaml(&values, None, &prepared.catalog);
     let scope = "`global:` and one section per component";
     values_text(chart_name, &prepared.profile.name, scope, &body)
 }
 
 fn component_values_file(prepared: &Prepared, component: &str, values: &Value) -> Result<String, ChartError> {
-    let body = values_doc::commented_yaml(values, Some(component), &prepared.catalog);
+    let values = exported_global_apart(prepared, values);
+    let body = values_doc::commented_yaml(&values, Some(component), &prepared.catalog);
     let scope = format!("its `{component}:` section, here at the top, and `global:`");
     values_text(component, &prepared.profile.name, &scope, &body)
+}
+
+/// `values` as a `values.yaml` holds them: the globals given at export set apart.
+fn exported_global_apart(prepared: &Prepared, values: &Value) -> Value {
+    let mut values = values.clone();
+    exported_global::set_apart(&mut values, &exported_global::keys(&prepared.user));
+    values
 }
 
 fn values_text(name: &str, profile: &str, scope: &str, body: &str) -> Result<String, ChartError> {
@@ -381,7 +391,7 @@ fn umbrella(
         "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),
         "dependencies": listed, "components": listed, "notice": crate::notice::BEST_EFFORT, "umbrella": true, "crd_count": 0,
         "access": crate::catalog::access::facts(), "provided_groups": provided_groups,
-        "rows": global_rows, "subcharts": names, "given_globals": given::paths(&prepared.user),
+        "rows": global_rows,
         "export_args": options.export_args, "argocd": options.argocd.as_ref().map(|a| json!({"repo_url": a.repo_url, "path": a.path, "revision": a.revision})),
     });
     let mut files = ChartFiles::new();

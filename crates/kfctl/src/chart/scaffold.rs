@@ -3,6 +3,7 @@
 //! `templates/argocd/`), plus the values tables the READMEs list.
 
 use super::ChartError;
+use super::exported_global;
 use crate::catalog::{Catalog, docs};
 use crate::embedded;
 use serde::Serialize;
@@ -133,10 +134,17 @@ pub(crate) fn umbrella_schema(full: &Value, components: &[&str]) -> Value {
                 *section = only_disabled(name);
             } else if let Some(inner) = section.get_mut("properties").and_then(Value::as_object_mut) {
                 inner.insert("global".into(), json!({"description": docs::GLOBAL_COPY, "type": "object"}));
+                inner.insert(exported_global::KEY.into(), exported_global_schema());
             }
         }
+        props.insert(exported_global::KEY.into(), exported_global_schema());
     }
     with_draft(schema)
+}
+
+/// `exportedGlobal`, the globals given at export ([`exported_global`]).
+fn exported_global_schema() -> Value {
+    json!({"description": docs::EXPORTED_GLOBAL, "type": "object"})
 }
 
 /// The schema of a component the chart does not hold: `enabled: false` and nothing else.
@@ -160,6 +168,7 @@ pub(crate) fn component_schema(full: &Value, component: &str) -> Value {
     if let Some(global) = full.pointer("/properties/global") {
         props.insert("global".into(), global.clone());
     }
+    props.insert(exported_global::KEY.into(), exported_global_schema());
     with_draft(json!({"type": "object", "properties": props, "additionalProperties": false}))
 }
 
@@ -241,6 +250,10 @@ mod tests {
         assert_eq!(katib.pointer("/properties/enabled/type").unwrap(), "boolean");
         assert_eq!(katib.pointer("/properties/global/properties/imageRegistry/type").unwrap(), "string");
         assert_eq!(katib["additionalProperties"], json!(false));
+        for schema in [&umbrella, &katib] {
+            assert_eq!(schema.pointer("/properties/exportedGlobal/type").unwrap(), "object");
+        }
+        assert_eq!(umbrella.pointer("/properties/katib/properties/exportedGlobal/type").unwrap(), "object");
     }
 
     #[test]
