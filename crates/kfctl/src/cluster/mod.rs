@@ -37,6 +37,7 @@ pub(crate) mod converge;
 pub mod diff;
 pub(crate) mod discovery;
 pub(crate) mod engine;
+mod failure;
 pub mod immutable;
 pub mod install;
 pub mod kind;

@@ -357,7 +357,7 @@ mod tests {
             "details": {"name": "web", "group": "apps", "kind": "deployments", "causes": [
                 {"reason": "FieldManagerConflict", "message": "conflict with \"helm\" using apps/v1", "field": ".spec.replicas"},
                 {"reason": "FieldManagerConflict", "message": "conflict with \"helm\" using apps/v1", "field": ".spec.template"}]}});
-        let f = super::super::api::status_failure(409, &body, "", None);
+        let f = super::super::failure::status_failure(409, &body, "", None);
         assert_eq!((f.reason.clone(), f.conflicts.len()), (Reason::Conflict, 2));
         assert_eq!(decide(&f), (FailureClass::FieldConflict, Decision::FailFast));
     }
