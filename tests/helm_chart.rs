@@ -15,7 +15,7 @@
 
 use crate::common;
 
-use kfctl::catalog::render::{self, Prepared, RenderedObject};
+use kfctl::catalog::render::{Prepared, RenderedObject};
 use kfctl::catalog::strvals::{self, SetFlag, SetKind};
 use kfctl::catalog::{Catalog, RenderRequest, params, profile, values};
 use kfctl::chart::{self, ExportOptions};
@@ -198,8 +198,8 @@ fn golden_prepared() -> &'static Prepared {
                 RenderedObject { component, obj }
             })
             .collect();
-        let defaults = render::defaults(&catalog, &resolved, &objects);
-        let schema = render::schema_for(&defaults);
+        let defaults = kfctl::catalog::defaults::defaults(&catalog, &resolved, &objects);
+        let schema = kfctl::catalog::defaults::schema_for(&defaults);
         Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
     })
 }
@@ -772,8 +772,8 @@ fn edge_prepared() -> Prepared {
     let mut objects = tag("cert-manager", cert);
     objects.extend(tag("kubeflow-namespace", namespaces));
     objects.extend(tag("katib", katib));
-    let defaults = render::defaults(&catalog, &resolved, &objects);
-    let schema = render::schema_for(&defaults);
+    let defaults = kfctl::catalog::defaults::defaults(&catalog, &resolved, &objects);
+    let schema = kfctl::catalog::defaults::schema_for(&defaults);
     Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
 }
 

@@ -26,6 +26,7 @@ pub mod attribute;
 pub(crate) mod changes;
 pub(crate) mod component;
 pub mod credentials;
+pub mod defaults;
 pub(crate) mod docs;
 pub(crate) mod existing_secrets;
 pub(crate) mod external_store;
