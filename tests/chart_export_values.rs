@@ -58,6 +58,8 @@ fn values_given_at_export_are_defaults_another_value_replaces_and_a_null_removes
         "global.storageClass=fast",
         "global.users[0].email=alice@example.com",
         user.as_str(),
+        "global.podSecurity.namespaces=baseline",
+        "global.gateway.host=kubeflow.example.com",
         "katib.replicas.katib-ui=3",
     ];
     let mut args = Vec::new();
@@ -65,7 +67,7 @@ fn values_given_at_export_are_defaults_another_value_replaces_and_a_null_removes
         args.extend(["--set", *s]);
     }
     let chart = export("given", &args);
-    assert_set_apart(&chart, &["commonLabels", "imageRegistry", "storageClass", "users"]);
+    assert_set_apart(&chart, &["commonLabels", "imageRegistry", "storageClass", "users", "podSecurity", "gateway"]);
     let exported = native(&given, &[]);
     common::assert_helm_equals_native(&exported, &helm(&chart, &[]), "the export's own defaults");
     assert_lints(&chart, "the export given globals");
@@ -82,9 +84,17 @@ fn values_given_at_export_are_defaults_another_value_replaces_and_a_null_removes
     ];
     let expected = native(&[&given[..], &other[..]].concat(), &[]);
     common::assert_helm_equals_native(&expected, &helm(&chart, &other), "other values over the export's");
-    for null in
-        ["global.commonLabels=null", "global.imageRegistry=null", "global.storageClass=null", "global.users=null"]
-    {
+    // A null over a key with a default inside one (the PSS level, the gateway host) removes it
+    // as well: the chart's schema lets it through where kfctl-rs's default stands.
+    let nulls = [
+        "global.commonLabels=null",
+        "global.imageRegistry=null",
+        "global.storageClass=null",
+        "global.users=null",
+        "global.podSecurity.namespaces=null",
+        "global.gateway.host=null",
+    ];
+    for null in nulls {
         let undone = native(&[&given[..], &[null]].concat(), &[]);
         assert!(compare::unordered_report(&exported, &undone, 1).is_some(), "kfctl-rs: {null} changes nothing");
         common::assert_helm_equals_native(&undone, &helm(&chart, &[null]), &format!("--set {null}"));

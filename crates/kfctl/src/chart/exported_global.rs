@@ -48,15 +48,27 @@ pub(crate) fn set_apart(values: &mut Value, keys: &BTreeSet<String>) {
 }
 
 /// `schema` (the full one, whose `global` property is at `/properties/global`) with a null
-/// allowed for each of `keys`, the globals set apart: an install's null over one reaches the
-/// schema, no default standing under it. A null over any other global removes its default
-/// before the schema sees it, so nothing else changes.
+/// allowed for each of `keys`, the globals set apart, and for every key with a default inside
+/// them (the `properties` of their maps): an install's null there reaches the schema, no
+/// default standing under it in `values.yaml`, where kfctl-rs removes the default it stands on.
+/// Inside a free-form map (a label's value) or a list a null stays refused, as kfctl-rs refuses
+/// it there. A null over any other global removes its default before the schema sees it, so
+/// nothing else changes.
 pub(crate) fn nullable_globals(schema: &mut Value, keys: &BTreeSet<String>) {
     let Some(globals) = schema.pointer_mut("/properties/global/properties").and_then(Value::as_object_mut) else {
         return;
     };
     for (_, property) in globals.iter_mut().filter(|(k, _)| keys.contains(*k)) {
-        nullable(property);
+        nullable_with_defaults(property);
+    }
+}
+
+/// `property` and every property under it that has a default allow `null`.
+fn nullable_with_defaults(property: &mut Value) {
+    nullable(property);
+    let inner = property.get_mut("properties").and_then(Value::as_object_mut);
+    for child in inner.into_iter().flat_map(|p| p.values_mut()) {
+        nullable_with_defaults(child);
     }
 }
 
@@ -115,13 +127,15 @@ mod tests {
     }
 
     #[test]
-    fn globals_set_apart_allow_null_and_nothing_deeper_or_else_does() {
+    fn globals_set_apart_and_their_defaulted_keys_allow_null_and_nothing_else_does() {
         let mut schema = json!({"properties": {"global": {"type": "object", "properties": {
             "crds": {"type": "string", "enum": ["", "only"]},
             "commonLabels": {"type": "object", "additionalProperties": {"type": "string"}},
-            "users": {"type": ["array"], "items": {"type": "object"}},
+            "users": {"type": ["array"], "items": {"type": "object", "properties": {"email": {"type": "string"}}}},
+            "gateway": {"type": "object", "properties": {"tls": {"type": "object", "properties": {
+                "issuer": {"type": "string"}}}}, "additionalProperties": false},
         }}}});
-        let apart = ["crds", "commonLabels", "users"].map(String::from).into();
+        let apart = ["crds", "commonLabels", "users", "gateway"].map(String::from).into();
         let mut others = schema.clone();
         nullable_globals(&mut schema, &apart);
         let global = &schema["properties"]["global"];
@@ -130,6 +144,10 @@ mod tests {
         assert_eq!(global["properties"]["commonLabels"]["type"], json!(["object", "null"]));
         assert_eq!(global["properties"]["commonLabels"]["additionalProperties"], json!({"type": "string"}));
         assert_eq!(global["properties"]["users"]["type"], json!(["array", "null"]));
+        assert_eq!(global["properties"]["users"]["items"]["properties"]["email"]["type"], "string");
+        let gateway = &global["properties"]["gateway"];
+        assert_eq!(gateway["properties"]["tls"]["properties"]["issuer"]["type"], json!(["string", "null"]));
+        assert_eq!(gateway["additionalProperties"], json!(false));
         let before = others.clone();
         nullable_globals(&mut others, &["imageRegistry".to_string()].into());
         assert_eq!(others, before);
