@@ -15,7 +15,7 @@
 //! through `kfctl.globals` (`templates/chart/helpers/globals.tpl`), which coalesces the
 //! install's `global:` over `exportedGlobal:` as Helm coalesces values over defaults: a null
 //! there (which now reaches every subchart, no default standing under it) removes the value.
-//! The schemas let a top-level global be null ([`nullable_globals`]).
+//! The schemas let those keys, and the defaulted keys inside them, be null ([`nullable_globals`]).
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;

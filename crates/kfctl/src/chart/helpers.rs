@@ -7,8 +7,9 @@
 //! file per row of [`params::PARAMS`], named after the row (`images.tpl`, …) and holding the
 //! helpers the row names in [`params::Param::helm`], in the table's order; `requires.tpl`,
 //! the umbrella's dependency check; and `globals.tpl`, how every helper reads `global`
-//! (`global:` coalesced over the globals given at export, [`super::exported_global`]). A row added to the table without its file fails the
-//! export, and a test holds each file's `define`s equal to the helpers its row names.
+//! (`global:` coalesced over the globals given at export, [`super::exported_global`]). A row
+//! added to the table without its file fails the export, and a test holds each file's
+//! `define`s equal to the helpers its row names.
 
 use super::ChartError;
 use super::scaffold::verbatim;
