@@ -88,6 +88,7 @@ impl SourceArgs {
                 provided: rendered.provided.iter().map(|d| d.name.clone()).collect(),
             },
             uses_default_credentials: !rendered.default_credentials.is_empty(),
+            keeps_demo_login: rendered.keeps_demo_login(),
             profile_allows_default_credentials: rendered.profile.allow_default_credentials,
             supported_kubernetes: upstream.supported_kubernetes.clone(),
             provided: rendered.provided,
@@ -101,6 +102,8 @@ impl SourceArgs {
 pub struct RenderMeta {
     pub meta: InstallMeta,
     pub uses_default_credentials: bool,
+    /// Upstream's demo login still works (what the install's summary says to log in as).
+    pub keeps_demo_login: bool,
     /// The profile allows them (its `allowDefaultCredentials`).
     pub profile_allows_default_credentials: bool,
     /// The release's supported Kubernetes range, when the catalog knows it.
@@ -158,6 +161,8 @@ pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Ve
     let meta = RenderMeta {
         meta,
         uses_default_credentials,
+        // a pre-rendered stream says no more than that the demo email is still in it
+        keeps_demo_login: uses_default_credentials,
         profile_allows_default_credentials,
         supported_kubernetes: None,
         provided: Vec::new(),

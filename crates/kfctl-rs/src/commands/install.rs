@@ -113,7 +113,7 @@ pub fn run_operation(
         return Ok(Code::Success);
     }
     let in_objects: Vec<&serde_json::Value> = objects.iter().map(|o| &o.obj).collect();
-    let access = kfctl::catalog::access::describe(&in_objects, meta.uses_default_credentials);
+    let access = kfctl::catalog::access::describe(&in_objects, meta.keeps_demo_login);
     let mut options = install_options(&args, meta);
     options.operation = operation;
     let ask = !args.yes && options.dry_run == DryRun::None;

@@ -92,6 +92,16 @@ pub struct Rendered {
     pub provided: Vec<super::provided::Dependency>,
 }
 
+impl Rendered {
+    /// Whether upstream's demo login (`user@example.com / 12341234`) still works: the Dex demo
+    /// user's password hash is one of the [`Rendered::default_credentials`]. Users of one's own
+    /// (`global.users`) or a hash of one's own (`dex.staticUser.passwordHash`) replace it,
+    /// whatever other credential stays at upstream's default.
+    pub fn keeps_demo_login(&self) -> bool {
+        self.default_credentials.iter().any(|c| c.field == super::credentials::DEX_PASSWORD_FIELD)
+    }
+}
+
 /// Everything a render knows before values change any object: the chart export starts here.
 pub struct Prepared {
     /// The catalog of the tree's release.
