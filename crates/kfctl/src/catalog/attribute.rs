@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn example_entries_by_path_then_by_pattern() {
-        let catalog = Catalog::embedded().unwrap();
+        let catalog = Catalog::for_release("26.03").unwrap();
         let at = |e: &str, kc: bool| attribute_entry(&catalog, e, kc).component.map(|(c, v)| format!("{c}/{v}"));
         assert_eq!(at("../common/cert-manager/base", false).as_deref(), Some("cert-manager/default"));
         assert_eq!(at("../common/istio/istio-install/overlays/gke", false).as_deref(), Some("istio/gke"));
@@ -190,6 +190,12 @@ mod tests {
         );
         assert_eq!(at("../common/security/PSS/dynamic/baseline", true).as_deref(), Some("profiles/default"));
         assert_eq!(at("../somewhere/else", false), None);
+        // 26.03.1 merged profiles into dashboard: the old folders' patterns mean dashboard.
+        let merged = Catalog::for_release("26.03.1").unwrap();
+        let at = |e: &str, kc: bool| attribute_entry(&merged, e, kc).component.map(|(c, v)| format!("{c}/{v}"));
+        assert_eq!(at("../common/security/PSS/dynamic/baseline", true).as_deref(), Some("dashboard/default"));
+        assert_eq!(at("../applications/dashboard/overlays/istio", false).as_deref(), Some("dashboard/default"));
+        assert_eq!(at("../applications/notebooks-v1/overlays/istio", false).as_deref(), Some("notebooks-v1/default"));
     }
 
     #[test]

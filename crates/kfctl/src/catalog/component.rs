@@ -58,6 +58,8 @@ pub struct ComponentDef {
     /// what identifies its folder in a tree whose layout the catalog does not know
     /// ([`super::identify`]).
     pub(crate) marks: Vec<String>,
+    /// The components it is made of in releases before `since` (see [`super::aliases`]).
+    pub(crate) replaces: Vec<String>,
 }
 
 /// A folder of a variant (or a kustomize Component) and the releases that have it there.
@@ -107,6 +109,9 @@ pub(crate) struct ComponentFile {
     pub entry_patterns: Vec<String>,
     #[serde(default)]
     pub marks: Vec<String>,
+    /// The components it is made of before `since` (merged or renamed upstream).
+    #[serde(default)]
+    pub replaces: Vec<String>,
 }
 
 /// Whether `release` lies in `[since, until)`; every bound must be a release version.
@@ -170,6 +175,7 @@ impl ComponentFile {
             until_note: self.until_note.clone(),
             entry_patterns: self.entry_patterns.clone(),
             marks: self.marks.clone(),
+            replaces: self.replaces.clone(),
         };
         Ok((def, present))
     }
@@ -193,6 +199,17 @@ pub(crate) struct Foundation {
     /// API groups it serves: their custom resources wait for it.
     #[serde(default)]
     pub(crate) api_groups: Vec<String>,
+}
+
+/// A kind whose controller makes a namespace named after each object of it (`namespaceMakers:`
+/// in `charts/catalog.yaml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct NamespaceMaker {
+    pub(crate) api_group: String,
+    pub(crate) kind: String,
+    /// Who makes the namespace, for messages.
+    pub(crate) controller: String,
 }
 
 /// The objects of `component` whose name starts with `name_prefix`.
@@ -231,6 +248,8 @@ struct CatalogFile {
     pod_scopes: super::scheduling::PodScopes,
     #[serde(default)]
     provided: Vec<super::provided::Dependency>,
+    #[serde(default)]
+    namespace_makers: Vec<NamespaceMaker>,
 }
 
 /// All components, in catalog order.
@@ -244,9 +263,14 @@ pub struct Catalog {
     pub(crate) absent: IndexMap<String, ComponentDef>,
     /// The install's foundations, in install order.
     pub(crate) foundations: Vec<Foundation>,
+    /// Kinds whose controller makes a namespace per object (see [`NamespaceMaker`]).
+    pub(crate) namespace_makers: Vec<NamespaceMaker>,
     /// Dependencies a cluster may provide itself (see [`super::provided`]).
     pub provided: Vec<super::provided::Dependency>,
     pub(crate) sort_options: SortOptions,
+    /// Names that select other components in this release (merged or renamed upstream, see
+    /// [`super::aliases`]).
+    pub(crate) aliases: super::aliases::Aliases,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(path: &str, text: &str) -> Result<T, CatalogError> {
@@ -292,11 +316,14 @@ impl Catalog {
         }
         let known: Vec<&str> = index.order.iter().map(String::as_str).collect();
         super::provided::check_table(&index.provided, &known, index_path)?;
+        let aliases = super::aliases::derive(&mut components, &absent);
         Ok(Catalog {
+            aliases,
             components,
             release: Some(version.to_string()),
             absent,
             foundations: index.foundations,
+            namespace_makers: index.namespace_makers,
             provided: index.provided,
             sort_options: index.sort_options,
         })
@@ -378,7 +405,7 @@ mod tests {
     #[test]
     fn embedded_catalog_loads_and_every_dependency_exists() {
         let catalog = Catalog::embedded().expect("catalog loads");
-        assert!(catalog.components.len() >= 28, "{} components", catalog.components.len());
+        assert!(catalog.components.len() >= 24, "{} components", catalog.components.len());
         for def in catalog.components.values() {
             for dep in &def.dependencies {
                 assert!(catalog.components.contains_key(dep), "{} depends on unknown {dep}", def.name);
@@ -414,7 +441,9 @@ mod tests {
         assert!(istio.variants.contains_key("oauth2-proxy") && !istio.variants.contains_key("ambient-oauth2-proxy"));
         assert!(catalog.get("profiles").unwrap().kustomize_components.is_empty());
         let v1_11 = Catalog::for_release("v1.11.0").unwrap();
-        assert!(v1_11.absent.is_empty() && v1_11.get("trainer").is_ok());
+        assert!(v1_11.get("trainer").is_ok());
+        let absent: Vec<&str> = v1_11.absent.keys().map(String::as_str).collect();
+        assert_eq!(absent, ["dashboard", "notebooks-v1", "hub", "workspaces"], "only what 26.03.1 added");
         assert_eq!(v1_11.get("profiles").unwrap().kustomize_components.len(), 1);
     }
 
@@ -435,7 +464,11 @@ mod tests {
         let gone = new.get("networkpolicies").unwrap_err().to_string();
         assert!(gone.starts_with("release 26.03: component `networkpolicies` is removed in 26.03"), "{gone}");
         assert!(gone.contains("--set networkpolicies.enabled=false"), "{gone}");
-        assert_eq!(Catalog::embedded().unwrap().release.as_deref(), Some("26.03"), "the newest release is the default");
+        assert_eq!(
+            Catalog::embedded().unwrap().release.as_deref(),
+            Some("26.03.1"),
+            "the newest release is the default"
+        );
     }
 
     #[test]

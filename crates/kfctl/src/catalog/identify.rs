@@ -80,13 +80,31 @@ mod tests {
 
     #[test]
     fn every_mark_names_one_component_only() {
+        // As written, across the whole catalog...
         let catalog = Catalog::embedded().unwrap();
         let mut seen = std::collections::BTreeMap::new();
-        for def in catalog.components.values().chain(catalog.absent.values()) {
-            for mark in &def.marks {
-                assert!(mark.contains('/'), "{}: mark `{mark}` is not Kind/name", def.name);
-                if let Some(other) = seen.insert(mark.clone(), def.name.clone()) {
-                    panic!("mark `{mark}` is listed by both {other} and {}", def.name);
+        for name in catalog.components.keys().chain(catalog.absent.keys()) {
+            let path = format!("charts/{name}/component.yaml");
+            let file: super::super::component::ComponentFile = serde_json::from_value(
+                kfctl_yaml::parse_stream(crate::embedded::file(&path).unwrap(), &path).unwrap().remove(0),
+            )
+            .unwrap();
+            for mark in &file.marks {
+                assert!(mark.contains('/'), "{name}: mark `{mark}` is not Kind/name");
+                if let Some(other) = seen.insert(mark.clone(), name.clone()) {
+                    panic!("mark `{mark}` is listed by both {other} and {name}");
+                }
+            }
+        }
+        // ...and as each release has them (a merged component takes its parts' marks).
+        for release in crate::source::releases::known() {
+            let catalog = Catalog::for_release(release.version).unwrap();
+            let mut seen = std::collections::BTreeMap::new();
+            for def in catalog.components.values() {
+                for mark in &def.marks {
+                    if let Some(other) = seen.insert(mark.clone(), def.name.clone()) {
+                        panic!("{}: mark `{mark}` belongs to both {other} and {}", release.version, def.name);
+                    }
                 }
             }
         }

@@ -21,6 +21,7 @@
 //! - [`attribute`]: tags for a pre-rendered stream, inferred from catalog data (the only place).
 
 pub mod access;
+pub(crate) mod aliases;
 pub mod as_kustomize;
 pub mod attribute;
 pub(crate) mod changes;
@@ -124,6 +125,23 @@ pub enum CatalogError {
         component: String,
         /// The profile rendered.
         profile: String,
+    },
+    /// One part of a merged component is left out while the rest stays (a merged folder
+    /// builds whole).
+    #[error(
+        "component `{part}` is part of `{component}` in release {release} (folder {folders}, with {with}): it cannot be left out alone; leave out all of it (--set {component}.enabled=false) or keep `{part}`"
+    )]
+    MergedPart {
+        /// The release.
+        release: String,
+        /// The part named (an old component name).
+        part: String,
+        /// The merged component that holds it.
+        component: String,
+        /// The merged component's folders.
+        folders: String,
+        /// What else the merged component holds.
+        with: String,
     },
     /// A component is asked for without a component it needs.
     #[error("component `{component}` needs {missing}; {hint}")]

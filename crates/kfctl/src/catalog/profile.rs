@@ -158,7 +158,9 @@ fn apply_release_choices(file: &mut ProfileFile, release: &str, origin: &str) ->
 /// Load a built-in profile by name, or a profile file by path, and resolve it.
 pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, CatalogError> {
     let mut chain = Vec::new();
-    let merged = load_chain(name_or_path, catalog.release.as_deref(), &mut chain)?;
+    let mut merged = load_chain(name_or_path, catalog.release.as_deref(), &mut chain)?;
+    let mut warnings = Vec::new();
+    merged.components = catalog.rename_choices(&merged.components, &mut warnings)?;
     let mut components = Vec::new();
     for (name, def) in &catalog.components {
         if let Some(choice) = merged.components.get(name).filter(|c| c.enabled != Some(false)) {
@@ -185,7 +187,7 @@ pub fn resolve(name_or_path: &str, catalog: &Catalog) -> Result<Resolved, Catalo
         components,
         values: merged.values,
         example: merged.example,
-        warnings: Vec::new(),
+        warnings,
         changes: merged.changes,
     };
     resolved.apply_provides(catalog);
@@ -235,6 +237,7 @@ fn load_chain(name_or_path: &str, release: Option<&str>, chain: &mut Vec<String>
 impl Resolved {
     /// Keep only the named components (`--components a,b`), checking the names.
     pub(crate) fn restrict_to(&mut self, names: &[String], catalog: &Catalog) -> Result<(), CatalogError> {
+        let names = &catalog.rename_list(names, &mut self.warnings);
         for n in names {
             catalog.get(n)?;
             if !self.components.iter().any(|(c, _)| c == n) {

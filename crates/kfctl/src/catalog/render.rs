@@ -141,6 +141,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
         }
     }
     let mut user = user_values(&profile, req)?;
+    catalog.rename_values(&mut user, &mut profile.warnings)?;
     super::provided::expand(&mut user, &catalog.provided);
     let listed = profile.clone();
     choose_components(&mut profile, &catalog, &user, &req.components)?;
