@@ -56,6 +56,7 @@ mod http;
 mod immutable;
 mod kubeconfig;
 mod openapi;
+mod profiles;
 mod reconcile;
 mod route;
 mod selectors;

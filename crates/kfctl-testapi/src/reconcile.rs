@@ -14,7 +14,9 @@
 //! 4. Services with a selector get Endpoints and an EndpointSlice whose address is ready once a
 //!    selected workload serves (webhook gating reads these); Endpoints of deleted Services go
 //!    (only when a Service, a workload or an endpoint object changed since the last pass);
-//! 5. terminating namespaces are emptied and then removed; after deletions, objects whose owners
+//! 5. each Profile gets its namespace, as Kubeflow's Profiles controller makes it
+//!    (`profiles.rs`);
+//! 6. terminating namespaces are emptied and then removed; after deletions, objects whose owners
 //!    are all gone, and custom objects whose CRD is gone, are garbage-collected.
 
 use std::collections::HashSet;
@@ -60,6 +62,7 @@ pub fn reconcile(state: &mut State, now: Instant) {
         drop_stale_endpoints(state);
         state.endpoints_synced = Some(state.store.revision());
     }
+    super::profiles::make_profile_namespaces(state, now);
     finish_namespaces(state, now);
     collect_garbage(state, now);
     state.reconciled_revision = Some(state.store.revision());

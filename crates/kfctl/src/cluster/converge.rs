@@ -89,6 +89,34 @@ pub(crate) async fn wait_for_namespace_wave(
     wait_not_terminating(engine, &wave.name, names.collect(), progress).await
 }
 
+/// The namespaces a controller makes (a Profile's, by the Profiles controller) exist before a
+/// wave puts objects in them: each is waited for, saying who makes it.
+pub(crate) async fn wait_for_made_namespaces(
+    engine: &Engine,
+    wave: &Wave,
+    progress: &mut dyn Progress,
+) -> Result<(), ClusterError> {
+    let items = wave
+        .made_namespaces
+        .iter()
+        .map(|(name, who)| {
+            let r =
+                ObjectRef { api_version: "v1".into(), kind: "Namespace".into(), namespace: None, name: name.clone() };
+            (r, who.clone())
+        })
+        .collect();
+    engine
+        .wait_until(&wave.name, items, progress, |r, who| async move {
+            match engine.api.get(&namespaces(), None, &r.name).await {
+                Ok(Some(live)) if live.pointer("/metadata/deletionTimestamp").is_none() => None,
+                Ok(Some(_)) => Some("Terminating".into()),
+                Ok(None) => Some(format!("not made yet ({who})")),
+                Err(f) => Some(format!("cannot read: {f}")),
+            }
+        })
+        .await
+}
+
 /// The record's namespace exists (created when missing, after a terminating one is gone).
 pub(crate) async fn ensure_record_namespace(engine: &Engine, progress: &mut dyn Progress) -> Result<(), ClusterError> {
     wait_not_terminating(engine, "preflight", vec![record::RECORD_NAMESPACE.into()], progress).await?;

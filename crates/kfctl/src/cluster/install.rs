@@ -298,6 +298,9 @@ impl Run {
             if !engine.settings.dry_run && matches!(wave.class, Class::MutatingWebhook | Class::ValidatingWebhook) {
                 wait_for_endpoints(engine, wave, progress).await?;
             }
+            if !engine.settings.dry_run && !wave.made_namespaces.is_empty() {
+                converge::wait_for_made_namespaces(engine, wave, progress).await?;
+            }
             let mut note = |object: &PlannedObject, applied: &Applied| self.note(object, wave.index, applied);
             let applied = engine.apply_wave(wave, progress, &mut note).await;
             applied?;

@@ -12,14 +12,21 @@
 //! 2. [`KIND_CLASSES`]: what kind of step a kind is (namespace, CRD, configuration, workload,
 //!    webhook). Kinds not listed are configuration when built in, custom resources otherwise.
 //!
+//! 3. The namespace makers (`namespaceMakers:` in `charts/catalog.yaml`): an object in a
+//!    namespace that no Namespace of the render makes but a controller makes from a custom
+//!    resource of the render (the Profiles controller, from a Profile) belongs to
+//!    [`MADE_NAMESPACES`], installed after the platform once the namespace exists.
+//!
 //! The waves then are: namespaces; CRDs; configuration (RBAC, ServiceAccounts, ConfigMaps,
 //! Secrets...); then per foundation in order: its Services and workloads, its mutating
-//! webhooks, its custom resources; and ValidatingWebhookConfigurations last.
+//! webhooks, its custom resources; then what goes in made namespaces, by class; and
+//! ValidatingWebhookConfigurations last.
 
 use super::object::ObjectRef;
 use crate::catalog::Catalog;
-use crate::catalog::component::Foundation;
+use crate::catalog::component::{Foundation, NamespaceMaker};
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 /// A step class: what applying an object of this kind means for ordering.
@@ -38,10 +45,14 @@ pub(crate) enum Class {
 /// The wave group of everything no foundation holds, installed after the foundations.
 pub(crate) const PLATFORM: &str = "platform";
 
-/// The foundations of the install, in order, from the catalog.
+/// The wave group of objects in namespaces a controller makes, installed after the platform.
+pub(crate) const MADE_NAMESPACES: &str = "in namespaces controllers make";
+
+/// The foundations of the install, in order, and the namespace makers, from the catalog.
 #[derive(Debug, Clone)]
 pub(crate) struct InstallOrder {
     pub foundations: Vec<Foundation>,
+    pub namespace_makers: Vec<NamespaceMaker>,
 }
 
 /// Kinds by class; unlisted built-in kinds are [`Class::Config`], unlisted others custom resources.
@@ -106,7 +117,7 @@ fn group_matches(group: &str, served: &str) -> bool {
 impl InstallOrder {
     /// The foundations of a catalog.
     pub(crate) fn from_catalog(catalog: &Catalog) -> Self {
-        InstallOrder { foundations: catalog.foundations.clone() }
+        InstallOrder { foundations: catalog.foundations.clone(), namespace_makers: catalog.namespace_makers.clone() }
     }
 
     /// The foundations of the catalog compiled into the binary (read once).
@@ -148,9 +159,40 @@ impl InstallOrder {
         }
     }
 
+    /// The namespaces controllers make from `docs` (named after each object of a maker kind),
+    /// less those a Namespace of `docs` makes: each with who makes it from what.
+    pub(crate) fn made_namespaces<'a>(
+        &self,
+        docs: impl Iterator<Item = &'a serde_json::Value> + Clone,
+    ) -> BTreeMap<String, String> {
+        let named = |d: &serde_json::Value| d.pointer("/metadata/name").and_then(|n| n.as_str()).map(str::to_string);
+        let made_by_namespace: BTreeSet<String> =
+            docs.clone().filter(|d| d["kind"] == "Namespace").filter_map(named).collect();
+        let mut out = BTreeMap::new();
+        for doc in docs {
+            let group = doc["apiVersion"].as_str().and_then(|a| a.split_once('/')).map_or("", |(g, _)| g);
+            let Some(maker) =
+                self.namespace_makers.iter().find(|m| m.api_group == group && doc["kind"] == m.kind.as_str())
+            else {
+                continue;
+            };
+            if let Some(name) = named(doc).filter(|n| !made_by_namespace.contains(n)) {
+                out.insert(name.clone(), format!("{} makes it from {} {name}", maker.controller, maker.kind));
+            }
+        }
+        out
+    }
+
     /// Where an object of `class` in `foundation` goes.
     pub(crate) fn wave_key(&self, class: Class, foundation: &str) -> WaveKey {
         let rank = self.foundations.iter().position(|f| f.name == foundation).unwrap_or(self.foundations.len()) as u8;
+        if foundation == MADE_NAMESPACES {
+            let rank = self.foundations.len() as u8 + 1;
+            return match class {
+                Class::ValidatingWebhook => WaveKey { phase: 2, component: 0, class },
+                _ => WaveKey { phase: 1, component: rank, class },
+            };
+        }
         match class {
             Class::Namespace | Class::Crd | Class::Config => WaveKey { phase: 0, component: 0, class },
             Class::ValidatingWebhook => WaveKey { phase: 2, component: 0, class },

@@ -58,6 +58,10 @@ pub struct Wave {
     /// Conditions checked before the wave is applied.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<String>,
+    /// Namespaces a controller makes that must exist before the wave is applied, each with
+    /// who makes it from what.
+    #[serde(skip)]
+    pub(crate) made_namespaces: Vec<(String, String)>,
     /// What the wave waits for after applying, one line per distinct rule.
     pub waits_for: Vec<String>,
     /// Its objects, in apply order.
@@ -92,6 +96,7 @@ impl Plan {
         let docs = || objects.iter().map(|o| &o.obj);
         let scopes = Scopes::from_docs(docs());
         let mut seen = HashSet::new();
+        let made = order.made_namespaces(docs());
         let mut grouped: BTreeMap<(WaveKey, String), Vec<PlannedObject>> = BTreeMap::new();
         for (index, object) in objects.iter().enumerate() {
             let reference = scopes.normalize(ObjectRef::from_value(&object.obj, index).map_err(PlanError::Incomplete)?);
@@ -99,7 +104,11 @@ impl Plan {
                 return Err(PlanError::Duplicate(reference));
             }
             let class = order::class_of(&reference);
-            let foundation = order.foundation_of(&object.component, &reference, &object.obj).to_string();
+            let in_made = reference.namespace.as_ref().is_some_and(|ns| made.contains_key(ns));
+            let foundation = match in_made {
+                true => order::MADE_NAMESPACES.to_string(),
+                false => order.foundation_of(&object.component, &reference, &object.obj).to_string(),
+            };
             let key = order.wave_key(class, &foundation);
             let label = if key.phase == 1 { foundation.clone() } else { String::new() };
             grouped.entry((key, label)).or_default().push(planned(object, reference, class));
@@ -107,7 +116,7 @@ impl Plan {
         let waves: Vec<Wave> = grouped
             .into_iter()
             .enumerate()
-            .map(|(i, ((key, foundation), objects))| make_wave(i + 1, key.class, &foundation, objects))
+            .map(|(i, ((key, foundation), objects))| make_wave(i + 1, key.class, &foundation, objects, &made))
             .collect();
         let digest = digest_of(&waves);
         Ok(Plan { waves, digest, crd_kinds: crd_kinds(docs()) })
@@ -151,9 +160,10 @@ fn wave_name(class: Class, component: &str) -> String {
     let what = match class {
         Class::Namespace => return "namespaces".into(),
         Class::Crd => return "custom resource definitions".into(),
-        Class::Config => {
+        Class::Config if component.is_empty() => {
             return "configuration (RBAC, service accounts, config maps, secrets)".into();
         }
+        Class::Config => "configuration",
         Class::ValidatingWebhook => return "validating webhooks".into(),
         Class::Workload => "services and workloads",
         Class::MutatingWebhook => "mutating webhooks",
@@ -162,7 +172,13 @@ fn wave_name(class: Class, component: &str) -> String {
     format!("{component}: {what}")
 }
 
-fn make_wave(index: usize, class: Class, component: &str, objects: Vec<PlannedObject>) -> Wave {
+fn make_wave(
+    index: usize,
+    class: Class,
+    component: &str,
+    objects: Vec<PlannedObject>,
+    made: &BTreeMap<String, String>,
+) -> Wave {
     let mut waits_for: Vec<String> = Vec::new();
     for rule in objects.iter().filter_map(|o| o.rule) {
         let line = rule.describe().to_string();
@@ -170,7 +186,13 @@ fn make_wave(index: usize, class: Class, component: &str, objects: Vec<PlannedOb
             waits_for.push(line);
         }
     }
-    let before = match class {
+    let mut made_namespaces: Vec<(String, String)> = Vec::new();
+    for namespace in objects.iter().filter_map(|o| o.reference.namespace.as_ref()) {
+        if let Some(who) = made.get(namespace).filter(|_| !made_namespaces.iter().any(|(n, _)| n == namespace)) {
+            made_namespaces.push((namespace.clone(), who.clone()));
+        }
+    }
+    let mut before = match class {
         Class::MutatingWebhook | Class::ValidatingWebhook => {
             vec!["each Service the webhooks call has a ready endpoint".to_string()]
         }
@@ -179,6 +201,7 @@ fn make_wave(index: usize, class: Class, component: &str, objects: Vec<PlannedOb
         }
         _ => Vec::new(),
     };
+    before.extend(made_namespaces.iter().map(|(n, who)| format!("namespace {n} exists ({who})")));
     let component = (!component.is_empty()).then(|| component.to_string());
     Wave {
         index,
@@ -186,6 +209,7 @@ fn make_wave(index: usize, class: Class, component: &str, objects: Vec<PlannedOb
         class,
         component,
         before,
+        made_namespaces,
         waits_for,
         objects,
     }
