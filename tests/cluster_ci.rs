@@ -60,7 +60,7 @@ fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
 fn kind_smoke_workflow_pins_kind_uses_kind_config_and_uploads_status_on_failure() {
     let text = std::fs::read_to_string(repo().join(".github/workflows/kind-smoke.yaml")).unwrap();
     for needle in [
-        "KIND_VERSION: v0.30.0",
+        "KIND_VERSION: v0.32.0",
         "go install \"sigs.k8s.io/kind@${KIND_VERSION}\"",
         "kfctl-rs kind-config",
         "Free disk space",
@@ -87,8 +87,8 @@ fn kind_smoke_workflow_pins_kind_uses_kind_config_and_uploads_status_on_failure(
         let pinned = reference.is_some_and(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()));
         assert!(pinned, "not pinned by commit SHA: {line}");
     }
-    // The node image kind-config prints is the one kind v0.30.0 publishes for Kubernetes v1.34.0.
-    assert!(kfctl::cluster::kind::KIND_NODE_IMAGE.starts_with("kindest/node:v1.34.0@sha256:7416a61b"));
+    // The node image kind-config prints is the one kind v0.32.0 publishes for Kubernetes v1.36.1.
+    assert!(kfctl::cluster::kind::KIND_NODE_IMAGE.starts_with("kindest/node:v1.36.1@sha256:3489c767"));
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn kind_config_prints_the_pinned_image_and_token_flags() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("kindest/node:v1.34.0@sha256:7416a61b42b1662ca6ca89f02028ac133a309a2a30ba309614e8ec94d976dc5a")
+        text.contains("kindest/node:v1.36.1@sha256:3489c7674813ba5d8b1a9977baea8a6e553784dab7b84759d1014dbd78f7ebd5")
     );
     assert!(text.contains("\"service-account-issuer\": \"https://kubernetes.default.svc\""));
     assert!(text.contains("\"service-account-signing-key-file\": \"/etc/kubernetes/pki/sa.key\""));

@@ -6,11 +6,12 @@
 //! `service-account-signing-key-file: /etc/kubernetes/pki/sa.key`). The output is plain YAML
 //! for `kind create cluster --config`.
 
-/// The pinned Kind node image: Kubernetes v1.34.0 as kind v0.30.0 publishes it (the pair
-/// upstream kubeflow/manifests 26.03, the default release, tests with: its oldest supported
-/// minor; also within v1.11.0's range, 1.33 and later).
+/// The pinned Kind node image: Kubernetes v1.36.1 as kind v0.32.0 publishes it (the digest of
+/// kind v0.32.0's release notes), the pair upstream 26.03.1, the default release, tests with
+/// (its release notes: Kubernetes 1.35+); also within 26.03's and v1.11.0's ranges (1.34 and
+/// 1.33 and newer), so one Kind cluster serves an upgrade from either.
 pub const KIND_NODE_IMAGE: &str =
-    "kindest/node:v1.34.0@sha256:7416a61b42b1662ca6ca89f02028ac133a309a2a30ba309614e8ec94d976dc5a";
+    "kindest/node:v1.36.1@sha256:3489c7674813ba5d8b1a9977baea8a6e553784dab7b84759d1014dbd78f7ebd5";
 pub(crate) const SERVICE_ACCOUNT_ISSUER: &str = "https://kubernetes.default.svc";
 pub(crate) const SERVICE_ACCOUNT_SIGNING_KEY_FILE: &str = "/etc/kubernetes/pki/sa.key";
 
