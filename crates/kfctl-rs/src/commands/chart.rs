@@ -66,7 +66,14 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         flags.offline,
     )?;
     let opened = kfctl::source::open_source(&spec).map_err(super::source::edge)?;
-    let app_version = app_version(&args, opened.release.as_ref().map(|r| r.version), &opened.manifests_dir)?;
+    // The release the tree is, else the release whose catalog data `--version` chose for it
+    // (a tree of that release whose digest is not pinned, as 26.03.1's).
+    let chosen = match &opened.layout {
+        kfctl::catalog::render::Layout::Release(version) => Some(version.as_str()),
+        _ => None,
+    };
+    let release = opened.release.as_ref().map(|r| r.version).or(chosen);
+    let app_version = app_version(&args, release, &opened.manifests_dir)?;
     let request = RenderRequest {
         profile: args.render.profile.clone(),
         components: args.render.components.clone(),
@@ -100,8 +107,8 @@ pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
     Ok(Code::Success)
 }
 
-/// The charts' appVersion: `--app-version`, else the release the source resolved to, else a
-/// `--source` folder named like a release (`.../v1.11.0`).
+/// The charts' appVersion: `--app-version`, else the release the source resolved to (or that
+/// `--version` named for it), else a `--source` folder named like a release (`.../v1.11.0`).
 fn app_version(args: &ChartExportArgs, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
     resolve_app_version(args.app_version.as_deref(), release, manifests_dir)
 }

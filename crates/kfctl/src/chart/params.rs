@@ -306,6 +306,11 @@ fn mark_env(obj: &mut Value, scope: &Scope, marks: &mut Marks) {
         }
         let taken = workloads::env_names(c);
         match c.get_mut("env").and_then(Value::as_array_mut) {
+            // upstream's `env: []` (26.03.1's model-registry-deployment): the whole list is the
+            // extra entries, `[]` when there are none
+            Some(env) if env.is_empty() => {
+                marks.mark(c, "env", Step::Env { workload: workload.clone(), container, taken, whole: false })
+            }
             Some(env) => {
                 let step = Step::Env { workload: workload.clone(), container, taken, whole: false };
                 let marker = marks.new_point(SPLICE_KEY, None, step);
