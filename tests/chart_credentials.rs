@@ -57,7 +57,7 @@ fn exported() -> &'static PathBuf {
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("kubeflow");
         let mut cmd = Command::new(binary());
-        cmd.args(["chart", "export", "--profile", "multi-tenant", "--source"])
+        cmd.args(["chart", "export", "--profile", "multi-tenant", "--version", common::release(), "--source"])
             .arg(common::manifests_dir())
             .arg("--remote-mirror")
             .arg(common::mirror_dir())

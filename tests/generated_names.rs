@@ -77,7 +77,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 fn kfctl_template(edits: &[Edit]) -> String {
     let mut cmd = Command::new(common::binary());
-    cmd.args(["template", "--profile", "multi-tenant", "--source"])
+    cmd.args(["template", "--profile", "multi-tenant", "--version", common::release(), "--source"])
         .arg(common::manifests_dir())
         .arg("--remote-mirror")
         .arg(common::mirror_dir());

@@ -297,7 +297,7 @@ fn compare_set(suite: &str, set: &str, expected: &[Value], helm: &[Value]) -> Op
 
 fn export_cli(profile: &str, out: &Path, extra: &[&str]) -> Output {
     Command::new(binary())
-        .args(["chart", "export", "--profile", profile, "--source"])
+        .args(["chart", "export", "--profile", profile, "--version", common::release(), "--source"])
         .arg(common::manifests_dir())
         .arg("--remote-mirror")
         .arg(common::mirror_dir())

@@ -75,7 +75,16 @@ fn exported(profile: &str) -> PathBuf {
         .or_insert_with(|| {
             let out = scratch(&format!("export-{profile}")).join("kubeflow");
             let result = Command::new(common::binary())
-                .args(["chart", "export", "--profile", profile, "--offline", "--source"])
+                .args([
+                    "chart",
+                    "export",
+                    "--profile",
+                    profile,
+                    "--offline",
+                    "--version",
+                    common::release(),
+                    "--source",
+                ])
                 .arg(common::manifests_dir())
                 .arg("--remote-mirror")
                 .arg(common::mirror_dir())

@@ -302,6 +302,7 @@ fn per_image_keys_are_named_after_the_image_and_move_configuration_references() 
 fn kfctl(args: &[&str]) -> std::process::Output {
     Command::new(common::binary())
         .args(args)
+        .args(["--version", common::release()])
         .arg("--source")
         .arg(common::manifests_dir())
         .arg("--remote-mirror")
@@ -378,7 +379,7 @@ fn assert_helm_equals_render(profile: &str) {
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("chart");
     let export = Command::new(common::binary())
-        .args(["chart", "export", "--profile", profile, "--source"])
+        .args(["chart", "export", "--profile", profile, "--version", common::release(), "--source"])
         .arg(common::manifests_dir())
         .arg("--remote-mirror")
         .arg(common::mirror_dir())

@@ -18,7 +18,12 @@ fn fixture(name: &str) -> PathBuf {
 /// `kfctl-rs ARGS --source <the release under test> --remote-mirror <mirror> --offline`.
 fn kfctl(args: &[&str], out: Option<&Path>) -> Output {
     let mut cmd = Command::new(common::binary());
-    cmd.args(args).arg("--source").arg(common::manifests_dir()).arg("--remote-mirror").arg(common::mirror_dir());
+    cmd.args(args)
+        .args(["--version", common::release()])
+        .arg("--source")
+        .arg(common::manifests_dir())
+        .arg("--remote-mirror")
+        .arg(common::mirror_dir());
     cmd.arg("--offline");
     if let Some(out) = out {
         cmd.arg("--out").arg(out);

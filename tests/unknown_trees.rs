@@ -139,7 +139,7 @@ fn example_entries_of_every_release_are_identified_by_content() {
     let remote: std::sync::Arc<dyn kfctl::source::RemoteResolver> =
         std::sync::Arc::new(kfctl::source::MirrorResolver { root: common::mirror_dir() });
     let mut wrong = Vec::new();
-    for release in common::RELEASES {
+    for release in common::releases() {
         let catalog = kfctl::catalog::Catalog::for_release(release).unwrap();
         let tree = common::manifests_dir_of(release);
         let example = attribute_example(&catalog, &tree, remote.clone()).unwrap();

@@ -2,8 +2,9 @@
 //! is reported as ignored with its reason instead of passing without doing its job.
 //!
 //! - the upstream snapshot: `$KFCTL_TEST_UPSTREAM`, else `../shared/kubeflow` beside the
-//!   repository; without the snapshot and goldens of every release the suites cover (26.03,
-//!   v1.11.0, v1.10.2) in it, `cfg(kfctl_no_upstream)` is set;
+//!   repository. The suites cover every release of `charts/releases.yaml` whose tree the
+//!   snapshot holds (`KFCTL_TEST_RELEASES`, newest first); without any, or without the goldens
+//!   of one, `cfg(kfctl_no_upstream)` is set;
 //! - the oracles (real kustomize and Helm): `$KFCTL_TEST_TOOLS`, else `tools/` beside the
 //!   snapshot; without `kustomize-build` in it, `cfg(kfctl_no_oracles)` is set;
 //! - real kubectl 1.33 (`kubectl.1.33` on `PATH` or beside `gcloud`, as google-cloud-cli
@@ -26,11 +27,22 @@ fn main() {
     let upstream =
         std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
     let tools = std::env::var_os("KFCTL_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| upstream.join("../tools"));
-    // Every release the suites run on (tests/common's RELEASES), with its goldens.
-    for release in ["26.03", "v1.11.0", "v1.10.2"] {
+    // The releases the suites run on: every release of charts/releases.yaml (the one release
+    // list) whose tree the snapshot holds, newest first; each needs its goldens.
+    let releases_file = repo.join("charts/releases.yaml");
+    println!("cargo::rerun-if-changed={}", releases_file.display());
+    println!("cargo::rerun-if-changed={}", upstream.join("manifests").display());
+    let text = std::fs::read_to_string(&releases_file).unwrap_or_default();
+    let covered: Vec<String> =
+        release_versions(&text).into_iter().rev().filter(|r| upstream.join("manifests").join(r).is_dir()).collect();
+    if covered.is_empty() {
+        println!("cargo::rustc-cfg=kfctl_no_upstream");
+    }
+    for release in &covered {
         probe(&upstream.join(format!("manifests/{release}/example/kustomization.yaml")), "kfctl_no_upstream");
         probe(&upstream.join(format!("golden/{release}/index.json")), "kfctl_no_upstream");
     }
+    println!("cargo::rustc-env=KFCTL_TEST_RELEASES={}", covered.join(","));
     probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
     println!("cargo::rustc-env=KFCTL_TEST_UPSTREAM_DIR={}", upstream.display());
     println!("cargo::rustc-env=KFCTL_TEST_TOOLS_DIR={}", tools.display());
@@ -41,6 +53,15 @@ fn main() {
             println!("cargo::rustc-cfg=kfctl_no_kubectl");
         }
     }
+}
+
+/// The `version:` of every entry of `charts/releases.yaml`, in the file's order (oldest first,
+/// as the file keeps them and `kfctl::source::releases` checks).
+fn release_versions(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("- version:"))
+        .map(|v| v.trim().trim_matches(|c| c == '\'' || c == '"').to_string())
+        .collect()
 }
 
 /// `kubectl.1.33` on `PATH`, or beside the real `gcloud` (google-cloud-cli's layout).

@@ -72,20 +72,26 @@ pub fn test_tool(what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// The upstream releases the snapshot holds, newest first. Adding a release here (with its
-/// snapshot and goldens in `../shared`) gives it every release-dependent suite.
-pub const RELEASES: &[&str] = &["26.03", "v1.11.0", "v1.10.2"];
+/// The releases the suites cover, newest first: every release of `charts/releases.yaml` (the
+/// one release list) whose tree the snapshot holds, found by `crates/kfctl-rs/build.rs`.
+/// Adding a release to `charts/releases.yaml` with its snapshot and goldens in `../shared`
+/// gives it every release-dependent suite.
+pub fn releases() -> &'static [&'static str] {
+    static RELEASES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    RELEASES.get_or_init(|| env!("KFCTL_TEST_RELEASES").split(',').filter(|r| !r.is_empty()).collect())
+}
 
 /// The release the release-dependent suites run on: `KFCTL_TEST_RELEASE` (one of
-/// [`RELEASES`]; `.ci/run` runs those suites once per release that way), else the newest.
+/// [`releases`]; `.ci/run` runs those suites once more on the release before the newest), else
+/// the newest.
 pub fn release() -> &'static str {
     static RELEASE: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     RELEASE.get_or_init(|| match std::env::var("KFCTL_TEST_RELEASE") {
-        Ok(wanted) => RELEASES
+        Ok(wanted) => releases()
             .iter()
             .find(|r| **r == wanted)
-            .unwrap_or_else(|| panic!("KFCTL_TEST_RELEASE={wanted}: not one of {RELEASES:?}")),
-        Err(_) => RELEASES[0],
+            .unwrap_or_else(|| panic!("KFCTL_TEST_RELEASE={wanted}: not one of {:?}", releases())),
+        Err(_) => releases().first().copied().unwrap_or("26.03.1"),
     })
 }
 
@@ -152,11 +158,14 @@ pub fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kfctl-rs")))
 }
 
-/// kfctl-rs run offline on the [`release`] snapshot: `args`, then `--source` (the snapshot),
-/// `--remote-mirror` (its mirror) and `--offline`.
+/// kfctl-rs run offline on the [`release`] snapshot: `args`, then `--version` (the release: a
+/// snapshot whose digest is no pinned release's, as 26.03.1's, is still read with its
+/// release's catalog data), `--source` (the snapshot), `--remote-mirror` (its mirror) and
+/// `--offline`.
 pub fn kfctl_offline(args: &[&str]) -> std::process::Output {
     std::process::Command::new(binary())
         .args(args)
+        .args(["--version", release()])
         .arg("--source")
         .arg(manifests_dir())
         .arg("--remote-mirror")

@@ -205,6 +205,11 @@ impl Release {
         Some(format!("{}/{MANIFESTS_REPO}/archive/{commit}.tar.gz", github_base.trim_end_matches('/')))
     }
 
+    /// The release digest of its tree, when pinned (a `--source` tree with it *is* the release).
+    pub fn pinned_digest(&self) -> Option<&'static str> {
+        self.digest
+    }
+
     /// The commit for messages (`commit SHA`), or `no confirmed commit`.
     pub fn commit_or_unconfirmed(&self) -> String {
         self.commit.map_or_else(|| "no confirmed commit".to_string(), |c| format!("commit {c}"))
