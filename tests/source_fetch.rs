@@ -3,8 +3,10 @@
 //! The server (std `TcpListener` + rustls, one thread per connection, `Connection: close`)
 //! presents a certificate from a CA generated here with rcgen and trusted only through
 //! `FetchOptions::extra_root_ca_pem` / `--ca-file`. It serves GitHub-style archives built at run
-//! time from the shared snapshot (kubeflow/manifests v1.11.0 and the remote mirror), counts every
-//! request, and can misbehave on demand: cut a body short, answer 503, redirect.
+//! time from the shared snapshot (kubeflow/manifests v1.11.0, 26.03.1 by its tag from
+//! kubeflow/community-distribution, and the remote mirror), counts every request, and can
+//! misbehave on demand: cut a body short, answer 503, redirect. Fetching by a tag or a commit
+//! no release pins is in `by_name`.
 
 use crate::common;
 
@@ -25,11 +27,18 @@ const ARGO: &str = "/argoproj/argo-workflows/archive/v3.7.3.tar.gz";
 const LWS: &str = "/kubernetes-sigs/lws/archive/v0.7.0.tar.gz";
 const JOBSET_NEW: &str = "/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml";
 const JOBSET_OLD: &str = "/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml";
+/// 26.03.1 has no confirmed commit: it is fetched by its tag.
+const TAG_26_03_1: &str = "/kubeflow/community-distribution/archive/refs/tags/26.03.1.tar.gz";
+const LWS_0_8: &str = "/kubernetes-sigs/lws/archive/v0.8.0.tar.gz";
+const JOBSET_0_11: &str = "/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml";
+
+mod by_name;
 
 use common::binary;
 
+/// The repository was renamed kubeflow/community-distribution; releases are fetched from there.
 fn manifests_path() -> String {
-    format!("/kubeflow/manifests/archive/{COMMIT}.tar.gz")
+    format!("/kubeflow/community-distribution/archive/{COMMIT}.tar.gz")
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -72,6 +81,33 @@ fn upstream() -> &'static HashMap<String, Arc<Vec<u8>>> {
             (
                 JOBSET_OLD.to_string(),
                 file("http/github.com/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml"),
+            ),
+        ])
+    })
+}
+
+/// 26.03.1's archive and the remote bases only it needs (lws v0.8.0, jobset v0.11.0), built
+/// once per test binary and only by the tests that serve them.
+fn upstream_26_03_1() -> &'static HashMap<String, Arc<Vec<u8>>> {
+    static FILES: OnceLock<HashMap<String, Arc<Vec<u8>>>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let kubeflow = common::upstream();
+        let remote = kubeflow.join("remote");
+        let tree = github_archive(&kubeflow.join("manifests/26.03.1"), "community-distribution-26.03.1");
+        HashMap::from([
+            (TAG_26_03_1.to_string(), Arc::new(tree)),
+            (
+                LWS_0_8.to_string(),
+                Arc::new(github_archive(&remote.join("git/github.com/kubernetes-sigs/lws@v0.8.0"), "lws-0.8.0")),
+            ),
+            (
+                JOBSET_0_11.to_string(),
+                Arc::new(
+                    std::fs::read(
+                        remote.join("http/github.com/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml"),
+                    )
+                    .unwrap(),
+                ),
             ),
         ])
     })
@@ -126,6 +162,15 @@ impl Server {
             }
         });
         Server { base, ca_pem, routes, hits }
+    }
+
+    /// A server with every upstream archive routed, 26.03.1's by its tag and its remote bases too.
+    fn start_with_26_03_1() -> Server {
+        let server = Server::start();
+        for (path, body) in upstream_26_03_1() {
+            server.route(path, Route::Body(body.clone()));
+        }
+        server
     }
 
     fn route(&self, path: &str, route: Route) {
@@ -500,7 +545,8 @@ fn cli_pull_over_tls_then_offline() {
     let unknown = run(&["source", "pull", "--version", "9.9", "--offline"]);
     assert_eq!(unknown.status.code(), Some(3));
     assert!(
-        String::from_utf8_lossy(&unknown.stderr).contains("known versions: 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0")
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("known versions: 26.03.1, 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0")
     );
 }
 
