@@ -3,7 +3,8 @@
 //! SHA, a tag that does not exist, and `--offline` with nothing cached. Each is trusted on first
 //! use: its digest is recorded and every later use is verified against it; `--verify` refuses it.
 
-use super::{COMMIT, JOBSET_0_11, LWS_0_8, Route, Server, TAG_26_03_1, github_archive, upstream_26_03_1};
+use super::server::{Route, Server};
+use super::{COMMIT, JOBSET_0_11, LWS_0_8, TAG_26_03_1, github_archive, upstream_26_03_1};
 use crate::common::{self, binary};
 
 use kfctl::source::digest::tree_digest;
