@@ -8,9 +8,11 @@
 //! [`ReleaseVersion::semver`] and [`requirement`] give `semver` only normalised numbers, so a
 //! profile's `releases:` requirement may say `>=26.03` or `<1.11.0` alike.
 //!
-//! Spellings of one version are one version: `26.3`, `v26.03` and `26.03.0` are 26.03, and
-//! `1.11.0` is v1.11.0. Which spellings select which known release is
-//! [`super::releases::select`]'s business.
+//! Spellings of one version are one version: `26.3`, `v26.03` and `26.03.0` are 26.03;
+//! `26.3.1`, `v26.03.1` and `26.03.01` are 26.03.1; `1.11.0` is v1.11.0. Which spellings select
+//! which known release is [`super::releases::select`]'s business; a whole version no release
+//! has is an upstream tag ([`ReleaseVersion::as_tag`], `super::by_name`), written as upstream
+//! tags it.
 
 use std::cmp::Ordering;
 use std::fmt;
