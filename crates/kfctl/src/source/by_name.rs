@@ -209,8 +209,9 @@ impl Named {
         }
         let hint = match self {
             Named::Release(release) => format!(
-                "its tag is not published there; pass a checkout or archive of it with --source, or choose another \
-                 release (known versions: {}; `kfctl-rs source list`)",
+                "its {} is not there (check KFCTL_GITHUB_BASE); pass a checkout or archive of it with --source, or \
+                 choose another release (known versions: {}; `kfctl-rs source list`)",
+                if release.is_pinned() { "commit" } else { "tag" },
                 others(release.version)
             ),
             Named::Tag(tag) => format!(
@@ -391,6 +392,9 @@ mod tests {
         let text = named("26.03.9").not_found(fetch("https://h/x.tar.gz")).to_string();
         assert!(text.starts_with("tag 26.03.9 of kubeflow/community-distribution: not found in"), "{text}");
         assert!(text.contains("https://h/x.tar.gz") && text.contains("did you mean 26.03.1?"), "{text}");
+        let text = named("26.03.1").not_found(fetch("https://h/y.tar.gz")).to_string();
+        assert!(text.starts_with("kubeflow/community-distribution 26.03.1: not found in"), "{text}");
+        assert!(text.contains("its tag is not there") && text.contains("known versions: 26.03, v1.11.0"), "{text}");
         let other = SourceError::Fetch { url: "u".into(), message: "HTTP 500".into() };
         assert!(matches!(named("26.10").not_found(other), SourceError::Fetch { .. }));
     }
