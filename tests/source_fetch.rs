@@ -1,23 +1,20 @@
-//! `source pull` against a real TLS server on loopback.
+//! `source pull` against a real TLS server on loopback (`server`).
 //!
-//! The server (std `TcpListener` + rustls, one thread per connection, `Connection: close`)
-//! presents a certificate from a CA generated here with rcgen and trusted only through
-//! `FetchOptions::extra_root_ca_pem` / `--ca-file`. It serves GitHub-style archives built at run
-//! time from the shared snapshot (kubeflow/manifests v1.11.0 and the remote mirror), counts every
-//! request, and can misbehave on demand: cut a body short, answer 503, redirect.
+//! The server serves GitHub-style archives built at run time from the shared snapshot
+//! (kubeflow/manifests v1.11.0, now fetched from kubeflow/community-distribution; 26.03.1 by its
+//! tag; the remote mirror), counts every request, and can misbehave on demand: cut a body
+//! short, answer 503, redirect. Fetching by a tag or a commit no release pins is in `by_name`.
 
 use crate::common;
 
 use kfctl::source::digest::tree_digest;
 use kfctl::source::walk::remote_closure;
 use kfctl::source::{Cache, FetchOptions, Fetcher, MirrorResolver, PullReport, PullRequest, SourceError, pull};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use server::{Route, Server};
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 const COMMIT: &str = "854bd3a21044f767204def71b2dcda83e376891f";
@@ -25,11 +22,19 @@ const ARGO: &str = "/argoproj/argo-workflows/archive/v3.7.3.tar.gz";
 const LWS: &str = "/kubernetes-sigs/lws/archive/v0.7.0.tar.gz";
 const JOBSET_NEW: &str = "/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml";
 const JOBSET_OLD: &str = "/kubernetes-sigs/jobset/releases/download/v0.6.0/manifests.yaml";
+/// 26.03.1 has no confirmed commit: it is fetched by its tag.
+const TAG_26_03_1: &str = "/kubeflow/community-distribution/archive/refs/tags/26.03.1.tar.gz";
+const LWS_0_8: &str = "/kubernetes-sigs/lws/archive/v0.8.0.tar.gz";
+const JOBSET_0_11: &str = "/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml";
+
+mod by_name;
+mod server;
 
 use common::binary;
 
+/// The repository was renamed kubeflow/community-distribution; releases are fetched from there.
 fn manifests_path() -> String {
-    format!("/kubeflow/manifests/archive/{COMMIT}.tar.gz")
+    format!("/kubeflow/community-distribution/archive/{COMMIT}.tar.gz")
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -77,175 +82,31 @@ fn upstream() -> &'static HashMap<String, Arc<Vec<u8>>> {
     })
 }
 
-// ---------------------------------------------------------------- the server
-
-#[derive(Clone)]
-enum Route {
-    Body(Arc<Vec<u8>>),
-    /// Send the headers and half the body, then hang up, `failures` times; then serve it.
-    CutOff {
-        failures: Arc<AtomicUsize>,
-        body: Arc<Vec<u8>>,
-    },
-    /// Answer 503 `failures` times; then serve the body.
-    Unavailable {
-        failures: Arc<AtomicUsize>,
-        body: Arc<Vec<u8>>,
-    },
-    Redirect(String),
-    /// Send the headers and a little of the body, then stall.
-    Stall(Duration),
-}
-
-struct Server {
-    base: String,
-    ca_pem: Vec<u8>,
-    routes: Arc<Mutex<HashMap<String, Route>>>,
-    hits: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    /// A server with every upstream archive routed.
-    fn start() -> Server {
-        let routes = upstream().iter().map(|(path, body)| (path.clone(), Route::Body(body.clone()))).collect();
-        Server::with_routes(routes)
-    }
-
-    fn with_routes(routes: HashMap<String, Route>) -> Server {
-        kfctl::source::install_crypto_provider();
-        let (ca_pem, config) = tls_config();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        let routes = Arc::new(Mutex::new(routes));
-        let hits = Arc::new(Mutex::new(Vec::new()));
-        let (r, h) = (routes.clone(), hits.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (config, r, h) = (config.clone(), r.clone(), h.clone());
-                std::thread::spawn(move || serve(stream, config, &r, &h));
-            }
-        });
-        Server { base, ca_pem, routes, hits }
-    }
-
-    fn route(&self, path: &str, route: Route) {
-        self.routes.lock().unwrap().insert(path.to_string(), route);
-    }
-
-    fn hits(&self) -> Vec<String> {
-        self.hits.lock().unwrap().clone()
-    }
-
-    fn hits_of(&self, path: &str) -> usize {
-        self.hits().iter().filter(|h| *h == path).count()
-    }
-
-    fn options(&self) -> FetchOptions {
-        FetchOptions {
-            github_base: self.base.clone(),
-            extra_root_ca_pem: Some(self.ca_pem.clone()),
-            backoff: Duration::from_millis(10),
-            max_backoff: Duration::from_millis(40),
-            read_timeout: Duration::from_secs(10),
-            ..FetchOptions::default()
-        }
-    }
-
-    fn fetcher(&self) -> Arc<Fetcher> {
-        Arc::new(Fetcher::new(self.options()).unwrap())
-    }
-}
-
-/// A CA and a leaf for 127.0.0.1/localhost signed by it: (CA PEM, server config).
-fn tls_config() -> (Vec<u8>, Arc<rustls::ServerConfig>) {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(DnType::CommonName, "kfctl-rs test CA");
-    ca_params.key_usages =
-        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let leaf_key = KeyPair::generate().unwrap();
-    let mut leaf_params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-    leaf_params.subject_alt_names.push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
-    let leaf = leaf_params.signed_by(&leaf_key, &Issuer::from_params(&ca_params, &ca_key)).unwrap();
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
-    let chain: Vec<CertificateDer<'static>> = vec![leaf.der().clone(), ca_cert.der().clone()];
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
-    (ca_cert.pem().into_bytes(), Arc::new(config))
-}
-
-fn serve(
-    stream: TcpStream,
-    config: Arc<rustls::ServerConfig>,
-    routes: &Mutex<HashMap<String, Route>>,
-    hits: &Mutex<Vec<String>>,
-) {
-    let Ok(conn) = rustls::ServerConnection::new(config) else { return };
-    let mut tls = rustls::StreamOwned::new(conn, stream);
-    let mut request = Vec::new();
-    let mut byte = [0u8; 1];
-    while !request.ends_with(b"\r\n\r\n") {
-        match tls.read(&mut byte) {
-            Ok(1) => request.push(byte[0]),
-            _ => return,
-        }
-    }
-    let text = String::from_utf8_lossy(&request);
-    let path = text.split_whitespace().nth(1).unwrap_or("/").to_string();
-    hits.lock().unwrap().push(path.clone());
-    let route = routes.lock().unwrap().get(&path).cloned();
-    let head = |status: &str, len: usize, extra: &str| {
-        format!("HTTP/1.1 {status}\r\nContent-Length: {len}\r\nConnection: close\r\n{extra}\r\n")
-    };
-    let _ = match route {
-        None => tls.write_all(head("404 Not Found", 0, "").as_bytes()),
-        Some(Route::Body(body)) => send(&mut tls, &head("200 OK", body.len(), ""), &body),
-        Some(Route::Stall(pause)) => {
-            let _ = tls.write_all(head("200 OK", 1000, "").as_bytes());
-            let _ = tls.write_all(&[b'x'; 10]);
-            let _ = tls.flush();
-            std::thread::sleep(pause);
-            return;
-        }
-        Some(Route::Redirect(location)) => {
-            tls.write_all(head("302 Found", 0, &format!("Location: {location}\r\n")).as_bytes())
-        }
-        Some(Route::Unavailable { failures, body }) => {
-            if take_failure(&failures) {
-                tls.write_all(head("503 Service Unavailable", 0, "").as_bytes())
-            } else {
-                send(&mut tls, &head("200 OK", body.len(), ""), &body)
-            }
-        }
-        Some(Route::CutOff { failures, body }) => {
-            if take_failure(&failures) {
-                let _ = tls.write_all(head("200 OK", body.len(), "").as_bytes());
-                let _ = tls.write_all(&body[..body.len() / 2]);
-                let _ = tls.flush();
-                let _ = tls.sock.shutdown(std::net::Shutdown::Both);
-                return;
-            }
-            send(&mut tls, &head("200 OK", body.len(), ""), &body)
-        }
-    };
-    tls.conn.send_close_notify();
-    let _ = tls.flush();
-}
-
-fn send(tls: &mut impl Write, head: &str, body: &[u8]) -> std::io::Result<()> {
-    tls.write_all(head.as_bytes())?;
-    tls.write_all(body)
-}
-
-fn take_failure(failures: &AtomicUsize) -> bool {
-    failures.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
+/// 26.03.1's archive and the remote bases only it needs (lws v0.8.0, jobset v0.11.0), built
+/// once per test binary and only by the tests that serve them.
+fn upstream_26_03_1() -> &'static HashMap<String, Arc<Vec<u8>>> {
+    static FILES: OnceLock<HashMap<String, Arc<Vec<u8>>>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let kubeflow = common::upstream();
+        let remote = kubeflow.join("remote");
+        let tree = github_archive(&kubeflow.join("manifests/26.03.1"), "community-distribution-26.03.1");
+        HashMap::from([
+            (TAG_26_03_1.to_string(), Arc::new(tree)),
+            (
+                LWS_0_8.to_string(),
+                Arc::new(github_archive(&remote.join("git/github.com/kubernetes-sigs/lws@v0.8.0"), "lws-0.8.0")),
+            ),
+            (
+                JOBSET_0_11.to_string(),
+                Arc::new(
+                    std::fs::read(
+                        remote.join("http/github.com/kubernetes-sigs/jobset/releases/download/v0.11.0/manifests.yaml"),
+                    )
+                    .unwrap(),
+                ),
+            ),
+        ])
+    })
 }
 
 // ---------------------------------------------------------------- helpers
@@ -500,7 +361,8 @@ fn cli_pull_over_tls_then_offline() {
     let unknown = run(&["source", "pull", "--version", "9.9", "--offline"]);
     assert_eq!(unknown.status.code(), Some(3));
     assert!(
-        String::from_utf8_lossy(&unknown.stderr).contains("known versions: 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0")
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("known versions: 26.03.1, 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0")
     );
 }
 

@@ -98,7 +98,9 @@ pub struct SourceFlags {
     /// (default: the release --version from the cache, fetched if missing).
     #[arg(long)]
     pub source: Option<PathBuf>,
-    /// Upstream release: exact (26.03, v1.11.0), a prefix (1.11) or `latest` (the newest known).
+    /// Upstream release: exact (26.03.1, v1.11.0), a prefix (1.11) or `latest` (the newest
+    /// known); or an upstream tag (26.10) or full commit SHA no release has, fetched by that name
+    /// and rendered by content (not pinned: a warning).
     #[arg(long, default_value = "latest")]
     pub version: String,
     /// Resolve remote bases through this offline mirror.
@@ -107,7 +109,8 @@ pub struct SourceFlags {
     /// Never touch the network.
     #[arg(long)]
     pub offline: bool,
-    /// Refuse a --source tree whose digest is not the --version named (or no pinned release's).
+    /// Refuse a --source tree whose digest is not the --version named (or no pinned release's),
+    /// and a --version not pinned by commit (a release fetched by its tag, an unknown tag or commit).
     #[arg(long)]
     pub verify: bool,
 }

@@ -1,4 +1,5 @@
-//! `kfctl-rs source ...`: pull upstream into the cache, write offline bundles, list releases.
+//! `kfctl-rs source ...`: pull upstream into the cache, write offline bundles, list releases
+//! (and what was fetched by a tag or commit no release has).
 //!
 //! Also home of [`source_spec`], which turns a rendering command's source flags into a
 //! [`SourceSpec`] for [`kfctl::source::open_source`], and of [`ConsoleReporter`], which draws download progress (an indicatif bar on a terminal, plain
@@ -9,6 +10,7 @@ use crate::exit::{Code, coded};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use kfctl::source::bundle::{BundleInput, write_bundle};
+use kfctl::source::by_name::{self, Named};
 use kfctl::source::releases;
 use kfctl::source::{
     Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, SourceError, SourceSpec, open_source, pull,
@@ -26,7 +28,7 @@ pub struct SourceArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SourceCommand {
-    /// Put a kubeflow/manifests release and every remote base it references into the cache.
+    /// Put an upstream release (or tag, or commit) and every remote base it references into the cache.
     Pull(PullArgs),
     /// Write an offline bundle (manifests, remote mirror and digests in one .tar.gz).
     Bundle(BundleArgs),
@@ -47,7 +49,9 @@ pub struct InspectArgs {
 
 #[derive(Debug, Args)]
 pub struct PullArgs {
-    /// Release: an exact version (v1.11.0), a prefix (1.11, newest match) or `latest`.
+    /// Release: an exact version (26.03.1, v1.11.0), a prefix (1.11, newest match) or `latest`;
+    /// or an upstream tag (26.10) or full commit SHA no release has, fetched by that name (not
+    /// pinned: a warning). With --from, the release the import is checked against.
     #[arg(long)]
     pub version: Option<String>,
     /// Import from a local checkout, a .tar.gz (GitHub archive or bundle) or an https:// URL.
@@ -183,7 +187,7 @@ fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
 }
 
 fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
-    let named = args.version.as_deref().map(|v| releases::select(Some(v))).transpose().map_err(edge)?;
+    let named = args.version.as_deref().map(|v| Named::parse(Some(v))).transpose().map_err(edge)?;
     let spec = SourceSpec {
         source: args.from.clone(),
         version: args.version.clone(),
@@ -194,7 +198,7 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
         verify: false,
     };
     let opened = open_source(&spec).map_err(edge)?;
-    let release = opened.release.or(named.copied());
+    let release = opened.release.or(named.and_then(|n| n.release().copied()));
     let input = BundleInput {
         manifests_dir: &opened.manifests_dir,
         resolver: opened.resolver.as_ref(),
@@ -242,13 +246,14 @@ fn run_inspect(args: InspectArgs) -> anyhow::Result<Code> {
 fn run_list() -> anyhow::Result<Code> {
     let cache = open_cache()?;
     for release in releases::newest_first(releases::known()) {
-        let cached = cache.record(&format!("manifests/{}", release.version)).map_err(edge)?.is_some();
-        let state = match (cached, release.commit) {
-            (true, _) => "cached".to_string(),
-            (false, Some(_)) => "not cached".to_string(),
-            (false, None) => {
-                format!("not cached; import it with `source pull --version {} --from DIR_OR_ARCHIVE`", release.version)
-            }
+        let named = Named::Release(release);
+        let key = named.cache_key();
+        let cached = cache.record(&key).map_err(edge)?.is_some();
+        let state = match (cached, release.is_pinned()) {
+            (true, true) => "cached",
+            (false, true) => "not cached",
+            (true, false) => "cached; not pinned by commit: fetched by its tag, verified against its recorded digest",
+            (false, false) => "not cached; not pinned by commit: fetched by its tag, with a warning",
         };
         println!(
             "{}  {}  Kubernetes {}  ({state})",
@@ -257,7 +262,15 @@ fn run_list() -> anyhow::Result<Code> {
             release.kubernetes_range()
         );
     }
-    for label in cache.labels_under("manifests").map_err(edge)? {
+    let labels = cache.labels_under("manifests").map_err(edge)?;
+    for (label, named) in by_name::fetched_by_name(&labels) {
+        println!(
+            "{label}  {}: not a known release, fetched by name (not pinned); used by --version {}",
+            named.describe(),
+            named.label()
+        );
+    }
+    for label in &labels {
         if let Some(rest) = label.strip_prefix(kfctl::source::pull::UNVERIFIED_PREFIX) {
             println!(
                 "{label}  unverified import (named {rest}; its digest is not the catalog's): never used by --version"

@@ -248,7 +248,8 @@ pub(crate) fn import_into_cache(
         }
     }
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &root.join("manifests"), Kind::Tree, &origin)?;
-    Ok((Installed { label: label.to_string(), path, sha256, fetched: true, origin }, added))
+    let installed = Installed { label: label.to_string(), path, sha256, fetched: true, origin, warning: None };
+    Ok((installed, added))
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //!
 //! ```text
 //! digests.json                      every entry's digest and origin, and every fetched URL's sha256
-//! manifests/<version>/              a kubeflow/manifests tree
+//! manifests/<version>/              a release pinned by commit, or an import (`local-…`, `unverified-…`)
+//! manifests/tag-<tag>/              a release or upstream tag fetched by its tag (not pinned)
+//! manifests/commit-<sha>/           a commit no release has (see `super::by_name`)
 //! remote/git/<host>/<owner>/<repo>@<ref>/...   a remote repository at a ref (a mirror, see remote.rs)
 //! remote/http/<host>/<path>                    a remote plain file
 //! imports/<sha256>/                 an archive given as --source, extracted once, keyed by its digest

@@ -69,6 +69,9 @@ pub struct FetchOptions {
     pub reporter: Arc<dyn FetchReporter>,
 }
 
+/// How a [`SourceError::Fetch`] message of an HTTP 404 answer starts.
+pub(crate) const NOT_FOUND: &str = "HTTP 404";
+
 /// The public GitHub address, the default of [`FetchOptions::github_base`].
 pub(crate) const GITHUB: &str = "https://github.com";
 
@@ -212,7 +215,11 @@ impl Fetcher {
             return Err(Failure::Transient { reason: format!("HTTP {status}"), retry_after });
         }
         if !status.is_success() {
-            return Err(Failure::Fatal(SourceError::Fetch { url: url.to_string(), message: format!("HTTP {status}") }));
+            let message = match status.as_u16() {
+                404 => format!("{NOT_FOUND} Not Found"),
+                _ => format!("HTTP {status}"),
+            };
+            return Err(Failure::Fatal(SourceError::Fetch { url: url.to_string(), message }));
         }
         let cap = self.options.max_download_bytes;
         let total = response.content_length();

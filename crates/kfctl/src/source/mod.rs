@@ -1,15 +1,17 @@
 //! Where upstream comes from.
 //!
-//! Upstream (kubeflow/manifests and the remote bases its kustomizations name) is an input,
-//! never part of this repository. This layer resolves it: an offline mirror, a verified cache
-//! filled over HTTPS, a local folder or archive, or an offline bundle.
+//! Upstream (kubeflow/community-distribution, formerly kubeflow/manifests, and the remote
+//! bases its kustomizations name) is an input, never part of this repository. This layer
+//! resolves it: an offline mirror, a verified cache filled over HTTPS, a local folder or
+//! archive, or an offline bundle.
 //!
 //! The pieces, from the bottom up:
 //!
 //! | module | role |
 //! |--------|------|
 //! | `mirror` | the mirror layout of remote references (the engine's [`RemoteRef`]) and [`MirrorResolver`] |
-//! | [`releases`] | the committed catalog: version → commit, archive URL, supported Kubernetes versions |
+//! | [`releases`] | the committed catalog: the repository, version → commit, supported Kubernetes versions |
+//! | [`by_name`] | what `--version` names (a release, an unknown tag, a commit), its archive URL and cache entry |
 //! | [`digest`] | sha256 of files and of whole trees (sorted relative paths + contents) |
 //! | [`extract`] | safe `.tar.gz` extraction: per-entry checks, size/count/ratio caps, all-or-nothing |
 //! | `fetch` | HTTPS downloads: timeouts, retries with backoff and jitter, size cap, no plain-http redirects |
@@ -23,9 +25,13 @@
 //! Trust model: HTTPS only, and trust on first use. The sha256 of every archive and file is
 //! recorded the first time it is fetched; each extracted tree's digest is recorded before the
 //! tree is moved into place and checked every time a process first uses it. A mismatch is a
-//! `security:` refusal naming the file and both digests, never a silent refetch.
+//! `security:` refusal naming the file and both digests, never a silent refetch. Only a
+//! release pinned by commit, or a tree with a digest the catalog knows, is vouched for by the
+//! catalog; a tree fetched by another name (a tag, an unknown commit) is trusted on first use
+//! with a warning, and `--verify` refuses it.
 
 pub mod bundle;
+pub mod by_name;
 pub(crate) mod cache;
 pub mod digest;
 pub mod digest_memo;
@@ -70,6 +76,35 @@ pub enum SourceError {
         requested: String,
         /// The known versions.
         known: String,
+    },
+    /// `--version` names a tag the catalog does not know, `--offline` is set and it is not cached.
+    #[error(
+        "release {tag}: unknown version{suggestion}; known versions: {known}; as a tag of {repository} it is not \
+         available offline (--offline is set); fetch it first with `{command}`"
+    )]
+    OfflineTag {
+        /// The tag, as upstream writes it.
+        tag: String,
+        /// ` (did you mean …?)`, or nothing.
+        suggestion: String,
+        /// The known versions.
+        known: String,
+        /// The upstream repository.
+        repository: String,
+        /// The command that fetches it.
+        command: String,
+    },
+    /// What `--version` names is not in the upstream repository (its archive answered HTTP 404).
+    #[error("{what}: not found in {repository} ({url} answered HTTP 404); {hint}")]
+    NotUpstream {
+        /// The release, tag or commit.
+        what: String,
+        /// The upstream repository.
+        repository: String,
+        /// The archive URL asked for.
+        url: String,
+        /// What to do.
+        hint: String,
     },
     /// A download failed.
     #[error("{url}: {message}")]

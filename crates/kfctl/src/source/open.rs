@@ -4,7 +4,7 @@
 //!
 //! | `--source` | manifests | remote references |
 //! |------------|-----------|-------------------|
-//! | (none) | the release `--version` names, from the cache (pulled first if missing, unless `--offline`) | the cache |
+//! | (none) | what `--version` names (`super::by_name`: a release, an upstream tag, a commit), from the cache (pulled first if missing, unless `--offline`) | the cache |
 //! | a folder with `bundle.json` (an unpacked bundle) | its `manifests/`, after checking every digest | its `remote/` |
 //! | any other folder | the folder itself | the cache |
 //! | a `.tar.gz` file | extracted once into `imports/<sha256>/` (verified on later uses); a bundle's `manifests/` or a GitHub archive's top folder | a bundle's `remote/`, else the cache |
@@ -19,16 +19,19 @@
 //! ([`Layout::Unknown`]),
 //! said once in [`OpenedSource::warnings`]. A `--version` the digest disagrees with is a
 //! warning (the named release's catalog data is used), or with `--verify` a `security:`
-//! refusal. A bundle's own claim to be a release counts only when its digest agrees too.
+//! refusal. A bundle's own claim to be a release counts only when its digest agrees too. A tag
+//! or commit the catalog does not know is fetched by that name and classified the same way (by
+//! its digest); it, and a release the catalog pins no commit for, are said in a warning as not
+//! pinned, and refused with `--verify`.
 
 use super::SourceError;
 use super::bundle::{MANIFEST_FILE, verify_bundle_dir};
+use super::by_name::{self, Named};
 use super::cache::{Cache, Kind};
 use super::digest::sha256_file;
 use super::extract::{ExtractLimits, extract_staged, single_top_folder};
 use super::fetch::{FetchOptions, Fetcher};
 use super::mirror::MirrorResolver;
-use super::pull::ensure_release;
 use super::releases::{self, Release};
 use super::resolver::CacheResolver;
 use kfctl_kustomize::remote::RemoteResolver;
@@ -41,7 +44,8 @@ use std::sync::Arc;
 pub struct SourceSpec {
     /// A folder, an unpacked bundle, or a `.tar.gz` (GitHub archive or bundle).
     pub source: Option<PathBuf>,
-    /// A version spec, used when `source` is not given. `None` means `latest`.
+    /// A version spec, used when `source` is not given (a release, an upstream tag or a full
+    /// commit SHA, `super::by_name`). `None` means `latest`.
     pub version: Option<String>,
     /// Resolve remote references through this mirror instead.
     pub remote_mirror: Option<PathBuf>,
@@ -52,7 +56,7 @@ pub struct SourceSpec {
     /// How downloads behave.
     pub fetch: FetchOptions,
     /// Refuse a `--source` tree whose digest is not the `--version` named (or, without one,
-    /// not any pinned release's).
+    /// not any pinned release's), and a `--version` that names no release pinned by commit.
     pub verify: bool,
 }
 
@@ -137,16 +141,43 @@ impl Context<'_> {
     }
 
     fn open_release(&self) -> Result<OpenedSource, SourceError> {
-        let release = releases::select(self.spec.version.as_deref())?;
+        let named = Named::parse(self.spec.version.as_deref())?;
+        if self.spec.verify && !named.is_pinned() {
+            return Err(named.refused_by_verify());
+        }
         let cache = self.cache()?;
-        let installed = ensure_release(&cache, self.fetcher.as_deref(), release, &ExtractLimits::default())?;
+        let installed = by_name::ensure(&cache, self.fetcher.as_deref(), &named, &ExtractLimits::default())?;
+        let mut warnings: Vec<String> = installed.warning.into_iter().collect();
+        let (origin, release, layout) = match named.release() {
+            Some(r) => {
+                let pin = match r.commit {
+                    Some(commit) => format!("commit {commit}"),
+                    None => format!("tag {}, not pinned by commit", r.version),
+                };
+                (format!("{} ({pin})", named.describe()), Some(*r), Layout::Release(r.version.to_string()))
+            }
+            None => {
+                let origin = named.describe();
+                match releases::identify(&installed.path)? {
+                    // Its digest is the catalog's: the release itself, vouched for.
+                    (_, Some(r)) => {
+                        warnings.clear();
+                        (origin, Some(*r), Layout::Release(r.version.to_string()))
+                    }
+                    (digest, None) => {
+                        warnings.push(unknown_upstream(&origin, &digest));
+                        (origin, None, Layout::Unknown)
+                    }
+                }
+            }
+        };
         Ok(OpenedSource {
             manifests_dir: installed.path,
             resolver: self.resolver(None)?,
-            origin: format!("kubeflow/manifests {} ({})", release.version, release.commit_or_unconfirmed()),
-            release: Some(*release),
-            layout: Layout::Release(release.version.to_string()),
-            warnings: Vec::new(),
+            origin,
+            release,
+            layout,
+            warnings,
         })
     }
 
@@ -184,11 +215,7 @@ impl Context<'_> {
                 Ok((None, Layout::Release(n.version.to_string()), vec![message]))
             }
             (None, None) => {
-                let message = format!(
-                    "{origin}: matches no pinned release (release digest sha256:{digest}); an unknown upstream: \
-                     using the catalog data of the release whose layout it is closest to, and the tree's own \
-                     example/ as profile multi-tenant (`kfctl-rs source inspect` shows how each entry is read)"
-                );
+                let message = unknown_upstream(origin, &digest);
                 if self.spec.verify {
                     return Err(SourceError::Security(format!("{message} (refused: --verify is set)")));
                 }
@@ -261,6 +288,15 @@ impl Context<'_> {
     }
 }
 
+/// What a tree no release describes is said as: rendered by content.
+fn unknown_upstream(origin: &str, digest: &str) -> String {
+    format!(
+        "{origin}: matches no pinned release (release digest sha256:{digest}); an unknown upstream: using the \
+         catalog data of the release whose layout it is closest to, and the tree's own example/ as profile \
+         multi-tenant (`kfctl-rs source inspect` shows how each entry is read)"
+    )
+}
+
 /// The release version a cached (already verified) bundle names.
 fn verify_manifest_only(root: &Path) -> Result<Option<String>, SourceError> {
     let path = root.join(MANIFEST_FILE);
@@ -296,9 +332,26 @@ mod tests {
         let spec = SourceSpec { offline: true, cache_dir: Some(tmp.path().to_path_buf()), ..SourceSpec::default() };
         let err = open_source(&spec).unwrap_err().to_string();
         assert!(
-            err.contains("kubeflow/manifests 26.03") && err.contains("kfctl-rs source pull --version 26.03"),
+            err.contains("kubeflow/community-distribution 26.03.1: not available offline")
+                && err.contains("kfctl-rs source pull --version 26.03.1"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn verify_refuses_what_is_not_pinned_before_any_request() {
+        let tmp = tempfile::tempdir().unwrap();
+        for version in ["26.03.1", "26.10", "0123456789abcdef0123456789abcdef01234567"] {
+            let spec = SourceSpec {
+                version: Some(version.into()),
+                verify: true,
+                cache_dir: Some(tmp.path().to_path_buf()),
+                fetch: FetchOptions { github_base: "https://127.0.0.1:1".into(), ..FetchOptions::default() },
+                ..SourceSpec::default()
+            };
+            let err = open_source(&spec).unwrap_err();
+            assert!(err.is_security() && err.to_string().contains(version), "{err}");
+        }
     }
 
     #[test]

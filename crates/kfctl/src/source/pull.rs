@@ -1,21 +1,24 @@
 //! `source pull`: a release and every remote base it references, into the cache.
 //!
-//! The manifests tree comes from the catalog (the release's commit archive over HTTPS) or from
-//! `--from`: a local checkout (copied, `.git` left out), a `.tar.gz` (a GitHub-style archive
-//! with one top folder, or a bundle written by `source bundle`) or an HTTPS URL of such an
-//! archive. It lands in `manifests/<version>` (the version given, the bundle's own, or
-//! `local-<digest prefix>` when nothing names one). An import is recorded as a pinned release
-//! only when its release digest is the catalog's; one named as a release that does not match
-//! lands in `manifests/unverified-<version>-<digest>`, which `--version` never selects. Then every remote reference of the tree is
-//! resolved through the cache, recursively, fetching only what is missing; a second pull of a
-//! complete cache sends no request at all.
+//! The manifests tree comes from what `--version` names (`super::by_name`: a release of the
+//! catalog, fetched by its commit or, when it has none, by its tag; an unknown upstream tag; a
+//! commit) or from `--from`: a local checkout (copied, `.git` left out), a `.tar.gz` (a
+//! GitHub-style archive with one top folder, or a bundle written by `source bundle`) or an
+//! HTTPS URL of such an archive. An import lands in `manifests/<version>` (the version given,
+//! the bundle's own, or `local-<digest prefix>` when nothing names one). An import is recorded
+//! as a pinned release only when its release digest is the catalog's; one named as a release
+//! that does not match lands in `manifests/unverified-<version>-<digest>`, which `--version`
+//! never selects. Then every remote reference of the tree is resolved through the cache,
+//! recursively, fetching only what is missing; a second pull of a complete cache sends no
+//! request at all.
 
 use super::SourceError;
 use super::bundle::{self, BundleManifest};
+use super::by_name::{self, Named};
 use super::cache::{Cache, Kind};
 use super::digest::{sha256_file, tree_digest};
 use super::extract::{ExtractLimits, extract_staged, single_top_folder};
-use super::fetch::{Fetcher, GITHUB};
+use super::fetch::Fetcher;
 use super::fsutil::Staging;
 use super::releases::{self, Release};
 use super::resolver::{CacheResolver, Ensured, download_checked};
@@ -26,7 +29,8 @@ use std::sync::Arc;
 /// What to pull.
 #[derive(Debug, Clone, Default)]
 pub struct PullRequest {
-    /// A version spec (`v1.11.0`, `1.11`, `latest`); with `from`, it names the imported tree.
+    /// A version spec (`v1.11.0`, `1.11`, `latest`, an upstream tag, a full commit SHA); with
+    /// `from`, a release that names the imported tree.
     pub version: Option<String>,
     /// A folder, a `.tar.gz` file or an `https://` URL of one.
     pub from: Option<String>,
@@ -45,6 +49,8 @@ pub struct Installed {
     pub fetched: bool,
     /// Where it came from: the URL it was fetched from, or the file or folder imported.
     pub origin: String,
+    /// What to say about it: fetched by a name that is not pinned by commit (`super::by_name`).
+    pub warning: Option<String>,
 }
 
 /// What a pull did.
@@ -80,14 +86,16 @@ pub fn pull(
     fetcher: Option<Arc<Fetcher>>,
 ) -> Result<PullReport, SourceError> {
     let limits = ExtractLimits::default();
-    let named = request.version.as_deref().map(|v| releases::select(Some(v))).transpose()?;
     let imported = match request.from.as_deref() {
         None => {
-            let release = releases::select(request.version.as_deref())?;
-            let manifests = ensure_release(cache, fetcher.as_deref(), release, &limits)?;
-            Imported { manifests, release: Some(*release), bundle_keys: None }
+            let named = Named::parse(request.version.as_deref())?;
+            let manifests = by_name::ensure(cache, fetcher.as_deref(), &named, &limits)?;
+            Imported { manifests, release: named.release().copied(), bundle_keys: None }
         }
-        Some(from) => import(cache, fetcher.as_deref(), from, named, &limits)?,
+        Some(from) => {
+            let named = request.version.as_deref().map(|v| releases::select(Some(v))).transpose()?;
+            import(cache, fetcher.as_deref(), from, named, &limits)?
+        }
     };
     let Imported { manifests, release, bundle_keys } = imported;
     let resolver = CacheResolver::new(cache.clone(), fetcher).with_limits(limits);
@@ -104,43 +112,8 @@ pub fn pull(
         remote.fetched = fetched.binary_search(&remote.key).is_ok();
     }
     let cache_root = cache.root().to_path_buf();
-    Ok(PullReport { cache_root, release, manifests, remotes, from_bundle, warnings: closure.warnings })
-}
-
-/// The release's tree in the cache: verified if present, else fetched (unless offline).
-pub(crate) fn ensure_release(
-    cache: &Cache,
-    fetcher: Option<&Fetcher>,
-    release: &Release,
-    limits: &ExtractLimits,
-) -> Result<Installed, SourceError> {
-    let key = format!("manifests/{}", release.version);
-    let url = release.archive_url(GITHUB).unwrap_or_default();
-    if let Some(path) = cache.lookup(&key)? {
-        let sha256 = cache.record(&key)?.map(|r| r.sha256).unwrap_or_default();
-        return Ok(Installed { label: release.version.to_string(), path, sha256, fetched: false, origin: url });
-    }
-    if release.commit.is_none() {
-        return Err(SourceError::invalid(
-            format!("kubeflow/manifests {}", release.version),
-            format!(
-                "the catalog pins no commit for it (the tag's commit could not be confirmed), so it is never \
-                 fetched by tag; pass a checkout or archive with --source, or import one with `kfctl-rs source pull \
-                 --version {} --from <dir or .tar.gz>` (kept as an unverified import unless its digest is known)",
-                release.version
-            ),
-        ));
-    }
-    let fetcher = fetcher.ok_or_else(|| SourceError::Offline {
-        what: format!("kubeflow/manifests {}", release.version),
-        command: format!("kfctl-rs source pull --version {}", release.version),
-    })?;
-    let archive = download_checked(cache, fetcher, &url)?;
-    let parent = cache.path_of("manifests")?;
-    let (staging, _) = extract_staged(archive.path(), &parent, limits)?;
-    let top = single_top_folder(staging.path(), archive.path())?;
-    let (path, sha256) = cache.install(&key, &top, Kind::Tree, &url)?;
-    Ok(Installed { label: release.version.to_string(), path, sha256, fetched: true, origin: url })
+    let warnings = manifests.warning.iter().cloned().chain(closure.warnings).collect();
+    Ok(PullReport { cache_root, release, manifests, remotes, from_bundle, warnings })
 }
 
 /// Import `--from` (folder, archive or URL) as a manifests tree.
@@ -179,7 +152,8 @@ fn import_dir(cache: &Cache, dir: &Path, named: Option<&Release>) -> Result<Impo
     let (label, release) = import_label(&copy, named)?;
     let origin = dir.display().to_string();
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &copy, Kind::Tree, &origin)?;
-    Ok(Imported { manifests: Installed { label, path, sha256, fetched: true, origin }, release, bundle_keys: None })
+    let manifests = Installed { label, path, sha256, fetched: true, origin, warning: None };
+    Ok(Imported { manifests, release, bundle_keys: None })
 }
 
 /// The prefix of the cache label of an import whose digest is not the release it was named as.
@@ -223,7 +197,7 @@ fn import_archive(
     let top = single_top_folder(staging.path(), archive)?;
     let (label, release) = import_label(&top, named)?;
     let (path, sha256) = cache.install(&format!("manifests/{label}"), &top, Kind::Tree, origin)?;
-    let manifests = Installed { label, path, sha256, fetched: true, origin: origin.to_string() };
+    let manifests = Installed { label, path, sha256, fetched: true, origin: origin.to_string(), warning: None };
     Ok(Imported { manifests, release, bundle_keys: None })
 }
 

@@ -1,19 +1,23 @@
-//! The catalog of supported kubeflow/manifests releases, read from `charts/releases.yaml`.
+//! The catalog of supported upstream releases, read from `charts/releases.yaml`.
 //!
-//! A release is pinned by its commit, never by its tag: tags can move, commits cannot. The
-//! archive is fetched from the commit's immutable address
-//! (`https://github.com/kubeflow/manifests/archive/<sha>.tar.gz`), and each release states the
-//! Kubernetes versions it supports so installers can refuse an unsupported cluster early, the
-//! remote bases its kustomizations name, and the digest of its tree, by which a `--source`
-//! folder or an imported archive is recognised as the release (`identify`). A release whose
-//! commit could not be confirmed has none: it is known (its catalog data applies), but it
-//! cannot be fetched, and nothing is ever recorded as it without a matching digest.
+//! Upstream is the GitHub repository the file's top-level `repository` names
+//! (kubeflow/community-distribution, formerly kubeflow/manifests: [`repository`]). A release is
+//! pinned by its commit when the catalog has one: tags can move, commits cannot. Its archive is
+//! fetched from the commit's immutable address (`https://github.com/<repository>/archive/<sha>.tar.gz`);
+//! a release whose commit could not be confirmed is fetched by its tag
+//! (`archive/refs/tags/<version>.tar.gz`), with a warning, and trusted on first use
+//! (`super::by_name`). Each release states the Kubernetes versions it supports so installers
+//! can refuse an unsupported cluster early, the remote bases its kustomizations name, and the
+//! digest of its tree, by which a `--source` folder or an imported archive is recognised as the
+//! release (`identify`); nothing is ever recorded as a release without a matching digest.
 //!
 //! `--version` accepts an exact version in either of upstream's schemes (`v1.11.0` or
-//! `1.11.0`; `26.03`, also spelt `26.3`, `v26.03` or `26.03.0`), a prefix of a semantic
-//! version (`1.11`, `v1`: the newest known match; a calendar `YY.MM` names that release
-//! itself, `YY` the newest of the year) or `latest`. Anything else is an error listing what is
-//! known. Versions order across both schemes (`super::version`).
+//! `1.11.0`; `26.03`, also spelt `26.3`, `v26.03` or `26.03.0`; `26.03.1`, also spelt
+//! `26.3.1`, `v26.03.1` or `26.03.01`), a prefix of a semantic version (`1.11`, `v1`: the
+//! newest known match; a calendar `YY.MM` names that release itself, `YY` the newest of the
+//! year) or `latest`. [`select`] refuses anything else, listing what is known; what a version
+//! the catalog does not know can still name (an upstream tag, a commit) is
+//! `super::by_name`'s business. Versions order across both schemes (`super::version`).
 
 use super::SourceError;
 use super::digest::{TreeEntry, collect_tree, digest_entries};
@@ -22,7 +26,7 @@ use serde::Deserialize;
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// One supported release of kubeflow/manifests.
+/// One supported upstream release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Release {
     /// The tag name, e.g. `v1.11.0`.
@@ -45,6 +49,8 @@ pub struct Release {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ReleasesFile {
+    /// The GitHub repository (`owner/name`) every release is fetched from.
+    repository: String,
     releases: Vec<ReleaseEntry>,
 }
 
@@ -71,6 +77,7 @@ struct KubernetesRange {
 const RELEASES_FILE: &str = "charts/releases.yaml";
 
 struct Loaded {
+    repository: &'static str,
     releases: Vec<Release>,
 }
 
@@ -87,6 +94,7 @@ fn minor_of(text: &str) -> Result<(u64, u64), String> {
 fn parse_file(text: &str) -> Result<Loaded, String> {
     let doc = kfctl_yaml::parse_stream(text, RELEASES_FILE).map_err(|e| e.to_string())?.into_iter().next();
     let file: ReleasesFile = serde_json::from_value(doc.unwrap_or_default()).map_err(|e| e.to_string())?;
+    let repository = checked_repository(&file.repository)?;
     let mut releases = Vec::new();
     for entry in file.releases {
         let parsed = ReleaseVersion::parse(&entry.version)
@@ -105,7 +113,19 @@ fn parse_file(text: &str) -> Result<Loaded, String> {
             upgrade_notes: Box::leak(entry.upgrade_notes.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice()),
         });
     }
-    Ok(Loaded { releases })
+    Ok(Loaded { repository: leak(repository.to_string()), releases })
+}
+
+/// `owner/name`, each a plain GitHub name (letters, digits, `-`, `_`, `.`), so that it can only
+/// ever name a repository in a URL path.
+fn checked_repository(text: &str) -> Result<&str, String> {
+    let plain = |s: &str| {
+        !s.is_empty() && s != "." && s != ".." && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    };
+    match text.split_once('/') {
+        Some((owner, name)) if plain(owner) && plain(name) => Ok(text),
+        _ => Err(format!("repository `{text}`: expected a GitHub `owner/name`, e.g. kubeflow/community-distribution")),
+    }
 }
 
 fn loaded() -> &'static Loaded {
@@ -194,15 +214,31 @@ pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
     }
 }
 
-/// The repository every release comes from.
-pub(crate) const MANIFESTS_REPO: &str = "kubeflow/manifests";
+/// The GitHub repository (`owner/name`) every release comes from: the top-level `repository`
+/// of `charts/releases.yaml` (kubeflow/community-distribution, formerly kubeflow/manifests).
+pub fn repository() -> &'static str {
+    loaded().repository
+}
+
+/// The archive of `reference` (a commit SHA, or `refs/tags/<tag>`) of [`repository`] under
+/// `github_base` (normally `https://github.com`).
+pub(crate) fn archive_url_of(github_base: &str, reference: &str) -> String {
+    format!("{}/{}/archive/{reference}.tar.gz", github_base.trim_end_matches('/'), repository())
+}
 
 impl Release {
-    /// The archive URL of this release's commit under `github_base` (normally
-    /// `https://github.com`); `None` when the commit is not confirmed.
-    pub(crate) fn archive_url(&self, github_base: &str) -> Option<String> {
-        let commit = self.commit?;
-        Some(format!("{}/{MANIFESTS_REPO}/archive/{commit}.tar.gz", github_base.trim_end_matches('/')))
+    /// The archive URL of this release under `github_base`: its commit's when the catalog pins
+    /// one, else its tag's (`refs/tags/<version>`, which upstream can move).
+    pub(crate) fn archive_url(&self, github_base: &str) -> String {
+        match self.commit {
+            Some(commit) => archive_url_of(github_base, commit),
+            None => archive_url_of(github_base, &format!("refs/tags/{}", self.version)),
+        }
+    }
+
+    /// Whether the catalog pins this release by its commit (else it is fetched by its tag).
+    pub fn is_pinned(&self) -> bool {
+        self.commit.is_some()
     }
 
     /// The release digest of its tree, when pinned (a `--source` tree with it *is* the release).
@@ -260,10 +296,17 @@ pub(crate) fn select_from<'a>(catalog: &'a [Release], spec: &str) -> Result<&'a 
             }
         })
     };
-    found.ok_or_else(|| SourceError::UnknownVersion {
-        requested: spec.to_string(),
-        known: newest_first(catalog).iter().map(|r| r.version).collect::<Vec<_>>().join(", "),
-    })
+    found.ok_or_else(|| SourceError::UnknownVersion { requested: spec.to_string(), known: versions_of(catalog) })
+}
+
+/// The versions of a catalog, newest first, for messages.
+fn versions_of(catalog: &[Release]) -> String {
+    newest_first(catalog).iter().map(|r| r.version).collect::<Vec<_>>().join(", ")
+}
+
+/// The known versions, newest first, for messages: `26.03.1, 26.03, v1.11.0, …`.
+pub(crate) fn known_versions() -> String {
+    versions_of(known())
 }
 
 /// The releases of a catalog, newest first.
@@ -307,15 +350,41 @@ mod tests {
     fn archive_url_uses_the_commit_not_the_tag() {
         let r = select(Some("1.11.0")).unwrap();
         assert_eq!(
-            r.archive_url("https://github.com/").as_deref(),
-            Some("https://github.com/kubeflow/manifests/archive/854bd3a21044f767204def71b2dcda83e376891f.tar.gz")
+            r.archive_url("https://github.com/"),
+            "https://github.com/kubeflow/community-distribution/archive/854bd3a21044f767204def71b2dcda83e376891f.tar.gz"
         );
     }
 
     #[test]
-    fn the_catalog_knows_five_releases_and_pins_their_commits() {
+    fn a_release_with_no_commit_is_fetched_by_its_tag() {
+        let r = select(Some("26.03.1")).unwrap();
+        assert!(!r.is_pinned() && select(Some("26.03")).unwrap().is_pinned());
+        assert_eq!(
+            r.archive_url("https://github.com"),
+            "https://github.com/kubeflow/community-distribution/archive/refs/tags/26.03.1.tar.gz"
+        );
+    }
+
+    #[test]
+    fn the_repository_is_data() {
+        assert_eq!(repository(), "kubeflow/community-distribution");
+        let file = |repository: &str| {
+            format!("repository: {repository}\nreleases:\n- version: '26.03'\n  kubernetes: {{min: '1.34'}}\n")
+        };
+        let loaded = parse_file(&file("example/fork-1.x")).unwrap();
+        assert_eq!(loaded.repository, "example/fork-1.x");
+        for bad in ["kubeflow", "a/b/c", "../x", "a/..", "a b/c", "/x", "a/"] {
+            let err = parse_file(&file(bad)).err().unwrap_or_else(|| panic!("{bad} accepted"));
+            assert!(err.contains("expected a GitHub `owner/name`"), "{bad}: {err}");
+        }
+        let missing = parse_file("releases: []\n").err().unwrap();
+        assert!(missing.contains("repository"), "{missing}");
+    }
+
+    #[test]
+    fn the_catalog_knows_six_releases_and_pins_the_commits_it_confirmed() {
         let versions: Vec<&str> = known().iter().map(|r| r.version).collect();
-        assert_eq!(versions, ["v1.10.0", "v1.10.1", "v1.10.2", "v1.11.0", "26.03"]);
+        assert_eq!(versions, ["v1.10.0", "v1.10.1", "v1.10.2", "v1.11.0", "26.03", "26.03.1"]);
         for r in known() {
             let sha_ok = r.commit.is_none_or(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()));
             assert!(sha_ok, "{}: {:?}", r.version, r.commit);
@@ -326,9 +395,12 @@ mod tests {
         assert_eq!(v1_10_2.kubernetes_range(), "1.32 to 1.33");
         assert_eq!(select(Some("v1.10.0")).unwrap().commit, Some("c1ae849873a36199af43c4e14d113bd60fc695d7"));
         assert_eq!(select(Some("v1.10.1")).unwrap().commit, Some("e636e839fe41255d5e22a8675748f8a5cc125e94"));
-        let current = select(Some("26.03")).unwrap();
-        assert_eq!(current.commit, Some("d68ebc7fab366ab40ddd1541d2ec22febb31bc83"));
-        assert_eq!(current.kubernetes_range(), "1.34 and newer");
+        let previous = select(Some("26.03")).unwrap();
+        assert_eq!(previous.commit, Some("d68ebc7fab366ab40ddd1541d2ec22febb31bc83"));
+        assert_eq!(previous.kubernetes_range(), "1.34 and newer");
+        let current = select(Some("26.03.1")).unwrap();
+        assert_eq!((current.commit, current.digest), (None, None));
+        assert_eq!(current.kubernetes_range(), "1.35 and newer");
     }
 
     #[test]
@@ -343,24 +415,39 @@ mod tests {
 
     #[test]
     fn calendar_versions_select_26_03_in_every_spelling() {
-        for spelling in ["26.03", "26.3", "v26.03", "26.03.0", "26", "latest"] {
+        for spelling in ["26.03", "26.3", "v26.03", "26.03.0", "V26.3.00"] {
             assert_eq!(select(Some(spelling)).unwrap().version, "26.03", "{spelling}");
         }
-        assert_eq!(select(None).unwrap().version, "26.03");
         assert_eq!(select(Some("1.11")).unwrap().version, "v1.11.0");
-        assert!(select(Some("26.04")).is_err() && select(Some("26.03.1")).is_err());
+        assert!(select(Some("26.04")).is_err() && select(Some("26.03.9")).is_err());
+    }
+
+    #[test]
+    fn calendar_versions_select_26_03_1_in_every_spelling_and_it_is_the_newest() {
+        for spelling in ["26.03.1", "26.3.1", "v26.03.1", "26.03.01", "v26.3.01", " 26.03.1 ", "26", "latest"] {
+            assert_eq!(select(Some(spelling)).unwrap().version, "26.03.1", "{spelling}");
+        }
+        assert_eq!(select(None).unwrap().version, "26.03.1");
+        assert_eq!(newest().version, "26.03.1");
+        for not_it in ["26.03.10", "26.03.1.0", "26.031", "26.03.1-rc.2"] {
+            assert!(select(Some(not_it)).is_err(), "{not_it}");
+        }
     }
 
     #[test]
     fn version_1_10_means_v1_10_2() {
         assert_eq!(select(Some("1.10")).unwrap().version, "v1.10.2");
-        assert_eq!(select(Some("latest")).unwrap().version, "26.03");
+        assert_eq!(select(Some("latest")).unwrap().version, "26.03.1");
     }
 
     #[test]
     fn unknown_version_in_the_real_catalog_lists_all_newest_first() {
         let err = select(Some("v1.9.0")).unwrap_err().to_string();
-        assert_eq!(err, "release v1.9.0: unknown version; known versions: 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0");
+        assert_eq!(
+            err,
+            "release v1.9.0: unknown version; known versions: 26.03.1, 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0"
+        );
+        assert_eq!(known_versions(), "26.03.1, 26.03, v1.11.0, v1.10.2, v1.10.1, v1.10.0");
     }
 
     #[test]

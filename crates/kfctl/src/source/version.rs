@@ -8,9 +8,11 @@
 //! [`ReleaseVersion::semver`] and [`requirement`] give `semver` only normalised numbers, so a
 //! profile's `releases:` requirement may say `>=26.03` or `<1.11.0` alike.
 //!
-//! Spellings of one version are one version: `26.3`, `v26.03` and `26.03.0` are 26.03, and
-//! `1.11.0` is v1.11.0. Which spellings select which known release is
-//! [`super::releases::select`]'s business.
+//! Spellings of one version are one version: `26.3`, `v26.03` and `26.03.0` are 26.03;
+//! `26.3.1`, `v26.03.1` and `26.03.01` are 26.03.1; `1.11.0` is v1.11.0. Which spellings select
+//! which known release is [`super::releases::select`]'s business; a whole version no release
+//! has is an upstream tag ([`ReleaseVersion::as_tag`], `super::by_name`), written as upstream
+//! tags it.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -64,6 +66,18 @@ impl ReleaseVersion {
             (true, _) => format!("{a}.{b:02}.{c}"),
             (false, _) => format!("v{a}.{b}.{c}"),
         }
+    }
+
+    /// The upstream tag this version is, when it is whole enough to be one: a calendar
+    /// `YY.MM[.PATCH]` (`26.10`, `26.3.9` → `26.03.9`, `26.10.0` → `26.10`) or a semantic
+    /// `MAJOR.MINOR.PATCH` (`1.12.0` → `v1.12.0`), written as upstream tags it. `None` for a
+    /// prefix (`1.12`, `26`) or a four-digit year (`2026.03`: upstream writes `26.03`).
+    pub(crate) fn as_tag(&self) -> Option<String> {
+        let whole = match self.is_calendar() {
+            true => self.given >= 2 && self.parts[0] < 100,
+            false => self.given == 3,
+        };
+        whole.then(|| self.canonical())
     }
 
     /// Whether `self`, read as a prefix of `given` parts, covers `version` (`1.11` covers
@@ -149,6 +163,30 @@ mod tests {
     fn prefixes_cover_whole_parts_only() {
         assert!(v("1.11").covers(&v("v1.11.3")) && !v("1.1").covers(&v("v1.11.0")));
         assert!(v("26").covers(&v("26.10")) && !v("26.03").covers(&v("26.10")));
+    }
+
+    #[test]
+    fn spellings_of_26_03_1_are_one_version() {
+        for spelling in ["26.03.1", "26.3.1", "v26.03.1", "26.03.01", "V26.3.01", " 26.03.1 "] {
+            assert_eq!(v(spelling).parts, [26, 3, 1], "{spelling}");
+            assert_eq!(v(spelling).canonical(), "26.03.1", "{spelling}");
+            assert_eq!(v(spelling).as_tag().as_deref(), Some("26.03.1"), "{spelling}");
+        }
+        assert_ne!(v("26.03.1"), v("26.03.10"));
+    }
+
+    #[test]
+    fn whole_versions_are_tags_and_prefixes_are_not() {
+        let tag = |text: &str| v(text).as_tag();
+        assert_eq!(tag("26.10").as_deref(), Some("26.10"));
+        assert_eq!(tag("26.10.0").as_deref(), Some("26.10"));
+        assert_eq!(tag("v26.10").as_deref(), Some("26.10"));
+        assert_eq!(tag("26.3.9").as_deref(), Some("26.03.9"));
+        assert_eq!(tag("v1.12.0").as_deref(), Some("v1.12.0"));
+        assert_eq!(tag("1.12.0").as_deref(), Some("v1.12.0"));
+        for prefix in ["1.12", "v1", "26", "2026.03"] {
+            assert_eq!(tag(prefix), None, "{prefix}");
+        }
     }
 
     #[test]
