@@ -55,8 +55,17 @@ fn two_users_replace_the_demo_profile_as_a_deletion_and_added_objects() {
             "global:\n  users:\n  - email: alice@example.com\n    passwordHash: '{HASH}'\n  - email: bob@example.org\n    namespace: team-bob\n"
         ),
     );
-    let components =
-        ["dex", "profiles", "user-namespace", "istio", "istio-crds", "istio-namespace", "kubeflow-namespace"];
+    // `profiles` is part of `dashboard` from 26.03.1, which needs cert-manager (PodDefaults).
+    let components = [
+        "dex",
+        "profiles",
+        "user-namespace",
+        "istio",
+        "istio-crds",
+        "istio-namespace",
+        "kubeflow-namespace",
+        "cert-manager",
+    ];
     assert_kustomize_equals_render("users", &components, &["-f", &file]);
 }
 

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::cluster::{Cluster, golden, obj};
+use common::cluster::{Cluster, golden, obj, users_objects};
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::adopt::{AdoptError, AdoptOptions, adopt};
 use kfctl::cluster::diff::{Action, diff};
@@ -263,8 +263,22 @@ async fn real_kubectl_installs_v1_11_0_upstreams_way_then_adopt_and_upgrade_to_2
     adopt_then_upgrade("v1.11.0", "26.03").await;
 }
 
+/// Issue 36's acceptance: 26.03 installed upstream's way, adopted, upgraded to 26.03.1 in one
+/// run with none of upstream's manual deletes (the JobSet controller's selector, the old
+/// dashboard, profiles controller and admission webhook objects).
+#[tokio::test]
+#[cfg_attr(kfctl_no_kubectl, ignore = "needs real kubectl 1.33 (kubectl.1.33 on PATH or beside gcloud)")]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+async fn real_kubectl_installs_26_03_upstreams_way_then_adopt_and_upgrade_to_26_03_1() {
+    adopt_then_upgrade("26.03", "26.03.1").await;
+}
+
 /// Real kubectl applies `from`'s `example/` server-side until it settles (upstream's README
-/// loop); a user adds a Namespace, a Notebook and a PVC; adopt as `to` is refused (another
+/// loop); a user adds a Namespace, a Profile, a Notebook, a PodDefault, a TrainJob, an
+/// InferenceService and a PVC (those whose kinds `from` serves); adopt as `to` is refused (another
 /// release), adopt as `from` takes over every object; upgrade to `to` leaves every object of
 /// `to`, removes what only `from` had except CRDs, PVCs and Namespaces, keeps the user's
 /// objects, and a second plan changes nothing.
@@ -295,21 +309,10 @@ async fn adopt_then_upgrade(from: &str, to: &str) {
         }
     }
     assert!(settled, "kubectl's loop did not settle");
-    cluster.server.seed(obj("v1", "Namespace", None, "kubeflow-user", json!({}))).unwrap();
-    cluster
-        .server
-        .seed(obj("kubeflow.org/v1", "Notebook", Some("kubeflow-user"), "mine", json!({"spec": {}})))
-        .unwrap();
-    cluster
-        .server
-        .seed(obj(
-            "v1",
-            "PersistentVolumeClaim",
-            Some("kubeflow-user"),
-            "work",
-            json!({"spec": {"accessModes": ["ReadWriteOnce"]}}),
-        ))
-        .unwrap();
+    let users = users_objects(&old);
+    for object in &users {
+        cluster.server.seed(object.clone()).unwrap();
+    }
 
     // The whole platform twice on the test double beside the other suites: generous bounds,
     // since what is tested is the outcome, not the speed (that is the benchmark's).
@@ -361,8 +364,9 @@ async fn adopt_then_upgrade(from: &str, to: &str) {
         assert_eq!(present(&id), guarded(&id.0), "only in {from}: {id:?}");
     }
     assert!(!upgraded.prune.pruned.is_empty());
-    assert!(cluster.has("kubeflow.org", "notebooks", Some("kubeflow-user"), "mine"), "the user's Notebook is gone");
-    assert!(cluster.has("", "persistentvolumeclaims", Some("kubeflow-user"), "work"), "the user's PVC is gone");
+    for object in &users {
+        assert!(live.contains(&identity(object)), "the user's {:?} is gone", identity(object));
+    }
     let gone = old.iter().filter(|o| !new.contains(&identity(&o.obj))).count();
     let arrived = new.len() - (old.len() - gone);
     println!("{from} -> {to}: {gone} objects only {from} had, {arrived} new; pruned {}", upgraded.prune.pruned.len());

@@ -253,7 +253,14 @@ fn images_lists_every_reference_the_scan_finds_fully_qualified() {
             assert!(covered || composed, "{profile}: {reference} ({object} {field}) missing from images");
         }
         for l in &listed {
-            assert!(l.contains('/') || l.contains(':'), "{profile}: {l} is not a pullable reference");
+            // `name[:tag][@digest]`; a bare name (26.03.1's model catalog runs `busybox`) is a
+            // Docker Hub library image at `latest`, as the kubelet pulls it.
+            let (name, _) = l.split_once('@').unwrap_or((l, ""));
+            let path = name.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(name, |(p, _)| p);
+            let pullable = !path.is_empty()
+                && !l.contains(char::is_whitespace)
+                && path.split('/').all(|part| !part.is_empty() && part == part.to_lowercase());
+            assert!(pullable, "{profile}: {l} is not a pullable reference");
         }
         let mut unique = listed.clone();
         unique.dedup();

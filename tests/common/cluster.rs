@@ -112,3 +112,44 @@ pub fn golden(version: &str) -> Vec<RenderedObject> {
     let catalog = kfctl::catalog::Catalog::for_release(version).unwrap();
     kfctl::catalog::attribute::attribute_prerendered(&catalog, docs)
 }
+
+/// The users' objects a platform holds beside its own, each of a kind whose CRD `platform`
+/// installs: a Profile, and in a namespace of their own a Notebook, a PodDefault, a TrainJob
+/// and an InferenceService (the PVC and the Namespace are built in).
+pub fn users_objects(platform: &[RenderedObject]) -> Vec<Value> {
+    let crds: std::collections::HashSet<String> = platform
+        .iter()
+        .filter(|o| o.obj["kind"] == "CustomResourceDefinition")
+        .filter_map(|o| o.obj["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    let ns = Some("kubeflow-user");
+    let candidates = [
+        (
+            "profiles.kubeflow.org",
+            obj(
+                "kubeflow.org/v1",
+                "Profile",
+                None,
+                "alice",
+                json!({"spec": {"owner": {"kind": "User", "name": "alice@example.com"}}}),
+            ),
+        ),
+        ("notebooks.kubeflow.org", obj("kubeflow.org/v1", "Notebook", ns, "mine", json!({"spec": {}}))),
+        (
+            "poddefaults.kubeflow.org",
+            obj("kubeflow.org/v1alpha1", "PodDefault", ns, "add-gpu", json!({"spec": {"selector": {}}})),
+        ),
+        (
+            "trainjobs.trainer.kubeflow.org",
+            obj("trainer.kubeflow.org/v1alpha1", "TrainJob", ns, "train", json!({"spec": {}})),
+        ),
+        (
+            "inferenceservices.serving.kserve.io",
+            obj("serving.kserve.io/v1beta1", "InferenceService", ns, "serve", json!({"spec": {}})),
+        ),
+    ];
+    let mut out = vec![obj("v1", "Namespace", None, "kubeflow-user", json!({}))];
+    out.extend(candidates.into_iter().filter(|(crd, _)| crds.contains(*crd)).map(|(_, o)| o));
+    out.push(obj("v1", "PersistentVolumeClaim", ns, "work", json!({"spec": {"accessModes": ["ReadWriteOnce"]}})));
+    out
+}
