@@ -56,17 +56,17 @@ fn multi_tenant_of_each_release_is_byte_identical_to_its_example_golden() {
     kfctl_no_upstream,
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
-fn a_profile_naming_a_component_the_release_lacks_names_release_component_and_alternative() {
+fn a_profile_naming_trainer_on_v1_10_trains_with_the_training_operator_saying_so() {
     let cache = tempfile::tempdir().unwrap();
     let source = common::manifests_dir_of("v1.10.2");
     let out = template(cache.path(), &source, &["--profile", "minimal", "--version", "1.10"]);
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("release v1.10.2: component `trainer` is new in v1.11.0; training-operator exists"),
-        "{stderr}"
-    );
-    assert!(out.stdout.is_empty());
+    assert!(out.status.success(), "{stderr}");
+    let note = "component `trainer` is new in v1.11.0; release v1.10.2 has `training-operator` instead";
+    assert_eq!(stderr.matches(note).count(), 1, "said once: {stderr}");
+    let rendered = text(&out.stdout);
+    assert!(rendered.contains("name: training-operator\n"), "the Training Operator is rendered");
+    assert!(!rendered.contains("trainer.kubeflow.org"), "no Trainer v2 object on v1.10.2");
 }
 
 #[test]

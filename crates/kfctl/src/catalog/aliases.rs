@@ -13,6 +13,9 @@
 //!   replaces (so a tree is read the same whichever layout it has), and a dependency written
 //!   with an old name means the new component.
 //!
+//! A component newer than a release that names an `alternative` the release has is an alias of
+//! it there (a profile with Trainer v2 on v1.10.x gets the Training Operator, saying so).
+//!
 //! A merged folder cannot be built in parts: leaving out one part while another part keeps the
 //! component fails ([`CatalogError::MergedPart`]), naming the folder and what else it holds.
 
@@ -43,6 +46,13 @@ pub(crate) fn derive(
         let parts: Vec<String> = def.replaces.iter().filter(|o| components.contains_key(*o)).cloned().collect();
         if !parts.is_empty() {
             aliases.insert(def.name.clone(), parts);
+        }
+    }
+    // A component newer than the release with an `alternative` the release has (Trainer v2 on
+    // v1.10.x: the Training Operator) selects the alternative there.
+    for def in absent.values().filter(|d| d.until.is_none() && d.replaces.is_empty()) {
+        if let Some(alternative) = def.alternative.as_ref().filter(|a| components.contains_key(*a)) {
+            aliases.insert(def.name.clone(), vec![alternative.clone()]);
         }
     }
     let merged: Vec<String> = components.values().filter(|d| !d.replaces.is_empty()).map(|d| d.name.clone()).collect();
@@ -83,6 +93,13 @@ impl Catalog {
     /// The note an alias gets, once per render.
     fn alias_note(&self, old: &str, targets: &[String]) -> String {
         let release = self.release.as_deref().unwrap_or("this release");
+        let newer = self.absent.get(old).filter(|d| d.until.is_none() && d.replaces.is_empty());
+        if let (Some(def), [alternative]) = (newer, targets) {
+            let since = def.since.as_deref().unwrap_or("a later release");
+            return format!(
+                "component `{old}` is new in {since}; release {release} has `{alternative}` instead: `{old}` selects `{alternative}`"
+            );
+        }
         match targets {
             [one] => format!("component `{old}` is part of `{one}` in release {release}: `{old}` selects `{one}`"),
             many => format!("component `{old}` is {} in release {release}: `{old}` selects them", list(many)),
@@ -111,7 +128,8 @@ impl Catalog {
             }
         }
         for (target, parts) in &via {
-            let explicit = choices.get(target).and_then(|c| c.enabled);
+            // the target named itself decides (named without `enabled`: enabled)
+            let explicit = choices.get(target).map(|c| c.enabled.unwrap_or(true));
             let enabled = self.merged_enabled(target, explicit, parts)?;
             own.entry(target.clone()).or_default().enabled = enabled;
         }
@@ -181,10 +199,11 @@ impl Catalog {
         out
     }
 
-    /// Notes for the old names among `names` (a new name on an older release selects its
-    /// parts without a word: that is what it means there).
+    /// Notes for the old names among `names`, and for newer components an older release has
+    /// an alternative for (a merged component's name on an older release selects its parts
+    /// without a word: that is what it means there).
     fn notes_for<'a>(&self, names: impl Iterator<Item = &'a String>) -> Vec<String> {
-        let old = |n: &String| self.absent.get(n).is_some_and(|d| d.until.is_some());
+        let old = |n: &String| self.absent.get(n).is_some_and(|d| d.until.is_some() || d.replaces.is_empty());
         names.filter(|n| old(n)).filter_map(|n| Some(self.alias_note(n, self.aliases.get(n)?))).collect()
     }
 
