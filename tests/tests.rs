@@ -40,6 +40,7 @@ mod helm_chart;
 mod helm_matrix;
 mod helm_values;
 mod images;
+mod merged_trees;
 mod parity;
 mod profile_patches;
 mod profiles;

@@ -32,6 +32,16 @@ pub struct Attributed {
     pub component: Option<(String, String)>,
     /// How it was found (`None` with no component).
     pub how: Option<How>,
+    /// Other components whose marks its build holds: a folder upstream merged them into. It
+    /// renders whenever any of them is enabled.
+    pub also: Vec<String>,
+}
+
+impl Attributed {
+    /// Whether this entry holds component `name` (as the one it is, or as one merged into it).
+    pub(crate) fn holds(&self, name: &str) -> bool {
+        self.component.as_ref().is_some_and(|(c, _)| c == name) || self.also.iter().any(|c| c == name)
+    }
 }
 
 /// How an `example/` entry was attributed.
@@ -75,13 +85,21 @@ impl ExampleAttribution {
             .collect()
     }
 
-    /// The attributed components and their variants, in catalog order, each once.
+    /// The attributed components and their variants, in catalog order, each once (those
+    /// merged into another's folder with their default variant).
     pub(crate) fn components_in(&self, catalog: &Catalog) -> Vec<(String, String)> {
         let found: Vec<&(String, String)> = self.resources.iter().filter_map(|a| a.component.as_ref()).collect();
         catalog
             .components
-            .keys()
-            .filter_map(|name| found.iter().find(|(c, _)| c == name).map(|pair| (*pair).clone()))
+            .iter()
+            .filter_map(|(name, def)| match found.iter().find(|(c, _)| c == name) {
+                Some(pair) => Some((*pair).clone()),
+                None => self
+                    .resources
+                    .iter()
+                    .any(|a| a.holds(name))
+                    .then(|| (name.clone(), def.default_variant().to_string())),
+            })
             .collect()
     }
 }
@@ -99,15 +117,26 @@ pub fn attribute_example(
     );
     let example_dir = manifests_dir.join("example");
     let (_, kustomization) = loader.kustomization(&example_dir)?;
-    let by_content = |entry: &str| super::identify::identify_folder(catalog, &example_dir.join(entry), remote.clone());
+    let by_content =
+        |entry: &str| super::identify::identify_folder_all(catalog, &example_dir.join(entry), remote.clone());
     let attribute = |entry: &String, kc: bool| {
         let found = attribute_entry(catalog, entry, kc);
-        match (&found.how, kc) {
-            (Some(How::Path), _) | (_, true) => found,
-            _ => match by_content(entry) {
-                Some(component) => Attributed { component: Some(component), how: Some(How::Content), ..found },
-                None => found,
-            },
+        if kc {
+            return found;
+        }
+        let Some((leader, also)) = by_content(entry) else { return found };
+        let mut also: Vec<String> =
+            also.into_iter().filter(|c| found.component.as_ref().is_none_or(|(f, _)| f != c)).collect();
+        // several components' marks, none leading: a merged folder, named after the first
+        let leader = leader.or_else(|| {
+            let first = catalog.components.keys().find(|c| also.contains(c))?.clone();
+            also.retain(|c| *c != first);
+            Some((first.clone(), catalog.components[&first].default_variant().to_string()))
+        });
+        match (&found.how, leader) {
+            (Some(How::Path), _) => Attributed { also, ..found },
+            (_, Some(component)) => Attributed { component: Some(component), how: Some(How::Content), also, ..found },
+            (_, None) => Attributed { also, ..found },
         }
     };
     let resources = kustomization.resources.iter().map(|e| attribute(e, false)).collect();
@@ -141,7 +170,7 @@ fn attribute_entry(catalog: &Catalog, entry: &str, kustomize_component: bool) ->
             (found, how)
         }
     };
-    Attributed { entry: entry.to_string(), component, how }
+    Attributed { entry: entry.to_string(), component, how, also: Vec::new() }
 }
 
 /// The component of an object nothing could attribute.

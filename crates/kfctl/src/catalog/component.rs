@@ -355,11 +355,15 @@ impl Catalog {
     /// [`CatalogError::UnknownComponent`] when the release has no such component.
     pub fn get(&self, name: &str) -> Result<&ComponentDef, CatalogError> {
         if let (Some(def), Some(release)) = (self.absent.get(name), &self.release) {
-            return Err(CatalogError::NotInRelease {
-                release: release.clone(),
-                component: name.to_string(),
-                why: def.absence(),
-            });
+            let why = match self.aliases.get(name) {
+                Some(targets) => format!(
+                    "{}; in profiles, values files and --components `{name}` selects `{}` there",
+                    def.absence(),
+                    targets.join("`, `")
+                ),
+                None => def.absence(),
+            };
+            return Err(CatalogError::NotInRelease { release: release.clone(), component: name.to_string(), why });
         }
         self.components.get(name).ok_or_else(|| CatalogError::UnknownComponent {
             name: name.to_string(),

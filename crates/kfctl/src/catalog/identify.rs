@@ -27,6 +27,27 @@ pub(crate) fn mark_of(obj: &Value) -> Option<String> {
     Some(format!("{kind}/{name}"))
 }
 
+/// Every component (with its default variant) whose marks `objects` hold, the most marks
+/// first (catalog order on a tie): a folder upstream merged several components into holds
+/// the marks of each.
+pub(crate) fn components_marked(catalog: &Catalog, objects: &[Value]) -> Vec<(String, String)> {
+    let present: BTreeSet<String> = objects.iter().filter_map(mark_of).collect();
+    let mut scores: Vec<(usize, &str, &str)> = catalog
+        .components
+        .values()
+        .map(|def| {
+            (
+                def.marks.iter().filter(|m| present.contains(m.as_str())).count(),
+                def.name.as_str(),
+                def.default_variant(),
+            )
+        })
+        .filter(|(score, _, _)| *score > 0)
+        .collect();
+    scores.sort_by_key(|(score, _, _)| std::cmp::Reverse(*score));
+    scores.into_iter().map(|(_, name, variant)| (name.to_string(), variant.to_string())).collect()
+}
+
 /// The component (and its default variant) whose marks `objects` hold the most of, when one
 /// component leads alone.
 pub(crate) fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String, String)> {
@@ -52,9 +73,28 @@ pub(crate) fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(
 /// Build the kustomization folder `dir` natively and identify it; `None` when it does not
 /// build (a build that really uses it fails later with the engine's own message).
 pub fn identify_folder(catalog: &Catalog, dir: &Path, remote: Arc<dyn RemoteResolver>) -> Option<(String, String)> {
+    let (leader, _) = identify_folder_all(catalog, dir, remote)?;
+    leader
+}
+
+/// What a folder's build holds: the component it is, with its variant, when one leads
+/// ([`identify_objects`]), and every other component whose marks it holds too.
+pub(crate) type FolderComponents = (Option<(String, String)>, Vec<String>);
+
+/// Build `dir` natively and say which components it holds ([`FolderComponents`]); `None` when
+/// it does not build.
+pub(crate) fn identify_folder_all(
+    catalog: &Catalog,
+    dir: &Path,
+    remote: Arc<dyn RemoteResolver>,
+) -> Option<FolderComponents> {
     let options = BuildOptions { remote, ..BuildOptions::default() };
     let built = kfctl_kustomize::build(dir, &options).ok()?;
-    identify_objects(catalog, &kfctl_kustomize::objects(&built))
+    let objects = kfctl_kustomize::objects(&built);
+    let leader = identify_objects(catalog, &objects);
+    let all = components_marked(catalog, &objects);
+    let also = all.into_iter().map(|(c, _)| c).filter(|c| leader.as_ref().is_none_or(|(l, _)| l != c)).collect();
+    Some((leader, also))
 }
 
 #[cfg(test)]

@@ -54,11 +54,7 @@ pub fn inspect(catalog: &Catalog, manifests_dir: &Path, remote: Arc<dyn RemoteRe
         let found = if !paths.is_empty() && paths.iter().all(|p| manifests_dir.join(p).is_dir()) {
             Found::CatalogFolders(paths)
         } else {
-            let claimed: Vec<String> = entries
-                .iter()
-                .filter(|a| a.component.as_ref().is_some_and(|(c, _)| c == name))
-                .map(|a| a.entry.clone())
-                .collect();
+            let claimed: Vec<String> = entries.iter().filter(|a| a.holds(name)).map(|a| a.entry.clone()).collect();
             match claimed.is_empty() {
                 true => Found::Nowhere { catalog_paths: paths },
                 false => Found::ExampleEntries(claimed),
@@ -82,8 +78,13 @@ impl Inspection {
             None => out.push_str("example/ entries:\n"),
         }
         for a in &self.entries {
+            let also = match a.also.is_empty() {
+                true => String::new(),
+                false => format!(", with {} (one folder upstream merged them into, by content)", a.also.join(", ")),
+            };
             let what = match (&a.component, &a.how) {
-                (Some((c, v)), Some(how)) => format!("{c} ({v}, {how})"),
+                (Some((c, v)), Some(how)) => format!("{c} ({v}, {how}){also}"),
+                _ if !a.also.is_empty() => format!("{} (by content)", a.also.join(", ")),
                 _ => "unclaimed: rendered only by a profile that is this tree's example/ (multi-tenant)".into(),
             };
             out.push_str(&format!("  {}  ->  {what}\n", a.entry));
@@ -92,6 +93,7 @@ impl Inspection {
         for (name, found) in &self.components {
             let what = match found {
                 Found::CatalogFolders(p) => format!("{} (catalog folder)", p.join(", ")),
+                Found::ExampleEntries(e) if e.len() > 1 => format!("{} (example/ entries)", e.join(", ")),
                 Found::ExampleEntries(e) => format!("{} (example/ entry)", e.join(", ")),
                 Found::Nowhere { catalog_paths } => format!(
                     "not found (catalog folder {} missing, no example/ entry builds it): a profile with it fails; leave it out with --set {name}.enabled=false",

@@ -104,19 +104,39 @@ pub enum CatalogError {
         /// Why, as the message words it (not yet added, or removed, and how to leave it out).
         why: String,
     },
-    /// The source tree has none of the component's folders and no example entry builds it.
+    /// The source tree has none of the components' folders and no example entry builds them.
     #[error(
-        "component `{component}`: this tree has none of its folders ({paths}) and no example/ entry builds it (`kfctl-rs source inspect` shows what the tree holds); leave it out ({flags}){provided} or pass a pinned release (--version)"
+        "{component}: this tree has none of {its} folders ({paths}) and no example/ entry builds {it} (`kfctl-rs source inspect` shows what the tree holds); leave {it} out ({flags}){provided} or pass a pinned release (--version)",
+        its = if *.several { "their" } else { "its" },
+        it = if *.several { "them" } else { "it" }
     )]
     NotInTree {
-        /// The component whose folders are missing.
+        /// The components whose folders are missing: ``component `a` `` or
+        /// ``components `a`, `b` ``.
         component: String,
+        /// Whether several components are missing (the message says "them").
+        several: bool,
         /// The folders looked for.
         paths: String,
         /// The flags that leave it out.
         flags: String,
         /// How to say the cluster provides it instead, or empty.
         provided: String,
+    },
+    /// A component left out shares its folder with an enabled one (upstream merged them) in a
+    /// tree the catalog does not describe.
+    #[error(
+        "component `{part}` is in folder {folder} with {with}: it cannot be left out alone; leave them all out ({flags}) or keep `{part}`"
+    )]
+    MergedFolder {
+        /// The component left out.
+        part: String,
+        /// The folder that holds it.
+        folder: String,
+        /// What else the folder holds.
+        with: String,
+        /// The flags that leave the whole folder out.
+        flags: String,
     },
     /// `--component` names a component the profile does not have.
     #[error("component `{component}` is not part of profile `{profile}`")]
