@@ -132,8 +132,7 @@ pub(crate) fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
 /// `--timeout` ended a read.
 async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Result<Option<Pending>, ClusterError> {
     let r = &entry.reference;
-    let checked = crate::cluster::readiness::READINESS.iter().any(|(gk, _)| *gk == r.group_kind())
-        || r.kind.ends_with("WebhookConfiguration");
+    let checked = super::readiness::row_for(r).is_some() || r.kind.ends_with("WebhookConfiguration");
     if !checked {
         return Ok(None);
     }
