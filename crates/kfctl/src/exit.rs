@@ -189,6 +189,7 @@ impl ExitStatus for ClusterError {
             ClusterError::Plan(_) | ClusterError::Connect(_) | ClusterError::NoObjectInNamespace { .. } => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
             ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
+            ClusterError::Failed { .. } => Code::Failure,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             _ => Code::Cluster,
         }

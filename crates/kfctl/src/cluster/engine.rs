@@ -6,18 +6,19 @@
 //! finish, so the record names every object the server accepted. Progress events from the
 //! concurrent applies travel over a channel to the one [`Progress`] sink.
 //!
-//! Waiting polls each pending object's live state with its readiness rule until all are ready,
-//! the deadline passes ([`ClusterError::Timeout`] lists every pending object with its last
-//! message) or Ctrl-C arrives.
+//! Waiting polls each pending object's live state with its readiness rule (`super::judge`) until
+//! all are ready, one has failed ([`ClusterError::Failed`], at once), the deadline passes
+//! ([`ClusterError::Timeout`] lists every pending object with its last message) or Ctrl-C
+//! arrives.
 
 use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath};
 use super::discovery::Resolver;
 use super::immutable::{Forced, is_immutable_refusal, refused_field, replaceable_kind};
+use super::judge::Verdict;
 use super::object::ObjectRef;
 use super::plan::{PlannedObject, Wave};
-use super::progress::{Event, Pending, Progress, RunClock};
-use super::readiness::{Readiness, Rule};
+use super::progress::{Event, FailedObject, Pending, Progress, RunClock};
 use super::redact::Redactor;
 use super::retry::{ApiFailure, Backoff, Context, Decision, FailureClass, classify};
 use futures::{FutureExt, StreamExt};
@@ -43,7 +44,7 @@ pub(crate) struct Settings {
     /// The whole allowance, for messages.
     pub timeout: Duration,
     /// Wait for every object's readiness, or only for what later waves need
-    /// ([`Rule::gates_later_waves`]).
+    /// ([`super::readiness::Rule::gates_later_waves`]).
     pub wait: bool,
 }
 
@@ -313,8 +314,9 @@ impl Engine {
         }
     }
 
-    /// Poll `items` with `check` (None: ready) until none is pending.
-    pub(crate) async fn wait_until<T: Clone, F, Fut>(
+    /// Poll `items` with `check` (None or [`Verdict::Ready`]: ready) until none is pending; a
+    /// [`Verdict::Failed`] ends the wait at once with [`ClusterError::Failed`].
+    pub(crate) async fn wait_until<T: Clone, V: Into<Verdict>, F, Fut>(
         &self,
         wave: &str,
         items: Vec<(ObjectRef, T)>,
@@ -323,24 +325,34 @@ impl Engine {
     ) -> Result<(), ClusterError>
     where
         F: Fn(ObjectRef, T) -> Fut,
-        Fut: Future<Output = Option<String>>,
+        Fut: Future<Output = V>,
     {
         let total = items.len();
         let mut pending: Vec<(ObjectRef, T, String)> = items.into_iter().map(|(r, t)| (r, t, String::new())).collect();
         while !pending.is_empty() {
             let deadline = self.settings.deadline;
-            let verdicts: Vec<(Option<String>, bool)> = futures::stream::iter(pending.iter())
-                .map(|(r, t, _)| check(r.clone(), t.clone()).map(move |verdict| (verdict, Instant::now() >= deadline)))
+            let verdicts: Vec<(Verdict, bool)> = futures::stream::iter(pending.iter())
+                .map(|(r, t, _)| check(r.clone(), t.clone()).map(move |v| (v.into(), Instant::now() >= deadline)))
                 .buffered(self.settings.concurrency.max(1))
                 .collect()
                 .await;
+            let mut failed: Vec<FailedObject> = Vec::new();
             pending = pending
                 .into_iter()
                 .zip(verdicts)
-                .filter_map(|((r, t, before), (verdict, late))| {
-                    verdict.map(|message| (r, t, last_in_time(before, message, late)))
+                .filter_map(|((r, t, before), (verdict, late))| match verdict {
+                    Verdict::Ready => None,
+                    Verdict::Pending(message) => Some((r, t, last_in_time(before, message, late))),
+                    Verdict::Failed(f) => {
+                        let (reason, message) = (self.redactor.scrub(&f.reason), self.redactor.scrub(&f.message));
+                        failed.push(FailedObject { object: r, reason, message });
+                        None
+                    }
                 })
                 .collect();
+            if !failed.is_empty() {
+                return Err(ClusterError::Failed { wave: wave.to_string(), failed });
+            }
             if pending.is_empty() {
                 break;
             }
@@ -369,43 +381,6 @@ impl Engine {
             }
         }
         Ok(())
-    }
-
-    /// The readiness verdict of one object: `None` when ready.
-    pub(crate) async fn readiness(&self, r: &ObjectRef, rule: Rule, body: &Value) -> Option<String> {
-        let path = match self.resolver.resolve(&r.api_version, &r.kind).await {
-            Ok(path) => path,
-            Err(f) => return Some(f.message),
-        };
-        let live = match self.api.get(&path, scoped(&path, r), &r.name).await {
-            Ok(Some(live)) => live,
-            Ok(None) => return Some("not found".into()),
-            Err(f) => return Some(format!("cannot read: {f}")),
-        };
-        if let Readiness::Pending(message) = rule.evaluate(&live) {
-            return Some(message);
-        }
-        if rule == Rule::CrdEstablished {
-            return self.crd_served(body).await;
-        }
-        None
-    }
-
-    /// Whether discovery serves every served version of a CRD's kind.
-    async fn crd_served(&self, crd: &Value) -> Option<String> {
-        let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
-        let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str)?;
-        let versions = crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
-        for version in versions.iter().filter(|v| v.get("served").and_then(Value::as_bool) != Some(false)) {
-            let Some(name) = version.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let api_version = format!("{group}/{name}");
-            if self.resolver.resolve(&api_version, kind).await.is_err() {
-                return Some(format!("Established, {kind} not yet served by discovery at {api_version}"));
-            }
-        }
-        None
     }
 
     /// `None` when the Service has a ready endpoint.

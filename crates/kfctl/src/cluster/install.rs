@@ -2,7 +2,8 @@
 //!
 //! For each wave: webhook waves first wait until the Services they call have a ready endpoint;
 //! the wave's objects are applied concurrently (server-side apply, field manager `kfctl-rs`);
-//! then the wave waits for its readiness rules; then the record is written. A server-side dry
+//! then the wave waits for its readiness rules (an object that failed ends the wave at once:
+//! [`ClusterError::Failed`]); then the record is written. A server-side dry
 //! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
 //! record; custom resources whose CRD is not installed yet are skipped with a notice.
 //!
@@ -22,6 +23,7 @@ use super::ClusterError;
 use super::api::{ApiClient, Applied, ResourcePath, Target};
 use super::converge::{self, PruneReport};
 use super::engine::Engine;
+use super::judge::{Verdict, Watch};
 use super::lease::LeaseTiming;
 use super::object::ObjectRef;
 use super::order::Class;
@@ -305,7 +307,7 @@ impl Run {
             let applied = engine.apply_wave(wave, progress, &mut note).await;
             applied?;
             if !engine.settings.dry_run {
-                wait_for_wave(engine, wave, progress).await?;
+                wait_for_wave(engine, wave, progress).await.map_err(|e| e.numbered(wave.index, total))?;
                 if wave.class == Class::Crd {
                     engine.crds_done();
                 }
@@ -375,10 +377,14 @@ async fn wait_for_wave(engine: &Engine, wave: &Wave, progress: &mut dyn Progress
     if items.is_empty() {
         return Ok(());
     }
+    let watch = Watch::default();
+    let watch = &watch;
     engine
         .wait_until(&wave.name, items, progress, |r, object| async move {
-            let rule = object.rule?;
-            engine.readiness(&r, rule, &object.body).await
+            match object.rule {
+                Some(rule) => engine.judge(&r, rule, &object.body, watch).await,
+                None => Verdict::Ready,
+            }
         })
         .await
 }

@@ -15,6 +15,7 @@
 //! | [`progress`] | what is happening and what is pending, as events |
 //! | [`api`], `discovery` | the only I/O: raw calls through kube, kind → URL resolution |
 //! | `engine` | applying one object with retries; waiting for a wave |
+//! | `judge` | one object's verdict while a wave waits: the table, its pods, a stalled rollout |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
 //! | `ownership` | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
@@ -24,7 +25,8 @@
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
-//! unreachable is 5, objects not ready (or no answer) by the deadline 6, Ctrl-C 130, a kubeconfig
+//! unreachable is 5, objects not ready (or no answer) by the deadline 6, an object that failed
+//! (a Deployment past its progress deadline, a failed Job: the readiness table) 1, Ctrl-C 130, a kubeconfig
 //! that cannot be used (unreadable, or a server that is not http/https) 2.
 
 /// Requests in flight at once for the objects of one wave (apply, read, delete, dry run), the
@@ -40,6 +42,7 @@ pub(crate) mod engine;
 mod failure;
 pub mod immutable;
 pub mod install;
+pub(crate) mod judge;
 pub mod kind;
 pub mod lease;
 pub mod object;
@@ -64,7 +67,7 @@ pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};
 pub(crate) use object::ObjectRef;
-pub(crate) use progress::Pending;
+pub(crate) use progress::{FailedObject, Pending};
 pub use record::{InstallMeta, InstallRecord};
 
 use retry::ApiFailure;
@@ -142,6 +145,21 @@ pub enum ClusterError {
         /// The objects still not ready, each with why.
         pending: Vec<Pending>,
     },
+    /// Objects of a wave failed (a Deployment past its progress deadline, a failed Job, pods
+    /// that crash or cannot pull their image): waiting would not make them ready, so the wave
+    /// ends at once.
+    #[error(
+        "wave {wave}: {}; fix {} ({}) and run install again, which resumes",
+        list_failed(failed),
+        if failed.len() == 1 { "it" } else { "them" },
+        describe_hints(failed)
+    )]
+    Failed {
+        /// The wave, numbered when the install knows its place (`12/20 (kubeflow: ...)`).
+        wave: String,
+        /// The objects that failed, each with its reason and message.
+        failed: Vec<FailedObject>,
+    },
     /// The run was interrupted; the record keeps what was applied.
     #[error(
         "interrupted in wave {wave}; progress recorded in {}/{}, re-run install to resume",
@@ -218,6 +236,16 @@ impl From<adopt::AdoptError> for ClusterError {
 }
 
 impl ClusterError {
+    /// The error with its wave numbered `index/total` ([`ClusterError::Failed`]; others as they are).
+    pub(crate) fn numbered(self, index: usize, total: usize) -> ClusterError {
+        match self {
+            ClusterError::Failed { wave, failed } => {
+                ClusterError::Failed { wave: format!("{index}/{total} ({wave})"), failed }
+            }
+            other => other,
+        }
+    }
+
     /// A failed call while doing `what`: [`ClusterError::NoAnswer`] when the run's `--timeout`
     /// ended it, else `otherwise(failure)`.
     pub(crate) fn settle(
@@ -257,6 +285,30 @@ fn describe_conflicts(failure: &ApiFailure) -> String {
     let parts: Vec<String> =
         failure.conflicts.iter().map(|c| format!("{} (manager \"{}\")", c.field, c.manager)).collect();
     parts.join(", ")
+}
+
+/// `Deployment kf/web failed: ProgressDeadlineExceeded: ...; Job kf/j failed: ...`
+fn list_failed(failed: &[FailedObject]) -> String {
+    let one = |f: &FailedObject| {
+        let message = f.message.trim().trim_end_matches('.');
+        let message = if message.is_empty() { String::new() } else { format!(": {message}") };
+        format!("{} failed: {}{message}", f.object, f.reason)
+    };
+    failed.iter().map(one).collect::<Vec<_>>().join("; ")
+}
+
+/// `kubectl describe deployment -n kf web; ...`: where to read more about each failed object.
+fn describe_hints(failed: &[FailedObject]) -> String {
+    let one = |f: &FailedObject| {
+        let r = &f.object;
+        let kind = r.kind.to_lowercase();
+        let resource = if order::BUILTIN_GROUPS.contains(&r.group()) { kind } else { format!("{kind}.{}", r.group()) };
+        match &r.namespace {
+            Some(ns) => format!("kubectl describe {resource} -n {ns} {}", r.name),
+            None => format!("kubectl describe {resource} {}", r.name),
+        }
+    };
+    failed.iter().map(one).collect::<Vec<_>>().join("; ")
 }
 
 fn list_pending(pending: &[Pending]) -> String {
@@ -302,5 +354,44 @@ mod tests {
         assert_eq!(err.exit_code(), Code::Timeout);
         assert_eq!(ClusterError::Interrupted { wave: "x".into() }.exit_code(), Code::Interrupted);
         assert_eq!(ClusterError::DefaultCredentials { profile: "p".into() }.exit_code(), Code::Security);
+    }
+
+    #[test]
+    fn failed_names_object_reason_message_and_hint_and_exits_1() {
+        let failed = FailedObject {
+            object: object(),
+            reason: "ProgressDeadlineExceeded".into(),
+            message: "ReplicaSet \"d-5d8f\" has timed out progressing.".into(),
+        };
+        let err =
+            ClusterError::Failed { wave: "kf: services and workloads".into(), failed: vec![failed] }.numbered(12, 20);
+        assert_eq!(
+            err.to_string(),
+            "wave 12/20 (kf: services and workloads): Deployment kf/d failed: ProgressDeadlineExceeded: ReplicaSet \
+             \"d-5d8f\" has timed out progressing; fix it (kubectl describe deployment -n kf d) and run install again, \
+             which resumes"
+        );
+        assert_eq!(err.exit_code(), Code::Failure);
+        let cert = ObjectRef {
+            api_version: "cert-manager.io/v1".into(),
+            kind: "Certificate".into(),
+            namespace: Some("kf".into()),
+            name: "c".into(),
+        };
+        let two = vec![
+            FailedObject { object: cert, reason: "Failed".into(), message: String::new() },
+            FailedObject { object: object(), reason: "CrashLoopBackOff".into(), message: "pod d-1 container c".into() },
+        ];
+        let text = ClusterError::Failed { wave: "w".into(), failed: two }.to_string();
+        assert!(
+            text.contains("Certificate kf/c failed: Failed; Deployment kf/d failed: CrashLoopBackOff: pod d-1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "fix them (kubectl describe certificate.cert-manager.io -n kf c; kubectl describe deployment -n kf d)"
+            ),
+            "{text}"
+        );
     }
 }

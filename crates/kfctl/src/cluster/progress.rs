@@ -37,6 +37,16 @@ pub struct Pending {
     pub(crate) message: String,
 }
 
+/// An object that failed: waiting will not make it ready (see the readiness table's failure
+/// facts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedObject {
+    pub(crate) object: ObjectRef,
+    /// The controller's reason (`ProgressDeadlineExceeded`, `BackoffLimitExceeded`, ...).
+    pub(crate) reason: String,
+    pub(crate) message: String,
+}
+
 /// What the engine reports.
 #[derive(Debug, Clone)]
 pub enum Event<'a> {

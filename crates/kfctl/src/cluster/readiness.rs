@@ -1,4 +1,4 @@
-//! The readiness table: when an applied object counts as working.
+//! The readiness table: when an applied object counts as working, and when it has failed.
 //!
 //! Each rule reads the live object (as the API server returns it) and answers
 //! [`Readiness::Ready`] or [`Readiness::Pending`] with a short message a person can act on
@@ -6,9 +6,27 @@
 //! configurations that cert-manager injects wait for their caBundle. Kinds without a rule are
 //! done once applied: waiting on conditions a controller may never set (an Istio
 //! VirtualService has none) would turn an install into a timeout.
+//!
+//! The same table says when a pending object will not get ready by waiting, like kapp's
+//! failure states and `kubectl rollout status`: each row lists its [`FailsWhen`] facts, and an
+//! object that is not ready and matches one is [`Readiness::Failed`], which ends the wave at
+//! once (`super::judge` applies the facts that need more than the object: pods and stalls).
+//! Facts only judge what the controller has seen: a status older than the object's generation
+//! (`observedGeneration`) never fails it, so fixing the spec and installing again resumes.
+//! Everything else (`Progressing=True` with `ReplicaSetUpdated`, a Certificate `Issuing` or
+//! `DoesNotExist`, a Job still running) keeps waiting.
 
 use super::object::{ObjectRef, annotation};
 use serde_json::Value;
+use std::time::Duration;
+
+mod failure;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use failure::{
+    Failure, POD_LIST_EVERY, condition_failure, newest_replica_set, pod_failure, pod_selector, progress_marker,
+};
 
 /// What an object is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,19 +42,120 @@ pub(crate) enum Rule {
     CaBundleInjected,
 }
 
-/// Readiness rules by group/kind.
-pub(crate) const READINESS: &[(&str, Rule)] = &[
-    ("Namespace", Rule::NamespaceActive),
-    ("apiextensions.k8s.io/CustomResourceDefinition", Rule::CrdEstablished),
-    ("apps/Deployment", Rule::DeploymentAvailable),
-    ("apps/StatefulSet", Rule::StatefulSetReady),
-    ("apps/DaemonSet", Rule::DaemonSetReady),
-    ("batch/Job", Rule::JobComplete),
-    ("apiregistration.k8s.io/APIService", Rule::ApiServiceAvailable),
-    ("cert-manager.io/Certificate", Rule::ReadyCondition),
-    ("cert-manager.io/Issuer", Rule::ReadyCondition),
-    ("cert-manager.io/ClusterIssuer", Rule::ReadyCondition),
+/// When a pending object has failed rather than not being ready yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailsWhen {
+    /// Condition `kind` has `status` with one of `reasons` (any reason when empty).
+    Condition { kind: &'static str, status: &'static str, reasons: &'static [&'static str] },
+    /// Condition `kind` has had `status` for longer than `longer_than`, by its
+    /// `lastTransitionTime`.
+    ConditionFor { kind: &'static str, status: &'static str, longer_than: Duration },
+    /// The rollout counters ([`progress_marker`]) have not moved for longer than this, as the
+    /// engine saw them across polls (`status` cannot tell: it reads once).
+    NoProgressFor(Duration),
+    /// A container of the workload's pods (its `spec.selector.matchLabels`) waits with one of
+    /// [`POD_FAILURES`]; listed only for objects still pending after a poll, at most every
+    /// [`POD_LIST_EVERY`].
+    PodsWaiting,
+}
+
+/// One row of the readiness table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Row {
+    /// `group/Kind` (bare `Kind` for the core group).
+    pub kind: &'static str,
+    /// What it waits for.
+    pub rule: Rule,
+    /// When waiting is over because it failed.
+    pub fails_when: &'static [FailsWhen],
+}
+
+/// Container waiting reasons that do not clear by waiting: a crashing container (the kubelet
+/// backs off up to 5 minutes between restarts), an image that cannot be pulled (`ErrImagePull`
+/// is the failed pull itself, `ImagePullBackOff` the wait before the next), an image name that
+/// cannot be parsed. `ContainerCreating`, `PodInitializing` and `CreateContainerConfigError`
+/// (a Secret or ConfigMap another wave or a controller may still create) keep waiting.
+pub(crate) const POD_FAILURES: &[&str] = &["CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName"];
+
+/// How long a StatefulSet's or DaemonSet's rollout counters may stand still before it counts as
+/// stuck: they have no progress deadline of their own, so this is a Deployment's default
+/// `progressDeadlineSeconds` (600). Conservative: a StatefulSet creates its pods one at a time,
+/// but any pod getting ready, created or updated moves a counter.
+pub(crate) const ROLLOUT_STALL: Duration = Duration::from_secs(600);
+
+/// How long an APIService may report `Available=False` before it counts as failed: the same
+/// bound, since its backing Deployment has that long to progress.
+pub(crate) const API_SERVICE_UNAVAILABLE: Duration = Duration::from_secs(600);
+
+/// The readiness table: each kind's rule and its failure facts.
+///
+/// * Deployment: `Progressing=False` with `ProgressDeadlineExceeded` is what the deployment
+///   controller sets after `progressDeadlineSeconds` without progress (what `kubectl rollout
+///   status` reports as "exceeded its progress deadline").
+/// * Job: `Failed=True` is final (backoffLimit, activeDeadlineSeconds, a pod failure policy).
+/// * cert-manager Certificate: a failed issuance sets `Issuing=False` with the failed request's
+///   reason, `Failed` (or `Denied` when an approver denied it), and is retried only after an
+///   hour's backoff; `Ready=False` with those reasons is taken as the same. `Ready=False` with
+///   `DoesNotExist`, `Pending`, `Issuing`, `Renewing` or `Expired` is transient.
+/// * APIService: `Available=False` longer than [`API_SERVICE_UNAVAILABLE`].
+/// * StatefulSet, DaemonSet: counters still for [`ROLLOUT_STALL`].
+pub(crate) const READINESS: &[Row] = &[
+    Row { kind: "Namespace", rule: Rule::NamespaceActive, fails_when: &[] },
+    Row { kind: "apiextensions.k8s.io/CustomResourceDefinition", rule: Rule::CrdEstablished, fails_when: &[] },
+    Row {
+        kind: "apps/Deployment",
+        rule: Rule::DeploymentAvailable,
+        fails_when: &[
+            FailsWhen::Condition { kind: "Progressing", status: "False", reasons: &["ProgressDeadlineExceeded"] },
+            FailsWhen::PodsWaiting,
+        ],
+    },
+    Row {
+        kind: "apps/StatefulSet",
+        rule: Rule::StatefulSetReady,
+        fails_when: &[FailsWhen::NoProgressFor(ROLLOUT_STALL), FailsWhen::PodsWaiting],
+    },
+    Row {
+        kind: "apps/DaemonSet",
+        rule: Rule::DaemonSetReady,
+        fails_when: &[FailsWhen::NoProgressFor(ROLLOUT_STALL), FailsWhen::PodsWaiting],
+    },
+    Row {
+        kind: "batch/Job",
+        rule: Rule::JobComplete,
+        fails_when: &[FailsWhen::Condition { kind: "Failed", status: "True", reasons: &[] }, FailsWhen::PodsWaiting],
+    },
+    Row {
+        kind: "apiregistration.k8s.io/APIService",
+        rule: Rule::ApiServiceAvailable,
+        fails_when: &[FailsWhen::ConditionFor {
+            kind: "Available",
+            status: "False",
+            longer_than: API_SERVICE_UNAVAILABLE,
+        }],
+    },
+    Row {
+        kind: "cert-manager.io/Certificate",
+        rule: Rule::ReadyCondition,
+        fails_when: &[
+            FailsWhen::Condition { kind: "Ready", status: "False", reasons: &["Failed", "Denied"] },
+            FailsWhen::Condition { kind: "Issuing", status: "False", reasons: &["Failed", "Denied"] },
+        ],
+    },
+    Row { kind: "cert-manager.io/Issuer", rule: Rule::ReadyCondition, fails_when: &[] },
+    Row { kind: "cert-manager.io/ClusterIssuer", rule: Rule::ReadyCondition, fails_when: &[] },
 ];
+
+/// The row of an object's kind, if the table has one.
+pub(crate) fn row_for(r: &ObjectRef) -> Option<&'static Row> {
+    let gk = r.group_kind();
+    READINESS.iter().find(|row| row.kind == gk)
+}
+
+/// The failure facts of an object's kind (none for kinds without a row).
+pub(crate) fn fails_when(r: &ObjectRef) -> &'static [FailsWhen] {
+    row_for(r).map_or(&[], |row| row.fails_when)
+}
 
 /// The annotations by which cert-manager's cainjector fills in a caBundle.
 pub(crate) const CA_INJECTION_ANNOTATIONS: &[&str] =
@@ -49,9 +168,8 @@ pub(crate) fn is_ca_injected(doc: &Value) -> bool {
 
 /// The rule for an object, if it has one.
 pub(crate) fn rule_for(r: &ObjectRef, doc: &Value) -> Option<Rule> {
-    let gk = r.group_kind();
-    if let Some((_, rule)) = READINESS.iter().find(|(k, _)| *k == gk) {
-        return Some(*rule);
+    if let Some(row) = row_for(r) {
+        return Some(row.rule);
     }
     let is_webhook_config = r.group() == "admissionregistration.k8s.io" && r.kind.ends_with("WebhookConfiguration");
     (is_webhook_config && is_ca_injected(doc)).then_some(Rule::CaBundleInjected)
@@ -109,6 +227,20 @@ impl Rule {
 pub(crate) enum Readiness {
     Ready,
     Pending(String),
+    /// Waiting will not make it ready: why, as a [`Failure`].
+    Failed(Failure),
+}
+
+/// The verdict on a live object from what it says itself: its rule, then (when not ready) its
+/// row's condition facts, judged at `now` (seconds since the epoch).
+pub(crate) fn verdict(r: &ObjectRef, rule: Rule, live: &Value, now: i64) -> Readiness {
+    match rule.evaluate(live) {
+        Readiness::Pending(message) => match condition_failure(fails_when(r), live, now) {
+            Some(failure) => Readiness::Failed(failure),
+            None => Readiness::Pending(message),
+        },
+        verdict => verdict,
+    }
 }
 
 fn int(v: &Value, pointer: &str) -> Option<i64> {
@@ -185,9 +317,6 @@ fn daemonset_ready(live: &Value) -> Readiness {
 }
 
 fn job_complete(live: &Value) -> Readiness {
-    if condition_status(live, "Failed").as_deref() == Some("True") {
-        return Readiness::Pending("Failed".into());
-    }
     condition_true(live, "Complete")
 }
 
@@ -208,97 +337,5 @@ fn ca_bundle_injected(live: &Value) -> Readiness {
         Readiness::Ready
     } else {
         Readiness::Pending(format!("caBundle not injected in {missing} webhook(s)"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn cond(kind: &str, status: &str) -> Value {
-        json!({"type": kind, "status": status})
-    }
-
-    #[test]
-    fn readiness_rule_deployment_available_at_current_generation() {
-        let mut d = json!({"metadata": {"generation": 2}, "spec": {"replicas": 1},
-            "status": {"observedGeneration": 1, "availableReplicas": 1, "updatedReplicas": 1, "conditions": [cond("Available", "True")]}});
-        assert_eq!(Rule::DeploymentAvailable.evaluate(&d), Readiness::Pending("generation 2 not yet observed".into()));
-        d["status"]["observedGeneration"] = json!(2);
-        assert_eq!(Rule::DeploymentAvailable.evaluate(&d), Readiness::Ready);
-        d["status"]["availableReplicas"] = json!(0);
-        assert_eq!(Rule::DeploymentAvailable.evaluate(&d), Readiness::Pending("0/1 ready".into()));
-    }
-
-    #[test]
-    fn readiness_rule_statefulset_ready() {
-        let s = json!({"metadata": {"generation": 1}, "spec": {"replicas": 2}, "status": {"observedGeneration": 1, "readyReplicas": 1}});
-        assert_eq!(Rule::StatefulSetReady.evaluate(&s), Readiness::Pending("1/2 ready".into()));
-    }
-
-    #[test]
-    fn readiness_rule_daemonset_ready() {
-        let unscheduled = json!({"metadata": {"generation": 1}, "status": {}});
-        assert!(matches!(Rule::DaemonSetReady.evaluate(&unscheduled), Readiness::Pending(_)));
-        let ok = json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "desiredNumberScheduled": 3, "numberReady": 3, "updatedNumberScheduled": 3}});
-        assert_eq!(Rule::DaemonSetReady.evaluate(&ok), Readiness::Ready);
-    }
-
-    #[test]
-    fn readiness_rule_job_complete() {
-        assert_eq!(
-            Rule::JobComplete.evaluate(&json!({"status": {"conditions": [cond("Complete", "True")]}})),
-            Readiness::Ready
-        );
-        let failed = json!({"status": {"conditions": [cond("Failed", "True")]}});
-        assert_eq!(Rule::JobComplete.evaluate(&failed), Readiness::Pending("Failed".into()));
-    }
-
-    #[test]
-    fn readiness_rule_crd_established() {
-        assert_eq!(
-            Rule::CrdEstablished.evaluate(&json!({"status": {"conditions": [cond("Established", "True")]}})),
-            Readiness::Ready
-        );
-        assert_eq!(Rule::CrdEstablished.evaluate(&json!({})), Readiness::Pending("not Established".into()));
-    }
-
-    #[test]
-    fn readiness_rule_apiservice_available() {
-        let down =
-            json!({"status": {"conditions": [{"type": "Available", "status": "False", "message": "no endpoints"}]}});
-        assert_eq!(Rule::ApiServiceAvailable.evaluate(&down), Readiness::Pending("not Available: no endpoints".into()));
-    }
-
-    #[test]
-    fn readiness_rule_generic_ready_condition() {
-        assert_eq!(
-            Rule::ReadyCondition.evaluate(&json!({"status": {"conditions": [cond("Ready", "True")]}})),
-            Readiness::Ready
-        );
-        assert!(matches!(Rule::ReadyCondition.evaluate(&json!({"status": {}})), Readiness::Pending(_)));
-    }
-
-    #[test]
-    fn readiness_rule_namespace_active() {
-        assert_eq!(Rule::NamespaceActive.evaluate(&json!({"status": {"phase": "Active"}})), Readiness::Ready);
-        assert!(matches!(
-            Rule::NamespaceActive.evaluate(&json!({"status": {"phase": "Terminating"}})),
-            Readiness::Pending(_)
-        ));
-    }
-
-    #[test]
-    fn readiness_rule_injected_webhooks_wait_for_ca_bundle() {
-        let doc = json!({"metadata": {"annotations": {"cert-manager.io/inject-ca-from": "kubeflow/cert"}}});
-        let r = ObjectRef::from_value(&json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration", "metadata": {"name": "w"}}), 0).unwrap();
-        assert_eq!(rule_for(&r, &doc), Some(Rule::CaBundleInjected));
-        assert_eq!(rule_for(&r, &json!({})), None);
-        let live = json!({"webhooks": [{"clientConfig": {"caBundle": "Zm9v"}}, {"clientConfig": {}}]});
-        assert_eq!(
-            Rule::CaBundleInjected.evaluate(&live),
-            Readiness::Pending("caBundle not injected in 1 webhook(s)".into())
-        );
     }
 }

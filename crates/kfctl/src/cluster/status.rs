@@ -4,7 +4,10 @@
 //! tagged; `unknown` for entries of an older record that did not store them), in inventory order.
 //!
 //! Objects with a readiness rule (workloads, CRDs, cert-manager resources, injected webhooks)
-//! are read live and judged; objects without one count as ready when the record lists them.
+//! are read live and judged by the install's readiness table, failure facts included: a
+//! Deployment past its progress deadline, a failed Job or a workload whose pods crash shows as
+//! failed, not pending (`status` reads once, so a stalled rollout, which takes watching, shows as
+//! pending); objects without a rule count as ready when the record lists them.
 //!
 //! The record's `lastRun` tells a failed run (its stage and error, and when) and an unfinished
 //! one (fewer waves done than planned) from a healthy install (`run_state`).
@@ -14,9 +17,10 @@ use super::api::{ApiClient, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::install::read_record;
+use super::judge::{now_seconds, pods_failure};
 use super::object::in_namespace;
-use super::progress::Pending;
-use super::readiness::{Readiness, rule_for};
+use super::progress::{FailedObject, Pending};
+use super::readiness::{FailsWhen, Readiness, fails_when, rule_for, verdict};
 use super::record::{InstallRecord, InventoryEntry};
 use futures::StreamExt;
 use serde::Serialize;
@@ -33,8 +37,10 @@ pub struct StatusReport {
     pub components: Vec<ComponentStatus>,
     /// The install finished, its last run succeeded and every checked object is ready.
     pub healthy: bool,
-    /// `healthy`, `failed` (the last run stopped with an error), `partial` (it stopped before
-    /// its last wave without recording an error: interrupted or killed) or `not ready`.
+    /// `healthy`, `failed` (the last run stopped with an error, or an object failed: a
+    /// Deployment past its progress deadline, a failed Job, crashing pods), `partial` (it
+    /// stopped before its last wave without recording an error: interrupted or killed) or
+    /// `not ready`.
     pub state: String,
     /// The namespace the components' objects were limited to (`-n/--namespace`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,6 +57,30 @@ pub struct ComponentStatus {
     pub(crate) ready: usize,
     /// Its objects that are not ready, each with why.
     pub pending: Vec<PendingObject>,
+    /// Its objects that failed (waiting will not make them ready), each with reason and message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedEntry>,
+}
+
+/// A failed object, for reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedEntry {
+    pub(crate) object: String,
+    pub(crate) reason: String,
+    pub(crate) message: String,
+}
+
+impl From<FailedObject> for FailedEntry {
+    fn from(f: FailedObject) -> Self {
+        FailedEntry { object: f.object.to_string(), reason: f.reason, message: f.message }
+    }
+}
+
+/// One object's live verdict.
+enum Judged {
+    Ready,
+    Pending(Pending),
+    Failed(FailedObject),
 }
 
 /// A pending object, for reports.
@@ -89,7 +119,7 @@ pub async fn status_within(
     let entries =
         in_namespace(record.inventory.iter().map(|e| (&e.reference, e)), namespace, "the install record's objects")?;
     let resolver = Resolver::new(api.clone());
-    let verdicts: Vec<Result<Option<Pending>, ClusterError>> = futures::stream::iter(entries.iter())
+    let verdicts: Vec<Result<Judged, ClusterError>> = futures::stream::iter(entries.iter())
         .map(|entry| judge(&api, &resolver, entry))
         .buffered(concurrency.max(1))
         .collect()
@@ -101,43 +131,54 @@ pub async fn status_within(
             Some(i) => i,
             None => {
                 let name = entry.component.clone();
-                components.push(ComponentStatus { name, objects: 0, ready: 0, pending: Vec::new() });
+                components.push(ComponentStatus {
+                    name,
+                    objects: 0,
+                    ready: 0,
+                    pending: Vec::new(),
+                    failed: Vec::new(),
+                });
                 components.len() - 1
             }
         };
         let component = &mut components[index];
         component.objects += 1;
         match verdict {
-            None => component.ready += 1,
-            Some(pending) => component.pending.push(pending.into()),
+            Judged::Ready => component.ready += 1,
+            Judged::Pending(pending) => component.pending.push(pending.into()),
+            Judged::Failed(failed) => component.failed.push(failed.into()),
         }
     }
-    let ready = components.iter().all(|c| c.pending.is_empty());
-    let state = run_state(&record, ready).to_string();
+    let ready = components.iter().all(|c| c.pending.is_empty() && c.failed.is_empty());
+    let failed = components.iter().any(|c| !c.failed.is_empty());
+    let state = run_state(&record, ready, failed).to_string();
     let namespace = namespace.map(str::to_string);
     Ok(StatusReport { server: api.server.clone(), healthy: state == "healthy", record, components, state, namespace })
 }
 
 /// What the record and the live readiness say about the last run.
-pub(crate) fn run_state(record: &InstallRecord, ready: bool) -> &'static str {
+pub(crate) fn run_state(record: &InstallRecord, ready: bool, failed: bool) -> &'static str {
     match &record.last_run {
         Some(run) if !run.succeeded => "failed",
+        _ if failed => "failed",
         _ if !record.is_complete() => "partial",
         _ if !ready => "not ready",
         _ => "healthy",
     }
 }
 
-/// `None` when ready (or when the kind has no rule); an error only when the run's
-/// `--timeout` ended a read.
-async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Result<Option<Pending>, ClusterError> {
+/// Ready when ready (or when the kind has no rule); an error only when the run's `--timeout`
+/// ended a read.
+async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> Result<Judged, ClusterError> {
     let r = &entry.reference;
-    let checked = crate::cluster::readiness::READINESS.iter().any(|(gk, _)| *gk == r.group_kind())
-        || r.kind.ends_with("WebhookConfiguration");
+    let checked = super::readiness::row_for(r).is_some() || r.kind.ends_with("WebhookConfiguration");
     if !checked {
-        return Ok(None);
+        return Ok(Judged::Ready);
     }
-    let pending = |message: String| Ok(Some(Pending { object: r.clone(), message }));
+    let pending = |message: String| Ok(Judged::Pending(Pending { object: r.clone(), message }));
+    let failed = |f: super::readiness::Failure| {
+        Ok(Judged::Failed(FailedObject { object: r.clone(), reason: f.reason, message: f.message }))
+    };
     let what = || format!("reading {r}");
     let path = match resolver.resolve(&r.api_version, &r.kind).await {
         Ok(path) => path,
@@ -150,9 +191,17 @@ async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> 
         Err(f) if ClusterError::ended_by_timeout(api, &f) => return Err(ClusterError::no_answer(api, what(), f)),
         Err(f) => return pending(format!("cannot read: {f}")),
     };
-    match rule_for(r, &live).map(|rule| rule.evaluate(&live)) {
-        Some(Readiness::Pending(message)) => pending(message),
-        _ => Ok(None),
+    let Some(rule) = rule_for(r, &live) else { return Ok(Judged::Ready) };
+    match verdict(r, rule, &live, now_seconds()) {
+        Readiness::Ready => Ok(Judged::Ready),
+        Readiness::Failed(f) => failed(f),
+        Readiness::Pending(message) if fails_when(r).contains(&FailsWhen::PodsWaiting) => {
+            match pods_failure(api, r, &live).await {
+                Some(f) => failed(f),
+                None => pending(message),
+            }
+        }
+        Readiness::Pending(message) => pending(message),
     }
 }
 
@@ -188,6 +237,10 @@ pub fn render_text(report: &StatusReport) -> String {
     }
     for c in &report.components {
         out.push_str(&format!("{:<14} {}/{} ready\n", c.name, c.ready, c.objects));
+        for f in &c.failed {
+            let message = if f.message.is_empty() { String::new() } else { format!(": {}", f.message) };
+            out.push_str(&format!("  failed: {} ({}{message})\n", f.object, f.reason));
+        }
         for p in &c.pending {
             out.push_str(&format!("  pending: {} ({})\n", p.object, p.message));
         }
