@@ -24,7 +24,7 @@ fn assert_kustomize_equals_render(case: &str, components: &[&str], values: &[&st
 }
 
 fn values_file(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("kfctl-as-kustomization-{}-{name}.yaml", std::process::id()));
+    let path = common::scratch_root().join(format!("as-kustomization-{name}.yaml"));
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
 }
@@ -102,7 +102,7 @@ fn registry_replicas_labels_and_a_credential_that_renames_a_hashed_secret() {
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
 fn a_folder_that_holds_files_is_refused_and_left_as_it_was() {
-    let dir = std::env::temp_dir().join(format!("kfctl-as-kustomization-busy-{}", std::process::id()));
+    let dir = common::scratch_root().join("as-kustomization-busy");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("keep.txt"), "mine").unwrap();
     let out = kfctl(&["template", "--as-kustomization", dir.to_str().unwrap()]);

@@ -52,7 +52,7 @@ fn binary() -> PathBuf {
 fn exported() -> &'static PathBuf {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("kfctl-cred-{}", std::process::id()));
+        let dir = common::scratch_root().join("cred");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("kubeflow");

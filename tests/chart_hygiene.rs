@@ -34,7 +34,7 @@ fn parse(text: &str) -> Vec<Value> {
 fn exported() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("kfctl-hygiene-{}", std::process::id()));
+        let dir = common::scratch_root().join("hygiene");
         let _ = std::fs::remove_dir_all(&dir);
         let out = dir.join("kubeflow");
         let out_arg = out.to_str().unwrap();

@@ -382,7 +382,7 @@ fn helm_template(chart: &Path, sets: &[String]) -> Vec<Value> {
 }
 
 fn assert_helm_equals_render(profile: &str) {
-    let dir = std::env::temp_dir().join(format!("kfctl-images-{profile}-{}", std::process::id()));
+    let dir = common::scratch_root().join(format!("images-{profile}"));
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("chart");
     let export = Command::new(common::binary())

@@ -1,4 +1,5 @@
-//! Issue 35 item 3: merged and split components on trees the catalog has never seen, built
+//! Issue 35 items 2 and 3: old component names on the release that merged them, and merged
+//! and split components on trees the catalog has never seen, built
 //! here from the snapshots: 26.03 with its dashboard merged as 26.03.1 merges it (the old
 //! folders moved under `applications/dashboard/upstream/`), 26.03.1 with `notebooks-v1` split
 //! back into its six folders, and 26.03.1 with two components' folders removed. Every built-in
@@ -213,5 +214,47 @@ fn components_found_nowhere_fail_together_and_the_pasted_flags_render() {
     for profile in ["minimal", "multi-tenant"] {
         let out = kfctl(root.path(), &tree, &["template", "--profile", profile]);
         assert!(out.status.success(), "{profile}: {}", text(&out.stderr));
+    }
+}
+
+/// Issue 35's acceptance: a values file written with the old component names renders on
+/// 26.03.1, each old name saying once what it selects there, and its settings reach the
+/// merged component.
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn a_values_file_with_the_old_component_names_renders_on_26_03_1() {
+    let root = tempfile::tempdir().unwrap();
+    let values = root.path().join("old-names.yaml");
+    std::fs::write(
+        &values,
+        "centraldashboard:\n  enabled: true\n  replicas:\n    dashboard: 2\nprofiles:\n  enabled: true\njupyter-web-app:\n  enabled: true\nmodel-registry:\n  enabled: true\n",
+    )
+    .unwrap();
+    let tree = common::manifests_dir_of("26.03.1");
+    let out = kfctl(
+        root.path(),
+        &tree,
+        &["template", "--profile", "kind", "--version", "26.03.1", "-f", values.to_str().unwrap()],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (old, new) in [
+        ("centraldashboard", "dashboard"),
+        ("profiles", "dashboard"),
+        ("jupyter-web-app", "notebooks-v1"),
+        ("model-registry", "hub"),
+    ] {
+        let note = format!("component `{old}` is part of `{new}` in release 26.03.1: `{old}` selects `{new}`");
+        assert_eq!(stderr.matches(&note).count(), 1, "{old}: said once: {stderr}");
+    }
+    let rendered = kfctl_yaml::parse_stream(&text(&out.stdout), "template").unwrap();
+    let dashboard =
+        rendered.iter().find(|d| d["kind"] == "Deployment" && d["metadata"]["name"] == "dashboard").unwrap();
+    assert_eq!(dashboard["spec"]["replicas"], 2, "centraldashboard.replicas reaches the merged dashboard");
+    for name in ["jupyter-web-app-deployment", "model-registry-deployment", "profiles-deployment"] {
+        assert!(rendered.iter().any(|d| d["kind"] == "Deployment" && d["metadata"]["name"] == name), "{name}");
     }
 }

@@ -210,7 +210,7 @@ fn bad_input_names_the_profile_file_and_the_entry() {
     ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
 )]
 fn the_chart_export_templates_the_patched_objects() {
-    let out = std::env::temp_dir().join(format!("kfctl-patch-export-{}", std::process::id()));
+    let out = common::scratch_root().join("patch-export");
     let _ = std::fs::remove_dir_all(&out);
     let chart = out.join("kubeflow");
     let profile = fixture("json6902");

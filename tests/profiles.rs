@@ -280,7 +280,7 @@ fn replicas_resources_and_pss_change_exactly_one_field_each() {
 )]
 fn credentials_from_a_values_file_replace_exactly_the_default_credentials() {
     let before = default_render("multi-tenant");
-    let dir = std::env::temp_dir().join(format!("kfctl-creds-{}", std::process::id()));
+    let dir = common::scratch_root().join("creds");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&file);
@@ -437,7 +437,7 @@ fn values_production_secrets_lists_every_credential_and_generated_secrets_fill_t
         let path: Vec<&str> = key.split('.').collect();
         assert!(catalog::values::get(&doc, &path).is_some(), "{key} missing from values/production-secrets.yaml");
     }
-    let dir = std::env::temp_dir().join(format!("kfctl-prod-{}", std::process::id()));
+    let dir = common::scratch_root().join("prod");
     std::fs::create_dir_all(&dir).unwrap();
     let secrets = dir.join("secrets.yaml");
     let _ = std::fs::remove_file(&secrets);
@@ -517,7 +517,7 @@ fn values_trainer_gpu_nodes_schedules_only_the_training_runtimes_pods() {
     ignore = "needs the upstream snapshot and the oracles (real kustomize, Helm) in ../shared: set KFCTL_TEST_UPSTREAM and KFCTL_TEST_TOOLS"
 )]
 fn a_user_profile_with_the_ambient_istio_variant_equals_real_kustomize() {
-    let dir = std::env::temp_dir().join(format!("kfctl-ambient-{}", std::process::id()));
+    let dir = common::scratch_root().join("ambient");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ambient.yaml");
     std::fs::write(

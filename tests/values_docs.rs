@@ -31,7 +31,7 @@ fn exported(profile: &str) -> PathBuf {
     let mut dirs = DIRS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     dirs.entry(profile.to_string())
         .or_insert_with(|| {
-            let root = std::env::temp_dir().join(format!("kfctl-values-docs-{profile}-{}", std::process::id()));
+            let root = common::scratch_root().join(format!("values-docs-{profile}"));
             let _ = std::fs::remove_dir_all(&root);
             let out = root.join("kubeflow");
             let result = kfctl(&["chart", "export", "--profile", profile, "--out", out.to_str().unwrap()]);

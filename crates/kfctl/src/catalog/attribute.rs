@@ -121,7 +121,9 @@ pub fn attribute_example(
         |entry: &str| super::identify::identify_folder_all(catalog, &example_dir.join(entry), remote.clone());
     let attribute = |entry: &String, kc: bool| {
         let found = attribute_entry(catalog, entry, kc);
-        if kc {
+        // a catalog path is the component (built only when rendered); anything else is read
+        // by what it builds
+        if kc || found.how == Some(How::Path) {
             return found;
         }
         let Some((leader, also)) = by_content(entry) else { return found };
@@ -133,10 +135,9 @@ pub fn attribute_example(
             also.retain(|c| *c != first);
             Some((first.clone(), catalog.components[&first].default_variant().to_string()))
         });
-        match (&found.how, leader) {
-            (Some(How::Path), _) => Attributed { also, ..found },
-            (_, Some(component)) => Attributed { component: Some(component), how: Some(How::Content), also, ..found },
-            (_, None) => Attributed { also, ..found },
+        match leader {
+            Some(component) => Attributed { component: Some(component), how: Some(How::Content), also, ..found },
+            None => Attributed { also, ..found },
         }
     };
     let resources = kustomization.resources.iter().map(|e| attribute(e, false)).collect();
