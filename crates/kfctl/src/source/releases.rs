@@ -137,9 +137,11 @@ fn loaded() -> &'static Loaded {
     })
 }
 
-/// Every release kfctl-rs knows, oldest first.
-/// The Kubernetes versions supported by a tree no release describes (and by a pre-rendered
-/// stream, `install --objects`): the oldest lower bound of the releases kfctl-rs follows.
+/// The Kubernetes versions accepted for a tree no release describes (and for a pre-rendered
+/// stream, `install --objects`): 1.33 and newer, the oldest minor of the releases with Trainer
+/// v2 (`charts/releases.yaml`: v1.11.0's `min`; v1.10.x's 1.32 is its own pinned range, and
+/// newer releases ask more: 26.03 1.34, 26.03.1 1.35). A test holds it equal to v1.11.0's
+/// `min`.
 pub const DEFAULT_KUBERNETES: &str = ">=1.33.0";
 
 /// [`DEFAULT_KUBERNETES`] as a requirement.
@@ -319,6 +321,12 @@ pub fn newest_first(catalog: &[Release]) -> Vec<&Release> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_kubernetes_range_is_the_oldest_minor_of_the_releases_with_trainer() {
+        let v1_11 = select(Some("v1.11.0")).unwrap();
+        assert_eq!(DEFAULT_KUBERNETES, format!(">={}.{}.0", v1_11.min_kubernetes.0, v1_11.min_kubernetes.1));
+    }
 
     fn release(version: &'static str) -> Release {
         Release {
