@@ -12,7 +12,7 @@ use crate::exit::{Code, coded};
 use anyhow::Context as _;
 use clap::Args;
 use kfctl::cluster::ClusterError;
-use kfctl::cluster::adopt::{self, AdoptOptions, Presence, Survey};
+use kfctl::cluster::adopt::{self, AdoptOptions, Adoption, Presence, Survey};
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -47,15 +47,20 @@ pub fn run(args: AdoptArgs) -> anyhow::Result<Code> {
     let (objects, meta) = args.source.objects_and_meta()?;
     let target = args.cluster.target();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let version = meta.meta.upstream_version.clone();
+    let mut options = AdoptOptions::new(target, meta.meta.clone());
+    options.timeout = args.timeout;
+    options.concurrency = args.concurrency.max(1);
+    options.lock_wait = args.lock_wait;
     runtime.block_on(async move {
-        adopt::check_unrecorded(&target, args.timeout).await.map_err(cluster_error)?;
-        let version = meta.meta.upstream_version.clone();
-        let survey = adopt::survey(&objects, &target, &version, args.timeout).await.map_err(cluster_error)?;
+        // one connection, one survey: what is printed is what is taken over
+        let mut adoption = Adoption::open(&objects, options).await.map_err(cluster_error)?;
+        let survey = adoption.survey();
         match args.output {
-            Output::Json | Output::Yaml => super::output::print_data(args.output, &survey)?,
-            Output::Text => print_survey(&survey, &meta.meta.profile),
+            Output::Json | Output::Yaml => super::output::print_data(args.output, survey)?,
+            Output::Text => print_survey(survey, &meta.meta.profile),
         }
-        adopt::judge(&survey).map_err(|e| cluster_error(ClusterError::from(e)))?;
+        adopt::judge(survey).map_err(|e| cluster_error(ClusterError::from(e)))?;
         if args.plan {
             if args.output == Output::Text {
                 println!("plan only: nothing was written");
@@ -63,14 +68,11 @@ pub fn run(args: AdoptArgs) -> anyhow::Result<Code> {
             return Ok(Code::Success);
         }
         if !args.yes {
-            confirm(&survey, &meta.meta.profile)?;
+            confirm(survey, &meta.meta.profile)?;
+            adoption.restart_clock();
         }
-        let mut options = AdoptOptions::new(target, meta.meta.clone());
-        options.timeout = args.timeout;
-        options.concurrency = args.concurrency.max(1);
-        options.lock_wait = args.lock_wait;
         let mut progress = progress_sink();
-        let report = adopt::adopt(&objects, &options, progress.as_mut()).await.map_err(cluster_error)?;
+        let report = adoption.take_over(progress.as_mut()).await.map_err(cluster_error)?;
         match args.output {
             Output::Json | Output::Yaml => super::output::print_data(args.output, &report)?,
             Output::Text => {

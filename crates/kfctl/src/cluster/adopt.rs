@@ -259,19 +259,6 @@ async fn find(api: &ApiClient, resolver: &Resolver, plan: &Plan, o: &PlannedObje
     Ok(found)
 }
 
-/// Read what the cluster holds of `objects` (the render of `version`); writes nothing.
-/// Every call is over within `timeout` (the run's `--timeout`).
-pub async fn survey(
-    objects: &[RenderedObject],
-    target: &Target,
-    version: &str,
-    timeout: Duration,
-) -> Result<Survey, ClusterError> {
-    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(target).await?.within(timeout).with_redactor(redactor);
-    survey_with(&api, &Plan::build(objects)?, version).await
-}
-
 async fn survey_with(api: &ApiClient, plan: &Plan, version: &str) -> Result<Survey, ClusterError> {
     let resolver = Resolver::new(api.clone());
     let results: Vec<Result<Found, ClusterError>> =
@@ -307,12 +294,6 @@ pub fn judge(survey: &Survey) -> Result<(), AdoptError> {
     Ok(())
 }
 
-/// Refuse when a kfctl-rs record exists (`upgrade` instead); writes nothing.
-/// Within `timeout` (the run's `--timeout`).
-pub async fn check_unrecorded(target: &Target, timeout: Duration) -> Result<(), ClusterError> {
-    refuse_if_recorded(&ApiClient::connect(target).await?.within(timeout)).await
-}
-
 async fn refuse_if_recorded(api: &ApiClient) -> Result<(), ClusterError> {
     match read_record(api).await? {
         Some(r) => Err(AdoptError::Recorded {
@@ -325,46 +306,85 @@ async fn refuse_if_recorded(api: &ApiClient) -> Result<(), ClusterError> {
     }
 }
 
-/// Adopt the platform `objects` render (release `options.meta`): see the module documentation.
+/// One adopt run, connected once: what [`Adoption::open`] surveyed (nothing written), then
+/// [`Adoption::take_over`] under the lease, from the same survey (the objects are read once).
+pub struct Adoption {
+    api: ApiClient,
+    plan: Plan,
+    survey: Survey,
+    redactor: Redactor,
+    started: Instant,
+    options: AdoptOptions,
+}
+
+impl Adoption {
+    /// Connect, refuse when a kfctl-rs record exists (`upgrade` instead), and survey what the
+    /// cluster holds of `objects` (the render of `options.meta`'s release); writes nothing. The
+    /// whole run, survey and take-over, is within `options.timeout` from here.
+    pub async fn open(objects: &[RenderedObject], options: AdoptOptions) -> Result<Adoption, ClusterError> {
+        let started = Instant::now();
+        let plan = Plan::build(objects)?;
+        let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
+        let api = ApiClient::connect(&options.target)
+            .await?
+            .with_backoff(options.backoff)
+            .within_since(started, options.timeout)
+            .with_redactor(redactor.clone());
+        refuse_if_recorded(&api).await?;
+        let survey = survey_with(&api, &plan, &options.meta.upstream_version).await?;
+        Ok(Adoption { api, plan, survey, redactor, started, options })
+    }
+
+    /// What the cluster holds of the render, as surveyed.
+    pub fn survey(&self) -> &Survey {
+        &self.survey
+    }
+
+    /// Start the run's `--timeout` again now (after a confirmation question was answered).
+    pub fn restart_clock(&mut self) {
+        self.started = Instant::now();
+        self.api = self.api.clone().within_since(self.started, self.options.timeout);
+    }
+
+    /// Refuse an empty cluster or another release ([`judge`]); then take the lease, check
+    /// again that no record appeared, and take over every present object, wave by wave.
+    pub async fn take_over(self, progress: &mut dyn Progress) -> Result<AdoptReport, ClusterError> {
+        let Adoption { api, plan, survey, redactor, started, options } = self;
+        judge(&survey)?;
+        let settings = Settings {
+            force_conflicts: true,
+            dry_run: false,
+            concurrency: options.concurrency,
+            poll_interval: Duration::from_millis(200),
+            backoff: options.backoff,
+            crd_grace: Duration::from_secs(60),
+            deadline: started + options.timeout,
+            timeout: options.timeout,
+            wait: true,
+        };
+        let engine = Engine::new(api.clone(), settings, redactor, Default::default());
+        converge::ensure_record_namespace(&engine, progress).await?;
+        let lease = Lease::acquire(&api, "adopt", LeaseTiming::default(), options.lock_wait, progress).await?;
+        let outcome = match refuse_if_recorded(&api).await {
+            Ok(()) => take_over(&engine, &plan, &survey, &options, progress).await,
+            Err(e) => Err(e),
+        };
+        // a lease lost while adopting (deleted or taken over) fails the run, as for install
+        let released = lease.release().await;
+        let report = outcome?;
+        released?;
+        Ok(report)
+    }
+}
+
+/// Adopt the platform `objects` render (release `options.meta`) in one call: see the module
+/// documentation.
 pub async fn adopt(
     objects: &[RenderedObject],
     options: &AdoptOptions,
     progress: &mut dyn Progress,
 ) -> Result<AdoptReport, ClusterError> {
-    let started = Instant::now();
-    let plan = Plan::build(objects)?;
-    let redactor = Redactor::from_docs(objects.iter().map(|o| &o.obj));
-    let api = ApiClient::connect(&options.target)
-        .await?
-        .with_backoff(options.backoff)
-        .within_since(started, options.timeout)
-        .with_redactor(redactor.clone());
-    refuse_if_recorded(&api).await?;
-    let survey = survey_with(&api, &plan, &options.meta.upstream_version).await?;
-    judge(&survey)?;
-    let settings = Settings {
-        force_conflicts: true,
-        dry_run: false,
-        concurrency: options.concurrency,
-        poll_interval: Duration::from_millis(200),
-        backoff: options.backoff,
-        crd_grace: Duration::from_secs(60),
-        deadline: started + options.timeout,
-        timeout: options.timeout,
-        wait: true,
-    };
-    let engine = Engine::new(api.clone(), settings, redactor, Default::default());
-    converge::ensure_record_namespace(&engine, progress).await?;
-    let lease = Lease::acquire(&api, "adopt", LeaseTiming::default(), options.lock_wait, progress).await?;
-    let outcome = match refuse_if_recorded(&api).await {
-        Ok(()) => take_over(&engine, &plan, &survey, options, progress).await,
-        Err(e) => Err(e),
-    };
-    // a lease lost while adopting (deleted or taken over) fails the run, as for install
-    let released = lease.release().await;
-    let report = outcome?;
-    released?;
-    Ok(report)
+    Adoption::open(objects, options.clone()).await?.take_over(progress).await
 }
 
 async fn take_over(
