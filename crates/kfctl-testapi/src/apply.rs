@@ -28,9 +28,9 @@ use serde_json::{Map, Value, json};
 use super::errors::{ApiError, object_details};
 
 /// A chain of map keys from the object root.
-pub type FieldPath = Vec<String>;
+pub(crate) type FieldPath = Vec<String>;
 /// A set of owned paths.
-pub type FieldSet = BTreeSet<FieldPath>;
+pub(crate) type FieldSet = BTreeSet<FieldPath>;
 
 /// Metadata fields the server owns; they never appear in field sets and applies never write them.
 const SERVER_METADATA: &[&str] = &[
@@ -73,14 +73,14 @@ fn walk(value: &Value, prefix: &mut FieldPath, out: &mut FieldSet) {
 }
 
 /// Every leaf path of a value (maps descended, lists atomic), minus server-owned metadata.
-pub fn leaf_paths(value: &Value) -> FieldSet {
+pub(crate) fn leaf_paths(value: &Value) -> FieldSet {
     let mut out = FieldSet::new();
     walk(value, &mut Vec::new(), &mut out);
     out
 }
 
 /// Encode a field set as `FieldsV1`.
-pub fn fields_v1(set: &FieldSet) -> Value {
+pub(crate) fn fields_v1(set: &FieldSet) -> Value {
     let mut root = Map::new();
     for path in set {
         let mut node = &mut root;
@@ -116,19 +116,19 @@ fn parse_node(node: &Value, prefix: &mut FieldPath, out: &mut FieldSet) {
 }
 
 /// Decode `FieldsV1` into a field set.
-pub fn parse_fields_v1(fields: &Value) -> FieldSet {
+pub(crate) fn parse_fields_v1(fields: &Value) -> FieldSet {
     let mut out = FieldSet::new();
     parse_node(fields, &mut Vec::new(), &mut out);
     out
 }
 
 /// The value at a path, if present.
-pub fn get_path<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
+pub(crate) fn get_path<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter().try_fold(value, |v, key| v.as_object()?.get(key))
 }
 
 /// Remove the value at a path, then any parent maps the removal left empty.
-pub fn remove_path(value: &mut Value, path: &[String]) {
+pub(crate) fn remove_path(value: &mut Value, path: &[String]) {
     let Some((last, parents)) = path.split_last() else { return };
     let mut node = &mut *value;
     for key in parents {
@@ -145,7 +145,7 @@ pub fn remove_path(value: &mut Value, path: &[String]) {
 
 /// Merge an applied configuration into a live object: maps key by key, everything else replaced;
 /// a `null` in the configuration removes the field.
-pub fn merge_into(live: &mut Value, config: &Value) {
+pub(crate) fn merge_into(live: &mut Value, config: &Value) {
     match (live.as_object_mut(), config.as_object()) {
         (Some(live_map), Some(config_map)) => {
             for (key, value) in config_map {
@@ -166,7 +166,7 @@ pub fn merge_into(live: &mut Value, config: &Value) {
 
 /// One entry of `managedFields`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ManagerEntry {
+pub(crate) struct ManagerEntry {
     /// Field manager name (`kubectl`, `kfctl-rs`, ...).
     pub manager: String,
     /// `Apply` or `Update`.
@@ -187,7 +187,7 @@ impl ManagerEntry {
     }
 
     /// The manager as upstream prints it in conflict messages.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let mut label = format!("{:?}", self.manager);
         if let Some(sub) = &self.subresource {
             label.push_str(&format!(" with subresource {sub:?}"));
@@ -210,7 +210,7 @@ impl ManagerEntry {
 }
 
 /// Read `metadata.managedFields`.
-pub fn read_managers(object: &Value) -> Vec<ManagerEntry> {
+pub(crate) fn read_managers(object: &Value) -> Vec<ManagerEntry> {
     let entries = object["metadata"]["managedFields"].as_array().cloned().unwrap_or_default();
     entries
         .iter()
@@ -226,7 +226,7 @@ pub fn read_managers(object: &Value) -> Vec<ManagerEntry> {
 }
 
 /// Write `metadata.managedFields`, dropping entries that own nothing (as upstream does).
-pub fn write_managers(object: &mut Value, managers: &[ManagerEntry]) {
+pub(crate) fn write_managers(object: &mut Value, managers: &[ManagerEntry]) {
     let entries: Vec<Value> = managers
         .iter()
         .filter(|m| !m.fields.is_empty())
@@ -250,7 +250,7 @@ pub fn write_managers(object: &mut Value, managers: &[ManagerEntry]) {
 
 /// Who writes, and how.
 #[derive(Clone, Debug)]
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     /// Field manager.
     pub manager: &'a str,
     /// Subresource written through (`Some("status")`).
@@ -263,7 +263,7 @@ pub struct Writer<'a> {
 
 /// One apply conflict: the other entry (as printed) and the path.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     /// The other manager, printed like upstream (`"other"` or `"kubectl" using apps/v1 at ...`).
     pub manager: String,
     /// The path, printed like upstream (`.spec.replicas`).
@@ -275,7 +275,7 @@ fn dotted(path: &[String]) -> String {
 }
 
 /// The 409 upstream returns for apply conflicts, with one cause per conflict.
-pub fn conflict_error(conflicts: &[Conflict], group: &str, resource: &str, name: &str) -> ApiError {
+pub(crate) fn conflict_error(conflicts: &[Conflict], group: &str, resource: &str, name: &str) -> ApiError {
     let message = if let [only] = conflicts {
         format!("Apply failed with 1 conflict: conflict with {}: {}", only.manager, only.path)
     } else {
@@ -330,7 +330,12 @@ fn clean_config(config: &Value) -> Value {
 
 /// Server-side apply of `config` by `writer` onto `live` (None when creating). Returns the new
 /// object (managedFields updated) or the conflicts when `force` is false.
-pub fn apply(live: Option<&Value>, config: &Value, writer: &Writer, force: bool) -> Result<Value, Vec<Conflict>> {
+pub(crate) fn apply(
+    live: Option<&Value>,
+    config: &Value,
+    writer: &Writer,
+    force: bool,
+) -> Result<Value, Vec<Conflict>> {
     let empty = json!({});
     let live_value = live.unwrap_or(&empty);
     let config = clean_config(config);
@@ -387,7 +392,7 @@ pub fn apply(live: Option<&Value>, config: &Value, writer: &Writer, force: bool)
 
 /// Record an update (non-apply write) from `old` to `new`: changed paths move to the writer's
 /// Update entry, removed paths leave every entry. `new` gets the resulting `managedFields`.
-pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
+pub(crate) fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
     let empty = json!({});
     let old = old.unwrap_or(&empty);
     // A write that sets `managedFields` itself (non-empty, different from the live ones) is

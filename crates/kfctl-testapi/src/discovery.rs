@@ -19,11 +19,11 @@ use std::sync::Arc;
 const STANDARD_VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
 /// Media type of an aggregated discovery response.
-pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub(crate) const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// One served resource at one group/version.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ResourceType {
+pub(crate) struct ResourceType {
     /// API group, empty for the core group.
     pub group: String,
     /// Version, e.g. `v1`.
@@ -48,12 +48,12 @@ pub struct ResourceType {
 
 impl ResourceType {
     /// `apps/v1` or `v1`.
-    pub fn api_version(&self) -> String {
+    pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }
 
     /// Whether the verb is served.
-    pub fn supports(&self, verb: &str) -> bool {
+    pub(crate) fn supports(&self, verb: &str) -> bool {
         self.verbs.iter().any(|v| v == verb)
     }
 }
@@ -246,7 +246,7 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// The resource types a CustomResourceDefinition object defines (one per served version).
-pub fn crd_resource_types(crd: &Value) -> Vec<ResourceType> {
+pub(crate) fn crd_resource_types(crd: &Value) -> Vec<ResourceType> {
     let spec = &crd["spec"];
     let names = &spec["names"];
     let (Some(group), Some(plural), Some(kind)) =
@@ -278,7 +278,7 @@ pub fn crd_resource_types(crd: &Value) -> Vec<ResourceType> {
 }
 
 /// Kubernetes version priority: GA before beta before alpha, higher numbers first, others last.
-pub fn version_priority(version: &str) -> (u8, i64, u8, i64, String) {
+pub(crate) fn version_priority(version: &str) -> (u8, i64, u8, i64, String) {
     let Some(rest) = version.strip_prefix('v') else { return (3, 0, 0, 0, version.to_string()) };
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let Ok(major) = digits.parse::<i64>() else { return (3, 0, 0, 0, version.to_string()) };
@@ -306,13 +306,13 @@ fn builtin_types() -> &'static [ResourceType] {
 /// The resource types served (or discoverable) at one moment: the built-ins (shared, built
 /// once) and the kinds of established CRDs.
 #[derive(Clone, Debug, Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     custom: Vec<Arc<ResourceType>>,
 }
 
 impl Catalog {
     /// Built-in kinds only.
-    pub fn builtin() -> Self {
+    pub(crate) fn builtin() -> Self {
         Catalog { custom: Vec::new() }
     }
 
@@ -323,7 +323,7 @@ impl Catalog {
     }
 
     /// Add CRDs' resource types (skipping ones shadowing built-ins or added before).
-    pub fn with_types(mut self, types: impl Iterator<Item = Arc<ResourceType>>) -> Self {
+    pub(crate) fn with_types(mut self, types: impl Iterator<Item = Arc<ResourceType>>) -> Self {
         for rt in types {
             if self.find(&rt.group, &rt.version, &rt.resource).is_none() {
                 self.custom.push(rt);
@@ -333,17 +333,17 @@ impl Catalog {
     }
 
     /// The type served at group/version/resource.
-    pub fn find(&self, group: &str, version: &str, resource: &str) -> Option<&ResourceType> {
+    pub(crate) fn find(&self, group: &str, version: &str, resource: &str) -> Option<&ResourceType> {
         self.types().find(|t| t.group == group && t.version == version && t.resource == resource)
     }
 
     /// Every type, built-ins first.
-    pub fn types(&self) -> impl Iterator<Item = &ResourceType> + Clone {
+    pub(crate) fn types(&self) -> impl Iterator<Item = &ResourceType> + Clone {
         builtin_types().iter().chain(self.custom.iter().map(|t| &**t))
     }
 
     /// Groups (excluding core) in first-seen order, each with versions by priority.
-    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+    pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for t in self.types().filter(|t| !t.group.is_empty()) {
             match groups.iter_mut().find(|(g, _)| *g == t.group) {
@@ -359,7 +359,7 @@ impl Catalog {
     }
 
     /// `GET /api`.
-    pub fn api_versions(&self) -> Value {
+    pub(crate) fn api_versions(&self) -> Value {
         json!({
             "kind": "APIVersions",
             "versions": ["v1"],
@@ -377,13 +377,13 @@ impl Catalog {
     }
 
     /// `GET /apis`.
-    pub fn api_group_list(&self) -> Value {
+    pub(crate) fn api_group_list(&self) -> Value {
         let groups: Vec<Value> = self.groups().iter().map(|(g, vs)| Self::group_json(g, vs)).collect();
         json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
     }
 
     /// `GET /apis/<group>`.
-    pub fn api_group(&self, group: &str) -> Option<Value> {
+    pub(crate) fn api_group(&self, group: &str) -> Option<Value> {
         let groups = self.groups();
         let (name, versions) = groups.iter().find(|(g, _)| g == group)?;
         let mut doc = Self::group_json(name, versions);
@@ -393,7 +393,7 @@ impl Catalog {
     }
 
     /// `GET /api/v1` or `GET /apis/<group>/<version>`.
-    pub fn resource_list(&self, group: &str, version: &str) -> Option<Value> {
+    pub(crate) fn resource_list(&self, group: &str, version: &str) -> Option<Value> {
         let types: Vec<&ResourceType> = self.types().filter(|t| t.group == group && t.version == version).collect();
         if types.is_empty() {
             return None;
@@ -464,7 +464,7 @@ impl Catalog {
     }
 
     /// Aggregated discovery: `GET /api` (core) or `GET /apis` with the v2 `Accept` header.
-    pub fn aggregated(&self, core: bool) -> Value {
+    pub(crate) fn aggregated(&self, core: bool) -> Value {
         let items: Vec<Value> = if core {
             vec![self.aggregated_group("", &["v1".to_string()])]
         } else {
@@ -475,7 +475,7 @@ impl Catalog {
 }
 
 /// Whether an `Accept` header asks for aggregated discovery.
-pub fn wants_aggregated(accept: &str) -> bool {
+pub(crate) fn wants_aggregated(accept: &str) -> bool {
     accept.split(',').next().is_some_and(|first| first.contains("as=APIGroupDiscoveryList"))
 }
 

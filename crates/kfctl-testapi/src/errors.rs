@@ -23,7 +23,7 @@ pub struct ApiError {
 }
 
 /// The `details` block of a Status naming one object (`group` empty for the core group).
-pub fn object_details(group: &str, resource: &str, name: &str) -> Value {
+pub(crate) fn object_details(group: &str, resource: &str, name: &str) -> Value {
     let mut details = json!({ "name": name, "kind": resource });
     if !group.is_empty() {
         details["group"] = json!(group);
@@ -32,7 +32,7 @@ pub fn object_details(group: &str, resource: &str, name: &str) -> Value {
 }
 
 /// `deployments.apps` or `configmaps`: the qualified resource name used in messages.
-pub fn qualified(group: &str, resource: &str) -> String {
+pub(crate) fn qualified(group: &str, resource: &str) -> String {
     if group.is_empty() { resource.to_string() } else { format!("{resource}.{group}") }
 }
 

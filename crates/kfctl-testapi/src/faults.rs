@@ -211,7 +211,7 @@ impl FaultRule {
 
 /// What the fault table decided for one request.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FaultOutcome {
+pub(crate) struct FaultOutcome {
     /// Total added latency.
     pub delay: Duration,
     /// Holds to wait out (after the delay) before serving.
@@ -222,7 +222,7 @@ pub struct FaultOutcome {
 
 /// Run the table against a request, consuming one firing of each rule that fires: every matching
 /// delay and hold rule, and the first matching answer/drop rule.
-pub fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
+pub(crate) fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
     let mut outcome = FaultOutcome::default();
     for rule in rules.iter_mut() {
         if rule.remaining == Some(0) || !rule.matcher.matches(req) || !rule.due() {
@@ -251,7 +251,7 @@ pub fn evaluate(rules: &mut [FaultRule], req: &RequestInfo) -> FaultOutcome {
 }
 
 /// Tell every hold rule of the table that a request was answered with `status`.
-pub fn observe_answer(rules: &[FaultRule], req: &RequestInfo, status: u16) {
+pub(crate) fn observe_answer(rules: &[FaultRule], req: &RequestInfo, status: u16) {
     for rule in rules {
         if let FaultAction::Hold(hold) = &rule.action {
             hold.observe(req, status);

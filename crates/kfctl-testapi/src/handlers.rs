@@ -20,7 +20,7 @@ use super::writes;
 
 /// A resource request, as the HTTP layer parsed it.
 #[derive(Clone, Debug)]
-pub struct ApiRequest {
+pub(crate) struct ApiRequest {
     /// HTTP method.
     pub method: String,
     /// What the path addresses.
@@ -38,17 +38,17 @@ pub struct ApiRequest {
 }
 
 /// A successful answer: status code and JSON body.
-pub type Reply = Result<(u16, Value), ApiError>;
+pub(crate) type Reply = Result<(u16, Value), ApiError>;
 
 impl ApiRequest {
     /// The object key the request addresses (requires a name).
-    pub fn key(&self) -> ObjectKey {
+    pub(crate) fn key(&self) -> ObjectKey {
         let name = self.path.name.clone().unwrap_or_default();
         ObjectKey::new(&self.path.group, &self.path.resource, self.path.namespace.as_deref(), &name)
     }
 
     /// `?fieldManager=`, else the user agent's product name, as upstream derives it.
-    pub fn manager(&self) -> String {
+    pub(crate) fn manager(&self) -> String {
         if let Some(m) = self.query.get("fieldManager").filter(|m| !m.is_empty()) {
             return m.to_string();
         }
@@ -58,7 +58,7 @@ impl ApiRequest {
 }
 
 /// Present a stored object at the requested version.
-pub fn present(rt: &ResourceType, object: &Value) -> Value {
+pub(crate) fn present(rt: &ResourceType, object: &Value) -> Value {
     let mut out = object.clone();
     out["apiVersion"] = json!(rt.api_version());
     out["kind"] = json!(rt.kind);
@@ -83,7 +83,7 @@ fn check_shape(rt: &ResourceType, req: &ApiRequest) -> Result<(), ApiError> {
 }
 
 /// Serve a non-watch resource request.
-pub fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
+pub(crate) fn handle(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
     check_shape(rt, req)?;
     let has_name = req.path.name.is_some();
     let verb = match (req.method.as_str(), has_name) {
@@ -149,7 +149,7 @@ fn get(state: &State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Repl
 }
 
 /// The objects a list or watch selects: resource, namespace, label and field selectors.
-pub fn selected<'a>(
+pub(crate) fn selected<'a>(
     state: &'a State,
     rt: &ResourceType,
     req: &ApiRequest,

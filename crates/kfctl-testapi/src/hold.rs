@@ -97,7 +97,7 @@ impl Hold {
 
 /// Wait until every hold is satisfied or the first of their bounds passes; `true` when a bound
 /// released the request.
-pub async fn wait(holds: &[Hold]) -> bool {
+pub(crate) async fn wait(holds: &[Hold]) -> bool {
     let Some(bound) = holds.iter().map(|h| h.at_most).min() else { return false };
     let end = Instant::now() + bound;
     loop {

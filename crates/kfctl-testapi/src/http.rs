@@ -32,11 +32,11 @@ use super::route::{Query, Route, route};
 use super::state::{RecordedRequest, State};
 
 /// Response body type.
-pub type Body = BoxBody<Bytes, Infallible>;
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// State shared by the server task and the [`super::TestApiServer`] handle.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     /// Everything, behind one lock (never held across an await).
     pub state: Mutex<State>,
     /// Store revision after the last change; watches wait on it.
@@ -45,12 +45,12 @@ pub struct Shared {
 
 impl Shared {
     /// Lock the state (a poisoned lock still yields the data: a panicking test must not wedge others).
-    pub fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Reconcile and wake watches if anything changed.
-    pub fn reconcile_now(&self) {
+    pub(crate) fn reconcile_now(&self) {
         let revision = {
             let mut state = self.lock();
             reconcile(&mut state, Instant::now());
@@ -73,7 +73,7 @@ impl std::fmt::Display for DropConnection {
 impl std::error::Error for DropConnection {}
 
 /// A JSON response.
-pub fn json_response(code: u16, body: &Value, content_type: &str) -> Response<Body> {
+pub(crate) fn json_response(code: u16, body: &Value, content_type: &str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = hyper::StatusCode::from_u16(code).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
     response.headers_mut().insert("content-type", content_type.parse().expect("static content type"));
@@ -81,7 +81,7 @@ pub fn json_response(code: u16, body: &Value, content_type: &str) -> Response<Bo
 }
 
 /// An error response with its Status body (and `Retry-After` when set).
-pub fn error_response(error: &ApiError) -> Response<Body> {
+pub(crate) fn error_response(error: &ApiError) -> Response<Body> {
     let mut response = json_response(error.code, &error.to_status(), "application/json");
     if let Some(seconds) = error.retry_after {
         response.headers_mut().insert("retry-after", seconds.into());
@@ -90,7 +90,7 @@ pub fn error_response(error: &ApiError) -> Response<Body> {
 }
 
 /// Run the accept loop and the reconcile ticker until `shutdown` fires.
-pub async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut shutdown: oneshot::Receiver<()>) {
+pub(crate) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut shutdown: oneshot::Receiver<()>) {
     let ticker_shared = shared.clone();
     let interval = shared.lock().config.reconcile_interval;
     let ticker = tokio::spawn(async move {

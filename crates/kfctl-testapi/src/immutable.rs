@@ -68,7 +68,7 @@ fn forbidden(field: &str, detail: String) -> FieldError {
 }
 
 /// Refuse an update of `old` to `new` that changes a field the kind makes immutable.
-pub fn check(rt: &ResourceType, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
+pub(crate) fn check(rt: &ResourceType, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
     let errors = errors_of(rt, old, new);
     if errors.is_empty() {
         return Ok(());

@@ -3,7 +3,7 @@
 /// A kubeconfig for `server` (an `http://` URL) with a context and user named
 /// `kfctl-test-apiserver`. The user carries a placeholder token: the test API server does not
 /// authenticate, but clients expect some credential.
-pub fn kubeconfig_yaml(server: &str) -> String {
+pub(crate) fn kubeconfig_yaml(server: &str) -> String {
     let name = "kfctl-test-apiserver";
     format!(
         "apiVersion: v1

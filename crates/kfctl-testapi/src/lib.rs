@@ -45,6 +45,8 @@
 //! server.shutdown();
 //! ```
 
+#![deny(unreachable_pub)]
+
 mod apply;
 mod config;
 mod discovery;

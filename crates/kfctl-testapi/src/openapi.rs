@@ -25,7 +25,7 @@ use super::http::Body;
 const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /// `GET /openapi/v2`: an empty protobuf document.
-pub fn v2_response() -> Response<Body> {
+pub(crate) fn v2_response() -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
     response.headers_mut().insert("content-type", V2_PROTOBUF.parse().expect("static content type"));
     response
@@ -36,7 +36,7 @@ fn gv_path(group: &str, version: &str) -> String {
 }
 
 /// `GET /openapi/v3/<gv>`: the document for one group/version, or `None` if not served.
-pub fn group_version_doc(catalog: &Catalog, group: &str, version: &str, git_version: &str) -> Option<Value> {
+pub(crate) fn group_version_doc(catalog: &Catalog, group: &str, version: &str, git_version: &str) -> Option<Value> {
     let mut paths = Map::new();
     for t in catalog.types().filter(|t| t.group == group && t.version == version) {
         let scope = if t.namespaced { "namespaces/{namespace}/" } else { "" };
@@ -58,7 +58,7 @@ pub fn group_version_doc(catalog: &Catalog, group: &str, version: &str, git_vers
 }
 
 /// `GET /openapi/v3`: one entry per served group/version, with a content hash in the URL.
-pub fn root(catalog: &Catalog, git_version: &str) -> Value {
+pub(crate) fn root(catalog: &Catalog, git_version: &str) -> Value {
     let mut gvs: Vec<(String, String)> = vec![(String::new(), "v1".to_string())];
     for (group, versions) in catalog.groups() {
         gvs.extend(versions.into_iter().map(|v| (group.clone(), v)));

@@ -48,7 +48,7 @@ const WORKLOAD_RESOURCES: &[(&str, &str)] =
     &[("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets")];
 
 /// Run a pass if the store changed or a timed rule is due.
-pub fn reconcile(state: &mut State, now: Instant) {
+pub(crate) fn reconcile(state: &mut State, now: Instant) {
     let unchanged = state.reconciled_revision == Some(state.store.revision());
     if unchanged && state.next_wakeup.is_none_or(|t| now < t) {
         return;

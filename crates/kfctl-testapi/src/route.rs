@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 /// A path addressing objects of one resource.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ResourcePath {
+pub(crate) struct ResourcePath {
     /// API group, empty for core.
     pub group: String,
     /// Version.
@@ -22,7 +22,7 @@ pub struct ResourcePath {
 
 /// What a request path addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     /// `/version`.
     Version,
     /// `/healthz`, `/livez`, `/readyz`.
@@ -76,7 +76,7 @@ fn resource_route(group: &str, version: &str, rest: &[&str]) -> Route {
 }
 
 /// Route a path (without query).
-pub fn route(path: &str) -> Route {
+pub(crate) fn route(path: &str) -> Route {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
         ["version"] => Route::Version,
@@ -102,23 +102,23 @@ pub fn route(path: &str) -> Route {
 
 /// Parsed query parameters (last value wins).
 #[derive(Clone, Debug, Default)]
-pub struct Query(HashMap<String, String>);
+pub(crate) struct Query(HashMap<String, String>);
 
 impl Query {
     /// Parse a raw query string.
-    pub fn parse(raw: Option<&str>) -> Self {
+    pub(crate) fn parse(raw: Option<&str>) -> Self {
         Query(form_urlencoded::parse(raw.unwrap_or("").as_bytes()).into_owned().collect())
     }
     /// One parameter.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).map(String::as_str)
     }
     /// A boolean flag (`true`/`1`).
-    pub fn flag(&self, key: &str) -> bool {
+    pub(crate) fn flag(&self, key: &str) -> bool {
         matches!(self.get(key), Some("true" | "1"))
     }
     /// `dryRun=All`.
-    pub fn dry_run(&self) -> bool {
+    pub(crate) fn dry_run(&self) -> bool {
         self.get("dryRun") == Some("All")
     }
 }

@@ -21,11 +21,11 @@ enum Requirement {
 
 /// A parsed label selector; the empty selector matches everything.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LabelSelector(Vec<Requirement>);
+pub(crate) struct LabelSelector(Vec<Requirement>);
 
 /// A parsed field selector over `metadata.name` / `metadata.namespace`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FieldSelector(Vec<(String, bool, String)>);
+pub(crate) struct FieldSelector(Vec<(String, bool, String)>);
 
 /// Split on commas that are not inside parentheses.
 fn split_top_level(text: &str) -> Vec<String> {
@@ -80,12 +80,12 @@ fn parse_requirement(term: &str) -> Result<Requirement, String> {
 
 impl LabelSelector {
     /// Parse `?labelSelector=` text; errors are worded for a 400 response.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         split_top_level(text).iter().map(|t| parse_requirement(t)).collect::<Result<_, _>>().map(LabelSelector)
     }
 
     /// Whether an object's `metadata.labels` satisfy every requirement.
-    pub fn matches(&self, object: &Value) -> bool {
+    pub(crate) fn matches(&self, object: &Value) -> bool {
         let labels = &object["metadata"]["labels"];
         let label = |k: &str| labels.get(k).and_then(Value::as_str);
         self.0.iter().all(|req| match req {
@@ -101,7 +101,7 @@ impl LabelSelector {
 
 impl FieldSelector {
     /// Parse `?fieldSelector=` text over `metadata.name` and `metadata.namespace`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut terms = Vec::new();
         for term in split_top_level(text) {
             let (field, equal, value) = if let Some((f, v)) = term.split_once("!=") {
@@ -121,7 +121,7 @@ impl FieldSelector {
     }
 
     /// Whether the object satisfies every term.
-    pub fn matches(&self, object: &Value) -> bool {
+    pub(crate) fn matches(&self, object: &Value) -> bool {
         self.0.iter().all(|(field, equal, value)| {
             let key = field.trim_start_matches("metadata.");
             let actual = object["metadata"][key].as_str().unwrap_or("");

@@ -33,7 +33,7 @@ pub struct RecordedRequest {
 /// RFC 3339 time at second precision, as upstream serializes `metav1.Time` (from the system
 /// clock: jiff's `Timestamp::now` needs its `std` feature, which only feature unification with
 /// other crates turns on, so `cargo test -p kfctl-testapi` alone would not build).
-pub fn timestamp_now() -> String {
+pub(crate) fn timestamp_now() -> String {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let seconds = i64::try_from(since.as_secs()).unwrap_or(0);
     let now = k8s_openapi::jiff::Timestamp::from_second(seconds).unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
@@ -44,7 +44,7 @@ const CRD_GROUP: &str = "apiextensions.k8s.io";
 const CRD_RESOURCE: &str = "customresourcedefinitions";
 
 /// Whether a CRD object reports `Established=True`.
-pub fn crd_established(crd: &Value) -> bool {
+pub(crate) fn crd_established(crd: &Value) -> bool {
     crd["status"]["conditions"]
         .as_array()
         .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
@@ -52,7 +52,7 @@ pub fn crd_established(crd: &Value) -> bool {
 
 /// Everything the server knows, behind one mutex.
 #[derive(Debug)]
-pub struct State {
+pub(crate) struct State {
     /// Live configuration; fault and status tables change at run time.
     pub config: TestApiConfig,
     /// Objects.
@@ -93,7 +93,7 @@ struct CrdKinds {
 
 impl State {
     /// A fresh state with the configured initial namespaces.
-    pub fn new(config: TestApiConfig) -> Self {
+    pub(crate) fn new(config: TestApiConfig) -> Self {
         let mut state = State {
             store: Store::new(config.watch_history),
             config,
@@ -118,7 +118,7 @@ impl State {
     }
 
     /// The catalog of served kinds (`discoverable`: as discovery shows them, after the lag).
-    pub fn catalog(&self, now: Instant, discoverable: bool) -> Catalog {
+    pub(crate) fn catalog(&self, now: Instant, discoverable: bool) -> Catalog {
         let lag = self.config.crd_established_after + self.config.discovery_lag;
         let visible = self
             .crd_kinds()
@@ -150,12 +150,12 @@ impl State {
     }
 
     /// Ask for a reconcile pass at `at` (keeps the earliest request).
-    pub fn wake_at(&mut self, at: Instant) {
+    pub(crate) fn wake_at(&mut self, at: Instant) {
         self.next_wakeup = Some(self.next_wakeup.map_or(at, |t| t.min(at)));
     }
 
     /// A write by a controller (status, endpoints, CA injection): an Update with managed fields.
-    pub fn controller_write(
+    pub(crate) fn controller_write(
         &mut self,
         key: &ObjectKey,
         mut object: Value,

@@ -131,7 +131,7 @@ const READINESS_KINDS: &[&str] =
 
 /// The readiness behavior in force for an object: the last matching ReadyAfter/NeverReady
 /// rule, else `ReadyAfter(0)` for workload kinds, else none.
-pub fn readiness_for(rules: &[StatusRule], object: &Value) -> Option<StatusBehavior> {
+pub(crate) fn readiness_for(rules: &[StatusRule], object: &Value) -> Option<StatusBehavior> {
     let ruled = rules.iter().rev().find(|r| {
         matches!(r.behavior, StatusBehavior::ReadyAfter(_) | StatusBehavior::NeverReady) && r.target.matches(object)
     });
@@ -218,7 +218,7 @@ fn job_status(object: &Value, ready: bool, now: &str) -> Value {
 }
 
 /// The status a controller would report for an object that is (or is not yet) ready.
-pub fn readiness_status(object: &Value, ready: bool, now: &str) -> Value {
+pub(crate) fn readiness_status(object: &Value, ready: bool, now: &str) -> Value {
     let generation = object["metadata"]["generation"].as_i64().unwrap_or(1);
     let name = object["metadata"]["name"].as_str().unwrap_or("");
     let r = replicas(object);
@@ -279,7 +279,7 @@ pub fn readiness_status(object: &Value, ready: bool, now: &str) -> Value {
 
 /// How many pods of a workload would currently serve traffic, judged from its status (so a
 /// status scripted by a test counts as much as one written by a rule).
-pub fn serving_pods(object: &Value) -> i64 {
+pub(crate) fn serving_pods(object: &Value) -> i64 {
     let status = &object["status"];
     match object["kind"].as_str().unwrap_or("") {
         "Deployment" | "StatefulSet" | "ReplicaSet" => status["readyReplicas"].as_i64().unwrap_or(0),
@@ -291,7 +291,7 @@ pub fn serving_pods(object: &Value) -> i64 {
 /// The object with every `caBundle` set (webhook configurations, CRD conversion webhook,
 /// APIService), or `None` when the kind has no bundle or it is already set. Checks before
 /// copying, since CRDs can be large.
-pub fn with_ca_bundle(object: &Value, bundle: &str) -> Option<Value> {
+pub(crate) fn with_ca_bundle(object: &Value, bundle: &str) -> Option<Value> {
     let has = |client_config: &Value| client_config["caBundle"].as_str() == Some(bundle);
     let kind = object["kind"].as_str().unwrap_or("");
     let done = match kind {

@@ -45,7 +45,7 @@ impl ObjectKey {
 
 /// A stored object with the server-side bookkeeping that is not part of its JSON.
 #[derive(Clone, Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The object as served.
     pub object: Value,
     /// When it was created.
@@ -58,7 +58,7 @@ pub struct Entry {
 
 /// Kind of a watch event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventType {
+pub(crate) enum EventType {
     /// Object created.
     Added,
     /// Object changed.
@@ -69,7 +69,7 @@ pub enum EventType {
 
 impl EventType {
     /// The wire name (`ADDED`, ...).
-    pub fn wire(self) -> &'static str {
+    pub(crate) fn wire(self) -> &'static str {
         match self {
             EventType::Added => "ADDED",
             EventType::Modified => "MODIFIED",
@@ -80,7 +80,7 @@ impl EventType {
 
 /// One change, as watches replay it.
 #[derive(Clone, Debug)]
-pub struct Event {
+pub(crate) struct Event {
     /// The revision of the change.
     pub revision: u64,
     /// Added, modified or deleted.
@@ -93,7 +93,7 @@ pub struct Event {
 
 /// State of a namespace for admission of namespaced writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NamespaceState {
+pub(crate) enum NamespaceState {
     /// No such namespace.
     Missing,
     /// Exists and accepts content.
@@ -104,7 +104,7 @@ pub enum NamespaceState {
 
 /// Result of a write.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Written {
+pub(crate) struct Written {
     /// The object as stored (or as it would be, for dry runs; or as removed).
     pub object: Value,
     /// Whether anything changed.
@@ -117,7 +117,7 @@ pub struct Written {
 
 /// The in-memory store.
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Store {
     objects: BTreeMap<ObjectKey, Entry>,
     revision: u64,
     uid_prefix: u32,
@@ -152,7 +152,7 @@ fn comparable(object: &Value) -> Value {
 
 impl Store {
     /// An empty store; `history_limit` bounds the watch replay buffer.
-    pub fn new(history_limit: usize) -> Self {
+    pub(crate) fn new(history_limit: usize) -> Self {
         let mut seed = [0u8; 4];
         let _ = getrandom::fill(&mut seed);
         Store {
@@ -167,27 +167,27 @@ impl Store {
     }
 
     /// Current global revision (the `resourceVersion` of lists).
-    pub fn revision(&self) -> u64 {
+    pub(crate) fn revision(&self) -> u64 {
         self.revision
     }
 
     /// One object.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Entry> {
+    pub(crate) fn get(&self, key: &ObjectKey) -> Option<&Entry> {
         self.objects.get(key)
     }
 
     /// Mutable bookkeeping of one object (marks); never change `object` through this.
-    pub fn entry_mut(&mut self, key: &ObjectKey) -> Option<&mut Entry> {
+    pub(crate) fn entry_mut(&mut self, key: &ObjectKey) -> Option<&mut Entry> {
         self.objects.get_mut(key)
     }
 
     /// Every object in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Entry)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Entry)> {
         self.objects.iter()
     }
 
     /// Objects of one resource, optionally in one namespace (a range scan of the ordered map).
-    pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(&ObjectKey, &Entry)> {
+    pub(crate) fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(&ObjectKey, &Entry)> {
         let start = ObjectKey {
             group: group.into(),
             resource: resource.into(),
@@ -202,7 +202,7 @@ impl Store {
     }
 
     /// Whether any change after `revision` satisfies `predicate` (true when history is too short to tell).
-    pub fn any_change_after(&self, revision: u64, predicate: impl Fn(&Event) -> bool) -> bool {
+    pub(crate) fn any_change_after(&self, revision: u64, predicate: impl Fn(&Event) -> bool) -> bool {
         if self.history.front().is_some_and(|e| e.revision > revision + 1) {
             return true;
         }
@@ -210,7 +210,7 @@ impl Store {
     }
 
     /// Whether a namespace exists and accepts content.
-    pub fn namespace_state(&self, namespace: &str) -> NamespaceState {
+    pub(crate) fn namespace_state(&self, namespace: &str) -> NamespaceState {
         match self.objects.get(&ObjectKey::new("", "namespaces", None, namespace)) {
             None => NamespaceState::Missing,
             Some(e) if e.object["metadata"].get("deletionTimestamp").is_some() => NamespaceState::Terminating,
@@ -265,7 +265,7 @@ impl Store {
 
     /// Write `candidate` under `key` (create or update). Unchanged objects are not rewritten.
     /// With `dry_run` the store is left as it was and the would-be object is returned.
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         key: &ObjectKey,
         candidate: Value,
@@ -321,7 +321,7 @@ impl Store {
     }
 
     /// Whether an object of `group`/`resource` changed (created, updated, deleted) after `revision`.
-    pub fn changed_since(&self, group: &str, resource: &str, revision: u64) -> bool {
+    pub(crate) fn changed_since(&self, group: &str, resource: &str, revision: u64) -> bool {
         self.changed.iter().any(|(g, r, at)| g == group && r == resource && *at > revision)
     }
 
@@ -337,7 +337,7 @@ impl Store {
     }
 
     /// Remove an object now (no finalizer check); records a DELETED event.
-    pub fn remove(&mut self, key: &ObjectKey) -> Option<Value> {
+    pub(crate) fn remove(&mut self, key: &ObjectKey) -> Option<Value> {
         let mut object = self.objects.remove(key)?.object;
         self.revision += 1;
         object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
@@ -348,7 +348,7 @@ impl Store {
     /// Delete as upstream does: objects with finalizers (for namespaces, also `spec.finalizers`,
     /// which the namespace controller honors) are only marked with `deletionTimestamp` (a
     /// namespace also turns `Terminating`) and returned with `removed == false`; others are removed.
-    pub fn delete(&mut self, key: &ObjectKey, timestamp: &str, dry_run: bool) -> Option<Written> {
+    pub(crate) fn delete(&mut self, key: &ObjectKey, timestamp: &str, dry_run: bool) -> Option<Written> {
         let live = self.objects.get(key)?.object.clone();
         let pending = |v: &Value| v.as_array().is_some_and(|f| !f.is_empty());
         let namespace = key.group.is_empty() && key.resource == "namespaces";
@@ -380,7 +380,7 @@ impl Store {
     }
 
     /// Events after `revision`, or `None` when the history no longer reaches back that far.
-    pub fn events_after(&self, revision: u64) -> Option<Vec<Event>> {
+    pub(crate) fn events_after(&self, revision: u64) -> Option<Vec<Event>> {
         let oldest = self.history.front().map(|e| e.revision).unwrap_or(self.revision + 1);
         if revision + 1 < oldest && revision < self.revision && self.history.len() >= self.history_limit {
             return None;

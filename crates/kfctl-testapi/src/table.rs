@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// Whether an `Accept` header asks for a Table first.
-pub fn wants_table(accept: &str) -> bool {
+pub(crate) fn wants_table(accept: &str) -> bool {
     accept.split(',').next().is_some_and(|first| first.contains("as=Table"))
 }
 
 /// Age as kubectl prints it (`5s`, `3m12s`, `2h`, `4d`).
-pub fn human_age(age: Duration) -> String {
+pub(crate) fn human_age(age: Duration) -> String {
     let s = age.as_secs();
     match s {
         0..120 => format!("{s}s"),
@@ -26,7 +26,7 @@ pub fn human_age(age: Duration) -> String {
 }
 
 /// A Table of the given objects (with their creation instants).
-pub fn table(objects: &[(&Value, Instant)], now: Instant, revision: u64) -> Value {
+pub(crate) fn table(objects: &[(&Value, Instant)], now: Instant, revision: u64) -> Value {
     let rows: Vec<Value> = objects
         .iter()
         .map(|(object, created)| {

@@ -60,7 +60,7 @@ fn relevant(
 }
 
 /// Start a watch: the response streams while a task feeds it.
-pub fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) -> Response<Body> {
+pub(crate) fn watch_response(shared: Arc<Shared>, rt: ResourceType, req: ApiRequest) -> Response<Body> {
     let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or(""));
     let fields = FieldSelector::parse(req.query.get("fieldSelector").unwrap_or(""));
     let (Ok(labels), Ok(fields)) = (labels, fields) else {

@@ -24,7 +24,7 @@ const GROUP: &str = "admissionregistration.k8s.io";
 
 /// A write, as webhook rules see it.
 #[derive(Clone, Debug)]
-pub struct Admission<'a> {
+pub(crate) struct Admission<'a> {
     /// `CREATE`, `UPDATE` or `DELETE`.
     pub operation: &'a str,
     /// Subresource written (`status`).
@@ -59,7 +59,7 @@ fn rule_matches(rule: &Value, rt: &ResourceType, admission: &Admission) -> bool 
 }
 
 /// A `metav1.LabelSelector` (matchLabels and matchExpressions) against labels; empty matches all.
-pub fn selector_matches(selector: &Value, labels: &Value) -> bool {
+pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
     let label = |k: &str| labels.get(k).and_then(Value::as_str);
     let exact = selector["matchLabels"].as_object().is_none_or(|m| m.iter().all(|(k, v)| label(k) == v.as_str()));
     let expressions = selector["matchExpressions"].as_array().is_none_or(|es| {
@@ -129,7 +129,7 @@ fn call(state: &State, webhook: &Value) -> Result<(), ApiError> {
 }
 
 /// Run the write past every matching webhook (mutating first, then validating).
-pub fn admit(state: &State, rt: &ResourceType, admission: &Admission) -> Result<(), ApiError> {
+pub(crate) fn admit(state: &State, rt: &ResourceType, admission: &Admission) -> Result<(), ApiError> {
     if !state.config.simulate_webhooks || rt.group == GROUP {
         return Ok(());
     }

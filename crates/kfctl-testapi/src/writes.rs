@@ -161,7 +161,7 @@ fn commit(
 }
 
 /// POST to a collection.
-pub fn create(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
+pub(crate) fn create(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
     let mut body = parse_body(req)?;
     if !body["metadata"].is_object() {
         body["metadata"] = json!({});
@@ -195,7 +195,7 @@ pub fn create(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Insta
 }
 
 /// PUT to an object or its status.
-pub fn replace(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
+pub(crate) fn replace(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
     let body = parse_body(req)?;
     let key = req.key();
     check_identity(rt, &key, &body)?;
@@ -210,7 +210,7 @@ pub fn replace(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Inst
 }
 
 /// PATCH in any of the four content types.
-pub fn patch(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
+pub(crate) fn patch(state: &mut State, rt: &ResourceType, req: &ApiRequest, now: Instant) -> Reply {
     let content_type = req.content_type.split(';').next().unwrap_or("").trim().to_string();
     if content_type == APPLY {
         return server_side_apply(state, rt, req, now);
