@@ -217,5 +217,43 @@ fn a_kubeconfig_that_cannot_be_read_is_the_users_input() {
     let (out, _) = kfctl(&["status", "--kubeconfig", "/no/such/file"]);
     let text = text_of(&out);
     assert_eq!(out.status.code(), Some(2), "{text}");
-    assert!(text.contains("/no/such/file: cannot load kubeconfig"), "{text}");
+    assert!(text.contains("/no/such/file: cannot read kubeconfig: No such file"), "{text}");
+}
+
+/// Issue 38's acceptance: `/dev/zero` as each input a user hands in — a pre-rendered stream
+/// (`install --objects`), both sides of `compare`, a kubeconfig — is a usage error naming the
+/// input and its limit, within a second of work and under 100 MB (peak RSS as GNU time reports
+/// it; the test fails where /usr/bin/time is missing rather than pass unmeasured).
+#[test]
+fn dev_zero_as_objects_compare_input_or_kubeconfig_is_refused_fast_and_small() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["install", "--profile", "minimal", "--objects", "/dev/zero", "--plan"],
+            "/dev/zero: objects is larger than the 24 MiB limit",
+        ),
+        (&["compare", "/dev/zero", "/dev/zero"], "/dev/zero: YAML stream is larger than the 24 MiB limit"),
+        (&["status", "--kubeconfig", "/dev/zero"], "/dev/zero: kubeconfig is larger than the 8 MiB limit"),
+    ];
+    for (args, expected) in cases {
+        let started = Instant::now();
+        let out = Command::new("/usr/bin/time")
+            .args(["-f", "peak-kb=%M"])
+            .arg(common::binary())
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::null())
+            .output()
+            .expect("GNU time (/usr/bin/time) runs the command");
+        let elapsed = started.elapsed();
+        let text = text_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains(expected), "{args:?}: {text}");
+        let peak_kb: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("peak-kb="))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{args:?}: no peak RSS in {text}"));
+        assert!(peak_kb < 100 * 1024, "{args:?}: peak {peak_kb} KB");
+        assert!(elapsed < Duration::from_secs(3), "{args:?}: took {elapsed:?}");
+    }
 }

@@ -6,7 +6,6 @@
 
 use crate::exit::{Code, coded};
 use crate::progress::BarProgress;
-use anyhow::Context as _;
 use clap::Args;
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::Target;
@@ -142,9 +141,7 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 
 /// Read a pre-rendered stream (`--objects`), attribute its objects to components and describe it.
 pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read objects", path.display()))
-        .map_err(|e| coded(Code::Usage, e))?;
+    let text = kfctl::input::read_stream(&path.display().to_string(), "objects").map_err(|e| coded(Code::Usage, e))?;
     let objects = kfctl_yaml::parse_objects(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
     let meta = InstallMeta {
         profile: profile.to_string(),

@@ -10,18 +10,9 @@ use crate::exit::{Code, coded};
 use kfctl::cluster::redact::Redactor;
 use kfctl_yaml::compare;
 use serde_json::Value;
-use std::io::Read;
 
 fn read_stream(arg: &str) -> anyhow::Result<Vec<Value>> {
-    let text = if arg == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| coded(Code::Usage, anyhow::anyhow!("stdin: cannot read: {e}")))?;
-        s
-    } else {
-        std::fs::read_to_string(arg).map_err(|e| coded(Code::Usage, anyhow::anyhow!("{arg}: cannot read: {e}")))?
-    };
+    let text = kfctl::input::read_stream(arg, "YAML stream").map_err(|e| coded(Code::Usage, e))?;
     let origin = if arg == "-" { "stdin" } else { arg };
     let docs = kfctl_yaml::parse_stream(&text, origin).map_err(|e| coded(Code::Usage, e))?;
     Ok(docs.into_iter().filter(Value::is_object).collect())

@@ -136,6 +136,9 @@ pub struct ApiClient {
 /// A kubeconfig that could not be used: the user's input, so exit 2 whatever the cause.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// The kubeconfig file is unreadable or over the input limit.
+    #[error(transparent)]
+    Input(Box<crate::input::InputError>),
     /// The kubeconfig could not be loaded.
     #[error("{origin}: cannot load kubeconfig: {message}; pass --kubeconfig FILE or set KUBECONFIG")]
     Load {
@@ -166,7 +169,10 @@ impl ApiClient {
         let fail = |e: &dyn std::fmt::Display| ConnectError::Load { origin: origin.clone(), message: e.to_string() };
         let mut config = match &target.kubeconfig {
             Some(path) => {
-                let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
+                // bounded like every file a user names (`--kubeconfig /dev/zero` fails at once)
+                let text = crate::input::read_bounded(path, "kubeconfig", crate::input::MAX_INPUT_BYTES)
+                    .map_err(|e| ConnectError::Input(Box::new(e)))?;
+                let kubeconfig = kube::config::Kubeconfig::from_yaml(&text).map_err(|e| fail(&e))?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| fail(&e))?
             }
             None => kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?,
