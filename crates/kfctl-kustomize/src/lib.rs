@@ -43,9 +43,9 @@ mod unsupported;
 
 pub use builtins::hash::{content_hash, go_json};
 pub use builtins::sort::{KindRanks, Order as SortOrder};
-pub use error::{KustomizeError, Result};
+pub use error::{FieldError, GeneratorError, KustomizeError, PatchError, Result};
 pub use loader::{LoadRestriction, Loader};
-pub use merge::{MergeError, is_cluster_scoped};
+pub use merge::{MergeError, SchemaError, is_cluster_scoped};
 pub use resmap::ResMap;
 pub use resource::{Gvk, ResId, Resource};
 
