@@ -26,9 +26,9 @@
 
 use super::sort::gvk_order_key;
 use crate::error::{KustomizeError, Result};
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::loader::Loader;
-use crate::resource::Gvk;
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::OnceLock;

@@ -16,9 +16,9 @@
 
 use super::config::{NameBackReference, TransformConfig};
 use crate::error::{KustomizeError, Result};
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::loader::Loader;
-use crate::resource::Gvk;
 use serde_json::{Map, Value};
 use std::path::Path;
 

@@ -29,10 +29,11 @@
 use super::config::TransformConfig;
 use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath;
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::merge::is_cluster_scoped;
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, ResId, Resource};
+use crate::resource::{ResId, Resource};
 use serde_json::{Map, Value};
 
 /// Fix every name reference to renamed objects, at the `nameReference` field specs.

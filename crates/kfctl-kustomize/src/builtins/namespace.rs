@@ -20,10 +20,11 @@
 use super::config::TransformConfig;
 use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath;
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::merge::is_cluster_scoped;
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, Resource};
+use crate::resource::Resource;
 use serde_json::Value;
 
 const ROLE_BINDING_KINDS: [&str; 2] = ["RoleBinding", "ClusterRoleBinding"];

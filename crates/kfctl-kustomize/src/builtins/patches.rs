@@ -19,13 +19,13 @@
 //! `allowKindChange` / `allowNameChange`. A patch that deletes the object (`$patch: delete` at
 //! the top) removes it from the build. Names changed by a patch are remembered as previous ids.
 
-use crate::accumulate::push_objects;
 use crate::error::{KustomizeError, PatchError, Result};
 use crate::kustomization::{Patch, Selector};
 use crate::loader::Loader;
 use crate::merge;
+use crate::objects::push_objects;
 use crate::resmap::ResMap;
-use crate::resource::{ResId, Resource};
+use crate::resource::{ResId, Resource, kid};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -437,20 +437,6 @@ fn replaces_missing_key(doc: &Value, path: &json_patch::jsonptr::Pointer) -> boo
 fn object_id(obj: &Value) -> ResId {
     let r = Resource::new(obj.clone());
     r.current_id()
-}
-
-/// An id as kustomize prints it: `Kind.version.group/name.namespace`, with `[noVer]`,
-/// `[noGrp]`, `[noName]` and `[noNs]` for empty parts.
-pub(crate) fn kid(id: &ResId) -> String {
-    let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
-    format!(
-        "{}.{}.{}/{}.{}",
-        or(&id.gvk.kind, "[noKind]"),
-        or(&id.gvk.version, "[noVer]"),
-        or(&id.gvk.group, "[noGrp]"),
-        or(&id.name, "[noName]"),
-        or(&id.namespace, "[noNs]")
-    )
 }
 
 #[cfg(test)]

@@ -17,9 +17,10 @@
 use super::config::TransformConfig;
 use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath;
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, Resource};
+use crate::resource::Resource;
 use serde_json::Value;
 
 /// Which end of the value an affix goes to.

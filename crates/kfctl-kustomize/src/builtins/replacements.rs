@@ -20,13 +20,13 @@
 //!    negative index prepends, an index past the end appends). A field made by `create` takes
 //!    the type its text reads as in YAML.
 
-use super::patches::kid;
 use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath::{scalar_text, split_field_path};
+use crate::gvk::Gvk;
 use crate::kustomization::{ReplacementEntry, Selector};
 use crate::loader::Loader;
 use crate::resmap::{LabelSelector, ResMap};
-use crate::resource::{Gvk, ResId, Resource};
+use crate::resource::{ResId, Resource, kid};
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -53,7 +53,7 @@ fn set_count(node: &mut Value, count: i64) -> std::result::Result<(), FieldError
 }
 
 /// kustomize's `Gvk.String()`: `Kind.version.group` with `[noKind]`, `[noVer]`, `[noGrp]`.
-fn go_gvk_string(gvk: &crate::resource::Gvk) -> String {
+fn go_gvk_string(gvk: &crate::gvk::Gvk) -> String {
     let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
     format!("{}.{}.{}", or(&gvk.kind, "[noKind]"), or(&gvk.version, "[noVer]"), or(&gvk.group, "[noGrp]"))
 }

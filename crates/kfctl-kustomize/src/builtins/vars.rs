@@ -23,12 +23,12 @@
 //! `%v` prints it. Without any var nothing is expanded, not even `$$`.
 
 use super::config::TransformConfig;
-use super::patches::kid;
 use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath::split_path;
+use crate::gvk::Gvk;
 use crate::kustomization::{FieldSpec, Var};
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, ResId};
+use crate::resource::{ResId, kid};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

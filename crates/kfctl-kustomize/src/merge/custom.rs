@@ -369,8 +369,8 @@ pub(crate) fn is_precomputed(api_version: &str, kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gvk::Gvk;
     use crate::merge::schema::{self, Scope};
-    use crate::resource::Gvk;
 
     const SCHEMA: &str = r##"{"definitions": {
       "k": {"x-kubernetes-group-version-kind": [{"group": "x.io", "version": "v1", "kind": "K"}],

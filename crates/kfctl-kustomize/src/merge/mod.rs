@@ -45,7 +45,7 @@ mod fixture_tests;
 #[cfg(test)]
 mod tests;
 
-use super::resource::Gvk;
+use crate::gvk::Gvk;
 use serde_json::{Map, Value};
 use tree::Tree;
 

@@ -10,7 +10,7 @@
 
 use super::custom;
 use super::openapi_table::{DEFINITIONS, RESOURCES};
-use crate::resource::Gvk;
+use crate::gvk::Gvk;
 
 /// The schema of one field, list element or map value.
 #[derive(Debug)]
