@@ -16,7 +16,7 @@
 //! lookups in `schema.rs` and `is_cluster_scoped` read it. Parsed schemas live for the whole
 //! process (they are interned by content, so building the same overlay again parses nothing).
 
-use super::schema::Schema;
+use super::schema_types::{Definitions, Node, Schema, resolve};
 use serde_json::Value;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -30,45 +30,6 @@ pub(crate) struct CustomSchema {
     resources: HashMap<(String, String), String>,
     /// `(apiVersion, kind)` to whether some path of the kind is namespaced.
     namespaced: HashMap<(String, String), bool>,
-}
-
-/// The definitions of a custom schema by name; set once, after every `$ref` to it is made.
-pub(crate) type Definitions = OnceLock<HashMap<String, Schema>>;
-
-/// One schema of a custom file.
-#[derive(Debug)]
-pub(crate) struct Node {
-    properties: HashMap<String, Schema>,
-    additional: Option<Schema>,
-    /// The element schema, for a schema of type `array`.
-    items: Option<Schema>,
-    strategy: &'static str,
-    keys: &'static [&'static str],
-}
-
-impl Node {
-    pub(super) fn field(&self, name: &str) -> Option<&Schema> {
-        self.properties.get(name).or(self.additional.as_ref())
-    }
-
-    pub(super) fn items(&self) -> Option<&Schema> {
-        self.items.as_ref()
-    }
-
-    pub(super) fn strategy_and_keys(&self) -> (&'static str, &'static [&'static str]) {
-        (self.strategy, self.keys)
-    }
-}
-
-/// Follow `$ref`s to a definition (at most a few dozen, as a guard against cycles).
-pub(super) fn resolve(mut schema: &'static Schema) -> Option<&'static Schema> {
-    for _ in 0..64 {
-        match schema {
-            Schema::Ref(definitions, name) => schema = definitions.get()?.get(*name)?,
-            other => return Some(other),
-        }
-    }
-    None
 }
 
 impl CustomSchema {
@@ -370,7 +331,8 @@ pub(crate) fn is_precomputed(api_version: &str, kind: &str) -> bool {
 mod tests {
     use super::*;
     use crate::gvk::Gvk;
-    use crate::merge::schema::{self, Scope};
+    use crate::merge::schema;
+    use crate::merge::schema_types::Scope;
 
     const SCHEMA: &str = r##"{"definitions": {
       "k": {"x-kubernetes-group-version-kind": [{"group": "x.io", "version": "v1", "kind": "K"}],

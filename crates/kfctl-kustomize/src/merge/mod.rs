@@ -37,6 +37,7 @@ mod json6902;
 #[rustfmt::skip]
 mod openapi_table;
 pub(crate) mod schema;
+mod schema_types;
 mod tree;
 mod walk;
 
