@@ -157,13 +157,15 @@ impl<'a> Accumulator<'a> {
             self.resource_entry(dir, origin, entry, acc)?;
         }
         let own = TransformConfig::for_folder(&k.configurations, dir, self.loader)?;
-        acc.config
-            .merge_checked(&own)
-            .map_err(|c| KustomizeError::transform(format!("{}: configurations", origin.display()), c.to_string()))?;
+        acc.config.merge_checked(&own).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: format!("{}: configurations", origin.display()),
+            source,
+        })?;
         let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
-        acc.config
-            .merge_checked(&crds)
-            .map_err(|c| KustomizeError::transform(format!("{}: crds", origin.display()), c.to_string()))?;
+        acc.config.merge_checked(&crds).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: format!("{}: crds", origin.display()),
+            source,
+        })?;
         let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
         let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
         builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;

@@ -1,5 +1,7 @@
 //! The engine's error type. Every variant names the file, folder or object at fault.
 
+use super::gvk::Gvk;
+use super::kustomization::FieldSpec;
 use super::resource::ResId;
 use std::path::PathBuf;
 
@@ -202,6 +204,22 @@ pub enum KustomizeError {
         /// What is wrong with it.
         source: GeneratorError,
     },
+    /// `configurations` (or `crds`) declaring one field both with and without `create`.
+    #[error("{context}: {source}")]
+    ConflictingFieldSpecs {
+        /// The file (and field) the configuration came from.
+        context: String,
+        /// The two declarations.
+        source: ConflictingFieldSpec,
+    },
+    /// A `crds` file in JSON that does not parse.
+    #[error("{origin}: unable to parse open API definition: {source}")]
+    CrdSchema {
+        /// The file.
+        origin: String,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
     /// A custom schema file named by `openapi: path:` that cannot be used.
     #[error("{}: invalid schema file: {source} (a swagger 2.0 document with `definitions`)", path.display())]
     Schema {
@@ -210,6 +228,29 @@ pub enum KustomizeError {
         /// What is wrong with it.
         source: super::merge::SchemaError,
     },
+}
+
+/// Two field specs for the same field of the same kinds, one with `create` and one without.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictingFieldSpec {
+    /// The configuration list, as kustomize names it (`CommonLabels`, `NameReference`, ...).
+    pub list: &'static str,
+    /// The field spec declared twice.
+    pub spec: FieldSpec,
+}
+
+impl std::error::Error for ConflictingFieldSpec {}
+
+impl std::fmt::Display for ConflictingFieldSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let gvk = Gvk::new(&self.spec.group, &self.spec.version, &self.spec.kind);
+        let kinds = if gvk == Gvk::default() { "all kinds".to_string() } else { gvk.to_string() };
+        write!(
+            f,
+            "failed to merge {} fieldSpec: conflicting fieldspecs: path `{}` for {kinds} is declared both with and without `create`; declare it once",
+            self.list, self.spec.path
+        )
+    }
 }
 
 /// What a transformer found at a field instead of what it can read or write.

@@ -45,7 +45,7 @@ mod unsupported;
 
 pub use builtins::hash::{content_hash, go_json};
 pub use builtins::sort::{KindRanks, Order as SortOrder};
-pub use error::{FieldError, GeneratorError, KustomizeError, PatchError, Result};
+pub use error::{ConflictingFieldSpec, FieldError, GeneratorError, KustomizeError, PatchError, Result};
 pub use gvk::Gvk;
 pub use loader::{LoadRestriction, Loader};
 pub use merge::{MergeError, SchemaError, is_cluster_scoped};
