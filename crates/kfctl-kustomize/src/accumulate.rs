@@ -20,6 +20,7 @@ use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{Kustomization, Var};
 use super::loader::{Entry, Loader};
+use super::objects::push_objects;
 use super::openapi;
 use super::resmap::ResMap;
 use super::resource::Resource;
@@ -159,12 +160,12 @@ impl<'a> Accumulator<'a> {
         let own = TransformConfig::for_folder(&k.configurations, dir, self.loader)?;
         acc.config.merge_checked(&own).map_err(|source| KustomizeError::ConflictingFieldSpecs {
             context: format!("{}: configurations", origin.display()),
-            source,
+            source: Box::new(source),
         })?;
         let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
         acc.config.merge_checked(&crds).map_err(|source| KustomizeError::ConflictingFieldSpecs {
             context: format!("{}: crds", origin.display()),
-            source,
+            source: Box::new(source),
         })?;
         let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
         let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
@@ -287,7 +288,7 @@ pub(crate) fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Reso
     for (doc, bare) in docs.into_iter().zip(bare) {
         let is_list = doc.get("kind").and_then(Value::as_str).unwrap_or("").ends_with("List");
         let before = out.len();
-        crate::objects::push_objects(doc, &origin, &mut out)?;
+        push_objects(doc, &origin, &mut out)?;
         if out.len() == before + 1 && !is_list {
             out[before].bare_nulls = bare;
         }

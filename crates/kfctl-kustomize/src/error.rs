@@ -1,4 +1,8 @@
 //! The engine's error type. Every variant names the file, folder or object at fault.
+//!
+//! The refusals of the steps below a build are typed too — [`FieldError`] (what a transformer
+//! found at a field), [`PatchError`], [`GeneratorError`], [`ConflictingFieldSpec`] — and ride
+//! as the `source` of a [`KustomizeError`] variant that adds the object, field or file.
 
 use super::gvk::Gvk;
 use super::kustomization::FieldSpec;
@@ -210,7 +214,7 @@ pub enum KustomizeError {
         /// The file (and field) the configuration came from.
         context: String,
         /// The two declarations.
-        source: ConflictingFieldSpec,
+        source: Box<ConflictingFieldSpec>,
     },
     /// A `crds` file in JSON that does not parse.
     #[error("{origin}: unable to parse open API definition: {source}")]

@@ -7,7 +7,8 @@
 //! names it, judged on real paths after symlinks; [`LoadRestriction::None`] lifts it), resolves remote references through a
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
 //! kept in a shared cache, and [`Loader::prefetch`] queues many files to be parsed on the
-//! other cores while the accumulation runs ([`crate::parse_ahead`]).
+//! other cores while the accumulation runs ([`crate::parse_ahead`], which also holds the parse
+//! itself, so that both use one).
 
 use super::build_cache::inputs::{self, Recorder};
 use super::error::{KustomizeError, Result};

@@ -115,15 +115,18 @@ impl TransformConfig {
             let (path, text) = loader.read_text(dir, file)?;
             let origin = path.display().to_string();
             let config = Self::from_yaml(&text, &origin)?;
-            merged
-                .merge_checked(&config)
-                .map_err(|source| KustomizeError::ConflictingFieldSpecs { context: origin.clone(), source })?;
+            merged.merge_checked(&config).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+                context: origin.clone(),
+                source: Box::new(source),
+            })?;
         }
         let mut own = Self::defaults();
         if !files.is_empty() {
             let context = format!("{}: configurations", dir.display());
-            own.merge_checked(&merged)
-                .map_err(|source| KustomizeError::ConflictingFieldSpecs { context: context.to_string(), source })?;
+            own.merge_checked(&merged).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+                context: context.to_string(),
+                source: Box::new(source),
+            })?;
         }
         Ok(own)
     }

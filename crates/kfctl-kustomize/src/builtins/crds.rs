@@ -33,9 +33,10 @@ pub(crate) fn load(files: &[String], dir: &Path, loader: &Loader) -> Result<Tran
         let origin = path.display().to_string();
         let definitions = parse(&text, &origin)?;
         let config = config_of(&definitions);
-        merged
-            .merge_checked(&config)
-            .map_err(|source| KustomizeError::ConflictingFieldSpecs { context: origin.clone(), source })?;
+        merged.merge_checked(&config).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: origin.clone(),
+            source: Box::new(source),
+        })?;
     }
     Ok(merged)
 }
