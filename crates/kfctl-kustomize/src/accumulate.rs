@@ -20,6 +20,7 @@ use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{Kustomization, Var};
 use super::loader::{Entry, Loader};
+use super::objects::push_objects;
 use super::openapi;
 use super::resmap::ResMap;
 use super::resource::Resource;
@@ -157,13 +158,15 @@ impl<'a> Accumulator<'a> {
             self.resource_entry(dir, origin, entry, acc)?;
         }
         let own = TransformConfig::for_folder(&k.configurations, dir, self.loader)?;
-        acc.config
-            .merge_checked(&own)
-            .map_err(|c| KustomizeError::transform(format!("{}: configurations", origin.display()), c.to_string()))?;
+        acc.config.merge_checked(&own).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: format!("{}: configurations", origin.display()),
+            source: Box::new(source),
+        })?;
         let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
-        acc.config
-            .merge_checked(&crds)
-            .map_err(|c| KustomizeError::transform(format!("{}: crds", origin.display()), c.to_string()))?;
+        acc.config.merge_checked(&crds).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: format!("{}: crds", origin.display()),
+            source: Box::new(source),
+        })?;
         let origin_of = |kind: &str| tracking.as_ref().map_or_else(String::new, |o| o.configured(&file, kind));
         let origin_of = tracking.as_ref().map(|_| &origin_of as &dyn Fn(&str) -> String);
         builtins::generators::run_with_origin(&mut acc.resources, k, dir, self.loader, origin_of)?;
@@ -291,30 +294,6 @@ pub(crate) fn objects_from_file(loader: &Loader, path: &Path) -> Result<Vec<Reso
         }
     }
     Ok(out)
-}
-
-/// Turn parsed documents into resources (expanding lists), for inline or generated input.
-pub(crate) fn push_objects(mut doc: Value, origin: &str, out: &mut Vec<Resource>) -> Result<()> {
-    let not_object =
-        |message: &str| KustomizeError::NotAnObject { origin: origin.to_string(), message: message.to_string() };
-    let map = doc.as_object_mut().ok_or_else(|| not_object("expected a map with apiVersion, kind and metadata"))?;
-    let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
-    if kind.ends_with("List") && map.get("items").is_some_and(Value::is_array) {
-        if let Some(Value::Array(items)) = map.remove("items") {
-            for item in items {
-                push_objects(item, origin, out)?;
-            }
-        }
-        return Ok(());
-    }
-    if kind.is_empty() {
-        return Err(not_object("missing `kind`"));
-    }
-    if doc.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
-        return Err(not_object(&format!("the {kind} has no metadata.name")));
-    }
-    out.push(Resource::new(doc));
-    Ok(())
 }
 
 /// The builtin transformers in kustomize's order.

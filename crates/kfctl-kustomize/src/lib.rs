@@ -30,9 +30,11 @@ mod builtins;
 mod error;
 mod fieldcase;
 mod fieldpath;
+mod gvk;
 pub mod kustomization;
 mod loader;
 mod merge;
+mod objects;
 mod openapi;
 mod parse_ahead;
 mod prefetch;
@@ -43,11 +45,12 @@ mod unsupported;
 
 pub use builtins::hash::{content_hash, go_json};
 pub use builtins::sort::{KindRanks, Order as SortOrder};
-pub use error::{KustomizeError, Result};
+pub use error::{ConflictingFieldSpec, FieldError, GeneratorError, KustomizeError, PatchError, Result};
+pub use gvk::Gvk;
 pub use loader::{LoadRestriction, Loader};
-pub use merge::{MergeError, is_cluster_scoped};
+pub use merge::{MergeError, SchemaError, is_cluster_scoped};
 pub use resmap::ResMap;
-pub use resource::{Gvk, ResId, Resource};
+pub use resource::{ResId, Resource};
 
 use remote::RemoteResolver;
 use std::path::Path;

@@ -7,20 +7,18 @@
 //! names it, judged on real paths after symlinks; [`LoadRestriction::None`] lifts it), resolves remote references through a
 //! [`RemoteResolver`], and parses each YAML file at most once per build: parsed documents are
 //! kept in a shared cache, and [`Loader::prefetch`] queues many files to be parsed on the
-//! other cores while the accumulation runs ([`crate::parse_ahead`]).
+//! other cores while the accumulation runs ([`crate::parse_ahead`], which also holds the parse
+//! itself, so that both use one).
 
 use super::build_cache::inputs::{self, Recorder};
 use super::error::{KustomizeError, Result};
 use super::kustomization::{FILE_NAMES, Kustomization};
-use super::parse_ahead::{Parsed, Queue, Slot};
+use super::parse_ahead::{BareNulls, Docs, Parsed, Queue, Slot, parse_file};
 use crate::remote::{RemoteRef, RemoteResolver, is_remote};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// Parsed documents of one file, shared between users.
-pub(crate) type Docs = Arc<Vec<Value>>;
 
 /// Whether file reads are confined to the kustomization's folder (kustomize's
 /// `--load-restrictor`).
@@ -34,9 +32,6 @@ pub enum LoadRestriction {
     /// `LoadRestrictionsNone`: any readable file may be named.
     None,
 }
-
-/// The bare nulls (`key:` with no value) of each document of a file, as JSON pointers.
-pub(crate) type BareNulls = Arc<Vec<Vec<String>>>;
 
 /// The engine's only way to the disk: reads kustomization files and manifests under a
 /// [`LoadRestriction`], resolves remote references, and parses each file once per build.
@@ -335,14 +330,6 @@ pub(crate) fn canonical_dir(dir: &Path) -> Result<PathBuf> {
         Err(_) if !dir.exists() => Ok(dir.to_path_buf()),
         Err(source) => Err(KustomizeError::Read { path: dir.to_path_buf(), source }),
     }
-}
-
-pub(crate) fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<Parsed> {
-    let text = inputs::read_text(recorder, path)
-        .map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
-    let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =
-        kfctl_yaml::parse_resources(&text, &path.display().to_string())?.into_iter().unzip();
-    Ok((Arc::new(docs), Arc::new(bare)))
 }
 
 /// serde's "unknown field `x`, expected one of ..." becomes a kustomize-like message with a hint.

@@ -114,9 +114,7 @@ fn check_version(version: &str, origin: &Path) -> Result<()> {
 /// Read and parse a custom schema file named relative to `dir`.
 fn load(loader: &Loader, dir: &Path, relative: &str) -> Result<&'static CustomSchema> {
     let (real, text) = loader.read_text(dir, relative)?;
-    custom::parse(&text, &real.display().to_string()).map_err(|message| {
-        invalid(&real, &format!("invalid schema file: {message} (a swagger 2.0 document with `definitions`)"))
-    })
+    custom::parse(&text, &real.display().to_string()).map_err(|source| KustomizeError::Schema { path: real, source })
 }
 
 fn invalid(origin: &Path, message: &str) -> KustomizeError {

@@ -14,13 +14,23 @@
 //! dropped (at the end of a build, or when it failed half-way), the jobs stop at their next
 //! file, and the drop waits for the parses in progress: after it, no job holds the build's
 //! [`Recorder`] any more (the build cache takes it back whole).
+//!
+//! The parse itself ([`parse_file`]) lives here too, for both: the loader calls it on the
+//! accumulating thread, the jobs ahead of it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::build_cache::inputs::Recorder;
-use super::loader::{BareNulls, Docs};
+use super::build_cache::inputs::{self, Recorder};
+use super::error::{KustomizeError, Result};
+use serde_json::Value;
+
+/// Parsed documents of one file, shared between users.
+pub(crate) type Docs = Arc<Vec<Value>>;
+
+/// The bare nulls (`key:` with no value) of each document of a file, as JSON pointers.
+pub(crate) type BareNulls = Arc<Vec<Vec<String>>>;
 
 /// A file's parsed documents and their bare nulls.
 pub(crate) type Parsed = (Docs, BareNulls);
@@ -151,7 +161,7 @@ impl Queue {
         while let Some(recorder) = self.enter() {
             let next = self.work.get(self.next.fetch_add(1, Ordering::Relaxed));
             if let Some((path, slot)) = next.filter(|(_, slot)| slot.claim()) {
-                slot.finish(super::loader::parse_file(path, recorder.as_deref()).ok());
+                slot.finish(parse_file(path, recorder.as_deref()).ok());
             }
             drop(recorder);
             self.leave();
@@ -178,6 +188,15 @@ impl Queue {
             self.idle.notify_all();
         }
     }
+}
+
+/// Read and parse one object file, recording the read for the build cache.
+pub(crate) fn parse_file(path: &Path, recorder: Option<&Recorder>) -> Result<Parsed> {
+    let text = inputs::read_text(recorder, path)
+        .map_err(|source| KustomizeError::Read { path: path.to_path_buf(), source })?;
+    let (docs, bare): (Vec<Value>, Vec<Vec<String>>) =
+        kfctl_yaml::parse_resources(&text, &path.display().to_string())?.into_iter().unzip();
+    Ok((Arc::new(docs), Arc::new(bare)))
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 
 use super::error::{KustomizeError, Result};
 use super::kustomization::Selector;
-use super::resource::{Gvk, ResId, Resource};
+use super::resource::{ResId, Resource};
+use crate::gvk::Gvk;
 use regex::Regex;
 use std::collections::HashMap;
 

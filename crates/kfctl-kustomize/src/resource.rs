@@ -5,65 +5,9 @@
 //! namespaces and hashes changed it (so references to the old name can be fixed up), and, for
 //! generated ConfigMaps and Secrets, the generator's behaviour and whether a hash suffix is due.
 
+use crate::gvk::Gvk;
 use serde_json::{Map, Value};
 use std::fmt;
-
-/// Group, version and kind. An empty group is the core group.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct Gvk {
-    /// The API group (`apps`, `networking.istio.io`); empty for the core group.
-    pub group: String,
-    /// The API version (`v1`, `v1beta1`).
-    pub version: String,
-    /// The kind (`Deployment`).
-    pub kind: String,
-}
-
-impl Gvk {
-    pub(crate) fn new(group: &str, version: &str, kind: &str) -> Self {
-        Gvk { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
-    }
-
-    /// Split `apiVersion` (`group/version` or `version`) and pair it with `kind`.
-    pub fn from_api_version(api_version: &str, kind: &str) -> Self {
-        match api_version.rsplit_once('/') {
-            Some((group, version)) => Gvk::new(group, version, kind),
-            None => Gvk::new("", api_version, kind),
-        }
-    }
-
-    pub(crate) fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
-    }
-
-    /// Does this gvk satisfy a selector gvk, whose empty fields match anything?
-    pub(crate) fn is_selected_by(&self, selector: &Gvk) -> bool {
-        (selector.group.is_empty() || selector.group == self.group)
-            && (selector.version.is_empty() || selector.version == self.version)
-            && (selector.kind.is_empty() || selector.kind == self.kind)
-    }
-
-    /// kustomize's string form, used in its sort keys: `group_version_kind` with `~G`, `~V`, `~K`
-    /// for empty parts.
-    pub fn sort_string(&self) -> String {
-        let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
-        format!("{}_{}_{}", or(&self.group, "~G"), or(&self.version, "~V"), or(&self.kind, "~K"))
-    }
-}
-
-impl fmt::Display for Gvk {
-    /// `Kind.version.group`, the form kustomize prints in errors.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts = vec![self.kind.as_str()];
-        if !self.version.is_empty() {
-            parts.push(&self.version);
-        }
-        if !self.group.is_empty() {
-            parts.push(&self.group);
-        }
-        write!(f, "{}", parts.join("."))
-    }
-}
 
 /// An object's identity: gvk, name and namespace (empty when unset).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -250,6 +194,20 @@ impl Resource {
             .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
             .unwrap_or_default()
     }
+}
+
+/// An id as kustomize prints it: `Kind.version.group/name.namespace`, with `[noVer]`,
+/// `[noGrp]`, `[noName]` and `[noNs]` for empty parts.
+pub(crate) fn kid(id: &ResId) -> String {
+    let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
+    format!(
+        "{}.{}.{}/{}.{}",
+        or(&id.gvk.kind, "[noKind]"),
+        or(&id.gvk.version, "[noVer]"),
+        or(&id.gvk.group, "[noGrp]"),
+        or(&id.name, "[noName]"),
+        or(&id.namespace, "[noNs]")
+    )
 }
 
 #[cfg(test)]

@@ -25,10 +25,10 @@
 //! is renamed — as kustomize does.
 
 use super::sort::gvk_order_key;
-use crate::error::{KustomizeError, Result};
+use crate::error::{ConflictingFieldSpec, KustomizeError, Result};
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::loader::Loader;
-use crate::resource::Gvk;
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -92,26 +92,6 @@ struct NameReferenceEntry {
     field_specs: Option<Vec<FieldSpec>>,
 }
 
-/// Two field specs for the same field of the same kinds, one with `create` and one without.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ConflictingFieldSpec {
-    /// The configuration list, as kustomize names it (`CommonLabels`, `NameReference`, ...).
-    pub list: &'static str,
-    pub spec: FieldSpec,
-}
-
-impl std::fmt::Display for ConflictingFieldSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let gvk = spec_gvk(&self.spec);
-        let kinds = if gvk == Gvk::default() { "all kinds".to_string() } else { gvk.to_string() };
-        write!(
-            f,
-            "failed to merge {} fieldSpec: conflicting fieldspecs: path `{}` for {kinds} is declared both with and without `create`; declare it once",
-            self.list, self.spec.path
-        )
-    }
-}
-
 impl TransformConfig {
     /// kustomize's builtin defaults (parsed once, then copied).
     pub(crate) fn defaults() -> Self {
@@ -135,12 +115,18 @@ impl TransformConfig {
             let (path, text) = loader.read_text(dir, file)?;
             let origin = path.display().to_string();
             let config = Self::from_yaml(&text, &origin)?;
-            merged.merge_checked(&config).map_err(|c| KustomizeError::transform(&origin, c.to_string()))?;
+            merged.merge_checked(&config).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+                context: origin.clone(),
+                source: Box::new(source),
+            })?;
         }
         let mut own = Self::defaults();
         if !files.is_empty() {
             let context = format!("{}: configurations", dir.display());
-            own.merge_checked(&merged).map_err(|c| KustomizeError::transform(context, c.to_string()))?;
+            own.merge_checked(&merged).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+                context: context.to_string(),
+                source: Box::new(source),
+            })?;
         }
         Ok(own)
     }

@@ -16,9 +16,9 @@
 
 use super::config::{NameBackReference, TransformConfig};
 use crate::error::{KustomizeError, Result};
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::loader::Loader;
-use crate::resource::Gvk;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -33,7 +33,10 @@ pub(crate) fn load(files: &[String], dir: &Path, loader: &Loader) -> Result<Tran
         let origin = path.display().to_string();
         let definitions = parse(&text, &origin)?;
         let config = config_of(&definitions);
-        merged.merge_checked(&config).map_err(|c| KustomizeError::transform(&origin, c.to_string()))?;
+        merged.merge_checked(&config).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: origin.clone(),
+            source: Box::new(source),
+        })?;
     }
     Ok(merged)
 }
@@ -43,7 +46,7 @@ fn parse(text: &str, origin: &str) -> Result<Map<String, Value>> {
     let invalid =
         |message: String| KustomizeError::transform(origin, format!("unable to parse open API definition: {message}"));
     let doc: Value = if text.starts_with('{') {
-        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?
+        serde_json::from_str(text).map_err(|source| KustomizeError::CrdSchema { origin: origin.to_string(), source })?
     } else {
         kfctl_yaml::parse_stream(text, origin)?.into_iter().next().unwrap_or(Value::Null)
     };

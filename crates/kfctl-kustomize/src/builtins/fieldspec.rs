@@ -15,7 +15,7 @@
 //! The group and version an object is matched by come from its `apiVersion`, split at the
 //! first `/`; a bare `v1`, `v2`, `v1beta1`... is the core group.
 
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::kustomization::FieldSpec;
 use crate::resource::Resource;
 use serde_json::{Map, Value};
@@ -32,7 +32,7 @@ pub(crate) enum CreateKind {
 }
 
 /// Sets a value found at a field spec's path; errors say what was found instead.
-pub(crate) type SetFn<'a> = dyn FnMut(&mut Value) -> std::result::Result<(), String> + 'a;
+pub(crate) type SetFn<'a> = dyn FnMut(&mut Value) -> std::result::Result<(), FieldError> + 'a;
 
 /// Split a field-spec path on `/`, honouring `\/` escapes.
 pub(crate) fn split_path(path: &str) -> Vec<String> {
@@ -93,22 +93,21 @@ pub(crate) fn apply_one(
     }
     let path = split_path(&spec.path);
     let create = if spec.create { create_kind } else { CreateKind::Nothing };
-    walk(&mut resource.obj, &path, create, set).map_err(|why| {
-        KustomizeError::transform(
-            resource.current_id().to_string(),
-            format!("considering field '{}': {why}; fix the object or the field spec", spec.path),
-        )
+    walk(&mut resource.obj, &path, create, set).map_err(|source| KustomizeError::FieldSpec {
+        object: resource.current_id().to_string(),
+        field: spec.path.clone(),
+        source,
     })
 }
 
-fn walk(node: &mut Value, path: &[String], create: CreateKind, set: &mut SetFn) -> std::result::Result<(), String> {
+fn walk(node: &mut Value, path: &[String], create: CreateKind, set: &mut SetFn) -> std::result::Result<(), FieldError> {
     let Some((first, rest)) = path.split_first() else {
         return set(node);
     };
     match node {
         Value::Array(items) => items.iter_mut().try_for_each(|item| walk(item, path, create, set)),
         Value::Object(map) => field(map, first, rest, create, set),
-        other => Err(format!("expected sequence or mapping node at `{first}`, found {}", describe(other))),
+        other => Err(FieldError::NotAContainerAt(first.clone(), describe(other))),
     }
 }
 
@@ -118,7 +117,7 @@ fn field(
     rest: &[String],
     create: CreateKind,
     set: &mut SetFn,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), FieldError> {
     let (name, is_list) = match segment.strip_suffix("[]") {
         Some(name) => (name, true),
         None => (segment, false),
@@ -145,13 +144,13 @@ pub(crate) use kfctl_yaml::type_name as describe;
 /// A setter that adds string entries to a map (labels, annotations).
 pub(crate) fn set_entries(
     pairs: &[(String, String)],
-) -> impl FnMut(&mut Value) -> std::result::Result<(), String> + '_ {
+) -> impl FnMut(&mut Value) -> std::result::Result<(), FieldError> + '_ {
     move |node| {
         if node.is_null() {
             *node = Value::Object(Map::new());
         }
         let Value::Object(map) = node else {
-            return Err(format!("expected a map to add entries to, found {}", describe(node)));
+            return Err(FieldError::NotAMap(describe(node)));
         };
         for (key, value) in pairs {
             map.insert(key.clone(), Value::String(value.clone()));
@@ -187,7 +186,7 @@ mod tests {
         FieldSpec { kind: kind.into(), path: path.into(), create, ..FieldSpec::default() }
     }
 
-    fn set_x(node: &mut Value) -> std::result::Result<(), String> {
+    fn set_x(node: &mut Value) -> std::result::Result<(), FieldError> {
         *node = json!("x");
         Ok(())
     }
@@ -292,7 +291,7 @@ mod tests {
         let pairs = vec![("a".to_string(), "1".to_string())];
         let mut set = set_entries(&pairs);
         let mut list = json!([1]);
-        assert!(set(&mut list).unwrap_err().contains("a list"));
+        assert!(set(&mut list).unwrap_err().to_string().contains("a list"));
         let mut map = json!({"b": 2});
         set(&mut map).unwrap();
         assert_eq!(map, json!({"b": 2, "a": "1"}));

@@ -22,7 +22,7 @@
 //! result gets a hash suffix only if both the old and the new object asked for one (measured
 //! with kustomize v5.6).
 
-use crate::error::{KustomizeError, Result};
+use crate::error::{GeneratorError, KustomizeError, Result};
 use crate::kustomization::{GeneratorArgs, GeneratorOptions, Kustomization};
 use crate::loader::Loader;
 use crate::resmap::ResMap;
@@ -197,15 +197,18 @@ pub(crate) fn load_pairs(args: &GeneratorArgs, dir: &Path, loader: &Loader) -> R
     let mut pairs = Vec::new();
     for env in args.envs.iter().chain(args.env.as_ref().filter(|e| !e.is_empty())) {
         let (path, bytes) = loader.read_bytes(dir, env)?;
-        let parsed = parse_env_file(&bytes).map_err(|m| KustomizeError::transform(path.display().to_string(), m))?;
+        let parsed = parse_env_file(&bytes)
+            .map_err(|source| KustomizeError::Generator { context: path.display().to_string(), source })?;
         pairs.extend(parsed.into_iter().map(|(k, v)| (k, v.into_bytes())));
     }
     for literal in &args.literals {
-        let (k, v) = parse_literal(literal).map_err(|m| KustomizeError::transform("literal source", m))?;
+        let (k, v) = parse_literal(literal)
+            .map_err(|source| KustomizeError::Generator { context: "literal source".into(), source })?;
         pairs.push((k, v.into_bytes()));
     }
     for source in &args.files {
-        let (key, file) = parse_file_source(source).map_err(|m| KustomizeError::transform("file source", m))?;
+        let (key, file) = parse_file_source(source)
+            .map_err(|source| KustomizeError::Generator { context: "file source".into(), source })?;
         let (_, bytes) = loader.read_bytes(dir, &file)?;
         pairs.push((key, bytes));
     }
@@ -213,11 +216,11 @@ pub(crate) fn load_pairs(args: &GeneratorArgs, dir: &Path, loader: &Loader) -> R
 }
 
 /// Parse an env file into pairs (kustomize's `keyValuesFromLines`).
-pub(crate) fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<(String, String)>, String> {
+pub(crate) fn parse_env_file(bytes: &[u8]) -> std::result::Result<Vec<(String, String)>, GeneratorError> {
     let mut pairs = Vec::new();
     for (number, raw) in scan_lines(bytes).into_iter().enumerate() {
         let raw = if number == 0 { raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw) } else { raw };
-        let line = std::str::from_utf8(raw).map_err(|_| format!("line {} has invalid utf8 bytes", number + 1))?;
+        let line = std::str::from_utf8(raw).map_err(|_| GeneratorError::InvalidUtf8(number + 1))?;
         let line = line.trim_start();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -239,10 +242,10 @@ fn scan_lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 /// Parse `key=value`, dropping one pair of matching surrounding quotes from the value.
-pub(crate) fn parse_literal(source: &str) -> std::result::Result<(String, String), String> {
+pub(crate) fn parse_literal(source: &str) -> std::result::Result<(String, String), GeneratorError> {
     match source.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_string(), remove_quotes(value).to_string())),
-        _ => Err(format!("invalid literal source {source}, expected key=value")),
+        _ => Err(GeneratorError::Literal(source.to_string())),
     }
 }
 
@@ -255,15 +258,15 @@ fn remove_quotes(value: &str) -> &str {
 }
 
 /// Parse a file source: `path` (key = the base name) or `key=path`.
-pub(crate) fn parse_file_source(source: &str) -> std::result::Result<(String, String), String> {
+pub(crate) fn parse_file_source(source: &str) -> std::result::Result<(String, String), GeneratorError> {
     match source.split_once('=') {
         None => {
             let base = source.trim_end_matches('/').rsplit('/').next().unwrap_or(source);
             Ok((base.to_string(), source.to_string()))
         }
-        Some(("", path)) => Err(format!("missing key name for file path {path:?} in source {source:?}")),
-        Some((_, path)) if path.contains('=') => Err(format!("source {source:?} key name or file path contains '='")),
-        Some((key, "")) => Err(format!("missing file path for key name {key:?} in source {source:?}")),
+        Some(("", path)) => Err(GeneratorError::MissingKey(path.to_string(), source.to_string())),
+        Some((_, path)) if path.contains('=') => Err(GeneratorError::ExtraEquals(source.to_string())),
+        Some((key, "")) => Err(GeneratorError::MissingPath(key.to_string(), source.to_string())),
         Some((key, path)) => Ok((key.to_string(), path.to_string())),
     }
 }

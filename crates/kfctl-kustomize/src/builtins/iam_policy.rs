@@ -9,8 +9,8 @@
 //! gives it (`name: 123` becomes a number), and text YAML cannot hold is refused.
 //! The object is created as any generated object without a behavior (no hash suffix).
 
-use crate::accumulate::push_objects;
 use crate::error::{KustomizeError, Result};
+use crate::objects::push_objects;
 use crate::resmap::ResMap;
 use serde::Deserialize;
 use serde_json::Value;

@@ -21,7 +21,7 @@
 
 use super::config::TransformConfig;
 use super::fieldspec::{self, CreateKind, describe};
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::kustomization as k;
 use crate::resmap::ResMap;
 use crate::resource::Resource;
@@ -92,13 +92,13 @@ impl ImageRule {
     }
 
     /// Rewrite an `image` field in place; null is left alone, a map or list is an error.
-    pub(crate) fn update_node(&self, node: &mut Value) -> std::result::Result<(), String> {
+    pub(crate) fn update_node(&self, node: &mut Value) -> std::result::Result<(), FieldError> {
         let text = match node {
             Value::Null => return Ok(()),
             Value::String(s) => s.clone(),
             Value::Number(n) => n.to_string(),
             Value::Bool(b) => b.to_string(),
-            other => return Err(format!("expected an image name, found {}", describe(other))),
+            other => return Err(FieldError::NotAnImage(describe(other))),
         };
         if let Some(new) = self.rewrite(&text) {
             *node = Value::String(new);
@@ -125,10 +125,10 @@ pub(crate) fn split(image: &str) -> (&str, String, String) {
 /// The first pass: `image` of every element of any `containers`/`initContainers` list.
 fn legacy_pass(resource: &mut Resource, rule: &ImageRule) -> Result<()> {
     legacy_walk(&mut resource.obj, rule)
-        .map_err(|why| KustomizeError::transform(resource.current_id().to_string(), why))
+        .map_err(|source| KustomizeError::Field { context: resource.current_id().to_string(), source })
 }
 
-fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), String> {
+fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), FieldError> {
     match node {
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {
@@ -139,7 +139,7 @@ fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), St
                 let Value::Array(items) = value else { continue };
                 for image in items.iter_mut().filter_map(|item| item.as_object_mut()).filter_map(|c| c.get_mut("image"))
                 {
-                    rule.update_node(image).map_err(|why| format!("{key}: {why}"))?;
+                    rule.update_node(image).map_err(|why| FieldError::InList(key.clone(), Box::new(why)))?;
                 }
             }
             Ok(())

@@ -27,12 +27,13 @@
 //! Each referral found records the referrer's id in [`Resource::referenced_by`].
 
 use super::config::TransformConfig;
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath;
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::merge::is_cluster_scoped;
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, ResId, Resource};
+use crate::resource::{ResId, Resource};
 use serde_json::{Map, Value};
 
 /// Fix every name reference to renamed objects, at the `nameReference` field specs.
@@ -50,11 +51,10 @@ pub(crate) fn fix_back_references(resources: &mut ResMap, config: &TransformConf
         for (spec, target) in fixes {
             let fix = Fix { referrer: &referrer, target, path: &spec.path, visible: &visible };
             fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), false, &mut |value| fix.update(value, &mut found))
-                .map_err(|message| {
-                    KustomizeError::transform(
-                        referrer.id.to_string(),
-                        format!("updating the name reference in `{}`: {message}", spec.path),
-                    )
+                .map_err(|source| KustomizeError::NameReference {
+                    object: referrer.id.to_string(),
+                    field: spec.path.clone(),
+                    source,
                 })?;
         }
     }
@@ -198,7 +198,7 @@ type Found = Vec<(usize, ResId)>;
 
 impl Fix<'_> {
     /// Called on each value at the field spec's path.
-    fn update(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), String> {
+    fn update(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), FieldError> {
         match value {
             Value::Null => Ok(()),
             Value::Object(map) => self.update_map(map, found),
@@ -216,7 +216,7 @@ impl Fix<'_> {
         }
     }
 
-    fn update_scalar(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), String> {
+    fn update_scalar(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), FieldError> {
         let old = fieldpath::scalar_text(Some(value)).unwrap_or_default();
         let Some(referral) = self.select(&old, self.visible.to_vec(), Agreement::Name)? else {
             return Ok(());
@@ -228,12 +228,9 @@ impl Fix<'_> {
         Ok(())
     }
 
-    fn update_map(&self, map: &mut Map<String, Value>, found: &mut Found) -> std::result::Result<(), String> {
+    fn update_map(&self, map: &mut Map<String, Value>, found: &mut Found) -> std::result::Result<(), FieldError> {
         let Some(name) = map.get("name") else {
-            return Err(
-                "path config error: the field is a map without a `name` field; point the field spec at the name"
-                    .to_string(),
-            );
+            return Err(FieldError::NoName);
         };
         let old = fieldpath::scalar_text(Some(name)).unwrap_or_default();
         let candidates = match map.get("namespace") {
@@ -270,7 +267,7 @@ impl Fix<'_> {
         old: &str,
         candidates: Vec<&'r Referral>,
         agreement: Agreement,
-    ) -> std::result::Result<Option<&'r Referral>, String> {
+    ) -> std::result::Result<Option<&'r Referral>, FieldError> {
         select_referral(self.referrer, self.target, self.path, old, candidates, agreement)
     }
 }
@@ -290,7 +287,7 @@ fn select_referral<'r>(
     old: &str,
     candidates: Vec<&'r Referral>,
     agreement: Agreement,
-) -> std::result::Result<Option<&'r Referral>, String> {
+) -> std::result::Result<Option<&'r Referral>, FieldError> {
     let role_ref = if path.ends_with("roleRef/name") { referrer.role_ref.as_ref() } else { None };
     let candidates: Vec<&Referral> = candidates
         .into_iter()
@@ -309,10 +306,7 @@ fn select_referral<'r>(
         [first, rest @ ..] if rest.iter().all(|r| agree(first, r, agreement)) => Ok(Some(first)),
         _ => {
             let ids: Vec<String> = candidates.iter().map(|r| r.current.to_string()).collect();
-            Err(format!(
-                "found multiple possible referrals for `{old}`: {}; give them distinct names or namespaces, or the same name prefixes and suffixes as the referrer",
-                ids.join(", ")
-            ))
+            Err(FieldError::AmbiguousReferral(old.to_string(), ids.join(", ")))
         }
     }
 }

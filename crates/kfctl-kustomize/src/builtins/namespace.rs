@@ -18,12 +18,13 @@
 //! After each object, no two objects may share an id ("ID conflict").
 
 use super::config::TransformConfig;
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath;
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::merge::is_cluster_scoped;
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, Resource};
+use crate::resource::Resource;
 use serde_json::Value;
 
 const ROLE_BINDING_KINDS: [&str; 2] = ["RoleBinding", "ClusterRoleBinding"];
@@ -62,7 +63,7 @@ fn set_in_object(resource: &mut Resource, namespace: &str, specs: &[FieldSpec]) 
     let api_version = resource.api_version().to_string();
     for spec in specs.iter().filter(|s| spec_applies(s, &gvk, &api_version, role_binding)) {
         set_at_path(&mut resource.obj, spec, namespace)
-            .map_err(|message| KustomizeError::transform(&context, message))?;
+            .map_err(|source| KustomizeError::Field { context: context.clone(), source })?;
     }
     Ok(())
 }
@@ -89,14 +90,11 @@ fn set_default_subjects(obj: &mut Value, namespace: &str) {
 }
 
 /// Write the namespace at one field spec's path; the path must end at a scalar (or nothing).
-fn set_at_path(obj: &mut Value, spec: &FieldSpec, namespace: &str) -> std::result::Result<(), String> {
+fn set_at_path(obj: &mut Value, spec: &FieldSpec, namespace: &str) -> std::result::Result<(), FieldError> {
     fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), spec.create, &mut |field| {
         if field.is_object() || field.is_array() {
-            return Err(format!(
-                "namespace field specs must target scalar nodes: `{}` is a {}; fix the field spec's path",
-                spec.path,
-                if field.is_object() { "map" } else { "list" }
-            ));
+            let found = if field.is_object() { "map" } else { "list" };
+            return Err(FieldError::NamespaceNotScalar(spec.path.clone(), found));
         }
         *field = Value::String(namespace.to_string());
         Ok(())

@@ -19,13 +19,13 @@
 //! `allowKindChange` / `allowNameChange`. A patch that deletes the object (`$patch: delete` at
 //! the top) removes it from the build. Names changed by a patch are remembered as previous ids.
 
-use crate::accumulate::push_objects;
-use crate::error::{KustomizeError, Result};
+use crate::error::{KustomizeError, PatchError, Result};
 use crate::kustomization::{Patch, Selector};
 use crate::loader::Loader;
 use crate::merge;
+use crate::objects::push_objects;
 use crate::resmap::ResMap;
-use crate::resource::{ResId, Resource};
+use crate::resource::{ResId, Resource, kid};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -68,7 +68,10 @@ pub(crate) fn strategic_merge_files(
             _ => {
                 let (path, text) = loader.read_text(dir, entry)?;
                 let source = path.display().to_string();
-                loaded.extend(strategic_documents(&text, &source).map_err(|m| KustomizeError::transform(source, m))?);
+                loaded.extend(
+                    strategic_documents(&text, &source)
+                        .map_err(|e| KustomizeError::Patch { context: source.clone(), source: e })?,
+                );
             }
         }
     }
@@ -81,7 +84,8 @@ pub(crate) fn strategic_merge_files(
     }
     for patch in &loaded {
         let id = object_id(patch);
-        let index = unique_target(resources, &id).map_err(|m| KustomizeError::transform("patchesStrategicMerge", m))?;
+        let index = unique_target(resources, &id)
+            .map_err(|source| KustomizeError::Patch { context: "patchesStrategicMerge".into(), source })?;
         apply_to_index(resources, index, patch, PatchOptions::default(), "patchesStrategicMerge")?;
     }
     Ok(())
@@ -147,8 +151,8 @@ pub(crate) fn json6902(resources: &mut ResMap, patches: &[Patch], dir: &Path, lo
         let target = entry.target.as_ref().ok_or_else(|| {
             KustomizeError::transform("patchesJson6902", format!("must specify a target for patch {source}"))
         })?;
-        let ops =
-            json_operations(&text).map_err(|m| KustomizeError::transform(format!("patchesJson6902 {source}"), m))?;
+        let ops = json_operations(&text)
+            .map_err(|e| KustomizeError::Patch { context: format!("patchesJson6902 {source}"), source: e })?;
         if ops.as_array().is_none_or(Vec::is_empty) {
             return Err(KustomizeError::transform("patchesJson6902", format!("patch appears to be empty: {source}")));
         }
@@ -188,7 +192,7 @@ pub(crate) fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
     }
     let strategic = strategic_documents(text, source);
     let no_documents = strategic.as_ref().is_ok_and(Vec::is_empty);
-    let strategic = strategic.and_then(|docs| if docs.is_empty() { Err("no documents".into()) } else { Ok(docs) });
+    let strategic = strategic.ok().filter(|docs| !docs.is_empty()).ok_or(());
     match (strategic, json_operations(text)) {
         (Err(_), Err(_)) if no_documents => Err(KustomizeError::transform(
             "patches",
@@ -210,27 +214,27 @@ pub(crate) fn classify(text: &str, source: &str) -> Result<LoadedPatch> {
 }
 
 /// The objects of strategic merge patch text (lists expanded), or why it is not one.
-fn strategic_documents(text: &str, source: &str) -> std::result::Result<Vec<Value>, String> {
-    let docs = kfctl_yaml::parse_resources(text, source).map_err(|e| e.to_string())?;
+fn strategic_documents(text: &str, source: &str) -> std::result::Result<Vec<Value>, PatchError> {
+    let docs = kfctl_yaml::parse_resources(text, source)?;
     let mut objects = Vec::new();
     for (doc, _) in docs {
-        push_objects(doc, source, &mut objects).map_err(|e| e.to_string())?;
+        push_objects(doc, source, &mut objects).map_err(|e| PatchError::Object(Box::new(e)))?;
     }
     Ok(objects.into_iter().map(|r| r.obj).collect())
 }
 
 /// JSON 6902 operations from JSON or YAML text, checked to decode as a patch.
-fn json_operations(text: &str) -> std::result::Result<Value, String> {
+fn json_operations(text: &str) -> std::result::Result<Value, PatchError> {
     let value: Value = if text.trim_start().starts_with('[') {
-        serde_json::from_str(text).map_err(|e| e.to_string())?
+        serde_json::from_str(text)?
     } else {
-        let mut docs = kfctl_yaml::parse_stream(text, "patch").map_err(|e| e.to_string())?;
+        let mut docs = kfctl_yaml::parse_stream(text, "patch")?;
         if docs.len() != 1 {
-            return Err("expected one list of operations".into());
+            return Err(PatchError::NotOneList);
         }
         docs.remove(0)
     };
-    serde_json::from_value::<json_patch::Patch>(value.clone()).map_err(|e| e.to_string())?;
+    serde_json::from_value::<json_patch::Patch>(value.clone())?;
     Ok(value)
 }
 
@@ -244,12 +248,8 @@ fn apply_strategic(
     let Some(selector) = target else {
         for patch in docs {
             let id = object_id(patch);
-            let index = unique_target(resources, &id).map_err(|m| {
-                KustomizeError::transform(
-                    "patches",
-                    format!("no resource matches strategic merge patch \"{}\": {m}", kid(&id)),
-                )
-            })?;
+            let index = unique_target(resources, &id)
+                .map_err(|source| KustomizeError::NoPatchTarget { id: kid(&id), source })?;
             apply_to_index(resources, index, patch, options, source)?;
         }
         return Ok(());
@@ -289,11 +289,11 @@ fn apply_to_index(
 }
 
 /// The one object matching `id` by any id it has had, or kustomize's error text.
-fn unique_target(resources: &ResMap, id: &ResId) -> std::result::Result<usize, String> {
+fn unique_target(resources: &ResMap, id: &ResId) -> std::result::Result<usize, PatchError> {
     match resources.find_by_any_id(id).as_slice() {
         [index] => Ok(*index),
-        [] => Err(format!("no matches for Id {0}; failed to find unique target for patch {0}", kid(id))),
-        _ => Err(format!("multiple matches for Id {0}; failed to find unique target for patch {0}", kid(id))),
+        [] => Err(PatchError::NoMatch(kid(id))),
+        _ => Err(PatchError::MultipleMatches(kid(id))),
     }
 }
 
@@ -386,8 +386,10 @@ fn apply_json_to_selected(
     for index in resources.select(target)? {
         let resource = resources.get_mut(index);
         let before = resource.current_id();
-        resource.obj = apply_json6902(&resource.obj, ops)
-            .map_err(|m| KustomizeError::transform(format!("JSON patch {source} on {}", kid(&before)), m))?;
+        resource.obj = apply_json6902(&resource.obj, ops).map_err(|e| KustomizeError::Patch {
+            context: format!("JSON patch {source} on {}", kid(&before)),
+            source: e,
+        })?;
         if !resource.obj.is_object() {
             return Err(KustomizeError::transform(
                 format!("JSON patch {source}"),
@@ -408,8 +410,8 @@ fn apply_json_to_selected(
 /// Apply JSON 6902 operations to an object as kustomize's library (evanphx/json-patch) does,
 /// atomically: on error nothing changes. Unlike RFC 6902, `replace` of a missing key in an
 /// existing map adds it.
-fn apply_json6902(obj: &Value, ops: &Value) -> std::result::Result<Value, String> {
-    let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(|e| format!("not a JSON patch: {e}"))?;
+fn apply_json6902(obj: &Value, ops: &Value) -> std::result::Result<Value, PatchError> {
+    let patch: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(PatchError::NotAPatch)?;
     let mut out = obj.clone();
     for op in patch.0 {
         let op = match op {
@@ -418,7 +420,7 @@ fn apply_json6902(obj: &Value, ops: &Value) -> std::result::Result<Value, String
             }
             other => other,
         };
-        json_patch::patch(&mut out, std::slice::from_ref(&op)).map_err(|e| e.to_string())?;
+        json_patch::patch(&mut out, std::slice::from_ref(&op))?;
     }
     Ok(out)
 }
@@ -435,20 +437,6 @@ fn replaces_missing_key(doc: &Value, path: &json_patch::jsonptr::Pointer) -> boo
 fn object_id(obj: &Value) -> ResId {
     let r = Resource::new(obj.clone());
     r.current_id()
-}
-
-/// An id as kustomize prints it: `Kind.version.group/name.namespace`, with `[noVer]`,
-/// `[noGrp]`, `[noName]` and `[noNs]` for empty parts.
-pub(crate) fn kid(id: &ResId) -> String {
-    let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
-    format!(
-        "{}.{}.{}/{}.{}",
-        or(&id.gvk.kind, "[noKind]"),
-        or(&id.gvk.version, "[noVer]"),
-        or(&id.gvk.group, "[noGrp]"),
-        or(&id.name, "[noName]"),
-        or(&id.namespace, "[noNs]")
-    )
 }
 
 #[cfg(test)]

@@ -68,7 +68,7 @@ fn untargeted_patch_without_a_match_fails_in_kustomize_words() {
 #[test]
 fn kustomize_id_form_names_every_part() {
     let id = ResId::new(
-        crate::resource::Gvk::new("networking.k8s.io", "v1", "NetworkPolicy"),
+        crate::gvk::Gvk::new("networking.k8s.io", "v1", "NetworkPolicy"),
         "default-allow-same-namespace",
         "kubeflow",
     );

@@ -15,11 +15,12 @@
 //!   missing field is created holding just the prefix (suffix). Paths must reach scalars.
 
 use super::config::TransformConfig;
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath;
+use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, Resource};
+use crate::resource::Resource;
 use serde_json::Value;
 
 /// Which end of the value an affix goes to.
@@ -59,7 +60,7 @@ fn add_affix(resources: &mut ResMap, end: End, affix: &str, specs: &[FieldSpec])
             }
             let context = resource.current_id().to_string();
             affix_at_path(&mut resource.obj, spec, end, affix)
-                .map_err(|message| KustomizeError::transform(context, message))?;
+                .map_err(|source| KustomizeError::Field { context, source })?;
         }
     }
     Ok(())
@@ -75,15 +76,12 @@ fn record_affix(resource: &mut Resource, end: End, affix: &str) {
     }
 }
 
-fn affix_at_path(obj: &mut Value, spec: &FieldSpec, end: End, affix: &str) -> std::result::Result<(), String> {
+fn affix_at_path(obj: &mut Value, spec: &FieldSpec, end: End, affix: &str) -> std::result::Result<(), FieldError> {
     fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), spec.create, &mut |field| {
         let current = match &*field {
             Value::Null => String::new(),
             Value::Object(_) | Value::Array(_) => {
-                return Err(format!(
-                    "name prefix and suffix field specs must target scalar nodes: `{}` is not a scalar; fix the field spec's path",
-                    spec.path
-                ));
+                return Err(FieldError::AffixNotScalar(spec.path.clone()));
             }
             scalar => fieldpath::scalar_text(Some(scalar)).unwrap_or_default(),
         };

@@ -20,13 +20,13 @@
 //!    negative index prepends, an index past the end appends). A field made by `create` takes
 //!    the type its text reads as in YAML.
 
-use super::patches::kid;
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath::{scalar_text, split_field_path};
+use crate::gvk::Gvk;
 use crate::kustomization::{ReplacementEntry, Selector};
 use crate::loader::Loader;
 use crate::resmap::{LabelSelector, ResMap};
-use crate::resource::{Gvk, ResId, Resource};
+use crate::resource::{ResId, Resource, kid};
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -268,12 +268,12 @@ impl TargetMatcher {
 /// Set one target field path of one object.
 fn set_field(obj: &mut Value, path: &str, value: &Value, options: Option<&FieldOptions>) -> Result<()> {
     let segments = split_field_path(path);
-    let unable = |why: &str| error(format!("unable to find field \"{path}\" in replacement target{why}"));
+    let in_target = |source| KustomizeError::ReplacementTarget { field: path.to_string(), source };
     if options.is_some_and(|o| o.create) {
         if segments.iter().any(|s| s == "*") {
             return Err(error("cannot support create option in a multi-value target"));
         }
-        let node = lookup_create(obj, &segments, value).map_err(|why| unable(&format!(": {why}")))?;
+        let node = lookup_create(obj, &segments, value).map_err(in_target)?;
         return match node {
             Value::Array(items) if !items.is_empty() => {
                 items.iter_mut().try_for_each(|item| set_value(item, value, options))
@@ -289,20 +289,20 @@ fn set_field(obj: &mut Value, path: &str, value: &Value, options: Option<&FieldO
             result = set_value(node, value, options);
         }
     })
-    .map_err(|why| unable(&format!(": {why}")))?;
+    .map_err(in_target)?;
     if found == 0 {
-        return Err(unable(""));
+        return Err(error(format!("unable to find field \"{path}\" in replacement target")));
     }
     result
 }
 
-fn wrong_kind(expected: &str, node: &Value) -> String {
+fn wrong_kind(expected: &'static str, node: &Value) -> FieldError {
     let found = match node {
         Value::Array(_) => "SequenceNode",
         Value::Object(_) => "MappingNode",
         _ => "ScalarNode",
     };
-    format!("wrong node kind: expected {expected} but got {found}")
+    FieldError::WrongKind(expected, found)
 }
 
 /// kyaml's `PathMatcher`: visit every node the path matches.
@@ -310,7 +310,7 @@ fn path_match(
     node: &mut Value,
     segments: &[String],
     visit: &mut dyn FnMut(&mut Value),
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), FieldError> {
     let Some((first, rest)) = segments.split_first() else {
         visit(node);
         return Ok(());
@@ -318,7 +318,7 @@ fn path_match(
     if let Ok(index) = first.parse::<usize>() {
         let Value::Array(items) = node else { return Err(wrong_kind("SequenceNode", node)) };
         let len = items.len();
-        let item = items.get_mut(index).ok_or_else(|| format!("index {index} is out of range for a list of {len}"))?;
+        let item = items.get_mut(index).ok_or(FieldError::OutOfRange(index, len))?;
         return path_match(item, rest, visit);
     }
     if first == "*" || list_match(first).is_some() {
@@ -327,7 +327,7 @@ fn path_match(
         for item in items.iter_mut() {
             let selected = match &wanted {
                 None => true,
-                Some((_, Err(e))) => return Err(format!("invalid regular expression in {first}: {e}")),
+                Some((_, Err(e))) => return Err(FieldError::BadRegex(first.clone(), e.clone())),
                 Some(("", Ok(re))) => scalar_text(Some(item)).is_some_and(|t| re.is_match(t.trim())),
                 Some((key, Ok(re))) => scalar_text(item.get(*key)).is_some_and(|t| re.is_match(t.trim())),
             };
@@ -352,7 +352,7 @@ fn lookup_create<'a>(
     node: &'a mut Value,
     segments: &[String],
     value: &Value,
-) -> std::result::Result<&'a mut Value, String> {
+) -> std::result::Result<&'a mut Value, FieldError> {
     let Some((first, rest)) = segments.split_first() else { return Ok(node) };
     let fresh = || match rest.first() {
         None => empty_like(value),
@@ -383,7 +383,7 @@ fn lookup_create<'a>(
                 items.push(fresh());
             }
             let len = items.len();
-            items.get_mut(index).ok_or_else(|| format!("index {index} is out of range for a list of {len}"))?
+            items.get_mut(index).ok_or(FieldError::OutOfRange(index, len))?
         }
         (Value::Object(map), None) => {
             let child = map.entry(first.clone()).or_insert_with(fresh);

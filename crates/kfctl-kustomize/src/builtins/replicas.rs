@@ -10,7 +10,7 @@
 
 use super::config::{TransformConfig, spec_gvk};
 use super::fieldspec::{self, CreateKind, describe};
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::kustomization as k;
 use crate::resmap::ResMap;
 use serde_json::Value;
@@ -43,17 +43,17 @@ pub(crate) fn apply(resources: &mut ResMap, replica: &k::Replica, config: &Trans
 }
 
 /// Write the count: a number, or a string where the field already holds a string.
-fn set_count(node: &mut Value, count: i64) -> std::result::Result<(), String> {
+fn set_count(node: &mut Value, count: i64) -> std::result::Result<(), FieldError> {
     match node {
         Value::String(_) => *node = Value::String(count.to_string()),
         Value::Null | Value::Number(_) | Value::Bool(_) => *node = Value::from(count),
-        other => return Err(format!("expected a replica count, found {}", describe(other))),
+        other => return Err(FieldError::NotACount(describe(other))),
     }
     Ok(())
 }
 
 /// kustomize's `Gvk.String()`: `Kind.version.group` with `[noKind]`, `[noVer]`, `[noGrp]`.
-fn go_gvk_string(gvk: &crate::resource::Gvk) -> String {
+fn go_gvk_string(gvk: &crate::gvk::Gvk) -> String {
     let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
     format!("{}.{}.{}", or(&gvk.kind, "[noKind]"), or(&gvk.version, "[noVer]"), or(&gvk.group, "[noGrp]"))
 }

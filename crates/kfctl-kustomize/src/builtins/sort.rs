@@ -12,7 +12,8 @@
 //! [`gvk_order_key`]), which is why it lives here and `config.rs` uses it.
 
 use crate::error::{KustomizeError, Result};
-use crate::resource::{Gvk, Resource};
+use crate::gvk::Gvk;
+use crate::resource::Resource;
 use crate::{kustomization as k, resmap::ResMap};
 use std::collections::HashMap;
 

@@ -23,12 +23,12 @@
 //! `%v` prints it. Without any var nothing is expanded, not even `$$`.
 
 use super::config::TransformConfig;
-use super::patches::kid;
-use crate::error::{KustomizeError, Result};
+use crate::error::{FieldError, KustomizeError, Result};
 use crate::fieldpath::split_path;
+use crate::gvk::Gvk;
 use crate::kustomization::{FieldSpec, Var};
 use crate::resmap::ResMap;
-use crate::resource::{Gvk, ResId};
+use crate::resource::{ResId, kid};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -50,9 +50,8 @@ pub(crate) fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[
         let gvk = resource.gvk();
         for spec in field_specs.iter().filter(|s| applies_to(s, &gvk)) {
             let path: Vec<String> = split_path(&spec.path, '/').into_iter().filter(|p| !p.is_empty()).collect();
-            walk(&mut resource.obj, &path, &mut |node| expand_node(node, &values)).map_err(|why| {
-                KustomizeError::transform("vars", format!("considering field '{}' of object {id}: {why}", spec.path))
-            })?;
+            walk(&mut resource.obj, &path, &mut |node| expand_node(node, &values))
+                .map_err(|source| KustomizeError::VarField { object: id.clone(), field: spec.path.clone(), source })?;
         }
     }
     Ok(())
@@ -163,8 +162,8 @@ fn field_value<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
 fn walk(
     node: &mut Value,
     path: &[String],
-    set: &mut dyn FnMut(&mut Value) -> std::result::Result<(), String>,
-) -> std::result::Result<(), String> {
+    set: &mut dyn FnMut(&mut Value) -> std::result::Result<(), FieldError>,
+) -> std::result::Result<(), FieldError> {
     let Some((first, rest)) = path.split_first() else { return set(node) };
     match node {
         Value::Null => Ok(()),
@@ -173,13 +172,13 @@ fn walk(
             Some(child) => walk(child, rest, set),
             None => Ok(()),
         },
-        _ => Err("expected sequence or mapping node".into()),
+        _ => Err(FieldError::NotAContainer),
     }
 }
 
 /// kustomize's refvar `set`: expand a string, the string values of a map, or the items of a
 /// list (which must all be strings).
-fn expand_node(node: &mut Value, values: &BTreeMap<String, Value>) -> std::result::Result<(), String> {
+fn expand_node(node: &mut Value, values: &BTreeMap<String, Value>) -> std::result::Result<(), FieldError> {
     match node {
         Value::String(s) => *node = expand(s, values),
         Value::Object(map) => {
@@ -191,7 +190,7 @@ fn expand_node(node: &mut Value, values: &BTreeMap<String, Value>) -> std::resul
         }
         Value::Array(items) => {
             for item in items.iter_mut() {
-                let Value::String(s) = item else { return Err("invalid value type expect a string".into()) };
+                let Value::String(s) = item else { return Err(FieldError::NotAString) };
                 *item = expand(s, values);
             }
         }

@@ -16,7 +16,7 @@
 //! lookups in `schema.rs` and `is_cluster_scoped` read it. Parsed schemas live for the whole
 //! process (they are interned by content, so building the same overlay again parses nothing).
 
-use super::schema::Schema;
+use super::schema_types::{Definitions, Node, Schema, resolve};
 use serde_json::Value;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -32,45 +32,6 @@ pub(crate) struct CustomSchema {
     namespaced: HashMap<(String, String), bool>,
 }
 
-/// The definitions of a custom schema by name; set once, after every `$ref` to it is made.
-pub(crate) type Definitions = OnceLock<HashMap<String, Schema>>;
-
-/// One schema of a custom file.
-#[derive(Debug)]
-pub(crate) struct Node {
-    properties: HashMap<String, Schema>,
-    additional: Option<Schema>,
-    /// The element schema, for a schema of type `array`.
-    items: Option<Schema>,
-    strategy: &'static str,
-    keys: &'static [&'static str],
-}
-
-impl Node {
-    pub(super) fn field(&self, name: &str) -> Option<&Schema> {
-        self.properties.get(name).or(self.additional.as_ref())
-    }
-
-    pub(super) fn items(&self) -> Option<&Schema> {
-        self.items.as_ref()
-    }
-
-    pub(super) fn strategy_and_keys(&self) -> (&'static str, &'static [&'static str]) {
-        (self.strategy, self.keys)
-    }
-}
-
-/// Follow `$ref`s to a definition (at most a few dozen, as a guard against cycles).
-pub(super) fn resolve(mut schema: &'static Schema) -> Option<&'static Schema> {
-    for _ in 0..64 {
-        match schema {
-            Schema::Ref(definitions, name) => schema = definitions.get()?.get(*name)?,
-            other => return Some(other),
-        }
-    }
-    None
-}
-
 impl CustomSchema {
     /// The schema of a whole object of this type, if the file defines the kind.
     pub(crate) fn resource(&'static self, api_version: &str, kind: &str) -> Option<&'static Schema> {
@@ -84,28 +45,60 @@ impl CustomSchema {
     }
 }
 
-/// Why a schema file cannot be used.
-pub(crate) type ParseError = String;
+/// Why a custom schema file (`openapi: path:`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The cache of parsed schemas was poisoned by a panic.
+    #[error("schema cache poisoned")]
+    Poisoned,
+    /// JSON text that does not parse.
+    #[error("invalid JSON: {0}")]
+    Json(serde_json::Error),
+    /// YAML text that does not parse.
+    #[error(transparent)]
+    Yaml(#[from] kfctl_yaml::YamlError),
+    /// A document that is not a map.
+    #[error("expected a swagger document (a map with `definitions`)")]
+    NotADocument,
+    /// The definitions were set twice (cannot happen: each parse makes its own).
+    #[error("definitions set twice")]
+    DefinitionsSetTwice,
+    /// A top-level field that must be a map: its key.
+    #[error("`{0}` must be a map")]
+    NotAMap(String),
+    /// A gvk extension without string `version` and `kind`: where it is.
+    #[error("{0}: x-kubernetes-group-version-kind needs string `version` and `kind`")]
+    TypeMeta(String),
+    /// An extension that must be a string: where it is and its key.
+    #[error("{0}: `{1}` must be a string")]
+    NotAString(String, String),
+    /// `x-kubernetes-list-map-keys` with a non-string item: where it is.
+    #[error("{0}: `x-kubernetes-list-map-keys` must list strings")]
+    KeysNotStrings(String),
+    /// `x-kubernetes-list-map-keys` that is not a list: where it is.
+    #[error("{0}: `x-kubernetes-list-map-keys` must be a list")]
+    KeysNotAList(String),
+}
 
 /// Parse a schema file (JSON when it starts with `{`, else YAML), interned by content.
-pub(crate) fn parse(text: &str, origin: &str) -> Result<&'static CustomSchema, ParseError> {
+pub(crate) fn parse(text: &str, origin: &str) -> Result<&'static CustomSchema, SchemaError> {
     static INTERNED: OnceLock<Mutex<HashMap<String, &'static CustomSchema>>> = OnceLock::new();
     let interned = INTERNED.get_or_init(Default::default);
-    if let Some(found) = interned.lock().map_err(|_| "schema cache poisoned".to_string())?.get(text) {
+    if let Some(found) = interned.lock().map_err(|_| SchemaError::Poisoned)?.get(text) {
         return Ok(found);
     }
     let doc: Value = if text.starts_with('{') {
-        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?
+        serde_json::from_str(text).map_err(SchemaError::Json)?
     } else {
-        kfctl_yaml::parse_stream(text, origin).map_err(|e| e.to_string())?.into_iter().next().unwrap_or(Value::Null)
+        kfctl_yaml::parse_stream(text, origin)?.into_iter().next().unwrap_or(Value::Null)
     };
     let schema: &'static CustomSchema = Box::leak(Box::new(from_document(&doc)?));
-    interned.lock().map_err(|_| "schema cache poisoned".to_string())?.insert(text.to_string(), schema);
+    interned.lock().map_err(|_| SchemaError::Poisoned)?.insert(text.to_string(), schema);
     Ok(schema)
 }
 
-fn from_document(doc: &Value) -> Result<CustomSchema, ParseError> {
-    let doc = doc.as_object().ok_or("expected a swagger document (a map with `definitions`)")?;
+fn from_document(doc: &Value) -> Result<CustomSchema, SchemaError> {
+    let doc = doc.as_object().ok_or(SchemaError::NotADocument)?;
     let definitions: &'static Definitions = Box::leak(Box::new(OnceLock::new()));
     let mut defs = HashMap::new();
     let mut resources = HashMap::new();
@@ -117,7 +110,7 @@ fn from_document(doc: &Value) -> Result<CustomSchema, ParseError> {
             }
         }
     }
-    definitions.set(defs).map_err(|_| "definitions set twice")?;
+    definitions.set(defs).map_err(|_| SchemaError::DefinitionsSetTwice)?;
     Ok(CustomSchema { definitions, resources, namespaced: namespaceability(doc)? })
 }
 
@@ -125,17 +118,17 @@ fn from_document(doc: &Value) -> Result<CustomSchema, ParseError> {
 fn object_field<'a>(
     doc: &'a serde_json::Map<String, Value>,
     key: &str,
-) -> Result<Vec<(&'a String, &'a Value)>, ParseError> {
+) -> Result<Vec<(&'a String, &'a Value)>, SchemaError> {
     match doc.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Object(map)) => Ok(map.iter().collect()),
-        Some(_) => Err(format!("`{key}` must be a map")),
+        Some(_) => Err(SchemaError::NotAMap(key.to_string())),
     }
 }
 
 /// kyaml's `findNamespaceability`: a kind is namespaced when one of its `get` paths has
 /// `namespaces/{namespace}`.
-fn namespaceability(doc: &serde_json::Map<String, Value>) -> Result<HashMap<(String, String), bool>, ParseError> {
+fn namespaceability(doc: &serde_json::Map<String, Value>) -> Result<HashMap<(String, String), bool>, SchemaError> {
     let mut out: HashMap<(String, String), bool> = HashMap::new();
     for (path, info) in object_field(doc, "paths")? {
         let Some(gvk) = info.get("get").and_then(|get| get.get("x-kubernetes-group-version-kind")) else { continue };
@@ -150,11 +143,11 @@ fn namespaceability(doc: &serde_json::Map<String, Value>) -> Result<HashMap<(Str
 }
 
 /// `(apiVersion, kind)` of a gvk extension; `None` when it is not a map (kyaml skips it).
-fn type_meta(gvk: &Value, at: &str) -> Result<Option<(String, String)>, ParseError> {
+fn type_meta(gvk: &Value, at: &str) -> Result<Option<(String, String)>, SchemaError> {
     let Some(map) = gvk.as_object() else { return Ok(None) };
     let text = |key: &str| map.get(key).and_then(Value::as_str);
     let (Some(version), Some(kind)) = (text("version"), text("kind")) else {
-        return Err(format!("{at}: x-kubernetes-group-version-kind needs string `version` and `kind`"));
+        return Err(SchemaError::TypeMeta(at.to_string()));
     };
     let api_version = match text("group") {
         Some(group) if !group.is_empty() => format!("{group}/{version}"),
@@ -164,7 +157,7 @@ fn type_meta(gvk: &Value, at: &str) -> Result<Option<(String, String)>, ParseErr
 }
 
 /// The schema of one JSON schema value; `$ref`s become [`Schema::Ref`] into `definitions`.
-fn schema_of(value: &Value, definitions: &'static Definitions, at: &str) -> Result<Schema, ParseError> {
+fn schema_of(value: &Value, definitions: &'static Definitions, at: &str) -> Result<Schema, SchemaError> {
     let Some(map) = value.as_object() else { return Ok(Schema::Leaf) };
     if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
         // Only local references resolve (any other names no definition, as kyaml finds none).
@@ -200,12 +193,12 @@ fn schema_of(value: &Value, definitions: &'static Definitions, at: &str) -> Resu
 fn strategy_and_keys(
     map: &serde_json::Map<String, Value>,
     at: &str,
-) -> Result<(&'static str, &'static [&'static str]), ParseError> {
-    let string = |key: &str| -> Result<Option<&'static str>, ParseError> {
+) -> Result<(&'static str, &'static [&'static str]), SchemaError> {
+    let string = |key: &str| -> Result<Option<&'static str>, SchemaError> {
         match map.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(String::leak(s.clone()))),
-            Some(_) => Err(format!("{at}: `{key}` must be a string")),
+            Some(_) => Err(SchemaError::NotAString(at.to_string(), key.to_string())),
         }
     };
     let Some(strategy) = string("x-kubernetes-patch-strategy")? else { return Ok(("", &[])) };
@@ -214,8 +207,8 @@ fn strategy_and_keys(
             .iter()
             .map(|k| k.as_str().map(|s| &*String::leak(s.to_string())))
             .collect::<Option<_>>()
-            .ok_or_else(|| format!("{at}: `x-kubernetes-list-map-keys` must list strings"))?,
-        Some(_) => return Err(format!("{at}: `x-kubernetes-list-map-keys` must be a list")),
+            .ok_or_else(|| SchemaError::KeysNotStrings(at.to_string()))?,
+        Some(_) => return Err(SchemaError::KeysNotAList(at.to_string())),
         None => string("x-kubernetes-patch-merge-key")?.into_iter().collect(),
     };
     Ok((strategy, Vec::leak(keys)))
@@ -337,8 +330,9 @@ pub(crate) fn is_precomputed(api_version: &str, kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::schema::{self, Scope};
-    use crate::resource::Gvk;
+    use crate::gvk::Gvk;
+    use crate::merge::schema;
+    use crate::merge::schema_types::Scope;
 
     const SCHEMA: &str = r##"{"definitions": {
       "k": {"x-kubernetes-group-version-kind": [{"group": "x.io", "version": "v1", "kind": "K"}],
@@ -381,8 +375,8 @@ mod tests {
     #[test]
     fn malformed_extensions_are_errors_not_guesses() {
         let bad = r#"{"definitions": {"d": {"x-kubernetes-group-version-kind": [{"group": "x"}]}}}"#;
-        assert!(parse(bad, "s.json").expect_err("refused").contains("version"));
+        assert!(parse(bad, "s.json").expect_err("refused").to_string().contains("version"));
         let bad = r#"{"definitions": {"d": {"x-kubernetes-patch-strategy": 3}}}"#;
-        assert!(parse(bad, "s.json").expect_err("refused").contains("x-kubernetes-patch-strategy"));
+        assert!(parse(bad, "s.json").expect_err("refused").to_string().contains("x-kubernetes-patch-strategy"));
     }
 }

@@ -37,6 +37,7 @@ mod json6902;
 #[rustfmt::skip]
 mod openapi_table;
 pub(crate) mod schema;
+mod schema_types;
 mod tree;
 mod walk;
 
@@ -45,10 +46,11 @@ mod fixture_tests;
 #[cfg(test)]
 mod tests;
 
-use super::resource::Gvk;
+use crate::gvk::Gvk;
 use serde_json::{Map, Value};
 use tree::Tree;
 
+pub use custom::SchemaError;
 pub(crate) use schema::merge_keys_at;
 
 /// Why a patch could not be applied.
@@ -83,9 +85,6 @@ pub enum MergeError {
         /// The node's text (`null` for a null).
         value: String,
     },
-    /// A JSON 6902 patch could not be applied; holds the reason, naming the operation and path.
-    #[error("json patch: {0}")]
-    Json6902(String),
 }
 
 /// What a strategic merge patch may change about its target's identity (kustomize's patch
@@ -160,10 +159,16 @@ fn metadata_mut(obj: &mut Map<String, Value>) -> &mut Map<String, Value> {
     obj.get_mut("metadata").and_then(Value::as_object_mut).expect("metadata was just made a map")
 }
 
+/// A JSON 6902 patch that could not be applied, naming the operation and path.
+#[cfg(test)]
+#[derive(Debug, thiserror::Error)]
+#[error("json patch: {0}")]
+pub(crate) struct Json6902Failed(#[from] json6902::Json6902Error);
+
 /// Apply a JSON 6902 patch (`ops`: the list of operations) to `obj`, as kustomize does.
 #[cfg(test)]
-pub(crate) fn apply_json6902(obj: &Value, ops: &Value) -> Result<Value, MergeError> {
-    json6902::apply(obj, ops).map_err(MergeError::Json6902)
+pub(crate) fn apply_json6902(obj: &Value, ops: &Value) -> Result<Value, Json6902Failed> {
+    Ok(json6902::apply(obj, ops)?)
 }
 
 pub use schema::is_cluster_scoped;

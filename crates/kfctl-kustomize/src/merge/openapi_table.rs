@@ -5,7 +5,7 @@
 //     ../shared/kubeflow/kustomize-openapi/kubernetes-openapi-union-v1.21.2.bundle-v1.json \
 //     > crates/kfctl-kustomize/src/merge/openapi_table.rs
 
-use super::schema::{Resource, Schema, Scope};
+use super::schema_types::{Resource, Schema, Scope};
 
 /// Built-in kinds, sorted by (apiVersion, kind).
 pub(super) static RESOURCES: &[Resource] = &[

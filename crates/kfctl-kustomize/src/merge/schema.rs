@@ -10,44 +10,8 @@
 
 use super::custom;
 use super::openapi_table::{DEFINITIONS, RESOURCES};
-use crate::resource::Gvk;
-
-/// The schema of one field, list element or map value.
-#[derive(Debug)]
-pub(crate) enum Schema {
-    /// An object definition: its non-scalar properties are `DEFINITIONS[index]`.
-    Def(u16),
-    /// A list, with kyaml's patch strategy and merge keys, and the schema of its elements.
-    List { strategy: &'static str, keys: &'static [&'static str], items: Option<&'static Schema> },
-    /// A map whose every value has this schema (`additionalProperties`).
-    Map(&'static Schema),
-    /// A known field of scalar or opaque type: nothing below it has a schema.
-    Leaf,
-    /// A schema of a custom schema file (`openapi: path:`, see `custom.rs`).
-    Custom(&'static custom::Node),
-    /// A `$ref` of a custom schema file to one of its definitions; never returned by the
-    /// lookups below, which resolve it (an unresolvable one is no schema).
-    Ref(&'static custom::Definitions, &'static str),
-}
-
-/// How kustomize places a built-in kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
-    Namespaced,
-    Cluster,
-    /// Listed without a scope: handled as namespaced, as kustomize does.
-    Unknown,
-}
-
-/// One built-in kind of the OpenAPI data.
-#[derive(Debug)]
-pub(crate) struct Resource {
-    pub api_version: &'static str,
-    pub kind: &'static str,
-    /// `None` for the few kinds that are listed without a definition.
-    pub schema: Option<Schema>,
-    pub scope: Scope,
-}
+use super::schema_types::{Resource, Schema, Scope, resolve};
+use crate::gvk::Gvk;
 
 /// The table row for `apiVersion` + `kind`, if kustomize's OpenAPI data lists it.
 pub(crate) fn resource(api_version: &str, kind: &str) -> Option<&'static Resource> {
@@ -120,8 +84,8 @@ impl Schema {
                 props.binary_search_by(|(key, _)| (*key).cmp(name)).ok().map(|i| &props[i].1)
             }
             Schema::Map(value) => Some(value),
-            Schema::Custom(node) => node.field(name).and_then(custom::resolve),
-            Schema::Ref(..) => custom::resolve(self)?.field(name),
+            Schema::Custom(node) => node.field(name).and_then(resolve),
+            Schema::Ref(..) => resolve(self)?.field(name),
             Schema::List { .. } | Schema::Leaf => None,
         }
     }
@@ -130,8 +94,8 @@ impl Schema {
     pub(crate) fn elements(&'static self) -> Option<&'static Schema> {
         match self {
             Schema::List { items, .. } => *items,
-            Schema::Custom(node) => node.items().and_then(custom::resolve),
-            Schema::Ref(..) => custom::resolve(self)?.elements(),
+            Schema::Custom(node) => node.items().and_then(resolve),
+            Schema::Ref(..) => resolve(self)?.elements(),
             _ => None,
         }
     }
@@ -141,7 +105,7 @@ impl Schema {
         match self {
             Schema::List { strategy, keys, .. } => (strategy, keys),
             Schema::Custom(node) => node.strategy_and_keys(),
-            Schema::Ref(..) => custom::resolve(self).map_or(("", &[]), Schema::strategy_and_keys),
+            Schema::Ref(..) => resolve(self).map_or(("", &[]), Schema::strategy_and_keys),
             _ => ("", &[]),
         }
     }

@@ -19,7 +19,8 @@
 
 use super::MergeError;
 use super::directive::{Directive, take_directive};
-use super::schema::{Schema, resource_schema};
+use super::schema::resource_schema;
+use super::schema_types::Schema;
 use super::tree::{Kind, Node, NodeId, Tree};
 use serde_json::Value;
 
