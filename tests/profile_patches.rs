@@ -176,7 +176,8 @@ fn objects_keep_their_component() {
 fn assert_refused(name: &str, expected: &[&str]) {
     let out = kfctl(&["template", "--profile", fixture(name).to_str().unwrap()], None);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{name} rendered");
+    // the user's profile file is the user's input: a usage error, as kubectl and helm say
+    assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
     for part in expected {
         assert!(stderr.contains(part), "{name}: `{part}` not in: {stderr}");
     }

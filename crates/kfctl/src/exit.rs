@@ -159,6 +159,7 @@ impl ExitStatus for CatalogError {
         match self {
             CatalogError::Build(build) => build.exit_code(),
             CatalogError::Data { .. } => Code::Failure,
+            CatalogError::ProfileFile { .. } => Code::Usage,
             CatalogError::Identity(identity) => identity.exit_code(),
             _ => Code::Usage,
         }

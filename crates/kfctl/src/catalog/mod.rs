@@ -66,6 +66,15 @@ pub enum CatalogError {
         /// What is wrong with it.
         message: String,
     },
+    /// A profile file the user wrote does not parse or holds an invalid entry (the user's
+    /// input: a usage error, where a built-in profile's is [`CatalogError::Data`]).
+    #[error("{path}: {message}")]
+    ProfileFile {
+        /// The profile file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The profile name is neither a built-in profile nor a readable file.
     #[error(
         "profile `{name}` is not built in and is not a file; built-in profiles: {known} (or pass a path such as ./mine.yaml)"

@@ -117,15 +117,23 @@ fn load_file(name_or_path: &str, release: Option<&str>) -> Result<ProfileFile, C
     } else {
         return Err(CatalogError::UnknownProfile { name: name_or_path.into(), known: builtin_names().join(", ") });
     };
+    // a file the user names is the user's input (exit 2); a built-in profile is catalog data
+    let builtin = dir.is_none() && embedded::file(&format!("profiles/{name_or_path}.yaml")).is_some();
+    let bad = |message: String| match builtin {
+        true => CatalogError::Data { path: origin.clone(), message },
+        false => CatalogError::ProfileFile { path: origin.clone(), message },
+    };
     let doc = kfctl_yaml::parse_stream(&text, &origin)
-        .map_err(|e| CatalogError::Data { path: origin.clone(), message: e.to_string() })?
+        .map_err(|e| bad(e.to_string()))?
         .into_iter()
         .next()
         .unwrap_or_default();
-    let mut file: ProfileFile =
-        serde_json::from_value(doc).map_err(|e| CatalogError::Data { path: origin.clone(), message: e.to_string() })?;
+    let mut file: ProfileFile = serde_json::from_value(doc).map_err(|e| bad(e.to_string()))?;
     if let Some(release) = release {
-        apply_release_choices(&mut file, release, &origin)?;
+        apply_release_choices(&mut file, release, &origin).map_err(|e| match e {
+            CatalogError::Data { message, .. } => bad(message),
+            other => other,
+        })?;
     }
     let raw = RawChanges {
         resources: std::mem::take(&mut file.resources),
