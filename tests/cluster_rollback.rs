@@ -174,6 +174,38 @@ async fn rollback_refuses_when_a_crd_stores_a_version_the_previous_release_lacks
     assert_eq!(writes(&cluster), before, "a refused rollback wrote something");
 }
 
+/// The command line's `rollback` on a pre-rendered stream (`--objects`, whose record says
+/// `pre-rendered` and no values): `--plan` shows the prune, the run rolls back.
+#[tokio::test]
+async fn the_rollback_verb_plans_and_rolls_back_a_pre_rendered_install() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    let pre_rendered = |o: &mut InstallOptions| {
+        o.meta.upstream_version = "pre-rendered".into();
+        o.meta.values_digest = String::new();
+    };
+    let mut first = options(&cluster, "v1", Operation::Install);
+    pre_rendered(&mut first);
+    run(&cluster, small("v1"), first).await.unwrap();
+    run(&cluster, small("v2"), options(&cluster, "v2", Operation::Upgrade)).await.unwrap();
+    let docs: Vec<Value> = small("v1").into_iter().map(|o| o.obj).collect();
+    let file = cluster.dir.path().join("v1.yaml");
+    std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs)).unwrap();
+    let file = file.display().to_string();
+
+    let out = kfctl(&cluster, &["rollback", "--plan", "--objects", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    let text = text_of(&out);
+    assert!(text.contains("1 update") && text.contains("1 prune") && text.contains("ConfigMap kf/added"), "{text}");
+    assert!(cluster.has("", "configmaps", Some("kf"), "added"), "--plan wrote nothing");
+
+    let out = kfctl(&cluster, &["rollback", "--yes", "--objects", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    let text = text_of(&out);
+    assert!(text.contains("rollback: v2 (kind) → pre-rendered (kind)") && text.contains("rolled back: "), "{text}");
+    assert!(!cluster.has("", "configmaps", Some("kf"), "added"));
+    unchanged_plan(&small("v1"), &cluster).await;
+}
+
 /// The kind profile of `version` rendered from its snapshot, less cert-manager's CA injection
 /// annotations (the test API server injects no CA), as `cluster_lifecycle`'s `kind_render`.
 fn kind_render(version: &str) -> Vec<RenderedObject> {

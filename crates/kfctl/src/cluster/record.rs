@@ -209,10 +209,14 @@ impl InstallRecord {
         self.previous.clone().filter(|p| !same_release(p, next))
     }
 
-    /// Record how this run ended; an outcome equal to the recorded one (but for its time) keeps
-    /// the recorded one.
+    /// Record how this run ended; an outcome equal to the recorded one (but for its time, and
+    /// the release it started from when this run started from its own) keeps the recorded one,
+    /// so a re-run that changed nothing writes nothing.
     pub(crate) fn finish(&mut self, outcome: LastRun) {
-        let same = self.last_run.as_ref().is_some_and(|l| LastRun { at: outcome.at.clone(), ..l.clone() } == outcome);
+        let same = self.last_run.as_ref().is_some_and(|l| {
+            let from = if outcome.from.is_none() { None } else { l.from.clone() };
+            LastRun { at: outcome.at.clone(), from, ..l.clone() } == outcome
+        });
         if !same {
             self.last_run = Some(outcome);
         }

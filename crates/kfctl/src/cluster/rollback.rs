@@ -10,7 +10,7 @@
 //! * upstream may state that a release cannot be left for an earlier one (`noRollbackFrom` in
 //!   `charts/releases.yaml`); such a note refuses with its text;
 //! * a CRD whose `status.storedVersions` lists a version the previous release's CRD does not
-//!   have refuses (the check every upgrade makes, [`super::upgrade::check_stored_versions`]),
+//!   have refuses (the check every upgrade makes, `upgrade::check_stored_versions`),
 //!   saying how to migrate the stored objects first.
 //!
 //! No database schema is checked: kfctl-rs cannot see one; only upstream's stated facts are.
