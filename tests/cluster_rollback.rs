@@ -161,16 +161,18 @@ async fn rollback_with_other_values_or_another_version_refuses_naming_both() {
 async fn rollback_refuses_when_a_crd_stores_a_version_the_previous_release_lacks() {
     let cluster = Cluster::start(TestApiConfig::default());
     let with = |versions: &[(&str, bool)]| tag(vec![crd(versions)]);
-    run(&cluster, with(&[("v1alpha1", true)]), options(&cluster, "v1", Operation::Install)).await.unwrap();
+    run(&cluster, with(&[("v1alpha1", true)]), options(&cluster, "26.03", Operation::Install)).await.unwrap();
     let newer = with(&[("v1alpha1", false), ("v1", true)]);
-    run(&cluster, newer, options(&cluster, "v2", Operation::Upgrade)).await.unwrap();
+    run(&cluster, newer, options(&cluster, "26.03.1", Operation::Upgrade)).await.unwrap();
     let before = writes(&cluster);
-    let err =
-        run(&cluster, with(&[("v1alpha1", true)]), options(&cluster, "v1", Operation::Rollback)).await.unwrap_err();
-    let text = err.to_string();
-    assert!(matches!(err, ClusterError::Rollback(RollbackError::StoredVersions { .. })), "{text}");
-    assert!(text.contains("customresourcedefinition widgets.example.org: cannot roll back to v1"), "{text}");
-    assert!(text.contains("storedVersions lists v1,") && text.contains("kubectl patch"), "{text}");
+    for operation in [Operation::Rollback, Operation::Upgrade] {
+        let back = options(&cluster, "26.03", operation);
+        let err = run(&cluster, with(&[("v1alpha1", true)]), back).await.unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ClusterError::Rollback(RollbackError::StoredVersions { .. })), "{text}");
+        assert!(text.contains("customresourcedefinition widgets.example.org: cannot roll back to 26.03"), "{text}");
+        assert!(text.contains("storedVersions lists v1,") && text.contains("kubectl patch"), "{text}");
+    }
     assert_eq!(writes(&cluster), before, "a refused rollback wrote something");
 }
 

@@ -13,6 +13,9 @@
 //!   have refuses (the check every upgrade makes, `upgrade::check_stored_versions`),
 //!   saying how to migrate the stored objects first.
 //!
+//! `upgrade --version V` to a release older than the recorded one goes back too: the note and
+//! the stored-version refusal apply to it the same way (`goes_back`).
+//!
 //! No database schema is checked: kfctl-rs cannot see one; only upstream's stated facts are.
 
 use super::ClusterError;
@@ -20,6 +23,7 @@ use super::api::{ApiClient, Target};
 use super::install::{Operation, read_record};
 use super::record::{InstallMeta, InstallRecord};
 use super::upgrade::LifecycleError;
+use crate::source::version::ReleaseVersion;
 
 /// Why a rollback cannot proceed.
 #[derive(Debug, thiserror::Error)]
@@ -176,12 +180,36 @@ pub async fn installed(target: &Target, timeout: std::time::Duration) -> Result<
     Ok(Installed { server, record, previous })
 }
 
-/// A stored-version refusal of a rollback, said as one: why it cannot go back and what to do.
-pub(crate) fn explain_stored_versions(error: ClusterError, operation: Operation, to: &InstallMeta) -> ClusterError {
+/// Whether a run goes back: a rollback, or an upgrade to a release older than the recorded one
+/// (`upgrade --version <previous>`).
+pub(crate) fn goes_back(operation: Operation, record: Option<&InstallRecord>, to: &InstallMeta) -> bool {
+    let older = || {
+        let from = record.and_then(|r| ReleaseVersion::parse(&r.meta.upstream_version));
+        from.zip(ReleaseVersion::parse(&to.upstream_version)).is_some_and(|(from, to)| to < from)
+    };
+    operation == Operation::Rollback || (operation == Operation::Upgrade && older())
+}
+
+/// Upstream's `noRollbackFrom` note on the recorded release refuses an upgrade to an older
+/// release, as it refuses a rollback ([`check`]).
+pub(crate) fn check_downgrade(
+    record: Option<&InstallRecord>,
+    to: &InstallMeta,
+    note_of: impl Fn(&str) -> Option<String>,
+) -> Result<(), RollbackError> {
+    let Some(record) = record.filter(|r| goes_back(Operation::Upgrade, Some(r), to)) else { return Ok(()) };
+    let from = record.meta.upstream_version.clone();
+    match note_of(&from) {
+        Some(note) => Err(RollbackError::NoRollbackFrom { from, to: to.upstream_version.clone(), note }),
+        None => Ok(()),
+    }
+}
+
+/// A stored-version refusal of a run that goes back ([`goes_back`]), said as one: why it
+/// cannot go back and what to do.
+pub(crate) fn explain_stored_versions(error: ClusterError, back: bool, to: &InstallMeta) -> ClusterError {
     match error {
-        ClusterError::Lifecycle(LifecycleError::StoredVersionDropped { crd, versions })
-            if operation == Operation::Rollback =>
-        {
+        ClusterError::Lifecycle(LifecycleError::StoredVersionDropped { crd, versions }) if back => {
             RollbackError::StoredVersions { crd, versions, to: to.upstream_version.clone() }.into()
         }
         other => other,
@@ -246,13 +274,27 @@ mod tests {
     }
 
     #[test]
+    fn an_upgrade_to_an_older_release_goes_back_and_meets_the_note_too() {
+        let record = record_with(None);
+        let note = |v: &str| (v == "26.03.1").then(|| "no way back".to_string());
+        assert!(goes_back(Operation::Upgrade, Some(&record), &meta("26.03", "v")));
+        assert!(!goes_back(Operation::Upgrade, Some(&record), &meta("26.10", "v")));
+        assert!(!goes_back(Operation::Install, Some(&record), &meta("26.03", "v")));
+        assert!(goes_back(Operation::Rollback, None, &meta("26.03", "v")));
+        let err = check_downgrade(Some(&record), &meta("26.03", "v"), note).unwrap_err().to_string();
+        assert!(err.contains("upstream states that 26.03.1 cannot go back: no way back"), "{err}");
+        assert!(check_downgrade(Some(&record), &meta("26.10", "v"), note).is_ok());
+        assert!(check_downgrade(None, &meta("26.03", "v"), note).is_ok());
+    }
+
+    #[test]
     fn a_stored_version_refusal_of_a_rollback_says_why_and_what_to_do() {
         let dropped = || LifecycleError::StoredVersionDropped { crd: "w.io".into(), versions: vec!["v2".into()] };
         let to = meta("26.03", "v");
-        let text = explain_stored_versions(dropped().into(), Operation::Rollback, &to).to_string();
+        let text = explain_stored_versions(dropped().into(), true, &to).to_string();
         assert!(text.contains("customresourcedefinition w.io: cannot roll back to 26.03"), "{text}");
         assert!(text.contains("storedVersions") && text.contains("kubectl patch"), "{text}");
-        let upgrade = explain_stored_versions(dropped().into(), Operation::Upgrade, &to).to_string();
+        let upgrade = explain_stored_versions(dropped().into(), false, &to).to_string();
         assert!(upgrade.contains("the new render drops"), "{upgrade}");
     }
 }

@@ -58,9 +58,11 @@ impl Session {
             let server = &engine.api.server;
             rollback::check(server, previous.as_ref(), &options.meta, releases::no_rollback_from)?;
         }
+        rollback::check_downgrade(previous.as_ref(), &options.meta, releases::no_rollback_from)?;
+        let back = rollback::goes_back(options.operation, previous.as_ref(), &options.meta);
         upgrade::check_stored_versions(&engine.api, &plan)
             .await
-            .map_err(|e| rollback::explain_stored_versions(e, options.operation, &options.meta))?;
+            .map_err(|e| rollback::explain_stored_versions(e, back, &options.meta))?;
         let replacements = immutable::plan_replacements(&engine.api, &engine.resolver, &plan).await?;
         let notices = replacements.iter().map(|f| format!("{}: {}", f.object, f.describe())).collect();
         engine.replacements = replacements.into_iter().map(|f| (f.object.clone(), f)).collect();
