@@ -12,7 +12,7 @@
 
 use super::cluster_args::cluster_error;
 use super::install::InstallArgs;
-use crate::exit::{Code, coded};
+use crate::exit::Code;
 use anyhow::Context as _;
 use clap::Args;
 use kfctl::cluster::install::Operation;
@@ -57,7 +57,7 @@ fn fill_from_previous(args: &mut InstallArgs, previous: &InstallMeta) -> anyhow:
     let asked = flags.source.version.clone();
     if !asked.is_empty() && asked != previous.upstream_version && args.source.objects.is_none() {
         let refusal = RollbackError::NotThePrevious { flag: "version", asked, previous: rollback::describe(previous) };
-        return Err(coded(Code::Usage, refusal));
+        return Err(cluster_error(refusal.into()));
     }
     flags.source.version = previous.upstream_version.clone();
     if flags.profile.is_empty() {
