@@ -367,7 +367,10 @@ async fn status_tells_a_failed_run_from_a_healthy_one() {
     let run = report.record.last_run.clone().unwrap();
     assert!(!run.succeeded && run.stage.contains("wave") && run.error.unwrap().contains("settings is invalid"));
     let text = kfctl::cluster::status::render_text(&report);
-    assert!(text.contains("last run: install failed at ") && text.contains("state: failed"), "{text}");
+    assert!(
+        text.contains("last run: install from v1 to v2 failed at wave ") && text.contains("state: failed"),
+        "{text}"
+    );
     cluster.server.clear_faults();
     install(platform(false), cluster.lifecycle_options("v2"), &mut RecordingProgress::default()).await.unwrap();
     let report = status(&cluster.target(), 8).await.unwrap();

@@ -29,6 +29,7 @@ mod cluster_ownership;
 mod cluster_readiness_failure;
 mod cluster_replace;
 mod cluster_robust;
+mod cluster_rollback;
 mod day1_gateway;
 mod day1_identity;
 mod day1_storage;

@@ -43,6 +43,9 @@ pub enum Command {
     Install(crate::commands::install::InstallArgs),
     /// Converge an installed cluster to a new version, profile, components or values (prunes).
     Upgrade(crate::commands::upgrade::UpgradeArgs),
+    /// Return to the release installed before this one (the install record's `previous`), when
+    /// its CRDs can still read the stored objects.
+    Rollback(crate::commands::rollback::RollbackArgs),
     /// Take over a platform upstream's kustomize loop or kubectl installed: become its field
     /// manager and write the install record, as if kfctl-rs had installed --version.
     Adopt(crate::commands::adopt::AdoptArgs),

@@ -13,6 +13,7 @@ use crate::catalog::values::SetError;
 use crate::chart::ChartError;
 use crate::chart::write::WriteError;
 use crate::cluster::ClusterError;
+use crate::cluster::rollback::RollbackError;
 use crate::input::InputError;
 use crate::source::SourceError;
 use kfctl_kustomize::KustomizeError;
@@ -192,6 +193,16 @@ impl ExitStatus for ClusterError {
             ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
             ClusterError::Failed { .. } => Code::Failure,
             ClusterError::Interrupted { .. } => Code::Interrupted,
+            ClusterError::Rollback(rollback) => rollback.exit_code(),
+            _ => Code::Cluster,
+        }
+    }
+}
+
+impl ExitStatus for RollbackError {
+    fn exit_code(&self) -> Code {
+        match self {
+            RollbackError::NotThePrevious { .. } | RollbackError::ValuesDiffer { .. } => Code::Usage,
             _ => Code::Cluster,
         }
     }
@@ -224,5 +235,9 @@ mod tests {
         assert_eq!(code_of(&WriteError::NotAnExport { path: "p".into() }), Some(Code::Security));
         assert_eq!(code_of(&WriteError::NotEmpty { path: "p".into() }), Some(Code::Usage));
         assert_eq!(code_of(&std::io::Error::other("x")), None);
+        let values = RollbackError::ValuesDiffer { version: "26.03".into(), digest: "a".into(), expected: "b".into() };
+        assert_eq!(code_of(&ClusterError::Rollback(values)), Some(Code::Usage));
+        let none = RollbackError::NoPrevious { server: "s".into(), current: "26.03".into() };
+        assert_eq!(code_of(&ClusterError::Rollback(none)), Some(Code::Cluster));
     }
 }

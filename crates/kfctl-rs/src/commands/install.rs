@@ -104,7 +104,7 @@ pub fn run_operation(
 ) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let planning = args.plan || args.dry_run == Some(DryRunMode::Client);
-    if planning && (operation == Operation::Upgrade || names_a_cluster(&args)) {
+    if planning && (operation != Operation::Install || names_a_cluster(&args)) {
         return super::upgrade::print_change_plan(&args, &objects, &meta.meta, operation);
     }
     if planning {
@@ -135,8 +135,8 @@ pub fn run_operation(
         options.interrupt = Some(rx);
         let to = options.meta.clone();
         let mut session = Session::open(&objects, options).await.map_err(cluster_error)?;
-        if let (Operation::Upgrade, Some(installed)) = (operation, session.installed()) {
-            super::upgrade::announce(&installed.meta, &to);
+        if let (Operation::Upgrade | Operation::Rollback, Some(installed)) = (operation, session.installed()) {
+            super::upgrade::announce(operation, &installed.meta, &to);
         }
         if ask {
             confirm(&session, &to.profile, operation)?;
@@ -171,9 +171,9 @@ pub fn run_operation(
             ),
             Output::Text => {
                 println!(
-                    "{}{}ed: {} objects in {}/{} waves ({} created, {} pruned) on {} ({}) in {:.1}s",
+                    "{}{}: {} objects in {}/{} waves ({} created, {} pruned) on {} ({}) in {:.1}s",
                     if report.dry_run { "dry run: " } else { "" },
-                    if operation == Operation::Upgrade { "upgrad" } else { "install" },
+                    done_verb(operation),
                     report.applied,
                     report.waves_done,
                     report.waves_total,
@@ -197,6 +197,15 @@ pub fn run_operation(
         }
         Ok(Code::Success)
     })
+}
+
+/// `installed`, `upgraded`, `rolled back`: what the summary line says was done.
+fn done_verb(operation: Operation) -> &'static str {
+    match operation {
+        Operation::Install => "installed",
+        Operation::Upgrade => "upgraded",
+        Operation::Rollback => "rolled back",
+    }
 }
 
 /// How to reach the UI and log in, then where to look next.
@@ -244,7 +253,11 @@ fn confirm(session: &Session, profile: &str, operation: Operation) -> anyhow::Re
     for warning in &checked.preflight.warnings {
         eprintln!("{warning}");
     }
-    let verb = if operation == Operation::Upgrade { "Upgrade to" } else { "Install" };
+    let verb = match operation {
+        Operation::Install => "Install",
+        Operation::Upgrade => "Upgrade to",
+        Operation::Rollback => "Roll back to",
+    };
     let question = format!(
         "{verb} {} objects in {} waves (profile {profile}) onto {} (Kubernetes {})?",
         checked.objects, checked.waves, checked.server, checked.preflight.server_version

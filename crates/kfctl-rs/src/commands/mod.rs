@@ -20,6 +20,7 @@ pub mod install;
 pub mod kind_config;
 pub mod output;
 pub mod profile;
+pub mod rollback;
 pub mod secrets;
 pub mod source;
 pub mod status;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Chart(cmd) => chart::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Upgrade(args) => upgrade::run(args),
+        Command::Rollback(args) => rollback::run(args),
         Command::Adopt(args) => adopt::run(args),
         Command::Status(args) => status::run(args),
         Command::Diff(args) => diff::run(args),

@@ -29,10 +29,10 @@ pub fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
     super::install::run_operation(args.install, objects, meta, Operation::Upgrade)
 }
 
-/// Print `upgrade: from → to` and upstream's notes for every release crossed (the session
-/// refused already when nothing is installed).
-pub fn announce(from: &InstallMeta, to: &InstallMeta) {
-    eprintln!("upgrade: {}", from_to(from, to));
+/// Print `upgrade: from → to` (or `rollback: …`) and upstream's notes for every release
+/// crossed (the session refused already when nothing is installed).
+pub fn announce(operation: Operation, from: &InstallMeta, to: &InstallMeta) {
+    eprintln!("{}: {}", operation.name(), from_to(from, to));
     for (release, note) in kfctl::source::releases::upgrade_notes_between(&from.upstream_version, &to.upstream_version)
     {
         eprintln!("note from upstream {release}: {note}");
@@ -52,7 +52,7 @@ pub fn print_change_plan(
     let plan = runtime
         .block_on(change_plan_within(objects, &target, args.purge, args.concurrency, args.timeout, &to.provided))
         .map_err(cluster_error)?;
-    if operation == Operation::Upgrade && plan.from.is_none() {
+    if operation != Operation::Install && plan.from.is_none() {
         let refusal = LifecycleError::NothingInstalled { server: plan.server.clone() };
         return Err(coded(Code::Cluster, refusal));
     }

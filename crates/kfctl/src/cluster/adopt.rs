@@ -435,7 +435,19 @@ async fn take_over(
         progress.event(&Event::Notice(&format!("adopted wave {}/{}: {}", wave.index, plan.waves.len(), wave.name)));
     }
     let at = super::lease::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    record.finish(LastRun { operation: "adopt".into(), succeeded: true, stage: "done".into(), error: None, at });
+    let applied = record.inventory.len();
+    let stage = "done".into();
+    let run = LastRun {
+        operation: "adopt".into(),
+        succeeded: true,
+        stage,
+        error: None,
+        from: None,
+        applied,
+        planned: applied,
+        at,
+    };
+    record.finish(run);
     save(api, &record).await?;
     Ok(report)
 }

@@ -79,7 +79,8 @@ pub struct InstallOptions {
     pub crd_grace: Duration,
     /// Ctrl-C: set to `true` to stop after the requests in flight, recording progress.
     pub interrupt: Option<watch::Receiver<bool>>,
-    /// `install` or `upgrade` (which refuses when nothing is installed).
+    /// `install`, `upgrade` (which refuses when nothing is installed) or `rollback` (which
+    /// also refuses without a previous release to return to: [`super::rollback`]).
     pub operation: Operation,
     /// Prune CRDs and PVCs the new render dropped too (they are kept otherwise).
     pub purge: bool,
@@ -98,6 +99,8 @@ pub enum Operation {
     Install,
     /// An upgrade of an existing install.
     Upgrade,
+    /// A return to the release the record holds as `previous` (`kfctl-rs rollback`).
+    Rollback,
 }
 
 impl Operation {
@@ -106,6 +109,7 @@ impl Operation {
         match self {
             Operation::Install => "install",
             Operation::Upgrade => "upgrade",
+            Operation::Rollback => "rollback",
         }
     }
 }
@@ -274,13 +278,31 @@ impl Run {
         converge::prune(engine, record, plan, options.purge, progress).await
     }
 
-    /// Note how the run ended in the record.
-    pub(super) fn finish(&mut self, operation: Operation, error: Option<&ClusterError>) {
+    /// Note how the run ended in the record: the operation, the release it started from (when
+    /// another), the stage reached, how many of the plan's objects it applied.
+    pub(super) fn finish(
+        &mut self,
+        operation: Operation,
+        error: Option<&ClusterError>,
+        from: Option<&InstallMeta>,
+        plan: &Plan,
+    ) {
         let Some(record) = self.record.as_mut() else { return };
         let stage = if error.is_none() { "done".to_string() } else { self.stage.clone() };
         let error = error.map(|e| e.to_string().chars().take(2000).collect());
         let at = super::lease::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-        record.finish(LastRun { operation: operation.name().into(), succeeded: error.is_none(), stage, error, at });
+        let from =
+            from.filter(|f| f.upstream_version != record.meta.upstream_version).map(|f| f.upstream_version.clone());
+        record.finish(LastRun {
+            operation: operation.name().into(),
+            succeeded: error.is_none(),
+            stage,
+            error,
+            from,
+            applied: self.applied,
+            planned: plan.objects().count(),
+            at,
+        });
     }
 
     async fn waves(&mut self, engine: &Engine, plan: &Plan, progress: &mut dyn Progress) -> Result<(), ClusterError> {

@@ -21,6 +21,7 @@
 //! | `ownership` | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
 //! | [`upgrade`], [`prune`], [`lease`], `unlock` | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
 //! | [`immutable`], `replace` | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
+//! | [`rollback`] | returning to the record's previous release: what refuses it and why |
 //! | [`adopt`] | taking over a platform another tool installed: survey, refusals, field managers, the record |
 //! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
 //!
@@ -59,6 +60,7 @@ pub mod record;
 pub mod redact;
 pub(crate) mod replace;
 pub mod retry;
+pub mod rollback;
 pub mod session;
 pub mod status;
 pub mod uninstall;
@@ -221,6 +223,9 @@ pub enum ClusterError {
     /// An upgrade refused to go on.
     #[error(transparent)]
     Lifecycle(#[from] upgrade::LifecycleError),
+    /// A rollback refused to go on.
+    #[error(transparent)]
+    Rollback(#[from] rollback::RollbackError),
     /// Another run holds the lease, or the lease was lost.
     #[error(transparent)]
     Lease(#[from] lease::LeaseError),

@@ -74,6 +74,11 @@ pub struct InstallRecord {
     /// How the last run that changed the record ended (install, upgrade, uninstall).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// The release installed before the current one, when that install completed: what
+    /// `kfctl-rs rollback` returns to. Set when a run starts from a completed, successful
+    /// record of another release, profile or values; a retried failed run keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<InstallMeta>,
     /// Entries whose digest did not match when the record was read (added or changed by hand):
     /// left out of `inventory` and `kept`, reported, never acted on, not written back.
     #[serde(skip)]
@@ -93,6 +98,15 @@ pub struct LastRun {
     /// The error it ended with, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The release the run started from, when it was another one (`upgrade from 26.03`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// How many objects the run applied (0 in older records).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub applied: usize,
+    /// How many objects the run's plan holds (0 in older records).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planned: usize,
     /// When this outcome was first recorded (RFC 3339); an identical outcome later keeps it, so
     /// an unchanged re-run writes nothing.
     pub(crate) at: String,
@@ -123,6 +137,10 @@ pub struct InventoryEntry {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl InventoryEntry {
@@ -164,7 +182,9 @@ impl InstallRecord {
             (Some(p), true) => (p.waves_done, p.last_wave.clone()),
             _ => (0, String::new()),
         };
+        let previous_release = previous.as_ref().and_then(|p| p.previous_for(&meta));
         InstallRecord {
+            previous: previous_release,
             meta,
             plan_digest: plan_digest.to_string(),
             waves_total,
@@ -177,10 +197,26 @@ impl InstallRecord {
         }
     }
 
-    /// Record how this run ended; an outcome equal to the recorded one (but for its time) keeps
-    /// the recorded one.
+    /// What a run of `next` starting from this record keeps as the release before it: this
+    /// record's release when its last run completed and succeeded and `next` is another
+    /// release, profile or values; else the one it kept already (a retried failed run), unless
+    /// that is `next` itself (a rollback done).
+    fn previous_for(&self, next: &InstallMeta) -> Option<InstallMeta> {
+        let succeeded = self.last_run.as_ref().is_none_or(|r| r.succeeded);
+        if self.is_complete() && succeeded && !same_release(&self.meta, next) {
+            return Some(self.meta.clone());
+        }
+        self.previous.clone().filter(|p| !same_release(p, next))
+    }
+
+    /// Record how this run ended; an outcome equal to the recorded one (but for its time, and
+    /// the release it started from when this run started from its own) keeps the recorded one,
+    /// so a re-run that changed nothing writes nothing.
     pub(crate) fn finish(&mut self, outcome: LastRun) {
-        let same = self.last_run.as_ref().is_some_and(|l| LastRun { at: outcome.at.clone(), ..l.clone() } == outcome);
+        let same = self.last_run.as_ref().is_some_and(|l| {
+            let from = if outcome.from.is_none() { None } else { l.from.clone() };
+            LastRun { at: outcome.at.clone(), from, ..l.clone() } == outcome
+        });
         if !same {
             self.last_run = Some(outcome);
         }
@@ -319,6 +355,11 @@ impl InstallRecord {
     }
 }
 
+/// Whether two metas name the same release, profile and values.
+pub(crate) fn same_release(a: &InstallMeta, b: &InstallMeta) -> bool {
+    a.upstream_version == b.upstream_version && a.profile == b.profile && a.values_digest == b.values_digest
+}
+
 const SEALED_KEY: &str = "sealed";
 const DIGEST_KEY: &str = "digest";
 
@@ -425,6 +466,50 @@ mod tests {
         let huge = " ".repeat(crate::input::MAX_INPUT_BYTES as usize + 1);
         let err = InstallRecord::from_configmap(&json!({"data": {RECORD_KEY: huge}})).unwrap_err().to_string();
         assert!(err.contains("record.json is 8388609 bytes, larger than the 8 MiB limit"), "{err}");
+    }
+
+    fn done(rec: &mut InstallRecord, succeeded: bool) {
+        rec.reach(rec.waves_total, "last");
+        let run = LastRun {
+            operation: "upgrade".into(),
+            succeeded,
+            stage: "done".into(),
+            error: None,
+            from: None,
+            applied: 1,
+            planned: 1,
+            at: "t".into(),
+        };
+        rec.finish(run);
+    }
+
+    #[test]
+    fn previous_is_the_last_completed_release_and_survives_a_failed_retry() {
+        let next = InstallMeta { upstream_version: "v1.12.0".into(), ..meta() };
+        let mut rec = InstallRecord::resume(None, meta(), "p1", 2);
+        done(&mut rec, true);
+        assert_eq!(InstallRecord::resume(Some(rec.clone()), meta(), "p1", 2).previous, None, "same release");
+        let mut failed = InstallRecord::resume(Some(rec.clone()), next.clone(), "p2", 2);
+        assert_eq!(failed.previous.as_ref(), Some(&meta()));
+        done(&mut failed, false);
+        let retried = InstallRecord::resume(Some(failed.clone()), next.clone(), "p2", 2);
+        assert_eq!(retried.previous.as_ref(), Some(&meta()), "a retried failed upgrade keeps it");
+        let rolled_back = InstallRecord::resume(Some(failed), meta(), "p1", 2);
+        assert_eq!(rolled_back.previous, None, "back on the previous release: nothing before it");
+        let other_values = InstallMeta { values_digest: "w".into(), ..meta() };
+        let unfinished = InstallRecord::resume(None, meta(), "p1", 2);
+        assert_eq!(InstallRecord::resume(Some(unfinished), other_values.clone(), "p3", 2).previous, None);
+        assert_eq!(InstallRecord::resume(Some(rec), other_values, "p3", 2).previous, Some(meta()));
+    }
+
+    #[test]
+    fn records_without_previous_read_and_write_none() {
+        let mut rec = InstallRecord::resume(None, meta(), "p", 1);
+        let cm = rec.to_configmap();
+        assert!(!cm["data"][RECORD_KEY].as_str().unwrap().contains("previous"));
+        rec.previous = Some(meta());
+        let read = InstallRecord::from_configmap(&rec.to_configmap()).unwrap();
+        assert_eq!(read.previous, Some(meta()));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! [`Session::open`] does everything that writes nothing: the plan, the credentials check, one
 //! connection, the preflight (version, provided dependencies, permissions, StorageClass), the
-//! install record (an upgrade with none stops here), the stored-version and immutable-field
+//! install record (an upgrade with none stops here; a rollback without a previous release, or
+//! with other values, too: [`super::rollback`]), the stored-version and immutable-field
 //! checks. The caller may then show [`Session::checked`] and [`Session::installed`], ask, and
 //! [`Session::restart_clock`] so the time a person took to answer is not taken from the run's
 //! `--timeout`. [`Session::install`] takes the lease and converges.
@@ -19,8 +20,10 @@ use super::preflight::{self, PreflightReport};
 use super::progress::{Event, Progress};
 use super::record::InstallRecord;
 use super::redact::Redactor;
+use super::rollback;
 use super::upgrade::{self, LifecycleError};
 use crate::catalog::RenderedObject;
+use crate::source::releases;
 use std::time::Instant;
 
 /// A run opened and checked, nothing written yet.
@@ -51,7 +54,15 @@ impl Session {
         if options.operation == Operation::Upgrade && previous.is_none() {
             return Err(LifecycleError::NothingInstalled { server: engine.api.server.clone() }.into());
         }
-        upgrade::check_stored_versions(&engine.api, &plan).await?;
+        if options.operation == Operation::Rollback {
+            let server = &engine.api.server;
+            rollback::check(server, previous.as_ref(), &options.meta, releases::no_rollback_from)?;
+        }
+        rollback::check_downgrade(previous.as_ref(), &options.meta, releases::no_rollback_from)?;
+        let back = rollback::goes_back(options.operation, previous.as_ref(), &options.meta);
+        upgrade::check_stored_versions(&engine.api, &plan)
+            .await
+            .map_err(|e| rollback::explain_stored_versions(e, back, &options.meta))?;
         let replacements = immutable::plan_replacements(&engine.api, &engine.resolver, &plan).await?;
         let notices = replacements.iter().map(|f| format!("{}: {}", f.object, f.describe())).collect();
         engine.replacements = replacements.into_iter().map(|f| (f.object.clone(), f)).collect();
@@ -109,7 +120,7 @@ impl Session {
         let previous = if lease.is_some() { read_record(&engine.api).await? } else { previous };
         let mut run = Run::start(&engine, &plan, options.meta.clone(), previous);
         let outcome = run.converge(&engine, &plan, &options, progress).await;
-        run.finish(options.operation, outcome.as_ref().err());
+        run.finish(options.operation, outcome.as_ref().err(), from.as_ref(), &plan);
         run.save(&engine).await;
         let released = match lease {
             Some(lease) => lease.release().await,

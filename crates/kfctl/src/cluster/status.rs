@@ -205,6 +205,24 @@ async fn judge(api: &ApiClient, resolver: &Resolver, entry: &InventoryEntry) -> 
     }
 }
 
+/// `upgrade from 26.03 to 26.03.1 failed at wave 9/20: kubeflow: workloads, 310 of 729 objects
+/// applied (2026-06-10T12:00:00Z)`; a run that succeeded says `succeeded`.
+fn describe_run(run: &super::record::LastRun, meta: &super::InstallMeta) -> String {
+    let to = &meta.upstream_version;
+    let what = match &run.from {
+        Some(from) => format!("{} from {from} to {to}", run.operation),
+        None => format!("{} of {to}", run.operation),
+    };
+    let applied = match run.planned {
+        0 => String::new(),
+        planned => format!(", {} of {planned} objects applied", run.applied),
+    };
+    match run.succeeded {
+        true => format!("{what} succeeded{applied} ({})", run.at),
+        false => format!("{what} failed at {}{applied} ({})", run.stage, run.at),
+    }
+}
+
 /// The human summary of a report.
 pub fn render_text(report: &StatusReport) -> String {
     let r = &report.record;
@@ -220,11 +238,13 @@ pub fn render_text(report: &StatusReport) -> String {
         if r.last_wave.is_empty() { String::new() } else { format!(" (last: {})", r.last_wave) },
     );
     if let Some(run) = &r.last_run {
-        let outcome = if run.succeeded { "succeeded" } else { "failed" };
-        out.push_str(&format!("last run: {} {outcome} at {} (stage: {})\n", run.operation, run.at, run.stage));
+        out.push_str(&format!("last run: {}\n", describe_run(run, &r.meta)));
         if let Some(error) = &run.error {
             out.push_str(&format!("last error: {error}\n"));
         }
+    }
+    if let Some(previous) = &r.previous {
+        out.push_str(&format!("previous: {}, rollback with kfctl-rs rollback\n", super::rollback::describe(previous)));
     }
     if !r.kept.is_empty() {
         out.push_str(&format!("kept (no longer installed, not deleted): {} objects\n", r.kept.len()));

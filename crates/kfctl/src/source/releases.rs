@@ -44,6 +44,9 @@ pub struct Release {
     /// Upstream's notes on upgrading to this release that no render can express (data to
     /// migrate by hand), printed by `upgrade --plan` and kept in the install record.
     pub(crate) upgrade_notes: &'static [&'static str],
+    /// Upstream's stated reason a cluster on this release cannot return to an earlier one (a
+    /// database migration with no way back, say): `kfctl-rs rollback` from it refuses with it.
+    pub(crate) no_rollback_from: Option<&'static str>,
 }
 
 #[derive(Deserialize)]
@@ -65,6 +68,7 @@ struct ReleaseEntry {
     digest: Option<String>,
     #[serde(default)]
     upgrade_notes: Vec<String>,
+    no_rollback_from: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -111,6 +115,7 @@ fn parse_file(text: &str) -> Result<Loaded, String> {
             remote_bases: Box::leak(remote_bases.into_boxed_slice()),
             digest: entry.digest.map(leak),
             upgrade_notes: Box::leak(entry.upgrade_notes.into_iter().map(leak).collect::<Vec<_>>().into_boxed_slice()),
+            no_rollback_from: entry.no_rollback_from.map(leak),
         });
     }
     Ok(Loaded { repository: leak(repository.to_string()), releases })
@@ -167,6 +172,12 @@ pub fn upgrade_notes_of(version: &str) -> Vec<String> {
         .filter(|r| r.version == version)
         .flat_map(|r| r.upgrade_notes.iter().map(|n| n.to_string()))
         .collect()
+}
+
+/// Why a cluster on the known release `version` cannot roll back to an earlier one, when
+/// upstream says so (its `noRollbackFrom`); `None` for anything else.
+pub fn no_rollback_from(version: &str) -> Option<String> {
+    known().iter().find(|r| r.version == version).and_then(|r| r.no_rollback_from).map(str::to_string)
 }
 
 /// The upgrade notes of every known release after `from` up to and including `to`, oldest
@@ -337,6 +348,7 @@ mod tests {
             remote_bases: &[],
             digest: None,
             upgrade_notes: &[],
+            no_rollback_from: None,
         }
     }
 
@@ -510,6 +522,19 @@ mod tests {
     fn unknown_version_lists_known_ones() {
         let err = select_from(&catalog(), "2.0").unwrap_err().to_string();
         assert_eq!(err, "release 2.0: unknown version; known versions: v1.11.0, v1.10.2, v1.10.0, v1.9.1");
+    }
+
+    #[test]
+    fn no_rollback_from_is_data_and_no_real_release_states_one() {
+        let text = "repository: a/b\nreleases:\n- version: '26.03'\n  kubernetes: {min: '1.34'}\n\
+                    - version: '26.03.1'\n  kubernetes: {min: '1.35'}\n  noRollbackFrom: 'its database moved on'\n";
+        let loaded = parse_file(text).unwrap();
+        let notes: Vec<_> = loaded.releases.iter().map(|r| r.no_rollback_from).collect();
+        assert_eq!(notes, [None, Some("its database moved on")]);
+        assert!(parse_file(&text.replace("noRollbackFrom", "noRollback")).is_err(), "a misspelt key is refused");
+        // no confirmed upstream fact says a release cannot go back: no real entry has a note
+        assert!(known().iter().all(|r| r.no_rollback_from.is_none()));
+        assert_eq!(no_rollback_from("26.03.1"), None);
     }
 
     #[test]
