@@ -511,6 +511,19 @@ async fn upgrade_26_03_kind_to_26_03_1_in_one_run_keeps_users_objects_and_hands_
     let replaced = ("apps/Deployment".to_string(), "kubeflow".to_string(), "profiles-deployment".to_string());
     let replaced_uid = uid_of(&replaced).expect("26.03's profiles controller is installed");
 
+    // The plan names each replace with its field, and each prune.
+    let plan = change_plan(&new, &cluster.target(), false, 16).await.unwrap();
+    let change_of = |kind: &str, name: &str| {
+        plan.objects.iter().find(|o| o.object.kind == kind && o.object.name == name).map(|o| (o.change, o.reason.clone()))
+    };
+    for deployment in ["jobset-controller-manager", "profiles-deployment"] {
+        let (change, reason) = change_of("Deployment", deployment).unwrap_or_else(|| panic!("{deployment} planned"));
+        assert_eq!(change, Change::Replace, "{deployment}");
+        assert!(reason.is_some_and(|r| r.contains("spec.selector")), "{deployment}: the plan names the field");
+    }
+    assert_eq!(change_of("Deployment", "centraldashboard").map(|(c, _)| c), Some(Change::Prune));
+    assert_eq!(change_of("Deployment", "admission-webhook-deployment").map(|(c, _)| c), Some(Change::Prune));
+
     let mut options = cluster.options_for("kind", "26.03.1");
     quiet(&mut options);
     options.operation = Operation::Upgrade;
