@@ -11,13 +11,13 @@ use std::path::PathBuf;
     about = "Install Kubeflow the Helm way: render kubeflow/manifests 1:1, export Helm charts, install selectively",
     after_help = kfctl::exit::Code::help_text()
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Build a kustomization folder, like `kustomize build DIR`.
     Build(BuildArgs),
     /// Render a profile with values: the Kubernetes objects on stdout.
@@ -65,7 +65,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The kustomization folder.
     pub dir: PathBuf,
     /// Resolve remote references through this offline mirror (never touches the network).
@@ -87,7 +87,7 @@ pub struct BuildArgs {
 
 /// `--load-restrictor`, spelled as kustomize spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LoadRestrictor {
+pub(crate) enum LoadRestrictor {
     #[value(name = "LoadRestrictionsRootOnly")]
     RootOnly,
     #[value(name = "LoadRestrictionsNone")]
@@ -96,7 +96,7 @@ pub enum LoadRestrictor {
 
 /// Where upstream kubeflow/manifests comes from.
 #[derive(Debug, Clone, Args)]
-pub struct SourceFlags {
+pub(crate) struct SourceFlags {
     /// Upstream kubeflow/manifests: a folder, a .tar.gz archive or a kfctl-rs bundle
     /// (default: the release --version from the cache, fetched if missing).
     #[arg(long)]
@@ -120,7 +120,7 @@ pub struct SourceFlags {
 
 /// What to render: profile, components and values.
 #[derive(Debug, Clone, Args)]
-pub struct RenderFlags {
+pub(crate) struct RenderFlags {
     /// A built-in profile (kind, minimal, multi-tenant) or a profile file.
     #[arg(long)]
     pub profile: String,
@@ -154,7 +154,7 @@ pub struct RenderFlags {
 
 impl RenderFlags {
     /// Every `--set`-family flag, tagged with its kind (the render applies them in Helm's order).
-    pub fn set_flags(&self) -> Vec<SetFlag> {
+    pub(crate) fn set_flags(&self) -> Vec<SetFlag> {
         let kinds = [
             (SetKind::Set, &self.sets),
             (SetKind::String, &self.set_string),
@@ -167,7 +167,7 @@ impl RenderFlags {
 }
 
 #[derive(Debug, Args)]
-pub struct TemplateArgs {
+pub(crate) struct TemplateArgs {
     #[command(flatten)]
     pub render: RenderFlags,
     /// Write one file per component into this folder instead of stdout.
@@ -181,7 +181,7 @@ pub struct TemplateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ValuesArgs {
+pub(crate) struct ValuesArgs {
     #[command(flatten)]
     pub render: RenderFlags,
     /// Print this subchart's values.yaml instead of the umbrella chart's.
@@ -193,7 +193,7 @@ pub struct ValuesArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ProfileCommand {
+pub(crate) enum ProfileCommand {
     /// The built-in profiles.
     List,
     /// A profile's components and variants.
@@ -216,7 +216,7 @@ pub enum ProfileCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ImagesArgs {
+pub(crate) struct ImagesArgs {
     #[command(flatten)]
     pub render: RenderFlags,
     /// What to print: one reference a line (text), each with where it is used (json), or
@@ -230,14 +230,14 @@ pub struct ImagesArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ImagesOutput {
+pub(crate) enum ImagesOutput {
     Text,
     Json,
     Script,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SecretsCommand {
+pub(crate) enum SecretsCommand {
     /// Write a values file with fresh random credentials (Dex password, OIDC client secret,
     /// oauth2-proxy cookie secret, Pipelines object store keys).
     Generate {
@@ -258,7 +258,7 @@ pub enum SecretsCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// The expected stream (a file, or - for stdin).
     pub expected: String,
     /// The actual stream (a file, or - for stdin).

@@ -3,25 +3,25 @@
 
 use std::fmt::Write as _;
 
-pub use kfctl::exit::Code;
+pub(crate) use kfctl::exit::Code;
 
 /// An error that already knows its exit code. Layers wrap their own errors in it at the edge.
 #[derive(Debug, thiserror::Error)]
 #[error("{source}")]
-pub struct Coded {
+pub(crate) struct Coded {
     pub code: Code,
     #[source]
     pub source: anyhow::Error,
 }
 
 /// Attach an exit code to any error.
-pub fn coded(code: Code, err: impl Into<anyhow::Error>) -> anyhow::Error {
+pub(crate) fn coded(code: Code, err: impl Into<anyhow::Error>) -> anyhow::Error {
     anyhow::Error::new(Coded { code, source: err.into() })
 }
 
 /// The exit code for an error chain: an explicit [`Coded`] wins, then the first error whose
 /// type decides one ([`kfctl::exit::code_of`]); never the text of a message.
-pub fn code_for(err: &anyhow::Error) -> Code {
+pub(crate) fn code_for(err: &anyhow::Error) -> Code {
     if let Some(coded) = err.chain().find_map(|e| e.downcast_ref::<Coded>()) {
         return coded.code;
     }
@@ -29,7 +29,7 @@ pub fn code_for(err: &anyhow::Error) -> Code {
 }
 
 /// Render an error chain once, ripgrep style: `kfctl-rs: outer: inner: root`.
-pub fn render_error(err: &anyhow::Error) -> String {
+pub(crate) fn render_error(err: &anyhow::Error) -> String {
     let mut out = String::from("kfctl-rs: error: ");
     let mut first = true;
     let mut last = String::new();
@@ -52,7 +52,7 @@ pub fn render_error(err: &anyhow::Error) -> String {
 }
 
 /// A reader that stopped reading (`kfctl-rs template | head`) is not an error.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain()
         .any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }

@@ -1,5 +1,7 @@
 //! The `kfctl-rs` binary: parse the command line, run one command, print any error chain once.
 
+#![deny(unreachable_pub)]
+
 mod cli;
 mod commands;
 mod exit;

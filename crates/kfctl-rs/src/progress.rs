@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 const DEFAULT_WIDTH: usize = 100;
 
 /// An indicatif bar per wave, its message the pending block.
-pub struct BarProgress {
+pub(crate) struct BarProgress {
     bar: Option<indicatif::ProgressBar>,
     since: PendingSince,
 }
 
 impl BarProgress {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         BarProgress { bar: None, since: PendingSince::default() }
     }
 }

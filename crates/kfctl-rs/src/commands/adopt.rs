@@ -17,7 +17,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
-pub struct AdoptArgs {
+pub(crate) struct AdoptArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -42,7 +42,7 @@ pub struct AdoptArgs {
 }
 
 /// `kfctl-rs adopt`.
-pub fn run(args: AdoptArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: AdoptArgs) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let (objects, meta) = args.source.objects_and_meta()?;
     let target = args.cluster.target();

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-pub fn run(args: BuildArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: BuildArgs) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let remote: Arc<dyn RemoteResolver> = match &args.remote_mirror {
         Some(root) => Arc::new(MirrorResolver { root: root.clone() }),

@@ -11,7 +11,7 @@ use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Subcommand)]
-pub enum ChartCommand {
+pub(crate) enum ChartCommand {
     /// Write an umbrella Helm chart (one subchart per component) whose `helm template` equals
     /// `kfctl-rs template` with the same profile and values; the values given here become the
     /// charts' defaults.
@@ -19,7 +19,7 @@ pub enum ChartCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ChartExportArgs {
+pub(crate) struct ChartExportArgs {
     #[command(flatten)]
     pub render: RenderFlags,
     /// The folder to write (must not exist or be empty; see --force).
@@ -55,7 +55,7 @@ pub struct ChartExportArgs {
     pub argocd_project: String,
 }
 
-pub fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
     let ChartCommand::Export(args) = cmd;
     crate::commands::print_notice();
     let flags = &args.render.source;

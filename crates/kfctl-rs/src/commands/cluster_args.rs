@@ -17,11 +17,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use super::output::Output;
+pub(crate) use super::output::Output;
 
 /// Which cluster: shared by install, status, diff and uninstall.
 #[derive(Debug, Clone, Args)]
-pub struct ClusterArgs {
+pub(crate) struct ClusterArgs {
     /// The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
@@ -31,14 +31,14 @@ pub struct ClusterArgs {
 }
 
 impl ClusterArgs {
-    pub fn target(&self) -> Target {
+    pub(crate) fn target(&self) -> Target {
         Target { kubeconfig: self.kubeconfig.clone(), context: self.context.clone() }
     }
 }
 
 /// `--wait[=BOOL]`, as kubectl's: install, upgrade and uninstall.
 #[derive(Debug, Clone, Args)]
-pub struct WaitArgs {
+pub(crate) struct WaitArgs {
     /// Wait until the run's work is done (the default): install and upgrade wait for every
     /// object to be ready, uninstall for deleted namespaces to go. With --wait=false, install
     /// still waits for what the next wave needs (namespaces, CRDs, webhooks serving) and
@@ -57,7 +57,7 @@ pub struct WaitArgs {
 
 /// Where the objects come from (the renderer's flags join here when it is wired).
 #[derive(Debug, Clone, Args)]
-pub struct SourceArgs {
+pub(crate) struct SourceArgs {
     /// The profile, values and upstream source to render (as for `template`).
     #[command(flatten)]
     pub render: crate::cli::RenderFlags,
@@ -69,7 +69,7 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// The objects to install, tagged with their components, and what the install record says
     /// about them: the profile's render (the default), or a pre-rendered stream (`--objects`).
-    pub fn objects_and_meta(&self) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
+    pub(crate) fn objects_and_meta(&self) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
         if let Some(path) = &self.objects {
             return load_objects(path, &self.render.profile);
         }
@@ -98,7 +98,7 @@ impl SourceArgs {
 
 /// What the renderer knows about the objects it rendered.
 #[derive(Debug, Clone, Default)]
-pub struct RenderMeta {
+pub(crate) struct RenderMeta {
     pub meta: InstallMeta,
     pub uses_default_credentials: bool,
     /// Upstream's demo login still works (what the install's summary says to log in as).
@@ -112,7 +112,7 @@ pub struct RenderMeta {
 }
 
 /// `90s`, `20m`, `1h`, `500ms` or plain seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
@@ -131,7 +131,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A `--timeout`: a duration as [`parse_duration`] reads it, more than zero (a zero
 /// deadline would give up before the first request: a usage error, not an unreachable server).
-pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
     let timeout = parse_duration(text)?;
     if timeout.is_zero() {
         return Err(format!("{:?}: expected a timeout above zero, like 90s, 5m or 1h", text.trim()));
@@ -140,7 +140,7 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 }
 
 /// Read a pre-rendered stream (`--objects`), attribute its objects to components and describe it.
-pub fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
+pub(crate) fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
     let text = kfctl::input::read_stream(&path.display().to_string(), "objects").map_err(|e| coded(Code::Usage, e))?;
     let objects = kfctl_yaml::parse_objects(&text, &path.display().to_string()).map_err(|e| coded(Code::Usage, e))?;
     let meta = InstallMeta {
@@ -178,12 +178,12 @@ fn profile_allows_default_credentials(profile: &str, catalog: &kfctl::catalog::C
 }
 
 /// A cluster error with its exit code.
-pub fn cluster_error(e: ClusterError) -> anyhow::Error {
+pub(crate) fn cluster_error(e: ClusterError) -> anyhow::Error {
     coded(e.exit_code(), e)
 }
 
 /// Indicatif on a terminal, plain lines otherwise.
-pub fn progress_sink() -> Box<dyn Progress> {
+pub(crate) fn progress_sink() -> Box<dyn Progress> {
     if std::io::stderr().is_terminal() {
         Box::new(BarProgress::new())
     } else {

@@ -18,7 +18,7 @@ fn read_stream(arg: &str) -> anyhow::Result<Vec<Value>> {
     Ok(docs.into_iter().filter(Value::is_object).collect())
 }
 
-pub fn run(args: CompareArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: CompareArgs) -> anyhow::Result<Code> {
     if args.expected == "-" && args.actual == "-" {
         return Err(coded(Code::Usage, anyhow::anyhow!("compare: only one of EXPECTED and ACTUAL can be - (stdin)")));
     }

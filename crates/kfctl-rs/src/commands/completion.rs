@@ -12,13 +12,13 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 #[derive(Debug, Clone, Args)]
-pub struct CompletionArgs {
+pub(crate) struct CompletionArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: Shell,
 }
 
-pub fn run(args: CompletionArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: CompletionArgs) -> anyhow::Result<Code> {
     let mut command = crate::cli::Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut command, "kfctl-rs", &mut out);

@@ -11,7 +11,7 @@ use kfctl::cluster::diff::{Action, diff_within, render_text};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -28,14 +28,18 @@ pub struct DiffArgs {
 }
 
 /// `kfctl-rs diff`: render the profile (or read `--objects`), then compare with the cluster.
-pub fn run(args: DiffArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: DiffArgs) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let (objects, meta) = args.source.objects_and_meta()?;
     run_with_objects(args, objects, meta)
 }
 
 /// Diff rendered objects against the cluster.
-pub fn run_with_objects(args: DiffArgs, objects: Vec<RenderedObject>, _meta: RenderMeta) -> anyhow::Result<Code> {
+pub(crate) fn run_with_objects(
+    args: DiffArgs,
+    objects: Vec<RenderedObject>,
+    _meta: RenderMeta,
+) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let entries = runtime
         .block_on(diff_within(

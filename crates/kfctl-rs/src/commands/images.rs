@@ -10,7 +10,7 @@ use kfctl::catalog::images::{self, ImageUse};
 use serde_json::json;
 use std::collections::BTreeMap;
 
-pub fn run(args: ImagesArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
     if let Some(mirror) = &args.mirror {
         images::check_registry("--mirror", mirror).map_err(|e| coded(Code::Usage, e))?;
     }

@@ -26,7 +26,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DryRunMode {
+pub(crate) enum DryRunMode {
     /// Print the plan; touch no cluster.
     Client,
     /// Apply every object with dryRun=All; persist nothing.
@@ -36,7 +36,7 @@ pub enum DryRunMode {
 use super::output::{Output, print_data};
 
 #[derive(Debug, Clone, Args)]
-pub struct InstallArgs {
+pub(crate) struct InstallArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -80,13 +80,17 @@ pub struct InstallArgs {
 }
 
 /// `kfctl-rs install`: render the profile (or read `--objects`), then install.
-pub fn run(args: InstallArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: InstallArgs) -> anyhow::Result<Code> {
     let (objects, meta) = args.source.objects_and_meta()?;
     run_with_objects(args, objects, meta)
 }
 
 /// Install rendered objects.
-pub fn run_with_objects(args: InstallArgs, objects: Vec<RenderedObject>, meta: RenderMeta) -> anyhow::Result<Code> {
+pub(crate) fn run_with_objects(
+    args: InstallArgs,
+    objects: Vec<RenderedObject>,
+    meta: RenderMeta,
+) -> anyhow::Result<Code> {
     run_operation(args, objects, meta, Operation::Install)
 }
 
@@ -96,7 +100,7 @@ fn names_a_cluster(args: &InstallArgs) -> bool {
 }
 
 /// Install or upgrade rendered objects.
-pub fn run_operation(
+pub(crate) fn run_operation(
     args: InstallArgs,
     objects: Vec<RenderedObject>,
     meta: RenderMeta,

@@ -7,13 +7,13 @@ use clap::Args;
 use kfctl::cluster::kind::{KIND_NODE_IMAGE, kind_config};
 
 #[derive(Debug, Clone, Args)]
-pub struct KindConfigArgs {
+pub(crate) struct KindConfigArgs {
     /// The node image (pinned by digest).
     #[arg(long, default_value = KIND_NODE_IMAGE)]
     pub node_image: String,
 }
 
-pub fn run(args: KindConfigArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: KindConfigArgs) -> anyhow::Result<Code> {
     print!("{}", kind_config(&args.node_image));
     Ok(Code::Success)
 }

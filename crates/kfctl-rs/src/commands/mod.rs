@@ -8,35 +8,35 @@ use kfctl::source::RemoteResolver;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub mod adopt;
-pub mod build;
-pub mod chart;
-pub mod cluster_args;
-pub mod compare;
-pub mod completion;
-pub mod diff;
-pub mod images;
-pub mod install;
-pub mod kind_config;
-pub mod output;
-pub mod profile;
-pub mod rollback;
-pub mod secrets;
-pub mod source;
-pub mod status;
-pub mod template;
-pub mod uninstall;
-pub mod unlock;
-pub mod upgrade;
-pub mod values;
+pub(crate) mod adopt;
+pub(crate) mod build;
+pub(crate) mod chart;
+pub(crate) mod cluster_args;
+pub(crate) mod compare;
+pub(crate) mod completion;
+pub(crate) mod diff;
+pub(crate) mod images;
+pub(crate) mod install;
+pub(crate) mod kind_config;
+pub(crate) mod output;
+pub(crate) mod profile;
+pub(crate) mod rollback;
+pub(crate) mod secrets;
+pub(crate) mod source;
+pub(crate) mod status;
+pub(crate) mod template;
+pub(crate) mod uninstall;
+pub(crate) mod unlock;
+pub(crate) mod upgrade;
+pub(crate) mod values;
 
 /// Print the best-effort notice on stderr: every rendering and installing command does.
-pub fn print_notice() {
+pub(crate) fn print_notice() {
     eprintln!("{}", kfctl::notice::BEST_EFFORT);
 }
 
 /// Run a parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<Code> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<Code> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Template(args) => template::run(args),
@@ -61,7 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Code> {
 }
 
 /// Upstream as a render needs it, and as an install record describes it.
-pub struct Upstream {
+pub(crate) struct Upstream {
     pub manifests_dir: PathBuf,
     pub resolver: Arc<dyn RemoteResolver>,
     /// The release (e.g. `v1.11.0`), or where the tree came from.
@@ -75,7 +75,7 @@ pub struct Upstream {
 
 /// Open upstream: a folder, archive or bundle given with `--source`, else the cached
 /// release `--version` (fetched if missing, unless `--offline`).
-pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
+pub(crate) fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
     let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     spec.verify = flags.verify;
@@ -116,7 +116,7 @@ pub fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
 }
 
 /// The opened upstream (its warnings printed once, on stderr).
-pub fn open_source(flags: &SourceFlags) -> anyhow::Result<kfctl::source::OpenedSource> {
+pub(crate) fn open_source(flags: &SourceFlags) -> anyhow::Result<kfctl::source::OpenedSource> {
     let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     spec.verify = flags.verify;
@@ -128,13 +128,13 @@ pub fn open_source(flags: &SourceFlags) -> anyhow::Result<kfctl::source::OpenedS
 }
 
 /// A render request from the command line's flags.
-pub fn render_request(flags: &RenderFlags) -> anyhow::Result<RenderRequest> {
+pub(crate) fn render_request(flags: &RenderFlags) -> anyhow::Result<RenderRequest> {
     let opened = open_source(&flags.source)?;
     Ok(request(flags, opened.manifests_dir, opened.resolver, opened.layout))
 }
 
 /// A render request for an opened upstream.
-pub fn request_for(flags: &RenderFlags, upstream: &Upstream) -> RenderRequest {
+pub(crate) fn request_for(flags: &RenderFlags, upstream: &Upstream) -> RenderRequest {
     request(flags, upstream.manifests_dir.clone(), upstream.resolver.clone(), upstream.layout.clone())
 }
 
@@ -159,6 +159,6 @@ fn request(
 /// ([`kfctl::exit::ExitStatus`]), decided once: the user's input 2, a security refusal 4 (an
 /// inline secret in a Dex connector, a load restriction), upstream missing 3 (a remote base the
 /// mirror lacks), a render failure 1 — whichever verb met it.
-pub fn catalog_error(err: CatalogError) -> anyhow::Error {
+pub(crate) fn catalog_error(err: CatalogError) -> anyhow::Error {
     anyhow::Error::new(err)
 }

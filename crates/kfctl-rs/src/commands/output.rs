@@ -9,14 +9,14 @@ use serde::Serialize;
 
 /// The format of a verb's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     Text,
     Json,
     Yaml,
 }
 
 /// Print `data` as `-o json` or `-o yaml` asks (text is the verb's own).
-pub fn print_data(output: Output, data: &impl Serialize) -> anyhow::Result<()> {
+pub(crate) fn print_data(output: Output, data: &impl Serialize) -> anyhow::Result<()> {
     match output {
         Output::Yaml => print!("{}", kfctl_yaml::to_yaml_stream(&[serde_json::to_value(data)?])),
         Output::Json | Output::Text => println!("{}", serde_json::to_string_pretty(data)?),

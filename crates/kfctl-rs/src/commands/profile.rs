@@ -6,7 +6,7 @@ use crate::cli::ProfileCommand;
 use crate::exit::Code;
 use kfctl::catalog::{Catalog, profile};
 
-pub fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
     let version = match &cmd {
         ProfileCommand::List => "latest",
         ProfileCommand::Show { version, .. } | ProfileCommand::Kustomization { version, .. } => version,

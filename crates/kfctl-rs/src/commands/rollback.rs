@@ -27,13 +27,13 @@ use kfctl::cluster::rollback::{self, RollbackError};
     mut_arg("version", |a| a.default_value("").hide_default_value(true)
         .help("The release to return to (default: the previous release; another one is refused)"))
 )]
-pub struct RollbackArgs {
+pub(crate) struct RollbackArgs {
     #[command(flatten)]
     pub install: InstallArgs,
 }
 
 /// `kfctl-rs rollback`: read the record's previous release, render it, converge to it.
-pub fn run(mut args: RollbackArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(mut args: RollbackArgs) -> anyhow::Result<Code> {
     let installed = read_installed(&args.install)?;
     fill_from_previous(&mut args.install, &installed.previous)?;
     let (objects, meta) = args.install.source.objects_and_meta()?;

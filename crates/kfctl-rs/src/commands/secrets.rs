@@ -16,7 +16,7 @@ use std::path::Path;
 const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// `len` random characters from [A-Za-z0-9], from the OS RNG.
-pub fn random_token(len: usize) -> anyhow::Result<String> {
+pub(crate) fn random_token(len: usize) -> anyhow::Result<String> {
     let limit = 256 - (256 % ALPHABET.len());
     let mut out = String::with_capacity(len);
     let mut buf = [0u8; 64];
@@ -40,7 +40,7 @@ enum PasswordSink {
     File(std::path::PathBuf),
 }
 
-pub fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
     let SecretsCommand::Generate { out, email, print_password, password_file } = cmd;
     let sink = password_sink(print_password, password_file)?;
     let password = random_token(32)?;

@@ -21,13 +21,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug, Args)]
-pub struct SourceArgs {
+pub(crate) struct SourceArgs {
     #[command(subcommand)]
     pub command: SourceCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SourceCommand {
+pub(crate) enum SourceCommand {
     /// Put an upstream release (or tag, or commit) and every remote base it references into the cache.
     Pull(PullArgs),
     /// Write an offline bundle (manifests, remote mirror and digests in one .tar.gz).
@@ -42,13 +42,13 @@ pub enum SourceCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     #[command(flatten)]
     pub source: crate::cli::SourceFlags,
 }
 
 #[derive(Debug, Args)]
-pub struct PullArgs {
+pub(crate) struct PullArgs {
     /// Release: an exact version (26.03.1, v1.11.0), a prefix (1.11, newest match) or `latest`;
     /// or an upstream tag (26.10) or full commit SHA no release has, fetched by that name (not
     /// pinned: a warning). With --from, the release the import is checked against.
@@ -62,7 +62,7 @@ pub struct PullArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BundleArgs {
+pub(crate) struct BundleArgs {
     /// Release to bundle (pulled into the cache first if needed).
     #[arg(long)]
     pub version: Option<String>,
@@ -81,7 +81,7 @@ pub struct BundleArgs {
 
 /// Network behaviour shared by every command that may fetch.
 #[derive(Debug, Args, Clone, Default)]
-pub struct NetworkFlags {
+pub(crate) struct NetworkFlags {
     /// Never touch the network: use only the cache, local files and mirrors.
     #[arg(long)]
     pub offline: bool,
@@ -92,7 +92,7 @@ pub struct NetworkFlags {
 
 /// The [`SourceSpec`] of a rendering command's `--source/--version/--remote-mirror/--offline`
 /// flags, with `KFCTL_GITHUB_BASE`, `KFCTL_CA_FILE` and console progress.
-pub fn source_spec(
+pub(crate) fn source_spec(
     source: Option<&Path>,
     version: &str,
     remote_mirror: Option<&Path>,
@@ -112,7 +112,7 @@ pub fn source_spec(
 
 impl NetworkFlags {
     /// Fetch options from the environment (`KFCTL_GITHUB_BASE`), `--ca-file` and a console reporter.
-    pub fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
+    pub(crate) fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
         let mut options = FetchOptions::from_env().map_err(edge)?;
         if let Some(path) = &self.ca_file {
             let pem = std::fs::read(path)
@@ -125,7 +125,7 @@ impl NetworkFlags {
 }
 
 /// Attach the exit code a source error deserves (and, for a failed download, what to do).
-pub fn edge(err: SourceError) -> anyhow::Error {
+pub(crate) fn edge(err: SourceError) -> anyhow::Error {
     let code = if err.is_security() { Code::Security } else { Code::Source };
     if matches!(err, SourceError::Fetch { .. }) {
         let hint = "upstream could not be downloaded; check the network, or use a local copy: \
@@ -135,7 +135,7 @@ pub fn edge(err: SourceError) -> anyhow::Error {
     coded(code, err)
 }
 
-pub fn run(args: SourceArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: SourceArgs) -> anyhow::Result<Code> {
     kfctl::source::install_crypto_provider();
     match args.command {
         SourceCommand::Pull(args) => run_pull(args),
@@ -282,7 +282,7 @@ fn run_list() -> anyhow::Result<Code> {
 
 /// Download progress on stderr: a bar per download on a terminal, one line per event otherwise.
 #[derive(Default)]
-pub struct ConsoleReporter {
+pub(crate) struct ConsoleReporter {
     bar: Mutex<Option<ProgressBar>>,
 }
 

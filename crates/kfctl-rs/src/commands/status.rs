@@ -13,7 +13,7 @@ use kfctl::cluster::status::{render_text, status_within};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
@@ -27,7 +27,7 @@ pub struct StatusArgs {
     pub namespace: Option<String>,
 }
 
-pub fn run(args: StatusArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: StatusArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let report = runtime
         .block_on(status_within(

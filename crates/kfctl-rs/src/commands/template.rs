@@ -7,7 +7,7 @@ use kfctl::catalog::render::{Rendered, RenderedObject};
 use std::io::Write;
 use std::path::Path;
 
-pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: TemplateArgs) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let request = render_request(&args.render)?;
     if let Some(dir) = &args.as_kustomization {
@@ -35,7 +35,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<Code> {
 }
 
 /// Say which upstream default credentials the output still carries (never their values).
-pub fn warn_default_credentials(rendered: &Rendered) {
+pub(crate) fn warn_default_credentials(rendered: &Rendered) {
     for cred in &rendered.default_credentials {
         eprintln!(
             "warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate --out secrets.yaml` and pass -f secrets.yaml",

@@ -13,7 +13,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
-pub struct UninstallArgs {
+pub(crate) struct UninstallArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Also delete CRDs (with every custom resource of their kinds) and PVCs.
@@ -38,7 +38,7 @@ pub struct UninstallArgs {
     pub output: Output,
 }
 
-pub fn run(args: UninstallArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: UninstallArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let target = args.cluster.target();
     if !args.yes && !args.dry_run {

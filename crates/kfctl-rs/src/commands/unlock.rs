@@ -11,7 +11,7 @@ use clap::Args;
 use kfctl::cluster::lease::unlock;
 
 #[derive(Debug, Clone, Args)]
-pub struct UnlockArgs {
+pub(crate) struct UnlockArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[arg(long, short = 'o', value_enum, default_value = "text")]
@@ -21,7 +21,7 @@ pub struct UnlockArgs {
     pub timeout: std::time::Duration,
 }
 
-pub fn run(args: UnlockArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: UnlockArgs) -> anyhow::Result<Code> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let unlocked = runtime.block_on(unlock(&args.cluster.target(), args.timeout)).map_err(cluster_error)?;
     match (args.output, unlocked) {

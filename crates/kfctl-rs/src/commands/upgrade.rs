@@ -18,20 +18,20 @@ use kfctl::cluster::record::InstallMeta;
 use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan_within, from_to};
 
 #[derive(Debug, Clone, Args)]
-pub struct UpgradeArgs {
+pub(crate) struct UpgradeArgs {
     #[command(flatten)]
     pub install: InstallArgs,
 }
 
 /// `kfctl-rs upgrade`: render (or read `--objects`), then converge.
-pub fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
     let (objects, meta) = args.install.source.objects_and_meta()?;
     super::install::run_operation(args.install, objects, meta, Operation::Upgrade)
 }
 
 /// Print `upgrade: from → to` (or `rollback: …`) and upstream's notes for every release
 /// crossed (the session refused already when nothing is installed).
-pub fn announce(operation: Operation, from: &InstallMeta, to: &InstallMeta) {
+pub(crate) fn announce(operation: Operation, from: &InstallMeta, to: &InstallMeta) {
     eprintln!("{}: {}", operation.name(), from_to(from, to));
     for (release, note) in kfctl::source::releases::upgrade_notes_between(&from.upstream_version, &to.upstream_version)
     {
@@ -40,7 +40,7 @@ pub fn announce(operation: Operation, from: &InstallMeta, to: &InstallMeta) {
 }
 
 /// The plan judged against the cluster (`--plan` of `upgrade`, or of `install` naming a cluster).
-pub fn print_change_plan(
+pub(crate) fn print_change_plan(
     args: &InstallArgs,
     objects: &[RenderedObject],
     to: &InstallMeta,

@@ -8,7 +8,7 @@ use crate::exit::Code;
 use kfctl::catalog::render::prepare;
 use std::io::Write;
 
-pub fn run(args: ValuesArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: ValuesArgs) -> anyhow::Result<Code> {
     crate::commands::print_notice();
     let request = render_request(&args.render)?;
     let prepared = prepare(&request).map_err(catalog_error)?;
