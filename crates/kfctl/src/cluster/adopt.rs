@@ -4,7 +4,7 @@
 //! apply --server-side --force-conflicts -f -`) or by client-side `kubectl apply`. Adopting
 //! release V of a profile:
 //!
-//! 1. [`survey`] (read-only) renders V's plan and reads every object: *present* (its rendered
+//! 1. [`Adoption::open`] (read-only, one connection) renders V's plan and reads every object: *present* (its rendered
 //!    fields equal the live ones), *differing* (the fields that differ are listed; a differing
 //!    immutable field is left for the next upgrade to replace), *missing* (or its kind is not
 //!    served). It weighs the present objects' image tags and version labels against V's render
