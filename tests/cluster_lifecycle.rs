@@ -514,7 +514,10 @@ async fn upgrade_26_03_kind_to_26_03_1_in_one_run_keeps_users_objects_and_hands_
     // The plan names each replace with its field, and each prune.
     let plan = change_plan(&new, &cluster.target(), false, 16).await.unwrap();
     let change_of = |kind: &str, name: &str| {
-        plan.objects.iter().find(|o| o.object.kind == kind && o.object.name == name).map(|o| (o.change, o.reason.clone()))
+        plan.objects
+            .iter()
+            .find(|o| o.object.kind == kind && o.object.name == name)
+            .map(|o| (o.change, o.reason.clone()))
     };
     for deployment in ["jobset-controller-manager", "profiles-deployment"] {
         let (change, reason) = change_of("Deployment", deployment).unwrap_or_else(|| panic!("{deployment} planned"));
