@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::cluster::{Cluster, golden, obj, users_objects};
+use common::cluster::{Cluster, golden, identity_of as identity, obj, users_objects};
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::adopt::{AdoptError, AdoptOptions, adopt};
 use kfctl::cluster::diff::{Action, diff};
@@ -232,14 +232,6 @@ async fn adopt_refuses_another_release_naming_it_and_writes_nothing() {
     );
     assert_eq!(writes(&cluster), before);
     assert!(cluster.record().is_none());
-}
-
-fn identity(doc: &Value) -> (String, String, String) {
-    let api = doc["apiVersion"].as_str().unwrap_or("");
-    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
-    let kind = doc["kind"].as_str().unwrap_or("").to_string();
-    let ns = doc["metadata"]["namespace"].as_str().unwrap_or("").to_string();
-    (format!("{group}/{kind}"), ns, doc["metadata"]["name"].as_str().unwrap_or("").to_string())
 }
 
 #[tokio::test]

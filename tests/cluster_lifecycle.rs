@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::cluster::{Cluster, golden, obj};
+use common::cluster::{Cluster, golden, identity_of, kind_render, obj};
 
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::{ApiClient, ResourcePath};
@@ -100,6 +100,10 @@ fn platform(with_spark: bool) -> Vec<RenderedObject> {
         ));
     }
     objects
+}
+
+fn identity(o: &RenderedObject) -> (String, String, String) {
+    identity_of(&o.obj)
 }
 
 fn notices(progress: &RecordingProgress) -> Vec<String> {
@@ -377,14 +381,6 @@ async fn status_tells_a_failed_run_from_a_healthy_one() {
     assert!(report.healthy && report.record.last_run.unwrap().succeeded);
 }
 
-fn identity(o: &RenderedObject) -> (String, String, String) {
-    let api = o.obj["apiVersion"].as_str().unwrap_or("");
-    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
-    let kind = o.obj["kind"].as_str().unwrap_or("").to_string();
-    let ns = o.obj["metadata"]["namespace"].as_str().unwrap_or("").to_string();
-    (format!("{group}/{kind}"), ns, o.obj["metadata"]["name"].as_str().unwrap_or("").to_string())
-}
-
 #[tokio::test]
 #[cfg_attr(
     kfctl_no_upstream,
@@ -449,22 +445,6 @@ async fn upgrade_v1_10_2_to_v1_11_0_multi_tenant_keeps_the_users_notebook() {
     let rerun = change_plan(&golden("v1.11.0"), &cluster.target(), false, 16).await.unwrap();
     let changed: Vec<_> = rerun.objects.iter().filter(|o| o.change != Change::Unchanged).collect();
     assert!(changed.is_empty(), "a re-run would change {} objects, e.g. {:?}", changed.len(), changed.first());
-}
-
-/// The kind profile of `version` rendered from its snapshot, as `install --profile kind` does,
-/// less cert-manager's CA injection annotations (as [`golden`]: the test API server injects no
-/// CA unless a test scripts it).
-fn kind_render(version: &str) -> Vec<RenderedObject> {
-    let mut request = common::render_request("kind", Vec::new());
-    request.manifests_dir = common::manifests_dir_of(version);
-    request.layout = kfctl::catalog::render::Layout::Release(version.into());
-    let mut objects = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("kind on {version}: {e}")).objects;
-    for o in &mut objects {
-        if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {
-            annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-        }
-    }
-    objects
 }
 
 /// Issue 36's acceptance: a kfctl-rs install of 26.03 with the kind profile upgrades to 26.03.1
@@ -560,14 +540,4 @@ async fn upgrade_26_03_kind_to_26_03_1_in_one_run_keeps_users_objects_and_hands_
     let rerun = change_plan(&new, &cluster.target(), false, 16).await.unwrap();
     let changed: Vec<_> = rerun.objects.iter().filter(|o| o.change != Change::Unchanged).collect();
     assert!(changed.is_empty(), "a re-run would change {} objects, e.g. {:?}", changed.len(), changed.first());
-}
-
-fn identity_of(v: &Value) -> (String, String, String) {
-    let api = v["apiVersion"].as_str().unwrap_or("");
-    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
-    (
-        format!("{group}/{}", v["kind"].as_str().unwrap_or("")),
-        v["metadata"]["namespace"].as_str().unwrap_or("").to_string(),
-        v["metadata"]["name"].as_str().unwrap_or("").to_string(),
-    )
 }

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::cluster::{Cluster, obj};
+use common::cluster::{Cluster, identity_of, kind_render, obj};
 
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::install::Operation;
@@ -206,31 +206,6 @@ async fn the_rollback_verb_plans_and_rolls_back_a_pre_rendered_install() {
     assert!(text.contains("rollback: v2 (kind) → pre-rendered (kind)") && text.contains("rolled back: "), "{text}");
     assert!(!cluster.has("", "configmaps", Some("kf"), "added"));
     unchanged_plan(&small("v1"), &cluster).await;
-}
-
-/// The kind profile of `version` rendered from its snapshot, less cert-manager's CA injection
-/// annotations (the test API server injects no CA), as `cluster_lifecycle`'s `kind_render`.
-fn kind_render(version: &str) -> Vec<RenderedObject> {
-    let mut request = common::render_request("kind", Vec::new());
-    request.manifests_dir = common::manifests_dir_of(version);
-    request.layout = kfctl::catalog::render::Layout::Release(version.into());
-    let mut objects = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("kind on {version}: {e}")).objects;
-    for o in &mut objects {
-        if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {
-            annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-        }
-    }
-    objects
-}
-
-fn identity_of(v: &Value) -> Id {
-    let api = v["apiVersion"].as_str().unwrap_or("");
-    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
-    (
-        format!("{group}/{}", v["kind"].as_str().unwrap_or("")),
-        v["metadata"]["namespace"].as_str().unwrap_or("").to_string(),
-        v["metadata"]["name"].as_str().unwrap_or("").to_string(),
-    )
 }
 
 fn namespace_of(r: &ObjectRef) -> String {

@@ -153,3 +153,31 @@ pub fn users_objects(platform: &[RenderedObject]) -> Vec<Value> {
     out.push(obj("v1", "PersistentVolumeClaim", ns, "work", json!({"spec": {"accessModes": ["ReadWriteOnce"]}})));
     out
 }
+
+/// The kind profile of `version` rendered from its snapshot, as `install --profile kind` does,
+/// less cert-manager's CA injection annotations (as [`golden`]: the test API server injects no
+/// CA unless a test scripts it).
+pub fn kind_render(version: &str) -> Vec<RenderedObject> {
+    let mut request = super::render_request("kind", Vec::new());
+    request.manifests_dir = super::manifests_dir_of(version);
+    request.layout = kfctl::catalog::render::Layout::Release(version.into());
+    let mut objects = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("kind on {version}: {e}")).objects;
+    for o in &mut objects {
+        if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {
+            annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+        }
+    }
+    objects
+}
+
+/// An object's identity as the cluster suites compare it: `group/Kind`, namespace (empty when
+/// cluster-scoped), name.
+pub fn identity_of(v: &Value) -> (String, String, String) {
+    let api = v["apiVersion"].as_str().unwrap_or("");
+    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    (
+        format!("{group}/{}", v["kind"].as_str().unwrap_or("")),
+        v["metadata"]["namespace"].as_str().unwrap_or("").to_string(),
+        v["metadata"]["name"].as_str().unwrap_or("").to_string(),
+    )
+}

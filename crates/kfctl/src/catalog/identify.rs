@@ -27,30 +27,9 @@ pub(crate) fn mark_of(obj: &Value) -> Option<String> {
     Some(format!("{kind}/{name}"))
 }
 
-/// Every component (with its default variant) whose marks `objects` hold, the most marks
-/// first (catalog order on a tie): a folder upstream merged several components into holds
-/// the marks of each.
-pub(crate) fn components_marked(catalog: &Catalog, objects: &[Value]) -> Vec<(String, String)> {
-    let present: BTreeSet<String> = objects.iter().filter_map(mark_of).collect();
-    let mut scores: Vec<(usize, &str, &str)> = catalog
-        .components
-        .values()
-        .map(|def| {
-            (
-                def.marks.iter().filter(|m| present.contains(m.as_str())).count(),
-                def.name.as_str(),
-                def.default_variant(),
-            )
-        })
-        .filter(|(score, _, _)| *score > 0)
-        .collect();
-    scores.sort_by_key(|(score, _, _)| std::cmp::Reverse(*score));
-    scores.into_iter().map(|(_, name, variant)| (name.to_string(), variant.to_string())).collect()
-}
-
-/// The component (and its default variant) whose marks `objects` hold the most of, when one
-/// component leads alone.
-pub(crate) fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String, String)> {
+/// How many marks of each component `objects` hold, the most first (catalog order on a tie),
+/// components with none left out.
+fn scores<'a>(catalog: &'a Catalog, objects: &[Value]) -> Vec<(usize, &'a str, &'a str)> {
     let present: BTreeSet<String> = objects.iter().filter_map(mark_of).collect();
     let mut scores: Vec<(usize, &str, &str)> = catalog
         .components
@@ -62,7 +41,19 @@ pub(crate) fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(
         .filter(|(score, _, _)| *score > 0)
         .collect();
     scores.sort_by_key(|(score, _, _)| std::cmp::Reverse(*score));
-    match scores.as_slice() {
+    scores
+}
+
+/// Every component (with its default variant) whose marks `objects` hold, the most marks
+/// first: a folder upstream merged several components into holds the marks of each.
+pub(crate) fn components_marked(catalog: &Catalog, objects: &[Value]) -> Vec<(String, String)> {
+    scores(catalog, objects).into_iter().map(|(_, name, variant)| (name.to_string(), variant.to_string())).collect()
+}
+
+/// The component (and its default variant) whose marks `objects` hold the most of, when one
+/// component leads alone.
+pub(crate) fn identify_objects(catalog: &Catalog, objects: &[Value]) -> Option<(String, String)> {
+    match scores(catalog, objects).as_slice() {
         [(best, name, variant), rest @ ..] if rest.first().is_none_or(|(next, _, _)| next < best) => {
             Some((name.to_string(), variant.to_string()))
         }
