@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::cluster::{Cluster, golden, identity_of, kind_render, obj};
+use common::cluster::{Cluster, crd, golden, identity_of, kind_render, obj};
 
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::api::{ApiClient, ResourcePath};
@@ -45,25 +45,6 @@ impl Cluster {
         let review = |path: &str| path.contains("selfsubjectaccessreviews");
         requests.iter().filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD") && !review(&r.path)).count()
     }
-}
-
-fn crd(plural: &str, kind: &str, versions: &[(&str, bool)]) -> Value {
-    let versions: Vec<Value> = versions
-        .iter()
-        .map(|(v, storage)| {
-            json!({"name": v, "served": true, "storage": storage,
-            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
-        })
-        .collect();
-    obj(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        None,
-        &format!("{plural}.example.org"),
-        json!({"spec": {"group": "example.org", "scope": "Namespaced",
-            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
-            "versions": versions}}),
-    )
 }
 
 fn tag(component: &str, docs: Vec<Value>) -> Vec<RenderedObject> {

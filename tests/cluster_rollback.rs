@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::cluster::{Cluster, identity_of, kind_render, obj};
+use common::cluster::{Cluster, crd, identity_of, kind_render, obj};
 
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::install::Operation;
@@ -36,25 +36,6 @@ fn options(cluster: &Cluster, version: &str, operation: Operation) -> InstallOpt
 
 fn tag(docs: Vec<Value>) -> Vec<RenderedObject> {
     docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
-}
-
-fn crd(versions: &[(&str, bool)]) -> Value {
-    let versions: Vec<Value> = versions
-        .iter()
-        .map(|(v, storage)| {
-            json!({"name": v, "served": true, "storage": storage,
-            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
-        })
-        .collect();
-    obj(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        None,
-        "widgets.example.org",
-        json!({"spec": {"group": "example.org", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "versions": versions}}),
-    )
 }
 
 /// A small release: `v1` has a config map; `v2` changes it and adds a config map and a namespace.
@@ -160,7 +141,7 @@ async fn rollback_with_other_values_or_another_version_refuses_naming_both() {
 #[tokio::test]
 async fn rollback_refuses_when_a_crd_stores_a_version_the_previous_release_lacks() {
     let cluster = Cluster::start(TestApiConfig::default());
-    let with = |versions: &[(&str, bool)]| tag(vec![crd(versions)]);
+    let with = |versions: &[(&str, bool)]| tag(vec![crd("widgets", "Widget", versions)]);
     run(&cluster, with(&[("v1alpha1", true)]), options(&cluster, "26.03", Operation::Install)).await.unwrap();
     let newer = with(&[("v1alpha1", false), ("v1", true)]);
     run(&cluster, newer, options(&cluster, "26.03.1", Operation::Upgrade)).await.unwrap();

@@ -181,3 +181,24 @@ pub fn identity_of(v: &Value) -> (String, String, String) {
         v["metadata"]["name"].as_str().unwrap_or("").to_string(),
     )
 }
+
+/// A CustomResourceDefinition of `<plural>.example.org` (kind `kind`) serving `versions`, each
+/// `(name, storage)`.
+pub fn crd(plural: &str, kind: &str, versions: &[(&str, bool)]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|(v, storage)| {
+            json!({"name": v, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+        })
+        .collect();
+    obj(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        &format!("{plural}.example.org"),
+        json!({"spec": {"group": "example.org", "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+            "versions": versions}}),
+    )
+}
