@@ -8,7 +8,7 @@ use crate::common;
 use common::cluster::{Cluster, obj};
 
 use kfctl::catalog::attribute::attribute_prerendered;
-use kfctl::catalog::{self, Catalog, RenderedObject};
+use kfctl::catalog::{Catalog, RenderedObject};
 use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::status::{render_text, status};
 use kfctl::cluster::{ClusterError, InstallOptions, install};
@@ -227,14 +227,7 @@ async fn status_reports_an_installed_object_that_failed_since() {
 
 /// The `minimal` profile (Trainer + JobSet) rendered from the snapshot, without CA injection.
 fn minimal() -> Vec<RenderedObject> {
-    let request = common::render_request("minimal", Vec::new());
-    let mut objects = catalog::render(&request).unwrap_or_else(|e| panic!("render minimal: {e}")).objects;
-    for o in &mut objects {
-        if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {
-            annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-        }
-    }
-    objects
+    common::cluster::render_for_test_server("minimal", common::release())
 }
 
 #[tokio::test]

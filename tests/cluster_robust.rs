@@ -10,7 +10,7 @@ use crate::common;
 use common::cluster::Cluster;
 
 use kfctl::catalog::attribute::attribute_prerendered;
-use kfctl::catalog::{self, Catalog, RenderedObject};
+use kfctl::catalog::{Catalog, RenderedObject};
 use kfctl::cluster::diff::{Action, diff};
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::progress::RecordingProgress;
@@ -106,18 +106,7 @@ fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
 /// The `minimal` profile rendered natively from the upstream snapshot, once per test binary.
 fn minimal() -> Vec<RenderedObject> {
     static RENDERED: std::sync::OnceLock<Vec<RenderedObject>> = std::sync::OnceLock::new();
-    RENDERED
-        .get_or_init(|| {
-            let request = common::render_request("minimal", Vec::new());
-            let mut objects = catalog::render(&request).unwrap_or_else(|e| panic!("render minimal: {e}")).objects;
-            for o in &mut objects {
-                if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {
-                    annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-                }
-            }
-            objects
-        })
-        .clone()
+    RENDERED.get_or_init(|| common::cluster::render_for_test_server("minimal", common::release())).clone()
 }
 
 /// The server's controllers for what minimal installs: cert-manager's resources become ready.

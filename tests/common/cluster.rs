@@ -103,9 +103,7 @@ pub fn golden(version: &str) -> Vec<RenderedObject> {
     let docs = docs
         .into_iter()
         .map(|mut d| {
-            if let Some(annotations) = d["metadata"]["annotations"].as_object_mut() {
-                annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-            }
+            strip_ca_injection(&mut d);
             d
         })
         .collect();
@@ -154,20 +152,31 @@ pub fn users_objects(platform: &[RenderedObject]) -> Vec<Value> {
     out
 }
 
-/// The kind profile of `version` rendered from its snapshot, as `install --profile kind` does,
-/// less cert-manager's CA injection annotations (as [`golden`]: the test API server injects no
-/// CA unless a test scripts it).
-pub fn kind_render(version: &str) -> Vec<RenderedObject> {
-    let mut request = super::render_request("kind", Vec::new());
+/// Drop cert-manager's CA-injection annotations from an object: the test API server runs no
+/// cert-manager to fill them (a test that wants injection scripts it).
+pub fn strip_ca_injection(obj: &mut Value) {
+    if let Some(annotations) = obj["metadata"]["annotations"].as_object_mut() {
+        annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
+    }
+}
+
+/// `profile` of `version` rendered from its snapshot, as `install --profile` does, less
+/// cert-manager's CA-injection annotations ([`strip_ca_injection`]).
+pub fn render_for_test_server(profile: &str, version: &str) -> Vec<RenderedObject> {
+    let mut request = super::render_request(profile, Vec::new());
     request.manifests_dir = super::manifests_dir_of(version);
     request.layout = kfctl::catalog::render::Layout::Release(version.into());
-    let mut objects = kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("kind on {version}: {e}")).objects;
+    let mut objects =
+        kfctl::catalog::render(&request).unwrap_or_else(|e| panic!("{profile} on {version}: {e}")).objects;
     for o in &mut objects {
-        if let Some(annotations) = o.obj["metadata"]["annotations"].as_object_mut() {
-            annotations.retain(|k, _| !k.starts_with("cert-manager.io/inject-ca-from"));
-        }
+        strip_ca_injection(&mut o.obj);
     }
     objects
+}
+
+/// The kind profile of `version`, as [`render_for_test_server`] renders it.
+pub fn kind_render(version: &str) -> Vec<RenderedObject> {
+    render_for_test_server("kind", version)
 }
 
 /// An object's identity as the cluster suites compare it: `group/Kind`, namespace (empty when
