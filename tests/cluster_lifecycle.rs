@@ -248,7 +248,12 @@ async fn a_lost_create_response_still_counts_as_created() {
     let cluster = Cluster::start(TestApiConfig::default().fault(lose));
     let report =
         install(platform(false), cluster.lifecycle_options("v1"), &mut RecordingProgress::default()).await.unwrap();
-    let settings = cluster.server.requests().into_iter().filter(|r| r.path.contains("/configmaps/settings")).count();
+    let settings = cluster
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" && r.path.contains("/configmaps/settings"))
+        .count();
     assert_eq!(settings, 2, "the lost response was not retried");
     let record = cluster.record().unwrap();
     let entry = record.inventory.iter().find(|e| e.reference.name == "settings").unwrap();

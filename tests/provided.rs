@@ -10,12 +10,11 @@
 
 use crate::common;
 
-use common::cluster::Cluster;
+use common::cluster::{Cluster, cert_manager_cluster as cluster, kubectl_applies};
 use kfctl::catalog::{RenderedObject, render};
 use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::uninstall::{UninstallOptions, uninstall};
 use kfctl::cluster::{InstallOptions, install};
-use kfctl_testapi::{StatusRule, Target as Rule, TestApiConfig};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -212,46 +211,6 @@ fn an_export_with_provided_values_lints_clean_and_renders_them_by_default() {
 
 // -------------------------------------------------------------------------------------------
 // On the test API server (a test double), with real kubectl installing the dependency first.
-
-/// The test double with cert-manager's controller and cainjector as status rules (whichever
-/// cert-manager runs, kfctl-rs's or the cluster's own, they stand in for its pods).
-fn cluster() -> Cluster {
-    let mut config = TestApiConfig::default();
-    for kind in ["Certificate", "Issuer", "ClusterIssuer"] {
-        config =
-            config.status_rule(StatusRule::ready_after(Rule::kind(kind).in_group("cert-manager.io"), Duration::ZERO));
-    }
-    for annotation in ["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"] {
-        let rule = Rule::default().with_annotation(annotation);
-        config = config.status_rule(StatusRule::inject_ca_bundle(rule, Duration::ZERO, "Y2E="));
-    }
-    Cluster::start(config)
-}
-
-/// Real kubectl applies `objects` server-side until they settle, as a platform team would.
-fn kubectl_applies(cluster: &Cluster, objects: &[RenderedObject]) {
-    let file = cluster.dir.path().join("dependency.yaml");
-    let docs: Vec<Value> = objects.iter().map(|o| o.obj.clone()).collect();
-    std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs)).unwrap();
-    let mut last = String::new();
-    for _ in 0..4 {
-        let out = Command::new(common::kubectl())
-            .arg("--kubeconfig")
-            .arg(&cluster.kubeconfig)
-            .arg("--cache-dir")
-            .arg(cluster.dir.path().join("cache"))
-            .args(["apply", "--server-side", "--force-conflicts", "-f"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        if out.status.success() {
-            cluster.server.objects(); // let the test double's controllers catch up (endpoints)
-            return;
-        }
-        last = String::from_utf8_lossy(&out.stderr).to_string();
-    }
-    panic!("kubectl apply did not settle: {last}");
-}
 
 fn options(cluster: &Cluster, rendered: &kfctl::catalog::Rendered) -> InstallOptions {
     let mut o = cluster.options_for("kind", common::release());

@@ -26,6 +26,7 @@ mod cluster_install;
 mod cluster_lease;
 mod cluster_lifecycle;
 mod cluster_ownership;
+mod cluster_preexisting;
 mod cluster_readiness_failure;
 mod cluster_replace;
 mod cluster_robust;

@@ -8,9 +8,10 @@ use kfctl::cluster::InstallOptions;
 use kfctl::cluster::api::Target;
 use kfctl::cluster::record::{InstallMeta, InstallRecord, RECORD_NAME, RECORD_NAMESPACE};
 use kfctl::cluster::retry::Backoff;
-use kfctl_testapi::{ObjectKey, TestApiConfig, TestApiServer};
+use kfctl_testapi::{ObjectKey, StatusRule, Target as Rule, TestApiConfig, TestApiServer};
 use serde_json::{Value, json};
 use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -70,7 +71,9 @@ impl Cluster {
         self.server
             .requests()
             .iter()
-            .filter(|r| r.path.contains(&path) && !r.path.contains("/customresourcedefinitions/") && r.status >= 400)
+            // a read that finds no object yet (404) is how every apply starts: not a refusal
+            .filter(|r| r.method != "GET" && r.path.contains(&path) && !r.path.contains("/customresourcedefinitions/"))
+            .filter(|r| r.status >= 400)
             .map(|r| format!("{} {} {}", r.method, r.path, r.status))
             .collect()
     }
@@ -210,4 +213,44 @@ pub fn crd(plural: &str, kind: &str, versions: &[(&str, bool)]) -> Value {
             "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
             "versions": versions}}),
     )
+}
+
+/// The test double with cert-manager's controller and cainjector as status rules (whichever
+/// cert-manager runs, kfctl-rs's or the cluster's own, they stand in for its pods).
+pub fn cert_manager_cluster() -> Cluster {
+    let mut config = TestApiConfig::default();
+    for kind in ["Certificate", "Issuer", "ClusterIssuer"] {
+        config =
+            config.status_rule(StatusRule::ready_after(Rule::kind(kind).in_group("cert-manager.io"), Duration::ZERO));
+    }
+    for annotation in ["cert-manager.io/inject-ca-from", "cert-manager.io/inject-ca-from-secret"] {
+        let rule = Rule::default().with_annotation(annotation);
+        config = config.status_rule(StatusRule::inject_ca_bundle(rule, Duration::ZERO, "Y2E="));
+    }
+    Cluster::start(config)
+}
+
+/// Real kubectl applies `objects` server-side until they settle, as a platform team would.
+pub fn kubectl_applies(cluster: &Cluster, objects: &[RenderedObject]) {
+    let file = cluster.dir.path().join("dependency.yaml");
+    let docs: Vec<Value> = objects.iter().map(|o| o.obj.clone()).collect();
+    std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs)).unwrap();
+    let mut last = String::new();
+    for _ in 0..4 {
+        let out = Command::new(crate::common::kubectl())
+            .arg("--kubeconfig")
+            .arg(&cluster.kubeconfig)
+            .arg("--cache-dir")
+            .arg(cluster.dir.path().join("cache"))
+            .args(["apply", "--server-side", "--force-conflicts", "-f"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            cluster.server.objects(); // let the test double's controllers catch up (endpoints)
+            return;
+        }
+        last = String::from_utf8_lossy(&out.stderr).to_string();
+    }
+    panic!("kubectl apply did not settle: {last}");
 }

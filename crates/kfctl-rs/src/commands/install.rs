@@ -163,16 +163,19 @@ pub(crate) fn run_operation(
                 shown["access"] = serde_json::to_value(&access)?;
                 print_data(args.output, &shown)?;
             }
-            Output::Text if report.dry_run => println!(
-                "dry run: the server accepted {} objects in {}/{} waves ({} would be created) on {} ({}); \
-                 objects it could not check yet are listed above as \"not checked\"",
-                report.applied,
-                report.waves_done,
-                report.waves_total,
-                report.created,
-                report.server,
-                report.server_version
-            ),
+            Output::Text if report.dry_run => {
+                println!(
+                    "dry run: the server accepted {} objects in {}/{} waves ({} would be created) on {} ({}); \
+                     objects it could not check yet are listed above as \"not checked\"",
+                    report.applied,
+                    report.waves_done,
+                    report.waves_total,
+                    report.created,
+                    report.server,
+                    report.server_version
+                );
+                print_preexisting(&report.preexisting);
+            }
             Output::Text => {
                 println!(
                     "{}{}: {} objects in {}/{} waves ({} created, {} pruned) on {} ({}) in {:.1}s",
@@ -190,6 +193,7 @@ pub(crate) fn run_operation(
                 for line in &report.prune.kept_summary {
                     println!("{line}");
                 }
+                print_preexisting(&report.preexisting);
                 if !report.waited {
                     println!(
                         "not waited for workloads to become ready (--wait=false): `kfctl-rs status` lists what is \
@@ -292,6 +296,22 @@ fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Objects that existed before the install without kfctl-rs's mark, each named: applied, never
+/// deleted.
+fn print_preexisting(objects: &[kfctl::cluster::ObjectRef]) {
+    if objects.is_empty() {
+        return;
+    }
+    println!(
+        "{} objects existed before the install and are not kfctl-rs's (no kfctl-rs mark): applied, never deleted by \
+         prune, uninstall or --purge; `kfctl-rs adopt` takes a platform over explicitly:",
+        objects.len()
+    );
+    for object in objects {
+        println!("  not kfctl-rs's: {object}");
+    }
 }
 
 #[cfg(test)]

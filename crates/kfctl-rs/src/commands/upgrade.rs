@@ -80,6 +80,13 @@ pub(crate) fn print_change_plan(
                     None => println!("  {mark:<9} wave {:>2}  {}", o.wave, o.object),
                 }
             }
+            if plan.preexisting() > 0 {
+                println!(
+                    "{} planned objects exist without kfctl-rs's mark: not kfctl-rs's (existed before the install); \
+                     applied, never deleted; `kfctl-rs adopt` takes a platform over explicitly",
+                    plan.preexisting()
+                );
+            }
             for line in &plan.kept_summary {
                 println!("{line}");
             }

@@ -452,7 +452,8 @@ async fn take_over(
     Ok(report)
 }
 
-/// Apply V's body with force as kfctl-rs, then remove kubectl's managers; `true` when some were
+/// Apply V's body with force as kfctl-rs, with kfctl-rs's mark (adopting is taking it over), then
+/// remove kubectl's managers; `true` when some were
 /// removed. An object whose immutable field differs is left as it is.
 async fn take_one(engine: &Engine, found: &Found, object: &PlannedObject) -> Result<bool, ClusterError> {
     if found.forced.is_some() {
@@ -462,7 +463,8 @@ async fn take_one(engine: &Engine, found: &Found, object: &PlannedObject) -> Res
     let refused = |f: ApiFailure| ClusterError::Refused { object: r.clone(), failure: Box::new(f) };
     let path = engine.resolver.resolve(&r.api_version, &r.kind).await.map_err(refused)?;
     let ns = scoped(&path, r);
-    let mut live = engine.api.apply(&path, ns, &r.name, &object.body, true, false).await.map_err(refused)?.live;
+    let body = super::mark::marked(&object.body);
+    let mut live = engine.api.apply(&path, ns, &r.name, &body, true, false).await.map_err(refused)?.live;
     for _ in 0..5 {
         let entries = live.pointer("/metadata/managedFields").and_then(Value::as_array).cloned().unwrap_or_default();
         let kept: Vec<Value> = entries.iter().filter(|e| !migrated(e)).cloned().collect();

@@ -5,12 +5,12 @@
 //!   and then re-creates it, rather than failing on "namespace is being terminated";
 //! * an apply whose response was lost (the connection dropped after the server wrote) is
 //!   retried and then answers 200, not 201: the object still counts as created by this run when
-//!   it reads so ([`created_by_this_run`]: manager `kfctl-rs`, created after the run started);
+//!   this run saw it absent and it now carries kfctl-rs's mark ([`super::mark`]);
 //! * after every wave converged, what the record lists and the render no longer holds is
 //!   pruned by the table of [`super::prune`], latest wave first.
 
 use super::ClusterError;
-use super::api::{Applied, ResourcePath};
+use super::api::ResourcePath;
 use super::engine::Engine;
 use super::object::ObjectRef;
 use super::ownership::{HAND_EDITED, delete_entries};
@@ -19,35 +19,11 @@ use super::progress::{Event, Progress};
 use super::prune::{self, Kept, identity};
 use super::record::{self, InstallRecord, InventoryEntry};
 use super::uninstall::{Recorded, foreign_objects};
-use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::HashSet;
 
 fn namespaces() -> ResourcePath {
     ResourcePath { group: String::new(), version: "v1".into(), plural: "namespaces".into(), namespaced: false }
-}
-
-/// Whether `live` was created by kfctl-rs's apply after `started` (second precision, as the
-/// server stamps `creationTimestamp`).
-pub(crate) fn created_by_this_run(live: &Value, started: Timestamp) -> bool {
-    let created =
-        live.pointer("/metadata/creationTimestamp").and_then(Value::as_str).and_then(|t| t.parse::<Timestamp>().ok());
-    let ours = live.pointer("/metadata/managedFields").and_then(Value::as_array).is_some_and(|fields| {
-        fields.iter().any(|f| {
-            f.get("manager").and_then(Value::as_str) == Some(super::api::FIELD_MANAGER)
-                && f.get("operation").and_then(Value::as_str) == Some("Apply")
-        })
-    });
-    ours && created.is_some_and(|c| c.as_second() >= started.as_second())
-}
-
-/// An apply that answered 200 after a lost response: created by this run if the object says so.
-pub(crate) fn recount_created(applied: Applied, started: Timestamp) -> Applied {
-    if applied.created || !created_by_this_run(&applied.live, started) {
-        return applied;
-    }
-    Applied { created: true, ..applied }
 }
 
 /// `None` once the namespace is not terminating (gone, or active).
@@ -190,21 +166,4 @@ pub(crate) async fn prune(
         kept.push(Kept { object: entry.reference, reason });
     }
     Ok(PruneReport { pruned, kept, kept_summary })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn created_by_this_run_needs_our_apply_and_a_fresh_creation() {
-        let started: Timestamp = "2026-12-01T12:00:00.700Z".parse().unwrap();
-        let live = |at: &str, manager: &str| json!({"metadata": {"creationTimestamp": at, "managedFields": [{"manager": manager, "operation": "Apply"}]}});
-        assert!(created_by_this_run(&live("2026-12-01T12:00:00Z", "kfctl-rs"), started));
-        assert!(!created_by_this_run(&live("2026-12-01T11:59:59Z", "kfctl-rs"), started));
-        assert!(!created_by_this_run(&live("2026-12-01T12:00:05Z", "kubectl"), started));
-        let applied = Applied { live: live("2026-12-01T12:00:01Z", "kfctl-rs"), created: false };
-        assert!(recount_created(applied, started).created);
-    }
 }

@@ -26,6 +26,7 @@ use super::api::{ApiClient, ResourcePath, Target};
 use super::discovery::Resolver;
 use super::engine::scoped;
 use super::immutable::{self, Remedy};
+use super::mark::{Found, body_for};
 use super::object::{ObjectRef, in_namespace};
 use super::plan::{Plan, PlannedObject};
 use super::redact::{REDACTED, Redactor, is_secret, redact_object};
@@ -39,6 +40,9 @@ pub(crate) use unified::unified;
 /// Metadata the server changes on every write; never part of a diff.
 const VOLATILE_METADATA: &[&str] =
     &["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
+
+/// The note on an object that exists without kfctl-rs's mark.
+pub(crate) const PREEXISTING_NOTE: &str = "existed before the install (no kfctl-rs mark): not kfctl-rs's; applied, never deleted; `kfctl-rs adopt` takes it over";
 
 /// A changed Secret value, on the new side of a diff.
 const REDACTED_CHANGED: &str = "<redacted, changed>";
@@ -76,6 +80,10 @@ pub struct DiffEntry {
     pub conflicts: Vec<Conflict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) note: Option<String>,
+    /// The object exists without kfctl-rs's mark: somebody else's, which install applies but
+    /// never deletes ([`super::mark`]); `adopt` takes it over.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub preexisting: bool,
     /// The unified YAML diff (Secret values redacted); empty when unchanged.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) unified: String,
@@ -165,6 +173,7 @@ fn entry(object: &PlannedObject, action: Action, note: Option<&str>) -> DiffEntr
         changes: Vec::new(),
         conflicts: Vec::new(),
         note: note.map(str::to_string),
+        preexisting: false,
         unified: String::new(),
     }
 }
@@ -201,7 +210,9 @@ async fn diff_one(
     if let Some(forced) = live.as_ref().and_then(|live| immutable::forced(r, &object.body, live)) {
         return Ok(replaced(object, live.as_ref(), forced.remedy, forced.describe()));
     }
-    let merged = match dry_run(api, &path, object, true).await {
+    let found = Found::of(live.as_ref());
+    let body = body_for(&object.body, found);
+    let merged = match dry_run(api, &path, r, &body, true).await {
         Ok(merged) => merged,
         Err(f) if f.is_missing_namespace() => {
             return Ok(would_create(object, "its namespace is not created yet"));
@@ -224,13 +235,14 @@ async fn diff_one(
         return Ok(e);
     };
     let (before, after) = (normalize(&live), normalize(&merged));
-    let mut e = entry(object, Action::Unchanged, None);
+    let mut e = entry(object, Action::Unchanged, (found == Found::PreExisting).then_some(PREEXISTING_NOTE));
+    e.preexisting = found == Found::PreExisting;
     compare(&before, &after, String::new(), &mut e.changes);
     if e.changes.is_empty() {
         return Ok(e);
     }
     e.action = Action::Change;
-    e.conflicts = match dry_run(api, &path, object, false).await {
+    e.conflicts = match dry_run(api, &path, r, &body, false).await {
         Err(f) if !f.conflicts.is_empty() => f.conflicts.into_iter().map(Conflict::from).collect(),
         _ => Vec::new(),
     };
@@ -263,15 +275,16 @@ fn replaced(object: &PlannedObject, live: Option<&Value>, remedy: Remedy, why: S
     e
 }
 
-/// A server-side dry-run apply (`force`: as `install --force-conflicts`); the merged object.
+/// A server-side dry-run apply of `body` (`force`: as `install --force-conflicts`); the merged
+/// object.
 async fn dry_run(
     api: &ApiClient,
     path: &ResourcePath,
-    object: &PlannedObject,
+    r: &ObjectRef,
+    body: &Value,
     force: bool,
 ) -> Result<Value, ApiFailure> {
-    let r = &object.reference;
-    Ok(api.apply(path, scoped(path, r), &r.name, &object.body, force, true).await?.live)
+    Ok(api.apply(path, scoped(path, r), &r.name, body, force, true).await?.live)
 }
 
 /// `apps.v1.Deployment.kf.web`, as kubectl diff names its files.
@@ -440,6 +453,7 @@ mod tests {
             changes: Vec::new(),
             conflicts: vec![Conflict { field: ".spec.replicas".into(), manager: "kubectl-patch".into() }],
             note: None,
+            preexisting: false,
             unified: "--- a\n+++ b\n@@ -1,1 +1,1 @@\n-  replicas: 3\n+  replicas: 1\n".into(),
         };
         let text = render_text(&[entry]);

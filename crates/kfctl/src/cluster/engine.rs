@@ -16,6 +16,7 @@ use super::api::{ApiClient, Applied, ResourcePath};
 use super::discovery::Resolver;
 use super::immutable::{Forced, is_immutable_refusal, refused_field, replaceable_kind};
 use super::judge::Verdict;
+use super::mark::{Found, body_for, carries_mark};
 use super::object::ObjectRef;
 use super::plan::{PlannedObject, Wave};
 use super::progress::{Event, FailedObject, Pending, Progress, RunClock};
@@ -81,8 +82,6 @@ pub(crate) struct Engine {
     pub redactor: Redactor,
     pub crd_kinds: HashSet<String>,
     pub interrupt: Option<watch::Receiver<bool>>,
-    /// When the run started: an object created after it by our apply was created by this run.
-    pub started: k8s_openapi::jiff::Timestamp,
     /// Objects to replace before applying (an immutable field changes: [`super::immutable`]).
     pub replacements: HashMap<ObjectRef, Forced>,
     crds_done_at: Mutex<Option<Instant>>,
@@ -91,7 +90,6 @@ pub(crate) struct Engine {
 impl Engine {
     pub(crate) fn new(api: ApiClient, settings: Settings, redactor: Redactor, crd_kinds: HashSet<String>) -> Self {
         let resolver = Resolver::new(api.clone());
-        let started = super::lease::now();
         Engine {
             api,
             resolver,
@@ -99,7 +97,6 @@ impl Engine {
             redactor,
             crd_kinds,
             interrupt: None,
-            started,
             replacements: HashMap::new(),
             crds_done_at: Mutex::new(None),
         }
@@ -196,8 +193,8 @@ impl Engine {
             }
             self.replace(object, forced.remedy, &forced.describe(), notes).await?;
         }
-        let lost = AtomicBool::new(false);
-        let applied = match self.send_apply(object, notes, &lost).await {
+        let absent_seen = AtomicBool::new(false);
+        let applied = match self.send_apply(object, notes, &absent_seen).await {
             Err(ObjectError::Failed(_, f))
                 if planned.is_none() && !self.settings.dry_run && is_immutable_refusal(&f) =>
             {
@@ -206,42 +203,54 @@ impl Engine {
                 };
                 let why = format!("{} is immutable (the server refused the patch)", refused_field(&f));
                 self.replace(object, remedy, &why, notes).await?;
-                self.send_apply(object, notes, &lost).await?
+                self.send_apply(object, notes, &absent_seen).await?
             }
             other => other?,
         };
-        // a response lost in transport may have been a 201: the object itself tells
-        if lost.load(Ordering::Relaxed) && !self.settings.dry_run {
-            return Ok(super::converge::recount_created(applied, self.started));
-        }
-        Ok(applied)
+        // a 201 whose answer was lost reads as 200 on the retry: the object was absent when this
+        // run first looked and now carries the mark, so this run's own request created it
+        let created_here = absent_seen.load(Ordering::Relaxed) && carries_mark(&applied.live);
+        Ok(Applied { created: applied.created || (created_here && !self.settings.dry_run), ..applied })
     }
 
-    /// The server-side apply of one object, under the retry table.
+    /// The server-side apply of one object, under the retry table: the live object is read
+    /// first, and the body carries kfctl-rs's mark unless the object is pre-existing
+    /// ([`super::mark`]); `absent_seen` notes that some attempt found nothing there.
     async fn send_apply(
         &self,
         object: &PlannedObject,
         notes: &mpsc::UnboundedSender<Note>,
-        lost: &AtomicBool,
+        absent_seen: &AtomicBool,
     ) -> Result<Applied, ObjectError> {
         let r = &object.reference;
         self.retrying(r, notes, || async {
             let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
             let namespace = scoped(&path, r);
-            let result = self
-                .api
-                .without_retries()
-                .apply(&path, namespace, &r.name, &object.body, self.settings.force_conflicts, self.settings.dry_run)
-                .await;
-            if matches!(&result, Err(f) if f.is_unserved_resource()) {
-                self.resolver.forget(&r.api_version).await;
+            let api = self.api.without_retries();
+            let found = match api.get(&path, namespace, &r.name).await {
+                Ok(live) => Found::of(live.as_ref()),
+                Err(f) => return Err(self.forget_unserved(r, f).await),
+            };
+            if found == Found::Absent {
+                absent_seen.store(true, Ordering::Relaxed);
             }
-            if matches!(&result, Err(f) if f.status.is_none()) {
-                lost.store(true, Ordering::Relaxed);
+            let body = body_for(&object.body, found);
+            let result =
+                api.apply(&path, namespace, &r.name, &body, self.settings.force_conflicts, self.settings.dry_run).await;
+            match result {
+                Err(f) => Err(self.forget_unserved(r, f).await),
+                ok => ok,
             }
-            result
         })
         .await
+    }
+
+    /// A failure saying the resource is not served any more makes discovery ask again.
+    async fn forget_unserved(&self, r: &ObjectRef, failure: ApiFailure) -> ApiFailure {
+        if failure.is_unserved_resource() {
+            self.resolver.forget(&r.api_version).await;
+        }
+        failure
     }
 
     /// Apply every object of a wave; `applied` is called for each object the server accepted.

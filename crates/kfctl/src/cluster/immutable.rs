@@ -23,6 +23,7 @@ use super::ClusterError;
 use super::api::ApiClient;
 use super::discovery::Resolver;
 use super::engine::scoped;
+use super::mark::carries_mark;
 use super::object::ObjectRef;
 use super::plan::Plan;
 use super::retry::ApiFailure;
@@ -288,6 +289,20 @@ pub(crate) fn refused_field(failure: &ApiFailure) -> String {
 
 /// Read the live object of every planned object the table names and judge it; writes nothing.
 /// A [`Remedy::Stop`] is an error naming the object, the field and what to do.
+/// A replace deletes the object first: an object without kfctl-rs's mark (it existed before the
+/// install) is never kfctl-rs's to delete, so its replace becomes a stop saying what to do.
+fn unless_preexisting(forced: Forced, live: &Value) -> Forced {
+    if carries_mark(live) || forced.remedy == Remedy::Stop {
+        return forced;
+    }
+    let hint = format!(
+        "replacing it means deleting it, and it existed before the install (no kfctl-rs mark): kfctl-rs never deletes \
+         what it did not create; delete {} yourself if it may go, then re-run",
+        forced.object
+    );
+    Forced { remedy: Remedy::Stop, hint, ..forced }
+}
+
 pub(crate) async fn plan_replacements(
     api: &ApiClient,
     resolver: &Resolver,
@@ -300,7 +315,7 @@ pub(crate) async fn plan_replacements(
             let refused = |f: ApiFailure| ClusterError::Refused { object: r.clone(), failure: Box::new(f) };
             let path = resolver.resolve(&r.api_version, &r.kind).await.map_err(refused)?;
             let live = api.get(&path, scoped(&path, r), &r.name).await.map_err(refused)?;
-            Ok(live.and_then(|live| forced(r, &o.body, &live)))
+            Ok(live.and_then(|live| forced(r, &o.body, &live).map(|f| unless_preexisting(f, &live))))
         })
         .buffered(16)
         .collect()

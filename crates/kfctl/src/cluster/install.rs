@@ -25,6 +25,7 @@ use super::converge::{self, PruneReport};
 use super::engine::Engine;
 use super::judge::{Verdict, Watch};
 use super::lease::LeaseTiming;
+use super::mark::carries_mark;
 use super::object::ObjectRef;
 use super::order::Class;
 use super::plan::{Plan, PlannedObject, Wave};
@@ -160,6 +161,10 @@ pub struct InstallReport {
     pub applied: usize,
     /// How many of them were created.
     pub created: usize,
+    /// Objects that existed before the install without kfctl-rs's mark: applied, not
+    /// kfctl-rs's, never deleted by prune, uninstall or `--purge` ([`super::mark`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preexisting: Vec<ObjectRef>,
     pub(crate) warnings: Vec<String>,
     /// How long the run took, in seconds.
     pub elapsed_seconds: f64,
@@ -218,6 +223,7 @@ pub(super) struct Run {
     waves_done: usize,
     applied: usize,
     created: usize,
+    preexisting: Vec<ObjectRef>,
     /// The wave (or `prune`) in progress, for the record's `lastRun`.
     stage: String,
 }
@@ -245,6 +251,7 @@ impl Run {
             waited: engine.settings.wait,
             applied: self.applied,
             created: self.created,
+            preexisting: self.preexisting.clone(),
             warnings: checks.warnings,
             elapsed_seconds: started.elapsed().as_secs_f64(),
             plan_digest: plan.digest.clone(),
@@ -254,7 +261,15 @@ impl Run {
     }
 
     pub(super) fn start(engine: &Engine, plan: &Plan, meta: InstallMeta, previous: Option<InstallRecord>) -> Run {
-        let mut run = Run { record: None, written: None, waves_done: 0, applied: 0, created: 0, stage: String::new() };
+        let mut run = Run {
+            record: None,
+            written: None,
+            waves_done: 0,
+            applied: 0,
+            created: 0,
+            preexisting: Vec::new(),
+            stage: String::new(),
+        };
         if engine.settings.dry_run {
             return run;
         }
@@ -347,9 +362,14 @@ impl Run {
     fn note(&mut self, object: &PlannedObject, wave: usize, applied: &Applied) {
         self.applied += 1;
         self.created += usize::from(applied.created);
+        let marked = carries_mark(&applied.live);
+        if !marked {
+            self.preexisting.push(object.reference.clone());
+        }
         if let Some(record) = &mut self.record {
             let uid = applied.live.pointer("/metadata/uid").and_then(Value::as_str);
-            record.note_applied(&object.reference, &object.component, wave, applied.created, uid);
+            let noted = record::Noted { created: applied.created, marked, uid };
+            record.note_applied(&object.reference, &object.component, wave, noted);
         }
     }
 

@@ -18,6 +18,7 @@
 //! | `judge` | one object's verdict while a wave waits: the table, its pods, a stalled rollout |
 //! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
 //! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
+//! | [`mark`] | the ownership mark on what kfctl-rs creates; pre-existing objects stay unmarked |
 //! | `ownership` | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
 //! | [`upgrade`], [`prune`], [`lease`], `unlock` | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
 //! | [`immutable`], `replace` | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
@@ -46,6 +47,7 @@ pub mod install;
 pub(crate) mod judge;
 pub mod kind;
 pub mod lease;
+pub mod mark;
 pub mod object;
 pub(crate) mod order;
 pub(crate) mod ownership;
@@ -68,7 +70,7 @@ pub(crate) mod unlock;
 pub mod upgrade;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};
-pub(crate) use object::ObjectRef;
+pub use object::ObjectRef;
 pub(crate) use progress::{FailedObject, Pending};
 pub use record::{InstallMeta, InstallRecord};
 
@@ -130,7 +132,13 @@ pub enum ClusterError {
         failure: Box<ApiFailure>,
     },
     /// An apply conflicts with another field manager and `--force-conflicts` was not passed.
-    #[error("{object}: {}; another field manager owns {}; re-run with --force-conflicts to take them over", failure.message, describe_conflicts(failure))]
+    #[error(
+        "{object}: {}; another field manager owns {}; if the cluster already runs this dependency, leave it to the \
+         cluster (`<component>.provided=true`), or re-run with --force-conflicts to take the fields over (an object \
+         kfctl-rs did not create stays another's: never deleted)",
+        failure.message,
+        describe_conflicts(failure)
+    )]
     Conflict {
         /// The object whose apply conflicts.
         object: ObjectRef,

@@ -1,28 +1,30 @@
 //! Ownership checked before any delete: prune, uninstall and purge delete only what the cluster
 //! itself shows as kfctl-rs's.
 //!
-//! The record is a ConfigMap anyone with write access to `kfctl-system` can edit, so it is not
-//! trusted alone. Before an entry is deleted:
-//! * namespaces the cluster owns (`default`, `kube-*`) and the record's own namespace are never
-//!   deleted from an entry ([`protected_namespace`]);
-//! * its UID must be the one recorded when kfctl-rs applied it (an object deleted and re-created
-//!   by someone else is someone else's), when the entry has one (records before UIDs do not);
-//! * the live object must carry kfctl-rs's field manager in `managedFields`, or, for an object
-//!   whose apply left kfctl-rs no field to own (a bare Namespace: the server keeps no empty
-//!   manager entry), have the recorded UID and no field manager at all (an entry of an older
-//!   record without UIDs is then kept; the next install or upgrade records the UIDs);
-//! * [`super::record`] seals each entry with a digest: an entry added or changed by hand is
-//!   reported as such and skipped. The digest is an integrity check against hand edits, not a
-//!   secret: the live checks above are what keep someone who can write the record from steering
-//!   deletes onto other objects.
+//! The record is a ConfigMap anyone with write access to `kfctl-system` can edit, and its seal
+//! is a digest anyone can recompute, so the record alone never decides a delete. An entry is
+//! deleted only when:
+//! * it is not a namespace the cluster owns (`default`, `kube-*`) or the record's own
+//!   ([`protected_namespace`]);
+//! * the record says kfctl-rs created or adopted it (an object that existed before the install
+//!   is released, never deleted);
+//! * the live object carries kfctl-rs's mark ([`super::mark`]), which only kfctl-rs's own
+//!   create (or an explicit `adopt`) puts there, and `--force-conflicts` never does;
+//! * its UID is the one recorded when kfctl-rs applied it (an object deleted and re-created by
+//!   someone else is someone else's; an entry without a UID deletes nothing);
+//! * its sealed digest matches ([`super::record`]): an entry added or changed by hand is
+//!   reported as such and skipped.
 //!
-//! An entry that fails is reported with the reason and skipped, never deleted.
+//! An entry that fails is reported with the reason and skipped, never deleted; the DELETE
+//! itself carries the UID as a precondition.
 
 use super::ClusterError;
-use super::api::{ApiClient, FIELD_MANAGER, ResourcePath};
+use super::api::{ApiClient, ResourcePath};
 use super::discovery::Resolver;
 use super::engine::scoped;
+use super::mark::{MARK_LABEL, carries_mark};
 use super::object::ObjectRef;
+use super::prune::PREEXISTING;
 use super::record::{InventoryEntry, RECORD_NAMESPACE};
 use super::retry::{ApiFailure, Backoff, Context, Decision, classify};
 use futures::StreamExt;
@@ -44,33 +46,25 @@ pub(crate) fn refused_by_name(r: &ObjectRef) -> Option<String> {
         .then(|| format!("namespace {} belongs to the cluster; kfctl-rs never deletes it", r.name))
 }
 
-/// Whether the live object carries kfctl-rs's field manager.
-pub(crate) fn managed_by_us(live: &Value) -> bool {
-    let managed = live.pointer("/metadata/managedFields").and_then(Value::as_array);
-    managed.is_some_and(|fields| fields.iter().any(|f| f.get("manager").and_then(Value::as_str) == Some(FIELD_MANAGER)))
-}
-
-/// Whether nobody owns a field of the live object (no `managedFields` entry at all).
-fn unmanaged(live: &Value) -> bool {
-    live.pointer("/metadata/managedFields").and_then(Value::as_array).is_none_or(Vec::is_empty)
-}
-
-/// Why the live object is not kfctl-rs's to delete, if it is not: it must be the object
-/// kfctl-rs applied (the recorded UID, when the entry has one) and show kfctl-rs's field
-/// manager; an object whose apply left no field for kfctl-rs to own (a bare Namespace or
-/// ServiceAccount: the server keeps no empty manager entry) counts as kfctl-rs's by its
-/// recorded UID only while nobody else manages a field of it either.
+/// Why the live object is not kfctl-rs's to delete, if it is not: the record must say kfctl-rs
+/// created or adopted it, the object must carry kfctl-rs's mark, and its UID must be the one
+/// recorded.
 pub(crate) fn not_ours(entry: &InventoryEntry, live: &Value) -> Option<String> {
     let live_uid = live.pointer("/metadata/uid").and_then(Value::as_str);
-    match (managed_by_us(live), entry.uid.as_deref(), live_uid) {
-        (_, Some(recorded), Some(live)) if recorded != live => Some(format!(
-            "its UID {live} is not the one kfctl-rs recorded ({recorded}): re-created by someone else, not deleted"
+    if !entry.owned() {
+        return Some(PREEXISTING.to_string());
+    }
+    match (entry.uid.as_deref(), live_uid) {
+        (Some(recorded), live) if live != Some(recorded) => Some(format!(
+            "its UID {} is not the one kfctl-rs recorded ({recorded}): re-created by someone else, not deleted",
+            live.unwrap_or("(none)")
         )),
-        (true, _, _) => None,
-        (false, Some(_), Some(_)) if unmanaged(live) => None,
-        (false, _, _) => {
-            Some(format!("the cluster shows no field manager {FIELD_MANAGER} on it; not kfctl-rs's, not deleted"))
-        }
+        _ if !carries_mark(live) => Some(format!(
+            "it carries no kfctl-rs mark (label {MARK_LABEL}): not created by kfctl-rs, not deleted; \
+             `kfctl-rs adopt` takes over what kfctl-rs should own"
+        )),
+        (Some(_), _) => None,
+        (None, _) => Some("its install-record entry holds no UID to check it against; not deleted".into()),
     }
 }
 
@@ -176,6 +170,7 @@ async fn delete_settled(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::mark::marked;
     use serde_json::json;
 
     fn entry(kind: &str, name: &str, uid: Option<&str>) -> InventoryEntry {
@@ -200,17 +195,21 @@ mod tests {
     }
 
     #[test]
-    fn only_our_field_manager_and_the_recorded_uid_make_an_object_ours() {
-        let live = |manager: &str, uid: &str| json!({"metadata": {"uid": uid, "managedFields": [{"manager": manager, "operation": "Apply"}]}});
-        assert!(not_ours(&entry("ConfigMap", "a", Some("u1")), &live("kfctl-rs", "u1")).is_none());
-        assert!(not_ours(&entry("ConfigMap", "a", None), &live("kfctl-rs", "u1")).is_none(), "older records");
-        let user = not_ours(&entry("ConfigMap", "a", None), &live("kubectl", "u1")).unwrap();
-        assert!(user.contains("no field manager kfctl-rs"), "{user}");
-        let bare = json!({"metadata": {"uid": "u1"}});
-        assert!(not_ours(&entry("Namespace", "a", Some("u1")), &bare).is_none(), "a bare object by its UID");
-        assert!(not_ours(&entry("Namespace", "a", None), &bare).is_some());
-        assert!(not_ours(&entry("ConfigMap", "a", Some("u1")), &live("kubectl", "u1")).is_some(), "a copied UID");
-        let recreated = not_ours(&entry("ConfigMap", "a", Some("u1")), &live("kfctl-rs", "u2")).unwrap();
+    fn only_the_mark_the_recorded_uid_and_a_created_entry_make_an_object_ours() {
+        let live = |uid: &str| marked(&json!({"metadata": {"uid": uid}}));
+        assert!(not_ours(&entry("ConfigMap", "a", Some("u1")), &live("u1")).is_none());
+        let recreated = not_ours(&entry("ConfigMap", "a", Some("u1")), &live("u2")).unwrap();
         assert!(recreated.contains("UID u2 is not the one kfctl-rs recorded (u1)"), "{recreated}");
+        let no_uid = not_ours(&entry("ConfigMap", "a", None), &live("u1")).unwrap();
+        assert!(no_uid.contains("holds no UID"), "{no_uid}");
+        // a forged entry with the live UID of an unmarked object, whoever manages its fields
+        let foreign =
+            json!({"metadata": {"uid": "u1", "managedFields": [{"manager": "kfctl-rs", "operation": "Apply"}]}});
+        let forged = not_ours(&entry("ServiceAccount", "a", Some("u1")), &foreign).unwrap();
+        assert!(forged.contains("carries no kfctl-rs mark"), "{forged}");
+        assert!(not_ours(&entry("Namespace", "a", Some("u1")), &json!({"metadata": {"uid": "u1"}})).is_some());
+        let mut preexisting = entry("ConfigMap", "a", Some("u1"));
+        preexisting.created = false;
+        assert_eq!(not_ours(&preexisting, &live("u1")).as_deref(), Some(PREEXISTING));
     }
 }

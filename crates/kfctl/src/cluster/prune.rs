@@ -21,7 +21,8 @@ use serde::Serialize;
 pub(crate) use crate::catalog::guarded::{GUARDED, Guarded};
 
 /// The reason given for objects kfctl-rs found already there.
-pub(crate) const PREEXISTING: &str = "existed before kfctl-rs applied it; released, not deleted";
+pub(crate) const PREEXISTING: &str =
+    "existed before the install (no kfctl-rs mark): not kfctl-rs's, never deleted; `kfctl-rs adopt` takes it over";
 
 /// The reason given for objects of a dependency the cluster now provides.
 pub const HANDED_OVER: &str = "its dependency is now the cluster's own (`provided`); released, not deleted";

@@ -151,6 +151,17 @@ impl InventoryEntry {
     }
 }
 
+/// What an apply tells the record about one object.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Noted<'a> {
+    /// This run's request created it.
+    pub created: bool,
+    /// The live object carries kfctl-rs's mark ([`super::mark`]).
+    pub marked: bool,
+    /// Its live UID.
+    pub uid: Option<&'a str>,
+}
+
 /// The component of an inventory entry from a record that did not store one.
 pub(crate) const UNKNOWN_COMPONENT: &str = "unknown";
 
@@ -233,16 +244,11 @@ impl InstallRecord {
         }
     }
 
-    /// Note an applied object (with its live UID); once created by kfctl-rs, always created by
-    /// kfctl-rs.
-    pub(crate) fn note_applied(
-        &mut self,
-        reference: &ObjectRef,
-        component: &str,
-        wave: usize,
-        created: bool,
-        uid: Option<&str>,
-    ) {
+    /// Note an applied object (with its live UID and whether it carries kfctl-rs's mark): the
+    /// mark says kfctl-rs created it (in this run or an earlier one, whose record may be gone);
+    /// an object without it is pre-existing, whatever an earlier entry said.
+    pub(crate) fn note_applied(&mut self, reference: &ObjectRef, component: &str, wave: usize, applied: Noted<'_>) {
+        let Noted { created, marked, uid } = applied;
         let id = identity(reference);
         let was_kept = self.kept.iter().position(|e| identity(&e.reference) == id).map(|i| self.kept.remove(i));
         if let Some(entry) = was_kept.filter(|_| !self.inventory.iter().any(|e| identity(&e.reference) == id)) {
@@ -251,7 +257,7 @@ impl InstallRecord {
         match self.inventory.iter_mut().find(|e| identity(&e.reference) == id) {
             Some(entry) => {
                 entry.reference = reference.clone();
-                entry.created |= created;
+                entry.created = created || (marked && !entry.adopted);
                 entry.wave = wave;
                 entry.component = component.to_string();
                 if uid.is_some() {
@@ -262,7 +268,7 @@ impl InstallRecord {
                 reference: reference.clone(),
                 component: component.to_string(),
                 wave,
-                created,
+                created: created || marked,
                 uid: uid.map(String::from),
                 adopted: false,
             }),
@@ -271,7 +277,7 @@ impl InstallRecord {
 
     /// Note an object `adopt` took over (present, installed by another tool), with its live UID.
     pub(crate) fn note_adopted(&mut self, reference: &ObjectRef, component: &str, wave: usize, uid: Option<&str>) {
-        self.note_applied(reference, component, wave, false, uid);
+        self.note_applied(reference, component, wave, Noted { created: false, marked: false, uid });
         let id = identity(reference);
         if let Some(entry) = self.inventory.iter_mut().find(|e| identity(&e.reference) == id) {
             entry.adopted = !entry.created;
@@ -389,6 +395,10 @@ pub(crate) fn record_namespace() -> Value {
 mod tests {
     use super::*;
 
+    fn noted(created: bool, uid: Option<&str>) -> Noted<'_> {
+        Noted { created, marked: true, uid }
+    }
+
     fn r(kind: &str, name: &str) -> ObjectRef {
         ObjectRef { api_version: "v1".into(), kind: kind.into(), namespace: None, name: name.into() }
     }
@@ -407,7 +417,7 @@ mod tests {
     #[test]
     fn record_round_trips_through_its_configmap() {
         let mut rec = InstallRecord::resume(None, meta(), "p1", 3);
-        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true, None);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, noted(true, None));
         rec.reach(1, "namespaces");
         let cm = rec.to_configmap();
         assert_eq!(cm.pointer("/metadata/labels/app.kubernetes.io~1managed-by"), Some(&json!("kfctl-rs")));
@@ -418,7 +428,7 @@ mod tests {
     #[test]
     fn resume_keeps_progress_only_for_the_same_plan_and_inventory_always() {
         let mut rec = InstallRecord::resume(None, meta(), "p1", 3);
-        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true, None);
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, noted(true, None));
         rec.reach(2, "crds");
         let same = InstallRecord::resume(Some(rec.clone()), meta(), "p1", 3);
         assert_eq!((same.waves_done, same.inventory.len()), (2, 1));
@@ -429,10 +439,10 @@ mod tests {
     #[test]
     fn created_flag_sticks_and_deletion_order_reverses_waves() {
         let mut rec = InstallRecord::resume(None, meta(), "p", 2);
-        rec.note_applied(&r("Namespace", "a"), "platform", 1, true, None);
-        rec.note_applied(&r("Namespace", "b"), "platform", 1, false, None);
-        rec.note_applied(&r("ConfigMap", "c"), "platform", 2, true, None);
-        rec.note_applied(&r("Namespace", "a"), "platform", 1, false, None);
+        rec.note_applied(&r("Namespace", "a"), "platform", 1, noted(true, None));
+        rec.note_applied(&r("Namespace", "b"), "platform", 1, noted(false, None));
+        rec.note_applied(&r("ConfigMap", "c"), "platform", 2, noted(true, None));
+        rec.note_applied(&r("Namespace", "a"), "platform", 1, noted(false, None));
         assert!(rec.inventory[0].created);
         let order: Vec<&str> = rec.deletion_order().iter().map(|e| e.reference.name.as_str()).collect();
         assert_eq!(order, ["c", "b", "a"]);
@@ -441,8 +451,8 @@ mod tests {
     #[test]
     fn entries_added_or_changed_by_hand_break_their_seal_and_are_set_apart() {
         let mut rec = InstallRecord::resume(None, meta(), "p", 1);
-        rec.note_applied(&r("Namespace", "kf"), "platform", 1, true, Some("u1"));
-        rec.note_applied(&r("ConfigMap", "c"), "platform", 1, true, Some("u2"));
+        rec.note_applied(&r("Namespace", "kf"), "platform", 1, noted(true, Some("u1")));
+        rec.note_applied(&r("ConfigMap", "c"), "platform", 1, noted(true, Some("u2")));
         let cm = rec.to_configmap();
         assert_eq!(InstallRecord::from_configmap(&cm).unwrap(), rec);
         let mut doc: Value = serde_json::from_str(cm["data"][RECORD_KEY].as_str().unwrap()).unwrap();
@@ -515,7 +525,7 @@ mod tests {
     #[test]
     fn older_records_without_components_read_as_unknown() {
         let mut rec = InstallRecord::resume(None, meta(), "p", 1);
-        rec.note_applied(&r("Namespace", "kf"), "kubeflow-namespace", 1, true, None);
+        rec.note_applied(&r("Namespace", "kf"), "kubeflow-namespace", 1, noted(true, None));
         let mut doc = serde_json::to_value(&rec).unwrap();
         doc["inventory"][0].as_object_mut().unwrap().remove("component");
         let cm = json!({"data": {RECORD_KEY: doc.to_string()}});

@@ -11,8 +11,9 @@
 
 use super::engine::{Engine, Note, ObjectError, scoped};
 use super::immutable::Remedy;
+use super::mark::carries_mark;
 use super::plan::PlannedObject;
-use super::retry::{ApiFailure, Reason, TransportKind};
+use super::retry::{ApiFailure, FailureClass, Reason, TransportKind};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
@@ -27,6 +28,7 @@ impl Engine {
         notes: &mpsc::UnboundedSender<Note>,
     ) -> Result<(), ObjectError> {
         let r = &object.reference;
+        self.refuse_unmarked(object, why, notes).await?;
         let _ = notes.send(Note::Notice(format!("replacing {r}: {why}")));
         let orphan = remedy == Remedy::ReplaceOrphan;
         let path = self
@@ -51,6 +53,37 @@ impl Engine {
                 }));
             }
             self.pause(self.settings.poll_interval).await;
+        }
+    }
+
+    /// A replace deletes first: an object without kfctl-rs's mark existed before the install and
+    /// is never kfctl-rs's to delete, so its replace stops the run instead ([`super::mark`]).
+    async fn refuse_unmarked(
+        &self,
+        object: &PlannedObject,
+        why: &str,
+        notes: &mpsc::UnboundedSender<Note>,
+    ) -> Result<(), ObjectError> {
+        let r = &object.reference;
+        let live = self
+            .retrying(r, notes, || async {
+                let path = self.resolver.resolve(&r.api_version, &r.kind).await?;
+                self.api.without_retries().get(&path, scoped(&path, r), &r.name).await
+            })
+            .await?;
+        match live {
+            Some(live) if !carries_mark(&live) => Err(ObjectError::Failed(
+                FailureClass::Invalid,
+                ApiFailure {
+                    message: format!(
+                        "{why}, and replacing it means deleting it, but it existed before the install (no kfctl-rs \
+                         mark): kfctl-rs never deletes what it did not create; delete it yourself if it may go, then \
+                         re-run"
+                    ),
+                    ..Default::default()
+                },
+            )),
+            _ => Ok(()),
         }
     }
 }

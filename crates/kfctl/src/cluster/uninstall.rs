@@ -7,10 +7,11 @@
 //! * any Namespace holding objects kfctl-rs did not create (counted by listing every
 //!   namespaced kind the server serves, minus the inventory, minus what the cluster makes by
 //!   itself: `CLUSTER_MADE` and objects with an owner);
-//! * Namespaces and CRDs that existed before the install (adopted ones are the install's own);
+//! * every object that existed before the install (pre-existing: found without kfctl-rs's mark
+//!   when first applied), `--purge` or not; adopted ones are the install's own;
 //! * whatever the cluster does not show as kfctl-rs's (`super::ownership`: `default` and
-//!   `kube-*` namespaces, objects without kfctl-rs's field manager or with another UID than
-//!   recorded, record entries edited by hand).
+//!   `kube-*` namespaces, objects without kfctl-rs's mark ([`super::mark`]) or with another UID
+//!   than recorded, record entries edited by hand).
 //!
 //! `purge` deletes CRDs and PVCs too (also those an upgrade kept); [`preview`] counts the custom
 //! resources that would go with them, for the confirmation. Deletions are background
@@ -104,14 +105,14 @@ impl Default for UninstallOptions {
     }
 }
 
-/// Why an entry is kept regardless of its namespace's content, if it is.
+/// Why an entry is kept regardless of its namespace's content, if it is: an object that existed
+/// before the install is never kfctl-rs's to delete, `purge` or not; guarded kinds need `purge`.
 pub(crate) fn keeps(entry: &InventoryEntry, purge: bool) -> Option<String> {
-    let kind = entry.reference.group_kind();
-    let guard = guarded(&entry.reference)?;
-    if !entry.owned() && (kind == "Namespace" || kind == "apiextensions.k8s.io/CustomResourceDefinition") && !purge {
+    if !entry.owned() {
         return Some(PREEXISTING.to_string());
     }
-    if kind == "Namespace" {
+    let guard = guarded(&entry.reference)?;
+    if entry.reference.group_kind() == "Namespace" {
         return None;
     }
     (!purge).then(|| format!("{}; --purge to delete", guard.loses))
@@ -405,15 +406,20 @@ mod tests {
     }
 
     #[test]
-    fn crds_and_pvcs_are_kept_unless_purged_preexisting_namespaces_always() {
+    fn crds_and_pvcs_are_kept_unless_purged_and_pre_existing_objects_always() {
         let crd = entry("apiextensions.k8s.io/v1", "CustomResourceDefinition", true);
         let pvc = entry("v1", "PersistentVolumeClaim", true);
-        let ns = entry("v1", "Namespace", false);
-        let cm = entry("v1", "ConfigMap", false);
         assert!(keeps(&crd, false).unwrap().contains("custom resources would be lost"));
-        assert!(keeps(&pvc, false).is_some() && keeps(&ns, false).is_some());
-        assert!(keeps(&cm, false).is_none());
+        assert!(keeps(&pvc, false).is_some());
         assert!(keeps(&crd, true).is_none() && keeps(&pvc, true).is_none());
         assert!(keeps(&entry("v1", "Namespace", true), false).is_none());
+        assert!(keeps(&entry("v1", "ConfigMap", true), false).is_none());
+        for kind in ["Namespace", "ConfigMap", "Deployment"] {
+            for purge in [false, true] {
+                assert_eq!(keeps(&entry("v1", kind, false), purge).as_deref(), Some(PREEXISTING), "{kind} {purge}");
+            }
+        }
+        let crd = entry("apiextensions.k8s.io/v1", "CustomResourceDefinition", false);
+        assert_eq!(keeps(&crd, true).as_deref(), Some(PREEXISTING));
     }
 }

@@ -134,6 +134,16 @@ pub struct PlannedChange {
     /// Why a replace or a stop: the field and what happens (`roleRef is immutable: ...`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// It exists without kfctl-rs's mark: applied, never deleted ([`super::mark`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub preexisting: bool,
+}
+
+impl ChangePlan {
+    /// How many planned objects exist without kfctl-rs's mark.
+    pub fn preexisting(&self) -> usize {
+        self.objects.iter().filter(|o| o.preexisting).count()
+    }
 }
 
 /// The plan against a cluster: what is installed, and what each object would undergo.
@@ -194,7 +204,9 @@ pub async fn change_plan_within(
                 Action::Blocked => Change::Blocked,
                 Action::Unchanged => Change::Unchanged,
             },
-            reason: matches!(d.action, Action::Replace | Action::Blocked).then(|| d.note.clone().unwrap_or_default()),
+            reason: (matches!(d.action, Action::Replace | Action::Blocked) || d.preexisting)
+                .then(|| d.note.clone().unwrap_or_default()),
+            preexisting: d.preexisting,
         })
         .collect();
     let held: HashSet<_> = plan.objects().map(|o| identity(&o.reference)).collect();
@@ -211,6 +223,7 @@ pub async fn change_plan_within(
         component: e.component.clone(),
         change: Change::Prune,
         reason: None,
+        preexisting: false,
     }));
     Ok(ChangePlan {
         server: api.server.clone(),
