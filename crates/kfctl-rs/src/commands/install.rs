@@ -190,6 +190,9 @@ pub(crate) fn run_operation(
                     report.server_version,
                     report.elapsed_seconds
                 );
+                for object in &report.prune.pruned {
+                    println!("  pruned: {object}");
+                }
                 for line in &report.prune.kept_summary {
                     println!("{line}");
                 }
