@@ -31,6 +31,7 @@ mod cluster_readiness_failure;
 mod cluster_replace;
 mod cluster_robust;
 mod cluster_rollback;
+mod component_namespaces;
 mod day1_gateway;
 mod day1_identity;
 mod day1_storage;

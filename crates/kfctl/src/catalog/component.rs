@@ -41,6 +41,9 @@ pub struct ComponentDef {
     /// variant, those components are left out and dependencies on them count as met.
     pub(crate) provides: IndexMap<String, Vec<String>>,
     pub(crate) namespaces: Vec<String>,
+    /// Where its namespaced objects that name no namespace go, as upstream's README installs
+    /// the folder (`kubectl apply -n kubeflow`): [`super::default_namespace`].
+    pub(crate) default_namespace: Option<String>,
     /// Object names that mark this component in a pre-rendered stream (see
     /// [`super::attribute::attribute_prerendered`]).
     pub(crate) name_prefixes: Vec<String>,
@@ -96,6 +99,9 @@ pub(crate) struct ComponentFile {
     pub provides: IndexMap<String, Vec<String>>,
     #[serde(default)]
     pub namespaces: Vec<String>,
+    /// Where its namespaced objects that name no namespace go.
+    #[serde(default)]
+    pub default_namespace: Option<String>,
     #[serde(default)]
     pub name_prefixes: Vec<String>,
     pub since: Option<String>,
@@ -168,6 +174,7 @@ impl ComponentFile {
             dependencies: self.dependencies.clone(),
             provides: self.provides.clone(),
             namespaces: self.namespaces.clone(),
+            default_namespace: self.default_namespace.clone(),
             name_prefixes: self.name_prefixes.clone(),
             since: self.since.clone(),
             alternative: self.alternative.clone(),

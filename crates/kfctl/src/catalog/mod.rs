@@ -28,6 +28,7 @@ pub(crate) mod changes;
 pub(crate) mod component;
 pub mod credentials;
 pub mod defaults;
+pub mod default_namespace;
 pub(crate) mod docs;
 pub(crate) mod existing_secrets;
 pub(crate) mod external_store;

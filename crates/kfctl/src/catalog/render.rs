@@ -321,14 +321,16 @@ fn default_render(
         Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),
         None => profile.component_of_entry(entry, catalog),
     };
-    Ok(resources
+    let mut objects: Vec<RenderedObject> = resources
         .into_vec()
         .into_iter()
         .map(|r| {
             let component = r.origin.as_deref().and_then(&tag_of).unwrap_or_else(|| attribute::UNKNOWN.into());
             RenderedObject { component, obj: r.obj }
         })
-        .collect())
+        .collect();
+    super::default_namespace::fill(&mut objects, catalog);
+    Ok(objects)
 }
 
 /// A profile's kustomization on a tree that is no pinned release: each component's catalog
