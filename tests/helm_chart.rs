@@ -220,7 +220,7 @@ fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
         .objects
         .iter()
         .filter(|o| effective.get(&o.component).and_then(|c| c.get("enabled")) != Some(&json!(false)))
-        .filter(|o| params::keep(&o.obj, &effective, &o.component))
+        .filter(|o| params::keep(&o.obj, &effective, &o.component, &prepared.catalog.provided))
         .map(|o| {
             let hashed = kfctl::catalog::rehash::HashedName::of(&o.obj);
             let mut o = o.clone();

@@ -28,12 +28,24 @@ fn identity(o: &Value) -> String {
     format!("{} {} {}/{}", s("/apiVersion"), s("/kind"), s("/metadata/namespace"), s("/metadata/name"))
 }
 
-/// The provided render is the default render less the objects of `components`, object for object.
+/// Kubeflow's own objects a dependency's folders hold, which render even when it is provided.
+const KEPT: &[&str] = &["ClusterIssuer/kubeflow-self-signing-issuer"];
+
+fn kept(o: &Value) -> bool {
+    KEPT.contains(&format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or("")).as_str())
+}
+
+/// The provided render is the default render less the objects of `components` (but Kubeflow's
+/// own, `KEPT`), object for object.
 fn assert_only_left_out(profile: &str, set: &str, components: &[&str]) {
     let default = rendered(profile, &[]);
     let provided = rendered(profile, &[set]);
-    let expected: Vec<&Value> =
-        default.objects.iter().filter(|o| !components.contains(&o.component.as_str())).map(|o| &o.obj).collect();
+    let expected: Vec<&Value> = default
+        .objects
+        .iter()
+        .filter(|o| !components.contains(&o.component.as_str()) || kept(&o.obj))
+        .map(|o| &o.obj)
+        .collect();
     let left_out = default.objects.len() - expected.len();
     assert!(left_out > 0, "{set}: {components:?} render nothing in {profile}");
     let actual: Vec<&Value> = provided.objects.iter().map(|o| &o.obj).collect();
@@ -53,9 +65,11 @@ fn a_provided_dependency_renders_none_of_its_objects_and_keeps_everything_else()
     assert_only_left_out("kind", "cert-manager.provided=true", &["cert-manager"]);
     assert_only_left_out("kind", "istio.provided=true", &["istio", "istio-crds", "istio-namespace"]);
     let both = rendered("kind", &["cert-manager.provided=true", "istio.provided=true"]);
-    let kinds = |c: &str| both.objects.iter().filter(|o| o.component == c).count();
+    let kinds = |c: &str| both.objects.iter().filter(|o| o.component == c && !kept(&o.obj)).count();
     assert!(kinds("katib") > 0 && kinds("kubeflow-istio-resources") > 0, "what needs them stays");
     assert_eq!(kinds("cert-manager") + kinds("istio") + kinds("istio-crds"), 0);
+    let issuer = both.objects.iter().filter(|o| kept(&o.obj)).count();
+    assert_eq!(issuer, 1, "Kubeflow's ClusterIssuer is Kubeflow's: it renders with cert-manager provided");
 }
 
 /// The parts of a dependency error that suggest flags: `(--set a=b --set c=d)`.
@@ -248,8 +262,14 @@ async fn provided_dependency_is_used_and_never_touched(set: &str, components: &[
     let cluster = cluster();
     let with = rendered("kind", &[set]);
     let full = rendered("kind", &[]);
+    // the cluster's own copy is upstream's dependency alone: Kubeflow's ClusterIssuer is not part of it
     let (dependency, rest): (Vec<RenderedObject>, Vec<RenderedObject>) =
-        full.objects.into_iter().partition(|o| components.contains(&o.component.as_str()));
+        full.objects.into_iter().partition(|o| components.contains(&o.component.as_str()) && !kept(&o.obj));
+    let kubeflows: Vec<String> = rest
+        .iter()
+        .filter(|o| components.contains(&o.component.as_str()) && kept(&o.obj))
+        .map(|o| identity(&o.obj))
+        .collect();
     // upstream's Istio folder holds Sidecars in `kubeflow`: its Namespace comes first, as in
     // upstream's loop (kfctl-rs then finds it there and never deletes it)
     let namespace =
@@ -278,7 +298,18 @@ async fn provided_dependency_is_used_and_never_touched(set: &str, components: &[
     );
     let record = cluster.record().unwrap();
     assert_eq!(record.meta.provided, [name]);
-    assert!(record.inventory.iter().all(|e| !components.contains(&e.component.as_str())));
+    let recorded: Vec<String> = record
+        .inventory
+        .iter()
+        .filter(|e| components.contains(&e.component.as_str()))
+        .map(|e| format!("{}/{}", e.reference.kind, e.reference.name))
+        .collect();
+    assert_eq!(recorded.len(), kubeflows.len(), "only Kubeflow's own objects of {name} recorded: {recorded:?}");
+    assert!(record.inventory.iter().filter(|e| recorded.contains(&format!("{}/{}", e.reference.kind, e.reference.name))).all(|e| e.created));
+    for id in &kubeflows {
+        let live = cluster.server.objects().into_iter().find(|s| identity(&s.object) == *id).expect("installed");
+        assert!(live.object.pointer("/metadata/labels/kfctl-rs.io~1install").is_some(), "{id} is kfctl-rs's");
+    }
     let status = kfctl::cluster::status::status(&cluster.target(), 8).await.unwrap();
     let text = kfctl::cluster::status::render_text(&status);
     assert!(text.contains(&format!("{name:<14} provided by the cluster (not installed by kfctl-rs)")), "{text}");
@@ -332,8 +363,13 @@ async fn a_dependency_kfctl_rs_installed_is_handed_over_to_the_cluster_not_delet
     };
     let full = without_injection(rendered("kind", &[]));
     install(full.objects.clone(), options(&cluster, &full), &mut RecordingProgress::default()).await.unwrap();
-    let ours: Vec<String> =
-        full.objects.iter().filter(|o| o.component == "cert-manager").map(|o| identity(&o.obj)).collect();
+    // Kubeflow's own ClusterIssuer stays in the render, so it stays installed: not handed over
+    let ours: Vec<String> = full
+        .objects
+        .iter()
+        .filter(|o| o.component == "cert-manager" && !kept(&o.obj))
+        .map(|o| identity(&o.obj))
+        .collect();
 
     let with = rendered("kind", &["cert-manager.provided=true"]);
     let report =
@@ -348,7 +384,9 @@ async fn a_dependency_kfctl_rs_installed_is_handed_over_to_the_cluster_not_delet
         .collect();
     assert_eq!(handed.len(), ours.len(), "every cert-manager object is reported handed over: {handed:?}");
     let record = cluster.record().unwrap();
-    assert!(record.inventory.iter().all(|e| e.component != "cert-manager"), "still recorded");
+    let still: Vec<&str> =
+        record.inventory.iter().filter(|e| e.component == "cert-manager").map(|e| e.reference.name.as_str()).collect();
+    assert_eq!(still, ["kubeflow-self-signing-issuer"], "only Kubeflow's own issuer stays recorded");
 
     let uninstalled = UninstallOptions { concurrency: 8, timeout: Duration::from_secs(60), ..Default::default() };
     uninstall(&cluster.target(), &uninstalled, &mut RecordingProgress::default()).await.unwrap();
@@ -375,7 +413,9 @@ fn install_on_a_cluster_without_the_provided_dependency_is_refused_before_any_wr
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("`cert-manager.provided` is true, but the cluster's cert-manager lacks"), "{stderr}");
-    assert!(stderr.contains("ClusterIssuer kubeflow-self-signing-issuer is missing"), "{stderr}");
+    assert!(stderr.contains("Service cert-manager/cert-manager-webhook is missing"), "{stderr}");
+    // Kubeflow's own ClusterIssuer is installed with Kubeflow: never asked of the cluster
+    assert!(!stderr.contains("kubeflow-self-signing-issuer is missing"), "{stderr}");
     assert!(stderr.contains("--set cert-manager.provided=false"), "{stderr}");
     assert_eq!(writes(&cluster), 0, "refused after a write");
 }

@@ -1,12 +1,14 @@
-{{/* kfctl.enabled (list $ isCRD): "true" when the object renders: the chart's `enabled`,
-     not `provided` (the cluster runs this dependency itself), and `global.crds` ("" every
-     object, "only" just CRDs, "skip" all but CRDs). */}}
+{{/* kfctl.enabled (list $ isCRD [kept]): "true" when the object renders: the chart's `enabled`,
+     not `provided` (the cluster runs this dependency itself) unless `kept` (one of Kubeflow's
+     own objects the dependency's folders hold), and `global.crds` ("" every object, "only"
+     just CRDs, "skip" all but CRDs). */}}
 {{- define "kfctl.enabled" -}}
 {{- $global := dict -}}{{- $_ := include "kfctl.globals" (list (index $ 0) $global) -}}
 {{- $v := (index . 0).Values -}}
 {{- $crd := index . 1 -}}
 {{- $mode := toString (get $global "crds") -}}
-{{- if and (ne (toString (get $v "enabled")) "false") (ne (toString (get $v "provided")) "true") -}}
+{{- $kept := and (gt (len .) 2) (index . 2) -}}
+{{- if and (ne (toString (get $v "enabled")) "false") (or $kept (ne (toString (get $v "provided")) "true")) -}}
 {{- if or (and (ne $mode "only") (ne $mode "skip")) (and $crd (eq $mode "only")) (and (not $crd) (eq $mode "skip")) -}}true{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -197,7 +197,7 @@ pub(crate) fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value,
     let Ok(Gateway { host: Some(host), tls: Tls::Issuer(issuer), .. }) = settings(values) else { return };
     let Some(component) = objects.iter().find(|o| is_gateway(&o.obj)).map(|o| o.component.clone()) else { return };
     let mut obj = certificate(&host, &issuer);
-    if !super::params::keep(&obj, values, &component) {
+    if !super::params::keep(&obj, values, &component, &[]) {
         return;
     }
     super::params::apply_all(&mut obj, values, defaults, &component);

@@ -481,11 +481,12 @@ fn apply_database(obj: &mut Value, ctx: &Ctx) {
 pub(crate) const KEEP_HELM: &[&str] = &["kfctl.enabled", "kfctl.existingSecret"];
 
 /// Whether `obj`, of `component`, renders at all: not when the cluster provides its component
-/// (`<component>.provided`, see [`super::provided`]); then `global.crds`: `only` keeps just the
+/// (`<component>.provided`, see [`super::provided`]), unless it is one of Kubeflow's own
+/// objects that dependency's folders hold (`keeps` in `provided`); then `global.crds`: `only` keeps just the
 /// CustomResourceDefinitions (the first step of a two-step install), `skip` everything else,
 /// and any other value (the default `""`) every object.
-pub fn keep(obj: &Value, values: &Value, component: &str) -> bool {
-    if super::provided::is_provided(values, component) {
+pub fn keep(obj: &Value, values: &Value, component: &str, provided: &[super::provided::Dependency]) -> bool {
+    if super::provided::is_provided(values, component) && !super::provided::kept(provided, component, obj) {
         return false;
     }
     let is_crd = super::object_id::is_crd(obj);

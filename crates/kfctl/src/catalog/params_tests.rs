@@ -106,18 +106,27 @@ fn crds_value_keeps_only_or_skips_custom_resource_definitions() {
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x.y"}});
     let dep = deployment();
     let with = |mode: &str| json!({"global": {"crds": mode}});
-    assert!(keep(&crd, &with(""), "c") && keep(&dep, &with(""), "c"));
-    assert!(keep(&crd, &with("only"), "c") && !keep(&dep, &with("only"), "c"));
-    assert!(!keep(&crd, &with("skip"), "c") && keep(&dep, &with("skip"), "c"));
-    assert!(keep(&crd, &json!({}), "c"));
+    assert!(keep(&crd, &with(""), "c", &[]) && keep(&dep, &with(""), "c", &[]));
+    assert!(keep(&crd, &with("only"), "c", &[]) && !keep(&dep, &with("only"), "c", &[]));
+    assert!(!keep(&crd, &with("skip"), "c", &[]) && keep(&dep, &with("skip"), "c", &[]));
+    assert!(keep(&crd, &json!({}), "c", &[]));
 }
 
 #[test]
 fn a_component_the_cluster_provides_renders_nothing() {
     let provided = json!({"c": {"provided": true}, "global": {"crds": "only"}});
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "x.y"}});
-    assert!(!keep(&crd, &provided, "c") && !keep(&deployment(), &provided, "c"));
-    assert!(keep(&crd, &provided, "other"));
+    assert!(!keep(&crd, &provided, "c", &[]) && !keep(&deployment(), &provided, "c", &[]));
+    assert!(keep(&crd, &provided, "other", &[]));
+}
+
+#[test]
+fn kubeflows_own_objects_in_a_provided_dependencys_folder_still_render() {
+    let catalog = crate::catalog::Catalog::embedded().unwrap();
+    let provided = json!({"cert-manager": {"provided": true}});
+    let issuer = json!({"apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer", "metadata": {"name": "kubeflow-self-signing-issuer"}});
+    assert!(keep(&issuer, &provided, "cert-manager", &catalog.provided));
+    assert!(!keep(&deployment(), &provided, "cert-manager", &catalog.provided));
 }
 
 #[test]

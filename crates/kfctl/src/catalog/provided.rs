@@ -6,8 +6,9 @@
 //! they refer to by name. `--set <name>.provided=true` then:
 //!
 //! - renders none of its components' objects ([`super::params::keep`], and `kfctl.enabled` in
-//!   the exported charts), while every component that needs it stays enabled: a provided
-//!   dependency meets the dependency check as an enabled one does;
+//!   the exported charts) but Kubeflow's own objects its folders hold (`keeps`: Kubeflow's
+//!   ClusterIssuer in cert-manager's folder), while every component that needs it stays
+//!   enabled: a provided dependency meets the dependency check as an enabled one does;
 //! - makes the install's preflight check the cluster's copy before any write
 //!   (`cluster::provided`): the kinds Kubeflow uses served, the named objects present, their
 //!   webhooks answering.
@@ -36,6 +37,19 @@ pub struct Dependency {
     /// Objects Kubeflow's own objects refer to by name.
     #[serde(default)]
     pub(crate) needs: Vec<Need>,
+    /// Kubeflow's own objects in the dependency's folders (`Kind/name`): they still render when
+    /// the cluster provides the dependency (Kubeflow's ClusterIssuer in cert-manager's folder).
+    #[serde(default)]
+    pub(crate) keeps: Vec<String>,
+}
+
+/// Whether `obj` of `component` is one of Kubeflow's own objects a provided dependency's
+/// folders hold: it renders even with `<dependency>.provided=true`.
+pub(crate) fn kept(table: &[Dependency], component: &str, obj: &Value) -> bool {
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let id = format!("{kind}/{name}");
+    dependency_of(component, table).is_some_and(|d| d.keeps.contains(&id))
 }
 
 /// An object a provided dependency must have on the cluster.

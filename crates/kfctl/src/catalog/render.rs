@@ -218,7 +218,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     use rayon::prelude::*;
     let applied: Vec<_> = objects
         .into_par_iter()
-        .filter(|o| params::keep(&o.obj, &effective, &o.component))
+        .filter(|o| params::keep(&o.obj, &effective, &o.component, &catalog.provided))
         .map(|mut o| {
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);

@@ -54,7 +54,7 @@ pub(crate) fn added_templates(
         kfctl_yaml::compare::object_label(&cert),
         scope.component
     );
-    let text = object::template(&cert, scope, &header)?;
+    let text = object::template(&cert, scope, &header, false)?;
     let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
     let wrapped = format!("{first}\n{{{{- if include \"kfctl.gatewayIssuer\" (list $) }}}}\n{rest}{{{{- end }}}}\n");
     Ok(vec![(format!("kfctl-added-certificate-{}.yaml", gateway::CERTIFICATE_NAME), wrapped)])

@@ -274,7 +274,8 @@ fn component_chart(
             "{label}: from kubeflow/manifests {}, component {}; written by kfctl-rs, do not edit",
             options.app_version, component.name
         );
-        let text = object::template(&o.obj, &scope, &header).map_err(|source| ChartError::Object {
+        let kept = provided::kept(&prepared.catalog.provided, component.name, &o.obj);
+        let text = object::template(&o.obj, &scope, &header, kept).map_err(|source| ChartError::Object {
             object: label,
             component: component.name.into(),
             source,

@@ -32,14 +32,20 @@ use super::params::{Point, PointError, SPLICE_KEY, Scope, TOKEN_PREFIX, USER_VAR
 use serde_json::Value;
 
 /// The template text of `obj` (one document), for `component`'s chart.
-pub(crate) fn template(obj: &Value, scope: &Scope, header: &str) -> Result<String, PointError> {
+/// `kept`: one of Kubeflow's own objects a provided dependency's folders hold (it renders even
+/// when the dependency is `provided`, see [`crate::catalog::provided`]).
+pub(crate) fn template(obj: &Value, scope: &Scope, header: &str, kept: bool) -> Result<String, PointError> {
     let mut copy = obj.clone();
     let points = mark_all(&mut copy, scope)?;
     let yaml = escape_actions(&kfctl_yaml::to_yaml(&copy));
     let mut out = String::with_capacity(yaml.len() + 256);
     let is_crd = crate::catalog::object_id::is_crd(obj);
     out.push_str(&format!("{{{{- /* {} */}}}}\n", header.replace("*/", "* /")));
-    out.push_str(&format!("{{{{- if include \"kfctl.enabled\" (list $ {is_crd}) }}}}\n"));
+    let enabled = match kept {
+        true => format!("(list $ {is_crd} true)"),
+        false => format!("(list $ {is_crd})"),
+    };
+    out.push_str(&format!("{{{{- if include \"kfctl.enabled\" {enabled} }}}}\n"));
     let existing = existing_secret_guard(obj, scope);
     if let Some(guard) = &existing {
         out.push_str(guard);
@@ -163,7 +169,7 @@ mod tests {
 
     fn render(obj: &Value) -> String {
         let defaults = json!({"katib": {"images": {"w": "ghcr.io/k/w:v1"}}});
-        template(obj, &Scope { component: "katib", defaults: &defaults }, "test").unwrap()
+        template(obj, &Scope { component: "katib", defaults: &defaults }, "test", false).unwrap()
     }
 
     #[test]

@@ -69,8 +69,9 @@ async fn served_kinds(resolver: &Resolver, plan: &Plan, dep: &Dependency) -> Res
             .map(|o| o.component.as_str())
             .collect();
         if !is_served(resolver, &api_version, &kind).await? {
+            let verb = if users.len() == 1 { "uses" } else { "use" };
             missing.push(format!(
-                "{kind} ({api_version}) is not served (its CRD, established at {}): {} use it",
+                "{kind} ({api_version}) is not served (its CRD, established at {}): {} {verb} it",
                 api_version.rsplit_once('/').map_or("v1", |(_, v)| v),
                 users.into_iter().collect::<Vec<_>>().join(", ")
             ));
