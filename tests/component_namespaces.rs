@@ -14,7 +14,10 @@ use serde_json::Value;
 
 fn identities(objects: &[&kfctl::catalog::RenderedObject]) -> Vec<String> {
     let s = |o: &Value, p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
-    objects.iter().map(|o| format!("{} {} ({})", s(&o.obj, "/kind"), s(&o.obj, "/metadata/name"), o.component)).collect()
+    objects
+        .iter()
+        .map(|o| format!("{} {} ({})", s(&o.obj, "/kind"), s(&o.obj, "/metadata/name"), o.component))
+        .collect()
 }
 
 #[test]
@@ -38,7 +41,12 @@ fn every_component_a_profile_can_enable_names_a_namespace_for_its_namespaced_obj
         }
     }
     assert!(checked.len() >= 20, "only {} components rendered alone: {checked:?}", checked.len());
-    assert!(failures.is_empty(), "{}: namespaced objects without a namespace:\n{}", common::release(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}: namespaced objects without a namespace:\n{}",
+        common::release(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -53,7 +61,9 @@ fn model_registry_lands_beside_its_ui_in_kubeflow() {
         .iter()
         .filter(|o| ["model-registry", "hub"].contains(&o.component.as_str()))
         .map(|o| &o.obj)
-        .filter(|o| o["metadata"]["name"] == "model-registry-deployment" || o["metadata"]["name"] == "model-registry-ui")
+        .filter(|o| {
+            o["metadata"]["name"] == "model-registry-deployment" || o["metadata"]["name"] == "model-registry-ui"
+        })
         .collect();
     assert!(!registry.is_empty(), "{}: no Model Registry Deployment rendered", common::release());
     for o in registry {

@@ -32,7 +32,9 @@ fn identity(o: &Value) -> String {
 const KEPT: &[&str] = &["ClusterIssuer/kubeflow-self-signing-issuer"];
 
 fn kept(o: &Value) -> bool {
-    KEPT.contains(&format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or("")).as_str())
+    KEPT.contains(
+        &format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or("")).as_str(),
+    )
 }
 
 /// The provided render is the default render less the objects of `components` (but Kubeflow's
@@ -305,7 +307,13 @@ async fn provided_dependency_is_used_and_never_touched(set: &str, components: &[
         .map(|e| format!("{}/{}", e.reference.kind, e.reference.name))
         .collect();
     assert_eq!(recorded.len(), kubeflows.len(), "only Kubeflow's own objects of {name} recorded: {recorded:?}");
-    assert!(record.inventory.iter().filter(|e| recorded.contains(&format!("{}/{}", e.reference.kind, e.reference.name))).all(|e| e.created));
+    assert!(
+        record
+            .inventory
+            .iter()
+            .filter(|e| recorded.contains(&format!("{}/{}", e.reference.kind, e.reference.name)))
+            .all(|e| e.created)
+    );
     for id in &kubeflows {
         let live = cluster.server.objects().into_iter().find(|s| identity(&s.object) == *id).expect("installed");
         assert!(live.object.pointer("/metadata/labels/kfctl-rs.io~1install").is_some(), "{id} is kfctl-rs's");

@@ -12,6 +12,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod common;
 mod day1_support;
 
+mod analyze;
 mod as_kustomization;
 mod bounds;
 mod chart_credentials;

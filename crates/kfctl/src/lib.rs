@@ -7,6 +7,7 @@
 //! | module       | role |
 //! |--------------|------|
 //! | [`source`]   | where upstream comes from: releases catalog, verified cache, remote mirror, bundles, safe extraction |
+//! | [`analyze`]  | coded findings about a platform's objects (`kfctl-rs analyze`): one table of rules |
 //! | [`catalog`]  | components, profiles and the values model shared by render and chart export |
 //! | [`chart`]    | Helm chart export |
 //! | [`cluster`]  | install plan (ordering and readiness tables), server-side apply, status, uninstall |
@@ -22,6 +23,7 @@
 
 #![deny(missing_docs, unreachable_pub)]
 
+pub mod analyze;
 pub(crate) mod backoff;
 pub mod catalog;
 pub mod chart;

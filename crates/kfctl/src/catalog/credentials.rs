@@ -72,6 +72,21 @@ pub struct Credential {
     pub(crate) encoding: Encoding,
     /// What `secrets generate` writes for it.
     pub fresh: Fresh,
+    /// Upstream's well-known value, as the field holds it once decoded (`kfctl-rs analyze`'s
+    /// KF001 finds it in any stream).
+    pub(crate) upstream: Upstream,
+}
+
+/// How upstream's well-known value of a credential is recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Upstream {
+    /// The field holds this value (decoded; for a text, the needle is there).
+    Value(&'static str),
+    /// The field holds a bcrypt hash of this password.
+    PasswordHash(&'static str),
+    /// Nothing to recognise: upstream's value is safe where it is used (an empty password of a
+    /// database no one reaches from outside).
+    Harmless,
 }
 
 /// Dex's configuration (`common/dex`): its static users and OIDC clients.
@@ -104,6 +119,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/data/config.yaml",
         encoding: Encoding::InText { needle: concat!("- email: ", default_email!()), prefix: "- email: " },
         fresh: Fresh::Email,
+        upstream: Upstream::Value(default_email!()),
     },
     Credential {
         value: "dex.staticUser.passwordHash",
@@ -112,6 +128,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: DEX_PASSWORD_FIELD,
         encoding: Encoding::Plain,
         fresh: Fresh::PasswordHash,
+        upstream: Upstream::PasswordHash(default_password!()),
     },
     Credential {
         value: "global.oidcClientSecret",
@@ -120,6 +137,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/data/OIDC_CLIENT_SECRET",
         encoding: Encoding::Base64,
         fresh: Fresh::Token,
+        upstream: Upstream::Value("pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok"),
     },
     Credential {
         value: "global.oidcClientSecret",
@@ -128,6 +146,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/data/client-secret",
         encoding: Encoding::Base64,
         fresh: Fresh::Token,
+        upstream: Upstream::Value("pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok"),
     },
     Credential {
         value: "oauth2-proxy.cookieSecret",
@@ -136,6 +155,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/data/cookie-secret",
         encoding: Encoding::Base64,
         fresh: Fresh::Token,
+        upstream: Upstream::Value("7d16fee92f8d11b8940b081b3f8b8acb"),
     },
     Credential {
         value: "pipelines.objectStore.accessKey",
@@ -144,6 +164,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/stringData/accesskey",
         encoding: Encoding::Plain,
         fresh: Fresh::Token,
+        upstream: Upstream::Value("minio"),
     },
     Credential {
         value: "pipelines.objectStore.secretKey",
@@ -152,6 +173,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/stringData/secretkey",
         encoding: Encoding::Plain,
         fresh: Fresh::Token,
+        upstream: Upstream::Value("minio123"),
     },
     Credential {
         value: "pipelines.database.password",
@@ -160,6 +182,7 @@ pub const CREDENTIALS: &[Credential] = &[
         field: "/stringData/password",
         encoding: Encoding::Plain,
         fresh: Fresh::Keep,
+        upstream: Upstream::Harmless,
     },
 ];
 
@@ -194,6 +217,25 @@ impl Credential {
         self.object.matches(obj) && obj.pointer(self.field).is_some()
     }
 
+    /// Whether `obj` holds upstream's well-known value of this credential.
+    pub fn holds_upstream_value(&self, obj: &Value) -> bool {
+        if !self.matches(obj) {
+            return false;
+        }
+        let field = obj.pointer(self.field).and_then(Value::as_str).unwrap_or_default();
+        let decoded = match self.encoding {
+            Encoding::Base64 => decode_base64(field),
+            Encoding::Plain | Encoding::InText { .. } => Some(field.to_string()),
+        };
+        let Some(decoded) = decoded else { return false };
+        match (self.upstream, self.encoding) {
+            (Upstream::Value(_), Encoding::InText { needle, .. }) => decoded.contains(needle),
+            (Upstream::Value(value), _) => decoded == value,
+            (Upstream::PasswordHash(password), _) => bcrypt::verify(password, &decoded).unwrap_or(false),
+            (Upstream::Harmless, _) => false,
+        }
+    }
+
     /// Whether it lives in a Secret (not in a ConfigMap's text).
     pub(crate) fn in_secret(&self) -> bool {
         self.object.kind == "Secret"
@@ -203,6 +245,12 @@ impl Credential {
     pub fn value_path(&self) -> Vec<&'static str> {
         self.value.split('.').collect()
     }
+}
+
+fn decode_base64(text: &str) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]
@@ -226,6 +274,33 @@ mod tests {
                 "pipelines": {"objectStore": {"accessKey": "token3", "secretKey": "token4"}},
             })
         );
+    }
+
+    #[test]
+    fn upstream_values_are_recognised_and_fresh_ones_are_not() {
+        let store = |key: &str| {
+            json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "mlpipeline-minio-artifact", "namespace": "kubeflow"},
+            "stringData": {"accesskey": key, "secretkey": "x"}})
+        };
+        let access = CREDENTIALS.iter().find(|c| c.value == "pipelines.objectStore.accessKey").unwrap();
+        assert!(access.holds_upstream_value(&store("minio")));
+        assert!(!access.holds_upstream_value(&store("fresh")));
+        let proxy = |cookie: &str| {
+            json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "oauth2-proxy", "namespace": "oauth2-proxy"}, "data": {"cookie-secret": cookie}})
+        };
+        let cookie = CREDENTIALS.iter().find(|c| c.value == "oauth2-proxy.cookieSecret").unwrap();
+        assert!(cookie.holds_upstream_value(&proxy("N2QxNmZlZTkyZjhkMTFiODk0MGIwODFiM2Y4YjhhY2I=")));
+        assert!(!cookie.holds_upstream_value(&proxy("Zm9v")));
+        let hash = bcrypt::hash(default_password!(), 4).unwrap();
+        let dex = |h: &str| {
+            json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "dex-passwords", "namespace": "auth"}, "stringData": {"DEX_USER_PASSWORD": h}})
+        };
+        let password = CREDENTIALS.iter().find(|c| c.value == "dex.staticUser.passwordHash").unwrap();
+        assert!(password.holds_upstream_value(&dex(&hash)));
+        assert!(!password.holds_upstream_value(&dex(&bcrypt::hash("another", 4).unwrap())));
     }
 
     #[test]

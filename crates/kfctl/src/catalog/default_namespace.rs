@@ -85,13 +85,22 @@ mod tests {
         registry.default_namespace = Some("kubeflow".into());
         let mut objects = vec![
             object("katib", json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}})),
-            object("katib", json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b", "namespace": "x"}})),
-            object("katib", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "c"}})),
+            object(
+                "katib",
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b", "namespace": "x"}}),
+            ),
+            object(
+                "katib",
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "c"}}),
+            ),
             object("katib", json!({"apiVersion": "example.org/v1", "kind": "Widget", "metadata": {"name": "d"}})),
             object("katib", json!({"apiVersion": "example.org/v1", "kind": "Gadget", "metadata": {"name": "e"}})),
-            object("katib", json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            object(
+                "katib",
+                json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
                 "metadata": {"name": "gadgets.example.org"},
-                "spec": {"group": "example.org", "scope": "Cluster", "names": {"kind": "Gadget"}}})),
+                "spec": {"group": "example.org", "scope": "Cluster", "names": {"kind": "Gadget"}}}),
+            ),
             object("pipelines", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "f"}})),
         ];
         fill(&mut objects, &catalog);

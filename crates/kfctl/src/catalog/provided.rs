@@ -184,6 +184,7 @@ mod tests {
             components: vec!["istio".into(), "istio-crds".into(), "istio-namespace".into()],
             api_groups: vec!["istio.io".into()],
             needs: Vec::new(),
+            keeps: Vec::new(),
         }
     }
 
