@@ -93,13 +93,25 @@ pub struct Finding {
     pub fix: &'static str,
 }
 
+/// A Kubernetes `major.minor`.
+pub type Minor = (u64, u64);
+
+/// A release's supported Kubernetes minors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Supported {
+    /// The oldest supported minor.
+    pub oldest: Minor,
+    /// The newest (`None`: and newer).
+    pub newest: Option<Minor>,
+}
+
 /// What `analyze` knows of the cluster besides its objects.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterFacts {
     /// The server's `major.minor`, when analyzing a live cluster.
-    pub kubernetes: Option<(u64, u64)>,
-    /// The release's supported range: oldest minor, newest minor (`None`: and newer).
-    pub supported: Option<((u64, u64), Option<(u64, u64)>)>,
+    pub kubernetes: Option<Minor>,
+    /// The release's supported range.
+    pub supported: Option<Supported>,
     /// The release, for messages.
     pub release: String,
 }

@@ -79,7 +79,8 @@ pub(super) fn missing_namespaces(objects: &[Value], found: &mut Vec<Finding>) {
 
 /// KF005: the cluster's Kubernetes outside the release's range.
 pub(super) fn kubernetes_range(facts: &ClusterFacts, found: &mut Vec<Finding>) {
-    let (Some(version), Some((min, max))) = (facts.kubernetes, facts.supported) else { return };
+    let (Some(version), Some(range)) = (facts.kubernetes, facts.supported) else { return };
+    let (min, max) = (range.oldest, range.newest);
     let below = version < min;
     let above = max.is_some_and(|max| version > max);
     if below || above {

@@ -74,7 +74,7 @@ fn a_namespaced_object_without_a_namespace_is_kf004() {
 fn kubernetes_outside_the_range_is_kf005() {
     let facts = |v: (u64, u64)| ClusterFacts {
         kubernetes: Some(v),
-        supported: Some(((1, 35), None)),
+        supported: Some(Supported { oldest: (1, 35), newest: None }),
         release: "26.03.1".into(),
     };
     let found = analyze(&[], &facts((1, 33)));
