@@ -1,30 +1,17 @@
 //! Installing rendered objects onto a cluster in one ordered pass, and keeping a record of it.
 //!
 //! Upstream installs with `while ! kustomize build example | kubectl apply --server-side
-//! --force-conflicts -f -; do sleep 20; done`. kfctl-rs gets to a working platform in one pass:
+//! --force-conflicts -f -; do sleep 20; done`. kfctl-rs gets to a working platform in one pass.
 //!
-//! | module | role |
-//! |--------|------|
-//! | [`plan`] | rendered objects → ordered waves (pure), `--plan -o json` |
-//! | `order` | the ordering tables: kind classes and foundation components |
-//! | `readiness` | the readiness table: when an applied object works |
-//! | [`retry`] | the retry table: which failures are races and which are mistakes; backoff |
-//! | `prepare` | the apply body: without status, server metadata and injected caBundles |
-//! | [`redact`] | Secret values never reach a line, an error, a diff or a report |
-//! | [`record`] | the install record kept in `kfctl-system` |
-//! | [`progress`] | what is happening and what is pending, as events |
-//! | [`api`], `discovery` | the only I/O: raw calls through kube, kind → URL resolution |
-//! | `engine` | applying one object with retries; waiting for a wave |
-//! | `judge` | one object's verdict while a wave waits: the table, its pods, a stalled rollout |
-//! | [`install`](mod@install), [`preflight`] | the install entry point and its checks before any write |
-//! | [`status`], [`diff`], [`uninstall`] | reporting on, previewing and removing an install |
-//! | [`mark`] | the ownership mark on what kfctl-rs creates; pre-existing objects stay unmarked |
-//! | `ownership` | deletes checked against the cluster: field manager, recorded UID, sealed record entries |
-//! | [`upgrade`], [`prune`], [`lease`], `unlock` | converging onto a record: storage checks, the prune/keep table, one run at a time (and freeing a crashed run's lock) |
-//! | [`immutable`], `replace` | the immutable-field table: what is replaced (delete, wait, create) and what stops a run |
-//! | [`rollback`] | returning to the record's previous release: what refuses it and why |
-//! | [`adopt`] | taking over a platform another tool installed: survey, refusals, field managers, the record |
-//! | [`kind`] | the Kind cluster configuration the `kind` profile expects |
+//! The modules are grouped by what they do; each keeps its name at `cluster::<module>`:
+//!
+//! | folder | module | role |
+//! |--------|--------|------|
+//! | `api/` | [`api`], `discovery`, [`object`], [`redact`] | the only I/O: raw calls through kube, kind → URL resolution, object references, Secret values never shown |
+//! | `apply/` | [`plan`], `order`, `prepare`, `engine`, [`retry`], [`immutable`], `replace`, `converge` | rendered objects → ordered waves (the ordering tables), the apply body, applying a wave with retries (the retry table), replacing what cannot be patched, converging onto what is there |
+//! | `readiness/` | `readiness`, `judge`, [`progress`] | the readiness table and its failure rows, one object's verdict while a wave waits, what is happening and what is pending, as events |
+//! | `state/` | [`record`], [`lease`], `unlock`, [`mark`], `ownership`, [`prune`] | the install record, one run at a time (and freeing a crashed run's lock), the ownership mark on what kfctl-rs creates, deletes checked against the cluster, the prune/keep table |
+//! | `lifecycle/` | [`session`], [`preflight`], `provided`, [`install`](mod@install), [`upgrade`], [`uninstall`], [`rollback`], [`adopt`], [`status`], [`diff`], [`kind`] | the verbs: one run opened once, the checks before any write, install and upgrade (converge), removing, returning to the previous release, taking over another tool's platform, reporting and previewing, the Kind configuration |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
 //! unreachable is 5, objects not ready (or no answer) by the deadline 6, an object that failed
@@ -35,39 +22,43 @@
 /// default of every verb's `--concurrency`.
 pub const DEFAULT_CONCURRENCY: usize = 16;
 
-pub mod adopt;
-pub mod api;
-pub(crate) mod converge;
-pub mod diff;
-pub(crate) mod discovery;
-pub(crate) mod engine;
 mod failure;
-pub mod immutable;
-pub mod install;
-pub(crate) mod judge;
-pub mod kind;
-pub mod lease;
-pub mod mark;
-pub mod object;
-pub(crate) mod order;
-pub(crate) mod ownership;
-pub mod plan;
-pub mod preflight;
-pub(crate) mod prepare;
-pub mod progress;
-pub(crate) mod provided;
-pub mod prune;
+
+pub mod api;
+mod apply;
+mod lifecycle;
 pub(crate) mod readiness;
-pub mod record;
-pub mod redact;
-pub(crate) mod replace;
-pub mod retry;
-pub mod rollback;
-pub mod session;
-pub mod status;
-pub mod uninstall;
-pub(crate) mod unlock;
-pub mod upgrade;
+mod state;
+
+pub(crate) use api::discovery;
+pub use api::object;
+pub use api::redact;
+pub(crate) use apply::converge;
+pub(crate) use apply::engine;
+pub use apply::immutable;
+pub(crate) use apply::order;
+pub use apply::plan;
+pub(crate) use apply::prepare;
+pub use apply::retry;
+pub use lifecycle::adopt;
+pub use lifecycle::diff;
+pub use lifecycle::install;
+pub use lifecycle::kind;
+pub use lifecycle::preflight;
+pub(crate) use lifecycle::provided;
+pub use lifecycle::rollback;
+pub use lifecycle::session;
+pub use lifecycle::status;
+pub use lifecycle::uninstall;
+pub use lifecycle::upgrade;
+pub(crate) use readiness::judge;
+pub use readiness::progress;
+pub use state::lease;
+pub use state::mark;
+pub(crate) use state::ownership;
+pub use state::prune;
+pub use state::record;
+pub(crate) use state::unlock;
 
 pub use install::{DryRun, InstallOptions, InstallReport, install};
 pub use object::ObjectRef;

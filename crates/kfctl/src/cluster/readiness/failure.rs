@@ -3,7 +3,7 @@
 //! Condition facts read the object alone ([`condition_failure`]); `status` and the install
 //! wait use them alike. Pod facts read a pod list the caller fetched with [`pod_selector`]
 //! ([`pod_failure`]), and the stall fact compares [`progress_marker`]s the caller kept across
-//! polls: the I/O and the memory are `super::super::judge`'s.
+//! polls: the I/O and the memory are `crate::cluster::judge`'s.
 
 use super::{FailsWhen, POD_FAILURES, condition, int, stale_generation};
 use serde_json::Value;

@@ -1,0 +1,13 @@
+//! Applying a plan: the ordered waves and their tables (`plan`, `order`), the apply body
+//! (`prepare`), the engine that applies a wave with retries (`engine`, the retry table
+//! `retry`), replacing what cannot be patched (`immutable`, `replace`) and converging onto what
+//! is there (`converge`).
+
+pub(crate) mod converge;
+pub(crate) mod engine;
+pub mod immutable;
+pub(crate) mod order;
+pub mod plan;
+pub(crate) mod prepare;
+pub(crate) mod replace;
+pub mod retry;
