@@ -21,6 +21,7 @@ mod chart_hygiene;
 mod chart_notes;
 mod cli;
 mod cluster_adopt;
+mod cluster_check;
 mod cluster_ci;
 mod cluster_flags;
 mod cluster_install;

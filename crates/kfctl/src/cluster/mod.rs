@@ -41,6 +41,7 @@ pub use apply::plan;
 pub(crate) use apply::prepare;
 pub use apply::retry;
 pub use lifecycle::adopt;
+pub use lifecycle::check;
 pub use lifecycle::diff;
 pub use lifecycle::install;
 pub use lifecycle::kind;

@@ -161,7 +161,7 @@ pub(crate) fn default_storage_class(list: &Value) -> Option<String> {
         .and_then(|sc| sc.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string))
 }
 
-fn path(group: &str, version: &str, plural: &str, namespaced: bool) -> ResourcePath {
+pub(crate) fn path(group: &str, version: &str, plural: &str, namespaced: bool) -> ResourcePath {
     ResourcePath { group: group.into(), version: version.into(), plural: plural.into(), namespaced }
 }
 
@@ -207,7 +207,7 @@ fn read_sysctl(name: &str) -> Option<u64> {
 
 /// `GET /version` (retried by the client like every call): a server that never answers or
 /// refuses connections is "unreachable"; a 429 or 5xx that does not settle says what it is.
-async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
+pub(crate) async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
     match api.with_budget(VERSION_RETRY_BUDGET).get_path("/version").await {
         Ok(info) => Ok(info.get("gitVersion").and_then(Value::as_str).unwrap_or("").to_string()),
         Err(f) if f.status.is_none() => Err(ClusterError::settle(api, "asking for the server's version", f, |f| {
@@ -219,7 +219,7 @@ async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
 
 /// The (group, plural) of everything the plan writes; a kind nobody serves and no planned CRD
 /// defines is refused here, before any write. Discovery is asked concurrently.
-async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(String, String)>, ClusterError> {
+pub(crate) async fn resources_of(resolver: &Resolver, plan: &Plan) -> Result<BTreeSet<(String, String)>, ClusterError> {
     let kinds: BTreeSet<(String, String)> =
         plan.objects().map(|o| (o.reference.api_version.clone(), o.reference.kind.clone())).collect();
     let crd_plurals = crd_plurals(plan);
@@ -271,7 +271,7 @@ fn crd_plurals(plan: &Plan) -> Vec<(String, String)> {
 }
 
 /// SelfSubjectAccessReviews: may we create and patch each resource (cluster-wide)?
-async fn check_access(api: &ApiClient, resources: &BTreeSet<(String, String)>) -> Result<(), ClusterError> {
+pub(crate) async fn check_access(api: &ApiClient, resources: &BTreeSet<(String, String)>) -> Result<(), ClusterError> {
     let reviews = path("authorization.k8s.io", "v1", "selfsubjectaccessreviews", false);
     let asks: Vec<(&String, &String, &str)> =
         resources.iter().flat_map(|(g, p)| ["create", "patch"].map(move |verb| (g, p, verb))).collect();

@@ -1,0 +1,129 @@
+//! Issue 40: `check --pre` against the test API server (the in-repo test double of a
+//! Kubernetes API server; no real cluster): every item judged, nothing written. A cluster
+//! outside the release's range, one without a default StorageClass and one with a foreign CRD
+//! each fail their item with a hint; a good cluster passes; `-o json` is stable.
+
+use crate::common::cluster::{Cluster, crd, obj};
+
+use kfctl::catalog::RenderedObject;
+use kfctl::cluster::check::{ITEMS, Mark, PreCheckOptions, check_pre};
+use kfctl_testapi::{FaultAction, FaultRule, RequestMatch, TestApiConfig};
+use serde_json::json;
+use std::time::Duration;
+
+fn objects() -> Vec<RenderedObject> {
+    let web = json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "web:1",
+            "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}}}]}}});
+    [
+        obj("v1", "Namespace", None, "kf", json!({})),
+        crd("widgets", "Widget", &[("v1", true)]),
+        obj(
+            "v1",
+            "PersistentVolumeClaim",
+            Some("kf"),
+            "data",
+            json!({"spec": {"accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}}}),
+        ),
+        obj("apps/v1", "Deployment", Some("kf"), "web", json!({"spec": web})),
+    ]
+    .into_iter()
+    .map(|obj| RenderedObject { component: "platform".into(), obj })
+    .collect()
+}
+
+fn cluster(version: &str, storage_class: bool) -> Cluster {
+    let cluster = Cluster::start(TestApiConfig::default().git_version(version));
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}}});
+    cluster.server.seed(node).unwrap();
+    if storage_class {
+        let class = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "standard",
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "x"});
+        cluster.server.seed(class).unwrap();
+    }
+    cluster
+}
+
+fn options(cluster: &Cluster) -> PreCheckOptions {
+    PreCheckOptions {
+        target: cluster.target(),
+        release: "26.03.1".into(),
+        supported: semver::VersionReq::parse(">=1.35.0").unwrap(),
+        provided: Vec::new(),
+        timeout: Duration::from_secs(20),
+    }
+}
+
+fn mark_of(report: &kfctl::cluster::check::CheckReport, id: &str) -> (Mark, String, Option<String>) {
+    let item = report.items.iter().find(|i| i.id == id).unwrap_or_else(|| panic!("{id} not run"));
+    (item.mark, item.detail.clone(), item.hint.clone())
+}
+
+#[tokio::test]
+async fn a_good_cluster_passes_every_item_and_nothing_is_written() {
+    let cluster = cluster("v1.36.1", true);
+    cluster.server.clear_requests();
+    let report = check_pre(&objects(), &options(&cluster)).await.unwrap();
+    assert!(!report.failed(), "{}", report.render_text());
+    let ids: Vec<&str> = report.items.iter().map(|i| i.id).collect();
+    assert_eq!(ids, ITEMS.iter().map(|i| i.id).collect::<Vec<_>>(), "every item, in order");
+    let (_, capacity, _) = mark_of(&report, "capacity");
+    assert!(
+        capacity.contains("1 node(s) with 8.0 CPU and 32.0 GiB allocatable; the plan requests 1.0 CPU and 0.5 GiB"),
+        "{capacity}"
+    );
+    let writes: Vec<String> = cluster
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD") && !r.path.contains("accessreviews"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(writes.is_empty(), "check wrote: {writes:?}");
+    let json = |r: &kfctl::cluster::check::CheckReport| serde_json::to_string_pretty(r).unwrap();
+    let again = check_pre(&objects(), &options(&cluster)).await.unwrap();
+    assert_eq!(json(&report), json(&again), "-o json is stable");
+}
+
+#[tokio::test]
+async fn outside_the_range_without_a_storage_class_and_with_a_foreign_crd_each_item_fails_with_its_hint() {
+    let cluster = cluster("v1.33.1", false);
+    // another team's CRD (the test double records seeds under the field manager `test-seed`)
+    cluster.server.seed(crd("widgets", "Widget", &[("v1", true)])).unwrap();
+    let report = check_pre(&objects(), &options(&cluster)).await.unwrap();
+    assert!(report.failed());
+    let (mark, detail, hint) = mark_of(&report, "kubernetes");
+    assert_eq!(mark, Mark::Fail, "{detail}");
+    assert!(detail.contains("v1.33.1") && hint.unwrap().contains("26.03.1's range"), "{detail}");
+    let (mark, detail, hint) = mark_of(&report, "storage");
+    assert_eq!(mark, Mark::Fail, "{detail}");
+    assert!(
+        detail.contains("1 PersistentVolumeClaims would stay Pending") && hint.unwrap().contains("is-default-class")
+    );
+    let (mark, detail, hint) = mark_of(&report, "existing");
+    assert_eq!(mark, Mark::Fail, "{detail}");
+    assert!(detail.contains("widgets.example.org (managed by test-seed"), "{detail}");
+    assert!(hint.unwrap().contains(".provided=true"));
+    let text = report.render_text();
+    assert!(
+        text.contains("✘ Kubernetes in the release's range:")
+            && text.ends_with("3 item(s) failed; see GUIDE.md#check-before-verify-after\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_the_first_item_and_ends_the_list() {
+    let cluster = cluster("v1.36.1", true);
+    cluster.server.set_fault(FaultRule::new(RequestMatch::any(), FaultAction::NeverAnswer));
+    let mut options = options(&cluster);
+    options.timeout = Duration::from_secs(3);
+    let started = std::time::Instant::now();
+    let report = check_pre(&objects(), &options).await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(report.items.len(), 1, "{:?}", report.items);
+    assert_eq!((report.items[0].id, report.items[0].mark), ("api", Mark::Fail));
+    assert!(report.items[0].hint.as_deref().unwrap().contains("kubeconfig"));
+}
