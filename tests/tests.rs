@@ -33,6 +33,7 @@ mod cluster_readiness_failure;
 mod cluster_replace;
 mod cluster_robust;
 mod cluster_rollback;
+mod cluster_verify;
 mod component_namespaces;
 mod day1_gateway;
 mod day1_identity;

@@ -52,6 +52,7 @@ pub use lifecycle::session;
 pub use lifecycle::status;
 pub use lifecycle::uninstall;
 pub use lifecycle::upgrade;
+pub use lifecycle::verify;
 pub(crate) use readiness::judge;
 pub use readiness::progress;
 pub use state::lease;
@@ -232,6 +233,9 @@ pub enum ClusterError {
     /// `adopt` refused.
     #[error(transparent)]
     Adopt(Box<adopt::AdoptError>),
+    /// `verify` could not start.
+    #[error(transparent)]
+    Verify(#[from] verify::VerifyError),
 }
 
 impl From<adopt::AdoptError> for ClusterError {

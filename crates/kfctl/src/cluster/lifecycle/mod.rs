@@ -15,3 +15,4 @@ pub mod session;
 pub mod status;
 pub mod uninstall;
 pub mod upgrade;
+pub mod verify;
