@@ -18,6 +18,7 @@ mod chart_credentials;
 mod chart_export_values;
 mod chart_hygiene;
 mod chart_notes;
+mod chart_package;
 mod cli;
 mod cluster_adopt;
 mod cluster_ci;
