@@ -1,6 +1,6 @@
 //! The CLI edges of the cluster commands and the Kind smoke workflow: actionlint on
-//! `.github/workflows/kind-smoke.yaml`, `kind-config`, `install --plan` without a cluster,
-//! refusals without a terminal, and an unreachable API server.
+//! `.github/workflows/` (the Kind smoke, CI and release workflows), `kind-config`, `install
+//! --plan` without a cluster, refusals without a terminal, and an unreachable API server.
 
 use crate::common;
 
@@ -37,7 +37,7 @@ fn actionlint() -> PathBuf {
 #[test]
 fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
     let actionlint = actionlint();
-    let workflows = [repo().join(".github/workflows/kind-smoke.yaml"), repo().join(".github/workflows/ci.yaml")];
+    let workflows = ["kind-smoke.yaml", "ci.yaml", "release.yaml"].map(|w| repo().join(".github/workflows").join(w));
     let out = Command::new(&actionlint).args(&workflows).output().unwrap();
     assert!(
         out.status.success(),

@@ -8,7 +8,8 @@
 //! - the oracles (real kustomize and Helm): `$KFCTL_TEST_TOOLS`, else `tools/` beside the
 //!   snapshot; without `kustomize-build` in it, `cfg(kfctl_no_oracles)` is set;
 //! - GnuPG (`gpg` on `PATH`), to sign charts in the provenance test: without it,
-//!   `cfg(kfctl_no_gpg)`;
+//!   `cfg(kfctl_no_gpg)`; Ruby (`ruby`), to syntax-check the Homebrew formula: without it,
+//!   `cfg(kfctl_no_ruby)`;
 //! - real kubectl 1.33 (`kubectl.1.33` on `PATH` or beside `gcloud`, as google-cloud-cli
 //!   installs it), to check the test API server against: without it, `cfg(kfctl_no_kubectl)`.
 //!
@@ -26,6 +27,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_oracles)");
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_kubectl)");
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_gpg)");
+    println!("cargo::rustc-check-cfg=cfg(kfctl_no_ruby)");
     println!("cargo::rerun-if-env-changed=PATH");
     let upstream =
         std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
@@ -49,8 +51,10 @@ fn main() {
     probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
     println!("cargo::rustc-env=KFCTL_TEST_UPSTREAM_DIR={}", upstream.display());
     println!("cargo::rustc-env=KFCTL_TEST_TOOLS_DIR={}", tools.display());
-    if on_path("gpg").is_none() {
-        println!("cargo::rustc-cfg=kfctl_no_gpg");
+    for (program, cfg) in [("gpg", "kfctl_no_gpg"), ("ruby", "kfctl_no_ruby")] {
+        if on_path(program).is_none() {
+            println!("cargo::rustc-cfg={cfg}");
+        }
     }
     match find_kubectl() {
         Some(kubectl) => println!("cargo::rustc-env=KFCTL_TEST_KUBECTL={}", kubectl.display()),
