@@ -29,7 +29,7 @@ pub(crate) struct ChartPackageArgs {
     #[arg(long, requires = "key")]
     pub sign: bool,
     /// The signing key: a user id or fingerprint in GnuPG's keyring (GNUPGHOME).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", requires = "sign")]
     pub key: Option<String>,
     /// A file whose first line is the key's passphrase (never prompted for).
     #[arg(long, value_name = "FILE", requires = "sign")]
