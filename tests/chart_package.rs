@@ -1,9 +1,9 @@
 //! `kfctl-rs chart package` (issue 42), checked with real Helm (the oracle's SDK, which loads a
 //! `.tgz` as `helm install` does): two runs give the same bytes; Helm renders the archive equal
 //! to `kfctl-rs template` of the profile, with default values, with a values file given to Helm,
-//! and with values given at package time; the archive has `helm package`'s layout with the
-//! subcharts inside; `--sign` writes the provenance Helm writes (the same signed text as
-//! Helm's own `sign`) and Helm's verifier accepts it.
+//! and with values given at package time; the archive holds what `helm package` of the export
+//! holds (the subcharts inside); `--sign` writes the provenance Helm writes (the same signed
+//! text as Helm's own `sign`) and Helm's verifier accepts it.
 
 use crate::common;
 
@@ -85,6 +85,33 @@ fn two_packages_are_identical_and_real_helm_renders_the_archive_as_template() {
     assert!(listed.iter().all(|p| p.starts_with("kubeflow/")), "an entry outside kubeflow/");
     assert!(listed.contains(&"kubeflow/charts/cert-manager/Chart.yaml".to_string()), "no subchart inside");
     assert!(!listed.iter().any(|p| p.ends_with("Chart.lock")), "a Chart.lock in the umbrella");
+
+    // `helm package` of the same export holds the same files with the same contents (Helm
+    // writes Chart.yaml from its parsed metadata, so those differ in form; its subcharts come
+    // in Go map order, so the comparison is by name)
+    let export = scratch("export").join("kubeflow");
+    let exported = common::kfctl_offline(&["chart", "export", "--profile", "kind", "--out", export.to_str().unwrap()]);
+    assert!(exported.status.success(), "export: {}", String::from_utf8_lossy(&exported.stderr));
+    let helm_dir = scratch("helm-package");
+    let script = r#"
+import sys, tarfile, json, helm_python as helm
+made = helm.package(sys.argv[1], destination=sys.argv[2])
+def files(path):
+    with tarfile.open(path) as t:
+        return {m.name: t.extractfile(m).read().decode() for m in t.getmembers() if m.isfile()}
+ours, helms = files(sys.argv[3]), files(made)
+print(json.dumps({"only_ours": sorted(set(ours) - set(helms)), "only_helms": sorted(set(helms) - set(ours)),
+                  "differ": sorted(n for n in ours if n in helms and ours[n] != helms[n] and not n.endswith("/Chart.yaml"))}))
+"#;
+    let out =
+        helm_python(script, &[export.to_str().unwrap(), helm_dir.to_str().unwrap(), first.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "helm package: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report,
+        serde_json::json!({"only_ours": [], "only_helms": [], "differ": []}),
+        "not helm package's files"
+    );
 
     // real Helm loads the archive itself (helm_python's Chart.load, helm's loader.Load)
     common::assert_helm_equals_native(&template(&[]), &helm_template(&first, &[]), "helm template of the archive");
