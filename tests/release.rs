@@ -309,6 +309,7 @@ fn the_sbom_lists_what_the_binary_links_and_nothing_else() {
     kfctl_no_upstream,
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
+#[cfg_attr(kfctl_no_oracles, ignore = "needs the oracles (real Helm): put ../shared/tools beside the repo")]
 fn the_chart_script_packages_a_release_and_lists_its_digest() {
     let out = scratch("charts");
     let binary = common::binary();
@@ -334,6 +335,13 @@ fn the_chart_script_packages_a_release_and_lists_its_digest() {
     use sha2::Digest;
     assert_eq!(line[2], format!("sha256:{}", hex::encode(sha2::Sha256::digest(&bytes))));
     assert!(line[1].contains("/kubeflow-") && line[1].ends_with(".tgz"), "{listed}");
+
+    // the chart a release publishes is upstream's example/ platform: real Helm of the archive
+    // equals `kfctl-rs template --profile multi-tenant`
+    let native = common::kfctl_offline(&["template", "--profile", "multi-tenant"]);
+    let native = kfctl_yaml::parse_stream(&ok(&native, "template"), "template").unwrap();
+    let helm = Command::new(common::tool("helm-template")).args([line[1], "--name", "kubeflow"]).output().unwrap();
+    common::assert_helm_equals_native(&native, &helm, "helm template of the published chart");
 }
 
 #[test]

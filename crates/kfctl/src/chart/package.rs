@@ -17,6 +17,7 @@ use super::ChartFiles;
 use crate::staging::{StageError, Staging};
 use flate2::{Compression, GzBuilder};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One packaged chart: its archive's file name, bytes and digest.
@@ -61,7 +62,7 @@ pub enum PackageError {
 }
 
 /// Package `files` (an export: path relative to the chart folder → contents) as one archive.
-pub fn package(files: &ChartFiles) -> Result<Package, PackageError> {
+pub fn package(files: &BTreeMap<String, String>) -> Result<Package, PackageError> {
     let chart = files.get("Chart.yaml").ok_or_else(|| bad("missing at the export's root"))?;
     let (name, version) = name_and_version(chart)?;
     let mut tar = tar::Builder::new(Vec::new());
