@@ -21,7 +21,7 @@ pub(crate) fn parse() -> crate::cli::Cli {
         command = command.bin_name(name);
     }
     let matches = command.get_matches();
-    crate::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    crate::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut crate::cli::Cli::command()).exit())
 }
 
 /// `kubectl kubeflow-install` when `argv0`'s file name is the plugin's executable (with
