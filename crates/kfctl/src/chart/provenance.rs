@@ -36,7 +36,9 @@ pub enum ProvenanceError {
         message: String,
     },
     /// GnuPG refused to sign.
-    #[error("--sign --key {key}: gpg could not sign: {message}; check `gpg --list-secret-keys {key}` (and GNUPGHOME)")]
+    #[error(
+        "--sign --key {key}: gpg could not sign: {message}; check `gpg --list-secret-keys {key}` (and GNUPGHOME), and give --passphrase-file for a protected key"
+    )]
     Refused {
         /// The key named.
         key: String,
@@ -149,9 +151,12 @@ fn sorted(value: &Value) -> Value {
 /// `gpg --clearsign` of `text`, SHA-512 as Helm signs, with the named key.
 fn clearsign(text: &str, options: &SignOptions) -> Result<String, ProvenanceError> {
     let mut cmd = Command::new(&options.gpg);
-    cmd.args(["--batch", "--yes", "--armor", "--digest-algo", "SHA512", "--local-user", &options.key]);
+    // loopback pinentry: a protected key's passphrase comes from the file or not at all, never
+    // from a prompt (gpg-agent would otherwise ask on the terminal even with --batch)
+    cmd.args(["--batch", "--yes", "--armor", "--digest-algo", "SHA512", "--pinentry-mode", "loopback"]);
+    cmd.args(["--local-user", &options.key]);
     if let Some(file) = &options.passphrase_file {
-        cmd.args(["--pinentry-mode", "loopback", "--passphrase-file"]).arg(file);
+        cmd.arg("--passphrase-file").arg(file);
     }
     cmd.arg("--clearsign").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let no_gpg = |e: std::io::Error| ProvenanceError::NoGpg { program: options.gpg.clone(), message: e.to_string() };
