@@ -3,7 +3,8 @@
 //! to `kfctl-rs template` of the profile, with default values, with a values file given to Helm,
 //! and with values given at package time; the archive holds what `helm package` of the export
 //! holds (the subcharts inside); `--sign` writes the provenance Helm writes (the same signed
-//! text as Helm's own `sign`) and Helm's verifier accepts it.
+//! text as Helm's own `sign`) and Helm's verifier accepts it; a protected key signs with
+//! `--passphrase-file` and, without it, fails with no prompt and no archive.
 
 use crate::common;
 
@@ -242,5 +243,53 @@ fn sign_needs_a_key_and_a_missing_key_is_an_error_with_no_archive() {
     assert!(stderr.contains("--sign"), "{stderr}");
     let left: Vec<_> = std::fs::read_dir(&out).map(|d| d.filter_map(Result::ok).collect()).unwrap_or_default();
     assert!(left.is_empty(), "files left behind: {left:?}");
+    let _ = Command::new("gpgconf").arg("--homedir").arg(&home).args(["--kill", "gpg-agent"]).output();
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+#[cfg_attr(kfctl_no_gpg, ignore = "needs GnuPG (gpg on PATH) to sign")]
+fn a_protected_key_signs_with_its_passphrase_file_and_never_prompts() {
+    let home = scratch("protected-gnupg");
+    #[cfg(unix)]
+    std::fs::set_permissions(&home, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let made = Command::new("gpg")
+        .args(["--batch", "--pinentry-mode", "loopback", "--passphrase", "s3cret", "--homedir"])
+        .arg(&home)
+        .args(["--quick-gen-key", "Protected <protected@example.com>", "rsa2048", "sign", "never"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "gpg: {}", String::from_utf8_lossy(&made.stderr));
+    let passphrase = home.join("passphrase");
+    std::fs::write(&passphrase, "s3cret\n").unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        Command::new(common::binary())
+            .args(["chart", "package", "--profile", "minimal", "--out", out.to_str().unwrap()])
+            .args(["--sign", "--key", "protected@example.com"])
+            .args(extra)
+            .args(["--version", common::release(), "--source"])
+            .arg(common::manifests_dir())
+            .arg("--remote-mirror")
+            .arg(common::mirror_dir())
+            .arg("--offline")
+            .env("GNUPGHOME", &home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let without = scratch("protected-without");
+    let refused = run(&without, &[]);
+    assert!(!refused.status.success(), "signed with a protected key and no passphrase");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--passphrase-file"));
+    assert_eq!(std::fs::read_dir(&without).unwrap().count(), 0, "an archive was left without its provenance");
+    let with = scratch("protected-with");
+    let signed = run(&with, &["--passphrase-file", passphrase.to_str().unwrap()]);
+    assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
+    let archive = String::from_utf8(signed.stdout).unwrap();
+    let prov = std::fs::read_to_string(format!("{}.prov", archive.trim())).unwrap();
+    assert!(prov.starts_with("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n"), "{prov}");
     let _ = Command::new("gpgconf").arg("--homedir").arg(&home).args(["--kill", "gpg-agent"]).output();
 }
