@@ -3,10 +3,10 @@
 //! binary; SHA256SUMS covers them; the krew plugin manifest and the Homebrew formula generated
 //! from a sample SHA256SUMS pass krew's own validation rules and the formula's structure (and
 //! `ruby -c` where Ruby exists); the SBOM lists what the binary links and nothing else; the
-//! chart script packages a release; the workflow's matrix is the targets list and every action
-//! is pinned by SHA (actionlint: `cluster_ci`); kfctl-rs invoked as `kubectl-kubeflow_install`
-//! names itself `kubectl kubeflow-install` (and real kubectl runs it); `cargo package` ships the
-//! compiled-in data.
+//! chart script packages a release whose chart real Helm renders as `template`; the workflow's
+//! matrix is the targets list, every action is pinned by SHA (actionlint, with ShellCheck:
+//! `cluster_ci`), and the scripts pass ShellCheck. The kubectl plugin and `cargo package`:
+//! `install_ways`.
 
 use crate::common;
 
@@ -367,4 +367,18 @@ fn the_workflow_builds_every_target_and_pins_every_action() {
         assert!(release_dir().join(called).is_file(), "{called} missing");
     }
     assert!(text.contains("cargo package --locked --workspace --exclude kfctl-testapi"));
+}
+
+#[test]
+fn the_release_scripts_pass_shellcheck() {
+    let shellcheck = common::test_tool("shellcheck");
+    let scripts = ["archive", "checksums", "package-manager-files", "package-charts"].map(|s| release_dir().join(s));
+    let out = Command::new(&shellcheck).args(&scripts).output().unwrap();
+    ok(&out, "shellcheck");
+    let broken = scratch("shellcheck").join("broken");
+    std::fs::write(&broken, "#!/usr/bin/env bash\necho $1 `ls`\n").unwrap();
+    assert!(
+        !Command::new(&shellcheck).arg(&broken).output().unwrap().status.success(),
+        "shellcheck passed a broken script"
+    );
 }
