@@ -3,9 +3,9 @@
 //! binary; SHA256SUMS covers them; the krew plugin manifest and the Homebrew formula generated
 //! from a sample SHA256SUMS pass krew's own validation rules and the formula's structure (and
 //! `ruby -c` where Ruby exists); the SBOM lists what the binary links and nothing else; the
-//! chart script packages a release whose chart real Helm renders as `template`; the workflow's
-//! matrix is the targets list, every action is pinned by SHA (actionlint, with ShellCheck:
-//! `cluster_ci`), and the scripts pass ShellCheck. The kubectl plugin and `cargo package`:
+//! chart script packages a release whose chart real Helm renders as `template` and lints
+//! strictly; the workflow's matrix is the targets list, every action is pinned by SHA
+//! (actionlint, with ShellCheck: `cluster_ci`), and the scripts pass ShellCheck. The kubectl plugin and `cargo package`:
 //! `install_ways`.
 
 use crate::common;
@@ -342,6 +342,8 @@ fn the_chart_script_packages_a_release_and_lists_its_digest() {
     let native = kfctl_yaml::parse_stream(&ok(&native, "template"), "template").unwrap();
     let helm = Command::new(common::tool("helm-template")).args([line[1], "--name", "kubeflow"]).output().unwrap();
     common::assert_helm_equals_native(&native, &helm, "helm template of the published chart");
+    let lint = Command::new(common::tool("helm-lint")).args([line[1], "--strict"]).output().unwrap();
+    ok(&lint, "helm lint --strict of the published chart");
 }
 
 #[test]
