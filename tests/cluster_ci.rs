@@ -1,6 +1,6 @@
 //! The CLI edges of the cluster commands and the Kind smoke workflow: actionlint on
-//! `.github/workflows/kind-smoke.yaml`, `kind-config`, `install --plan` without a cluster,
-//! refusals without a terminal, and an unreachable API server.
+//! `.github/workflows/` (the Kind smoke, CI and release workflows), `kind-config`, `install
+//! --plan` without a cluster, refusals without a terminal, and an unreachable API server.
 
 use crate::common;
 
@@ -37,8 +37,15 @@ fn actionlint() -> PathBuf {
 #[test]
 fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
     let actionlint = actionlint();
-    let workflows = [repo().join(".github/workflows/kind-smoke.yaml"), repo().join(".github/workflows/ci.yaml")];
-    let out = Command::new(&actionlint).args(&workflows).output().unwrap();
+    let workflows = ["kind-smoke.yaml", "ci.yaml", "release.yaml"].map(|w| repo().join(".github/workflows").join(w));
+    // with ShellCheck on PATH, as on GitHub's runners, actionlint checks every `run:` script too
+    let shellcheck = PathBuf::from(common::test_tool("shellcheck"));
+    let path = std::env::join_paths(
+        std::iter::once(shellcheck.parent().unwrap().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let out = Command::new(&actionlint).args(&workflows).env("PATH", &path).output().unwrap();
     assert!(
         out.status.success(),
         "actionlint found problems:\n{}{}",
@@ -54,6 +61,14 @@ fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
     .unwrap();
     let out = Command::new(&actionlint).arg(&broken).output().unwrap();
     assert!(!out.status.success(), "actionlint accepted a broken workflow");
+    // and ShellCheck's findings in a `run:` script fail it
+    std::fs::write(
+        &broken,
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo $1 `ls`\n",
+    )
+    .unwrap();
+    let out = Command::new(&actionlint).arg(&broken).env("PATH", &path).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("shellcheck"), "actionlint ran no shellcheck");
 }
 
 #[test]

@@ -7,6 +7,9 @@
 //!   of one, `cfg(kfctl_no_upstream)` is set;
 //! - the oracles (real kustomize and Helm): `$KFCTL_TEST_TOOLS`, else `tools/` beside the
 //!   snapshot; without `kustomize-build` in it, `cfg(kfctl_no_oracles)` is set;
+//! - GnuPG (`gpg` on `PATH`), to sign charts in the provenance test: without it,
+//!   `cfg(kfctl_no_gpg)`; Ruby (`ruby`), to syntax-check the Homebrew formula: without it,
+//!   `cfg(kfctl_no_ruby)`;
 //! - real kubectl 1.33 (`kubectl.1.33` on `PATH` or beside `gcloud`, as google-cloud-cli
 //!   installs it), to check the test API server against: without it, `cfg(kfctl_no_kubectl)`.
 //!
@@ -23,6 +26,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_upstream)");
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_oracles)");
     println!("cargo::rustc-check-cfg=cfg(kfctl_no_kubectl)");
+    println!("cargo::rustc-check-cfg=cfg(kfctl_no_gpg)");
+    println!("cargo::rustc-check-cfg=cfg(kfctl_no_ruby)");
     println!("cargo::rerun-if-env-changed=PATH");
     let upstream =
         std::env::var_os("KFCTL_TEST_UPSTREAM").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/kubeflow"));
@@ -46,6 +51,11 @@ fn main() {
     probe(&tools.join("kustomize-build"), "kfctl_no_oracles");
     println!("cargo::rustc-env=KFCTL_TEST_UPSTREAM_DIR={}", upstream.display());
     println!("cargo::rustc-env=KFCTL_TEST_TOOLS_DIR={}", tools.display());
+    for (program, cfg) in [("gpg", "kfctl_no_gpg"), ("ruby", "kfctl_no_ruby")] {
+        if on_path(program).is_none() {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
     match find_kubectl() {
         Some(kubectl) => println!("cargo::rustc-env=KFCTL_TEST_KUBECTL={}", kubectl.display()),
         None => {
@@ -73,6 +83,11 @@ fn find_kubectl() -> Option<PathBuf> {
         .filter_map(|d| std::fs::canonicalize(d.join("gcloud")).ok())
         .filter_map(|g| g.parent().map(Path::to_path_buf));
     dirs.iter().cloned().chain(beside_gcloud).map(|d| d.join("kubectl.1.33")).find(|k| k.is_file())
+}
+
+/// The first `name` on `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// Set `cfg` when the file `path` is missing. Either way cargo watches that one file (a missing

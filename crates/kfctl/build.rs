@@ -1,5 +1,10 @@
 //! Embeds the repository's data folders (charts/, profiles/, values/, templates/) into the library, so
 //! kfctl-rs stays one static file: writes `$OUT_DIR/embedded.rs` with one `include_str!` per file.
+//!
+//! It reads them through `data/`, whose entries are symlinks to the repository root's folders:
+//! in the repository they are the root's folders themselves, and `cargo package` follows the
+//! links, so the packaged crate (which cannot reach outside its folder) holds real copies and
+//! builds the same binary.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,11 +23,18 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..");
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("data");
     let mut files = Vec::new();
     for folder in ["charts", "profiles", "values", "templates"] {
-        println!("cargo:rerun-if-changed={}", root.join(folder).display());
-        files_under(&root.join(folder), &mut files);
+        let dir = root.join(folder);
+        // watch the folder the link names (cargo scans a watched folder for changes)
+        println!("cargo:rerun-if-changed={}", std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()).display());
+        assert!(
+            dir.is_dir(),
+            "{}: missing; expected a link to the repository's {folder}/ (or, packaged, a copy)",
+            dir.display()
+        );
+        files_under(&dir, &mut files);
     }
     let mut code = String::from(
         "/// Every embedded data file: (path relative to the repository root, contents).\npub(crate) static FILES: &[(&str, &str)] = &[\n",

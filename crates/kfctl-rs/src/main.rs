@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod exit;
+mod plugin;
 mod progress;
 
 use std::process::ExitCode;
@@ -18,7 +19,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
-    let cli = <cli::Cli as clap::Parser>::parse();
+    let cli = plugin::parse();
     kfctl::source::install_crypto_provider();
     match commands::run(cli) {
         Ok(code) => code.into(),

@@ -11,6 +11,8 @@ use crate::catalog::CatalogError;
 use crate::catalog::schema::SchemaError;
 use crate::catalog::values::SetError;
 use crate::chart::ChartError;
+use crate::chart::package::PackageError;
+use crate::chart::provenance::ProvenanceError;
 use crate::chart::write::WriteError;
 use crate::cluster::ClusterError;
 use crate::cluster::rollback::RollbackError;
@@ -96,6 +98,8 @@ pub fn code_of(err: &(dyn std::error::Error + 'static)) -> Option<Code> {
         CatalogError,
         ChartError,
         WriteError,
+        PackageError,
+        ProvenanceError,
         SchemaError,
         SetError,
         KustomizeError,
@@ -181,6 +185,24 @@ impl ExitStatus for WriteError {
         match self {
             WriteError::NotAnExport { .. } => Code::Security,
             _ => Code::Usage,
+        }
+    }
+}
+
+impl ExitStatus for PackageError {
+    fn exit_code(&self) -> Code {
+        match self {
+            PackageError::BadChart { .. } => Code::Failure,
+            PackageError::Io { .. } => Code::Usage,
+        }
+    }
+}
+
+impl ExitStatus for ProvenanceError {
+    fn exit_code(&self) -> Code {
+        match self {
+            ProvenanceError::NoGpg { .. } => Code::Usage,
+            ProvenanceError::BadChart { .. } | ProvenanceError::Refused { .. } => Code::Failure,
         }
     }
 }

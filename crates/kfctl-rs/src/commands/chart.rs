@@ -16,6 +16,9 @@ pub(crate) enum ChartCommand {
     /// `kfctl-rs template` with the same profile and values; the values given here become the
     /// charts' defaults.
     Export(ChartExportArgs),
+    /// Package that export as one Helm chart archive (`<name>-<version>.tgz`, the subcharts
+    /// inside), byte for byte reproducible; with --sign, its provenance as `helm package --sign`.
+    Package(super::chart_package::ChartPackageArgs),
 }
 
 #[derive(Debug, Args)]
@@ -56,9 +59,46 @@ pub(crate) struct ChartExportArgs {
 }
 
 pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
-    let ChartCommand::Export(args) = cmd;
+    let args = match cmd {
+        ChartCommand::Export(args) => args,
+        ChartCommand::Package(args) => return super::chart_package::run(args),
+    };
     crate::commands::print_notice();
-    let flags = &args.render.source;
+    let argocd = args.argocd.then(|| argocd_options(&args));
+    let export = exported(&args.render, &args.name, args.app_version.as_deref(), export_args(&args), argocd)?;
+    let files = &export.files;
+    write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force)?;
+    let templates =
+        files.keys().filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/")).count();
+    eprintln!(
+        "wrote {}: chart {} {} (appVersion {}), {} subcharts, {templates} object templates{}",
+        args.out.display(),
+        args.name,
+        kfctl::chart::scaffold::chart_version(&export.app_version),
+        export.app_version,
+        export.subcharts,
+        if args.argocd { ", Argo CD Applications in argocd/" } else { "" }
+    );
+    Ok(Code::Success)
+}
+
+/// An export made in memory: its files, the appVersion they carry, and how many subcharts.
+pub(crate) struct Exported {
+    pub files: std::collections::BTreeMap<String, String>,
+    pub app_version: String,
+    pub subcharts: usize,
+}
+
+/// Open the source, prepare the render and export it as chart files (`chart export` and
+/// `chart package` share this; only what they do with the files differs).
+pub(crate) fn exported(
+    render: &RenderFlags,
+    name: &str,
+    app_version_flag: Option<&str>,
+    export_args: Vec<String>,
+    argocd: Option<ArgoCdOptions>,
+) -> anyhow::Result<Exported> {
+    let flags = &render.source;
     let spec = super::source::source_spec(
         flags.source.as_deref(),
         &flags.version,
@@ -73,46 +113,26 @@ pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         _ => None,
     };
     let release = opened.release.as_ref().map(|r| r.version).or(chosen);
-    let app_version = app_version(&args, release, &opened.manifests_dir)?;
+    let app_version = resolve_app_version(app_version_flag, release, &opened.manifests_dir)?;
     let request = RenderRequest {
-        profile: args.render.profile.clone(),
-        components: args.render.components.clone(),
-        value_files: args.render.values.clone(),
-        sets: args.render.set_flags(),
+        profile: render.profile.clone(),
+        components: render.components.clone(),
+        value_files: render.values.clone(),
+        sets: render.set_flags(),
         manifests_dir: opened.manifests_dir.clone(),
         remote: opened.resolver.clone(),
         layout: opened.layout.clone(),
     };
     let prepared = prepare(&request).map_err(catalog_error)?;
     warn_about_credentials(&prepared);
-    let options = ExportOptions {
-        chart_name: args.name.clone(),
-        app_version: app_version.clone(),
-        export_args: export_args(&args),
-        argocd: args.argocd.then(|| argocd_options(&args)),
-    };
+    let options = ExportOptions { chart_name: name.to_string(), app_version: app_version.clone(), export_args, argocd };
     // Both error types decide their exit codes (usage, or security for a folder that is no export).
     let files = chart::export(&prepared, &options)?;
-    write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force)?;
-    let subcharts = prepared.profile.components.len();
-    let templates =
-        files.keys().filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/")).count();
-    eprintln!(
-        "wrote {}: chart {} {} (appVersion {app_version}), {subcharts} subcharts, {templates} object templates{}",
-        args.out.display(),
-        args.name,
-        kfctl::chart::scaffold::chart_version(&app_version),
-        if args.argocd { ", Argo CD Applications in argocd/" } else { "" }
-    );
-    Ok(Code::Success)
+    Ok(Exported { files, app_version, subcharts: prepared.profile.components.len() })
 }
 
 /// The charts' appVersion: `--app-version`, else the release the source resolved to (or that
 /// `--version` named for it), else a `--source` folder named like a release (`.../v1.11.0`).
-fn app_version(args: &ChartExportArgs, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
-    resolve_app_version(args.app_version.as_deref(), release, manifests_dir)
-}
-
 fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_dir: &Path) -> anyhow::Result<String> {
     if let Some(v) = explicit {
         return Ok(v.to_string());
@@ -149,23 +169,29 @@ fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
 /// The flags that shaped the render, for the README's "how this was made" line (value file
 /// names only, never their contents; a `--set` of a credential without its value).
 fn export_args(args: &ChartExportArgs) -> Vec<String> {
-    let mut out = Vec::new();
-    if !args.render.components.is_empty() {
-        out.push(format!("--components {}", args.render.components.join(",")));
-    }
-    out.extend(
-        args.render
-            .values
-            .iter()
-            .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
-    );
-    out.extend(args.render.set_flags().iter().map(chart::credentials::shown_set_flag));
+    let mut out = render_args(&args.render);
     if args.argocd {
         out.push(format!(
             "--argocd --argocd-repo-url {} --argocd-revision {}",
             args.argocd_repo_url, args.argocd_revision
         ));
     }
+    out
+}
+
+/// The render flags as the README's "how this was made" line shows them.
+pub(crate) fn render_args(render: &RenderFlags) -> Vec<String> {
+    let mut out = Vec::new();
+    if !render.components.is_empty() {
+        out.push(format!("--components {}", render.components.join(",")));
+    }
+    out.extend(
+        render
+            .values
+            .iter()
+            .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
+    );
+    out.extend(render.set_flags().iter().map(chart::credentials::shown_set_flag));
     out
 }
 

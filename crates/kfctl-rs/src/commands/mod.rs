@@ -11,6 +11,7 @@ use std::sync::Arc;
 pub(crate) mod adopt;
 pub(crate) mod build;
 pub(crate) mod chart;
+pub(crate) mod chart_package;
 pub(crate) mod cluster_args;
 pub(crate) mod compare;
 pub(crate) mod completion;

@@ -24,7 +24,8 @@
 //! `helm template` prints them); `global.crds` (`only`/`skip`) splits an install in two.
 //!
 //! The export is pure ([`export`] returns the files; [`write::write_folder`] puts them on disk
-//! atomically) and deterministic: the same inputs give byte-identical folders. Credentials
+//! atomically, [`package::package`] makes them one reproducible Helm archive) and
+//! deterministic: the same inputs give byte-identical folders and archives. Credentials
 //! ([`credentials`]) go only into files created 0600, only into the subcharts that use them,
 //! and never into a README.
 
@@ -38,7 +39,9 @@ pub(crate) mod hashed;
 pub(crate) mod helpers;
 pub(crate) mod identity;
 pub(crate) mod object;
+pub mod package;
 pub(crate) mod params;
+pub mod provenance;
 pub mod scaffold;
 pub(crate) mod step;
 pub(crate) mod values_doc;
