@@ -248,3 +248,17 @@ fn enabling_a_component_the_export_left_out_says_how_to_export_it() {
         .unwrap();
     assert!(off.status.success(), "disabling it still works: {}", String::from_utf8_lossy(&off.stderr));
 }
+
+/// The NOTES name the chart's version as the chart's and kfctl-rs's version as kfctl-rs's (issue
+/// 39: they called the chart version the kfctl-rs version).
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn the_notes_tell_the_chart_version_from_the_kfctl_rs_version() {
+    let notes = std::fs::read_to_string(common::exported_multi_tenant().join("templates/NOTES.txt")).unwrap();
+    let first = notes.lines().next().unwrap();
+    assert!(first.contains("{{ .Chart.Name }} {{ .Chart.Version }} renders kubeflow/manifests"), "{first}");
+    assert!(first.ends_with(&format!("(exported by kfctl-rs {}).", env!("CARGO_PKG_VERSION"))), "{first}");
+}
