@@ -7,6 +7,7 @@ use super::{catalog_error, render_request};
 use crate::cli::{ImagesArgs, ImagesOutput};
 use crate::exit::{Code, coded};
 use kfctl::catalog::images::{self, ImageUse};
+use kfctl::image::ImageRef;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -65,10 +66,25 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
 /// under the tag `sha256-<hex>`; pulls by digest find it there.
 fn copy_command(reference: &str, mirror: &str) -> String {
     let target = images::with_registry(reference, mirror);
-    let target = match target.split_once('@') {
-        Some((name, _)) if images::has_tag(name) => name.to_string(),
-        Some((name, digest)) => format!("{name}:{}", digest.replace(':', "-")),
-        None => target,
+    let parsed = ImageRef::parse(&target);
+    let target = match (parsed.tag, parsed.digest) {
+        (Some(tag), Some(_)) => format!("{}:{tag}", parsed.name()),
+        (None, Some(digest)) => format!("{}:{}", parsed.name(), digest.replace(':', "-")),
+        _ => target,
     };
     format!("skopeo copy --all --preserve-digests docker://{reference} docker://{target}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_command;
+
+    #[test]
+    fn a_digest_only_image_is_pushed_under_a_tag_named_after_it_and_a_port_is_no_tag() {
+        let copy = |image: &str| copy_command(image, "localhost:5000/m");
+        assert!(copy("ghcr.io/k/x:v1@sha256:ab").ends_with(" docker://localhost:5000/m/k/x:v1"));
+        assert!(copy("gcr.io/k/x@sha256:ab").ends_with(" docker://localhost:5000/m/k/x:sha256-ab"));
+        assert!(copy("registry.io:443/k/x@sha256:ab").ends_with(" docker://localhost:5000/m/k/x:sha256-ab"));
+        assert!(copy("mysql:8.0").ends_with(" docker://localhost:5000/m/mysql:8.0"));
+    }
 }
