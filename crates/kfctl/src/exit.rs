@@ -8,12 +8,19 @@
 //! README's "Exit codes" copies (a test holds them equal).
 
 use crate::catalog::CatalogError;
+use crate::catalog::identity::IdentityError;
+use crate::catalog::images::RegistryError;
 use crate::catalog::schema::SchemaError;
 use crate::catalog::values::SetError;
 use crate::chart::ChartError;
 use crate::chart::write::WriteError;
 use crate::cluster::ClusterError;
+use crate::cluster::adopt::AdoptError;
+use crate::cluster::api::ConnectError;
+use crate::cluster::lease::LeaseError;
+use crate::cluster::plan::PlanError;
 use crate::cluster::rollback::RollbackError;
+use crate::cluster::upgrade::LifecycleError;
 use crate::input::InputError;
 use crate::source::SourceError;
 use kfctl_kustomize::KustomizeError;
@@ -98,6 +105,11 @@ pub fn code_of(err: &(dyn std::error::Error + 'static)) -> Option<Code> {
         WriteError,
         SchemaError,
         SetError,
+        RegistryError,
+        IdentityError,
+        LifecycleError,
+        LeaseError,
+        PlanError,
         KustomizeError,
         RemoteError,
         InputError,
@@ -155,6 +167,21 @@ impl ExitStatus for SetError {
     }
 }
 
+impl ExitStatus for RegistryError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+impl ExitStatus for IdentityError {
+    fn exit_code(&self) -> Code {
+        match self {
+            IdentityError::InlineSecret { .. } => Code::Security,
+            _ => Code::Usage,
+        }
+    }
+}
+
 impl ExitStatus for CatalogError {
     fn exit_code(&self) -> Code {
         match self {
@@ -188,14 +215,54 @@ impl ExitStatus for WriteError {
 impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
-            ClusterError::Plan(_) | ClusterError::Connect(_) | ClusterError::NoObjectInNamespace { .. } => Code::Usage,
+            ClusterError::Plan(plan) => plan.exit_code(),
+            ClusterError::Connect(connect) => connect.exit_code(),
+            ClusterError::NoObjectInNamespace { .. } => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
             ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
             ClusterError::Failed { .. } => Code::Failure,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             ClusterError::Rollback(rollback) => rollback.exit_code(),
+            ClusterError::Lifecycle(lifecycle) => lifecycle.exit_code(),
+            ClusterError::Lease(lease) => lease.exit_code(),
+            ClusterError::Adopt(adopt) => adopt.exit_code(),
             _ => Code::Cluster,
         }
+    }
+}
+
+/// The rendered objects do not make a plan: the user's input.
+impl ExitStatus for PlanError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+/// No client from the kubeconfig: the user's input.
+impl ExitStatus for ConnectError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+/// An upgrade the cluster's state refuses (nothing installed, a stored version dropped).
+impl ExitStatus for LifecycleError {
+    fn exit_code(&self) -> Code {
+        Code::Cluster
+    }
+}
+
+/// Another run holds the lease, or lost it.
+impl ExitStatus for LeaseError {
+    fn exit_code(&self) -> Code {
+        Code::Cluster
+    }
+}
+
+/// A cluster `adopt` refuses (a record already, nothing of the release, another release).
+impl ExitStatus for AdoptError {
+    fn exit_code(&self) -> Code {
+        Code::Cluster
     }
 }
 
