@@ -2,60 +2,15 @@
 //! per component (and, with `--argocd`, Argo CD Applications over them).
 
 use super::catalog_error;
-use crate::cli::RenderFlags;
-use crate::exit::{Code, coded};
-use clap::{Args, Subcommand};
+use crate::cli::{ChartCommand, ChartExportArgs};
+use crate::error::usage;
+use crate::exit::Outcome;
 use kfctl::catalog::RenderRequest;
 use kfctl::catalog::render::{Prepared, prepare};
 use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-#[derive(Debug, Subcommand)]
-pub(crate) enum ChartCommand {
-    /// Write an umbrella Helm chart (one subchart per component) whose `helm template` equals
-    /// `kfctl-rs template` with the same profile and values; the values given here become the
-    /// charts' defaults.
-    Export(ChartExportArgs),
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ChartExportArgs {
-    #[command(flatten)]
-    pub render: RenderFlags,
-    /// The folder to write (must not exist or be empty; see --force).
-    #[arg(long, default_value = "kubeflow")]
-    pub out: PathBuf,
-    /// Replace --out when it holds an earlier kfctl-rs export.
-    #[arg(long)]
-    pub force: bool,
-    /// The umbrella chart's name.
-    #[arg(long, default_value = "kubeflow")]
-    pub name: String,
-    /// The upstream release the charts carry as appVersion (default: the release --version or
-    /// the cache resolved, else a --source folder named like v1.11.0).
-    #[arg(long)]
-    pub app_version: Option<String>,
-    /// Also write Argo CD Applications (argocd/apps/, argocd/root.yaml).
-    #[arg(long)]
-    pub argocd: bool,
-    /// The Git repository the Applications read the charts from.
-    #[arg(long, default_value = "https://git.example.com/platform/kubeflow.git")]
-    pub argocd_repo_url: String,
-    /// The exported folder's path inside that repository (default: --out's folder name).
-    #[arg(long)]
-    pub argocd_path: Option<String>,
-    /// The Git revision the Applications track.
-    #[arg(long, default_value = "HEAD")]
-    pub argocd_revision: String,
-    /// The namespace Argo CD runs in.
-    #[arg(long, default_value = "argocd")]
-    pub argocd_namespace: String,
-    /// The Argo CD project of the Applications.
-    #[arg(long, default_value = "default")]
-    pub argocd_project: String,
-}
-
-pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Outcome> {
     let ChartCommand::Export(args) = cmd;
     crate::commands::print_notice();
     let flags = &args.render.source;
@@ -65,7 +20,7 @@ pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         flags.remote_mirror.as_deref(),
         flags.offline,
     )?;
-    let opened = kfctl::source::open_source(&spec).map_err(super::source::edge)?;
+    let opened = kfctl::source::open_source(&spec).map_err(super::source::with_hint)?;
     // The release the tree is, else the release whose catalog data `--version` chose for it
     // (a tree of that release whose digest is not pinned, as 26.03.1's).
     let chosen = match &opened.layout {
@@ -77,8 +32,8 @@ pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
     let request = RenderRequest {
         profile: args.render.profile.clone(),
         components: args.render.components.clone(),
-        value_files: args.render.values.clone(),
-        sets: args.render.set_flags(),
+        value_files: args.render.values.files.clone(),
+        sets: args.render.values.set_flags(),
         manifests_dir: opened.manifests_dir.clone(),
         remote: opened.resolver.clone(),
         layout: opened.layout.clone(),
@@ -104,7 +59,7 @@ pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         kfctl::chart::scaffold::chart_version(&app_version),
         if args.argocd { ", Argo CD Applications in argocd/" } else { "" }
     );
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// The charts' appVersion: `--app-version`, else the release the source resolved to (or that
@@ -125,13 +80,10 @@ fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_
     if looks_like_release {
         return Ok(folder);
     }
-    Err(coded(
-        Code::Usage,
-        anyhow::anyhow!(
-            "--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)",
-            manifests_dir.display()
-        ),
-    ))
+    Err(usage(format!(
+        "--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)",
+        manifests_dir.display()
+    )))
 }
 
 fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
@@ -156,10 +108,11 @@ fn export_args(args: &ChartExportArgs) -> Vec<String> {
     out.extend(
         args.render
             .values
+            .files
             .iter()
             .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
     );
-    out.extend(args.render.set_flags().iter().map(chart::credentials::shown_set_flag));
+    out.extend(args.render.values.set_flags().iter().map(chart::credentials::shown_set_flag));
     if args.argocd {
         out.push(format!(
             "--argocd --argocd-repo-url {} --argocd-revision {}",
@@ -206,7 +159,7 @@ mod tests {
         assert_eq!(resolve_app_version(None, Some("v1.10.0"), folder).unwrap(), "v1.10.0");
         assert_eq!(resolve_app_version(None, None, folder).unwrap(), "v1.11.0");
         let err = resolve_app_version(None, None, Path::new("/src/manifests")).unwrap_err();
-        assert_eq!(crate::exit::code_for(&err), Code::Usage);
+        assert!(err.downcast_ref::<crate::error::CliError>().is_some(), "a usage error: {err}");
         assert!(err.to_string().contains("--app-version"), "{err}");
     }
 }

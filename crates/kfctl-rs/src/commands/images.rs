@@ -5,22 +5,20 @@
 
 use super::{catalog_error, render_request};
 use crate::cli::{ImagesArgs, ImagesOutput};
-use crate::exit::{Code, coded};
+use crate::error::usage;
+use crate::exit::Outcome;
 use kfctl::catalog::images::{self, ImageUse};
 use kfctl::image::ImageRef;
 use serde_json::json;
 use std::collections::BTreeMap;
 
-pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Outcome> {
     if let Some(mirror) = &args.mirror {
-        images::check_registry("--mirror", mirror).map_err(|e| coded(Code::Usage, e))?;
+        images::check_registry("--mirror", mirror)?;
     }
     if args.output == ImagesOutput::Script && args.mirror.is_none() {
-        return Err(coded(
-            Code::Usage,
-            anyhow::anyhow!(
-                "images -o script: the registry to copy to is missing; pass --mirror registry.example.com/kubeflow"
-            ),
+        return Err(usage(
+            "images -o script: the registry to copy to is missing; pass --mirror registry.example.com/kubeflow",
         ));
     }
     crate::commands::print_notice();
@@ -57,7 +55,7 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
             }
         }
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// The skopeo command that copies one image (every architecture, the manifest byte for

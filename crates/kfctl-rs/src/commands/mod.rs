@@ -1,8 +1,10 @@
 //! One module per verb. Commands are the only place that prints to stdout or stderr; the
-//! layers below return data and typed errors, which commands map to exit codes.
+//! layers below return data and typed errors, whose types decide the exit code (`crate::exit`).
+//! Commands read the clap types of `crate::cli`; `confirm` is the one question every verb that
+//! writes asks.
 
 use crate::cli::{Cli, Command, RenderFlags, SourceFlags};
-use crate::exit::Code;
+use crate::exit::Outcome;
 use kfctl::catalog::{CatalogError, RenderRequest};
 use kfctl::source::RemoteResolver;
 use std::path::PathBuf;
@@ -14,6 +16,7 @@ pub(crate) mod chart;
 pub(crate) mod cluster_args;
 pub(crate) mod compare;
 pub(crate) mod completion;
+pub(crate) mod confirm;
 pub(crate) mod diff;
 pub(crate) mod images;
 pub(crate) mod install;
@@ -36,7 +39,7 @@ pub(crate) fn print_notice() {
 }
 
 /// Run a parsed command line.
-pub(crate) fn run(cli: Cli) -> anyhow::Result<Code> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Template(args) => template::run(args),
@@ -45,7 +48,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Images(args) => images::run(args),
         Command::Secrets(cmd) => secrets::run(cmd),
         Command::Compare(args) => compare::run(args),
-        Command::Source(args) => source::run(args),
+        Command::Source(cmd) => source::run(cmd),
         Command::Chart(cmd) => chart::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Upgrade(args) => upgrade::run(args),
@@ -79,7 +82,7 @@ pub(crate) fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
     let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     spec.verify = flags.verify;
-    let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
+    let opened = kfctl::source::open_source(&spec).map_err(source::with_hint)?;
     let (version, digest, supported) = match &opened.release {
         Some(r) => {
             let (lo_major, lo_minor) = r.min_kubernetes;
@@ -120,7 +123,7 @@ pub(crate) fn open_source(flags: &SourceFlags) -> anyhow::Result<kfctl::source::
     let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     spec.verify = flags.verify;
-    let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
+    let opened = kfctl::source::open_source(&spec).map_err(source::with_hint)?;
     for warning in &opened.warnings {
         eprintln!("warning: {warning}");
     }
@@ -147,8 +150,8 @@ fn request(
     RenderRequest {
         profile: flags.profile.clone(),
         components: flags.components.clone(),
-        value_files: flags.values.clone(),
-        sets: flags.set_flags(),
+        value_files: flags.values.files.clone(),
+        sets: flags.values.set_flags(),
         manifests_dir,
         remote,
         layout,

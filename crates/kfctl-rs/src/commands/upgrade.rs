@@ -7,24 +7,18 @@
 //! non-zero, naming the object, the field and what to do) / unchanged / prune, plus what would
 //! be kept and why.
 
-use super::cluster_args::{Output, cluster_error};
-use super::install::InstallArgs;
-use crate::exit::{Code, coded};
+use crate::cli::{InstallArgs, Output, UpgradeArgs};
+use crate::error::CliError;
+use crate::exit::Outcome;
 use anyhow::Context as _;
-use clap::Args;
 use kfctl::catalog::RenderedObject;
+use kfctl::cluster::ClusterError;
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::record::InstallMeta;
 use kfctl::cluster::upgrade::{Change, LifecycleError, change_plan_within, from_to};
 
-#[derive(Debug, Clone, Args)]
-pub(crate) struct UpgradeArgs {
-    #[command(flatten)]
-    pub install: InstallArgs,
-}
-
 /// `kfctl-rs upgrade`: render (or read `--objects`), then converge.
-pub(crate) fn run(args: UpgradeArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: UpgradeArgs) -> anyhow::Result<Outcome> {
     let (objects, meta) = args.install.source.objects_and_meta()?;
     super::install::run_operation(args.install, objects, meta, Operation::Upgrade)
 }
@@ -45,19 +39,24 @@ pub(crate) fn print_change_plan(
     objects: &[RenderedObject],
     to: &InstallMeta,
     operation: Operation,
-) -> anyhow::Result<Code> {
+) -> anyhow::Result<Outcome> {
     let to_version = to.upstream_version.as_str();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let target = args.cluster.target();
-    let plan = runtime
-        .block_on(change_plan_within(objects, &target, args.purge, args.concurrency, args.timeout, &to.provided))
-        .map_err(cluster_error)?;
+    let plan = runtime.block_on(change_plan_within(
+        objects,
+        &target,
+        args.purge,
+        args.concurrency,
+        args.deadline.timeout,
+        &to.provided,
+    ))?;
     if operation != Operation::Install && plan.from.is_none() {
         let refusal = LifecycleError::NothingInstalled { server: plan.server.clone() };
-        return Err(coded(Code::Cluster, refusal));
+        return Err(ClusterError::from(refusal).into());
     }
-    match args.output {
-        Output::Json | Output::Yaml => super::output::print_data(args.output, &plan)?,
+    match args.output.format {
+        Output::Json | Output::Yaml => super::output::print_data(args.output.format, &plan)?,
         Output::Text => {
             let count = |c: Change| plan.objects.iter().filter(|o| o.change == c).count();
             println!(
@@ -97,10 +96,9 @@ pub(crate) fn print_change_plan(
         }
     }
     if let Some(blocked) = plan.objects.iter().find(|o| o.change == Change::Blocked) {
-        let reason = blocked.reason.as_deref().unwrap_or("");
-        let stop =
-            anyhow::anyhow!("{}: {reason}; {} would stop before writing anything", blocked.object, operation.name());
-        return Err(coded(Code::Cluster, stop));
+        let reason = blocked.reason.clone().unwrap_or_default();
+        let verb = operation.name().to_string();
+        return Err(CliError::Blocked { object: blocked.object.to_string(), reason, verb }.into());
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
