@@ -219,7 +219,7 @@ impl ExitStatus for ClusterError {
             ClusterError::Connect(connect) => connect.exit_code(),
             ClusterError::NoObjectInNamespace { .. } => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
-            ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
+            ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } | ClusterError::Silent { .. } => Code::Timeout,
             ClusterError::Failed { .. } => Code::Failure,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             ClusterError::Rollback(rollback) => rollback.exit_code(),
