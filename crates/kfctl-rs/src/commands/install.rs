@@ -53,7 +53,7 @@ pub(crate) fn run_operation(
     crate::commands::print_notice();
     let planning = args.plan || args.dry_run == Some(DryRunMode::Client);
     if planning && (operation != Operation::Install || names_a_cluster(&args)) {
-        return super::upgrade::print_change_plan(&args, &objects, &meta.meta, operation);
+        return super::change_plan::print_change_plan(&args, &objects, &meta.meta, operation);
     }
     if planning {
         let plan = Plan::build(&objects).map_err(ClusterError::from)?;
@@ -75,7 +75,7 @@ pub(crate) fn run_operation(
         let to = options.meta.clone();
         let mut session = Session::open(&objects, options).await?;
         if let (Operation::Upgrade | Operation::Rollback, Some(installed)) = (operation, session.installed()) {
-            super::upgrade::announce(operation, &installed.meta, &to);
+            super::change_plan::announce(operation, &installed.meta, &to);
         }
         if let Some(prompt) = &prompt {
             confirm(prompt, &session, &to.profile, operation)?;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 pub(crate) mod adopt;
 pub(crate) mod build;
+pub(crate) mod change_plan;
 pub(crate) mod chart;
 pub(crate) mod cluster_args;
 pub(crate) mod compare;
