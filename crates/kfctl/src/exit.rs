@@ -8,9 +8,13 @@
 //! README's "Exit codes" copies (a test holds them equal).
 
 use crate::catalog::CatalogError;
+use crate::catalog::existing_secrets::ExistingSecretsError;
+use crate::catalog::external_store::DatabaseError;
+use crate::catalog::gateway::GatewayError;
 use crate::catalog::identity::IdentityError;
 use crate::catalog::images::RegistryError;
 use crate::catalog::schema::SchemaError;
+use crate::catalog::users::UsersError;
 use crate::catalog::values::SetError;
 use crate::chart::ChartError;
 use crate::chart::write::WriteError;
@@ -173,6 +177,18 @@ impl ExitStatus for RegistryError {
     }
 }
 
+/// The values' users, existing Secrets, gateway and external database settings: the user's input.
+macro_rules! usage_errors {
+    ($($ty:ty),*) => {
+        $(impl ExitStatus for $ty {
+            fn exit_code(&self) -> Code {
+                Code::Usage
+            }
+        })*
+    };
+}
+usage_errors!(UsersError, ExistingSecretsError, GatewayError, DatabaseError);
+
 impl ExitStatus for IdentityError {
     fn exit_code(&self) -> Code {
         match self {
@@ -189,6 +205,13 @@ impl ExitStatus for CatalogError {
             CatalogError::Data { .. } => Code::Failure,
             CatalogError::ProfileFile { .. } => Code::Usage,
             CatalogError::Identity(identity) => identity.exit_code(),
+            CatalogError::Schema(e) => e.exit_code(),
+            CatalogError::Set(e) => e.exit_code(),
+            CatalogError::Registry(e) => e.exit_code(),
+            CatalogError::Users(e) => e.exit_code(),
+            CatalogError::ExistingSecrets(e) => e.exit_code(),
+            CatalogError::Gateway(e) => e.exit_code(),
+            CatalogError::Database(e) => e.exit_code(),
             _ => Code::Usage,
         }
     }
