@@ -7,22 +7,15 @@
 //! kfctl-rs completion fish > ~/.config/fish/completions/kfctl-rs.fish
 //! ```
 
-use crate::exit::Code;
-use clap::{Args, CommandFactory};
-use clap_complete::Shell;
+use crate::cli::CompletionArgs;
+use crate::exit::Outcome;
+use clap::CommandFactory;
 
-#[derive(Debug, Clone, Args)]
-pub(crate) struct CompletionArgs {
-    /// The shell to complete for.
-    #[arg(value_enum)]
-    pub shell: Shell,
-}
-
-pub(crate) fn run(args: CompletionArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: CompletionArgs) -> anyhow::Result<Outcome> {
     let mut command = crate::cli::Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut command, "kfctl-rs", &mut out);
     use std::io::Write;
     std::io::stdout().write_all(&out)?;
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }

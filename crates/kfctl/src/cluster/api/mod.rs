@@ -117,6 +117,15 @@ impl CallPolicy {
         self.deadline.map_or(budget, |deadline| deadline.min(budget))
     }
 
+    /// One deadline: no call goes past `deadline`, and none gives up before it either (the
+    /// per-call budget does not end a call sooner, as it did with `status`'s default 5m: a
+    /// silent server is then `NoAnswer` at the deadline, not a refusal after 2m).
+    fn until(mut self, deadline: Instant) -> Self {
+        self.call_budget = self.call_budget.max(deadline.saturating_duration_since(Instant::now()));
+        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
+        self
+    }
+
     /// How long an attempt starting now may wait for its answer.
     fn attempt_wait(&self) -> Duration {
         let left = self.deadline.map_or(self.request_timeout, |d| d.saturating_duration_since(Instant::now()));
@@ -211,7 +220,8 @@ impl ApiClient {
     /// `started + timeout`, the work done before connecting counted).
     pub(crate) fn within_since(mut self, started: Instant, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
-        self.with_deadline(started + timeout)
+        self.policy = self.policy.until(started + timeout);
+        self
     }
 
     /// The same client, its DELETEs server-side dry runs: the server checks each (admission,
@@ -492,5 +502,14 @@ mod tests {
             namespaced: false,
         };
         assert_eq!(crb.collection(Some("ignored")), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
+    }
+
+    #[test]
+    fn a_run_deadline_past_the_call_budget_is_the_only_deadline() {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let policy = CallPolicy::default().until(deadline);
+        assert_eq!(policy.end_of_retries(), deadline, "calls retry until the run's deadline, not 2m");
+        let short = Instant::now() + Duration::from_secs(3);
+        assert_eq!(policy.until(short).end_of_retries(), short, "an earlier deadline still wins");
     }
 }
