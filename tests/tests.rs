@@ -21,6 +21,7 @@ mod chart_hygiene;
 mod chart_notes;
 mod chart_package;
 mod cli;
+mod cli_checks;
 mod cluster_adopt;
 mod cluster_check;
 mod cluster_ci;

@@ -2,7 +2,9 @@
 //! `uninstall`, `unlock`. Each flattens the groups of [`super::shared`] it takes and sets its own
 //! `--timeout` default.
 
-use super::shared::{ClusterArgs, OutputFlag, RenderFlags, TimeoutFlag, WaitArgs, YesFlag, parse_duration};
+use super::shared::{
+    ClusterArgs, OutputFlag, RenderFlags, SourceFlags, TimeoutFlag, ValuesFlags, WaitArgs, YesFlag, parse_duration,
+};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -182,4 +184,70 @@ pub(crate) struct UnlockArgs {
     /// lock); without it, such a lease is refused, naming its holder.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(mut_arg("timeout", |a| a.required(false).default_value("5m")))]
+pub(crate) struct CheckArgs {
+    /// Check a cluster before an install: the preflight as a checklist, for the objects --profile
+    /// (or --objects) would install; nothing is written.
+    #[arg(long)]
+    pub pre: bool,
+    /// A built-in profile (kind, minimal, multi-tenant) or a profile file (with --pre).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Only these components of the profile (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub components: Vec<String>,
+    #[command(flatten)]
+    pub values: ValuesFlags,
+    #[command(flatten)]
+    pub source: SourceFlags,
+    /// Check for this pre-rendered YAML stream instead of rendering the profile (with --pre).
+    #[arg(long, value_name = "FILE")]
+    pub objects: Option<PathBuf>,
+    /// The Kubernetes versions to accept instead of the release's (as install's).
+    #[arg(long, value_name = "RANGE")]
+    pub kubernetes_versions: Option<semver::VersionReq>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub output: OutputFlag,
+    #[command(flatten)]
+    pub deadline: TimeoutFlag,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(mut_arg("timeout", |a| a.required(false).default_value("30m")))]
+pub(crate) struct VerifyArgs {
+    /// The test Profile, and the namespace its controller makes for the test's objects.
+    #[arg(long, short = 'n', value_name = "NAME", default_value = "kfctl-verify")]
+    pub namespace: String,
+    /// The test Profile's owner.
+    #[arg(long, value_name = "EMAIL", default_value = kfctl::catalog::credentials::DEFAULT_EMAIL)]
+    pub owner: String,
+    /// Leave what verify created, for inspection (delete the test Profile to remove it all).
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub output: OutputFlag,
+    #[command(flatten)]
+    pub deadline: TimeoutFlag,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(mut_arg("timeout", |a| a.required(false).default_value("5m")))]
+pub(crate) struct AnalyzeArgs {
+    /// Analyze this YAML stream (`-` for stdin: `kfctl-rs template … | kfctl-rs analyze -f -`)
+    /// instead of the live cluster's installed objects.
+    #[arg(long = "filename", short = 'f', value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub output: OutputFlag,
+    #[command(flatten)]
+    pub deadline: TimeoutFlag,
 }

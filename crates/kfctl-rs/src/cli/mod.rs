@@ -76,6 +76,15 @@ pub(crate) enum Command {
     /// Free the cluster's kfctl-rs lease (a crashed run's), naming its holder and age; one its
     /// run still renews only with --force.
     Unlock(UnlockArgs),
+    /// Check a cluster: before an install (--pre, a checklist of what the install needs), or
+    /// after one.
+    Check(CheckArgs),
+    /// Prove an installed platform works end to end: a test Profile, a Notebook, a TrainJob and
+    /// an InferenceService, each waited for, then removed.
+    Verify(VerifyArgs),
+    /// Coded findings (KF001 default credentials, ...) about a render (-f) or the installed
+    /// platform.
+    Analyze(AnalyzeArgs),
     /// Print the Kind cluster configuration the kind profile expects.
     KindConfig(KindConfigArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell), as

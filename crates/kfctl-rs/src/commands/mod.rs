@@ -11,10 +11,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) mod adopt;
+pub(crate) mod analyze;
 pub(crate) mod build;
 pub(crate) mod change_plan;
 pub(crate) mod chart;
 pub(crate) mod chart_package;
+pub(crate) mod check;
 pub(crate) mod cluster_args;
 pub(crate) mod compare;
 pub(crate) mod completion;
@@ -34,6 +36,7 @@ pub(crate) mod uninstall;
 pub(crate) mod unlock;
 pub(crate) mod upgrade;
 pub(crate) mod values;
+pub(crate) mod verify;
 
 /// Print the best-effort notice on stderr: every rendering and installing command does.
 pub(crate) fn print_notice() {
@@ -60,6 +63,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Diff(args) => diff::run(args),
         Command::Uninstall(args) => uninstall::run(args),
         Command::Unlock(args) => unlock::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Analyze(args) => analyze::run(args),
         Command::KindConfig(args) => kind_config::run(args),
         Command::Completion(args) => completion::run(args),
     }
