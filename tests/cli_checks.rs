@@ -67,13 +67,19 @@ fn analyze_of_a_file_that_is_no_yaml_is_a_usage_error() {
 fn check_pre_on_a_cluster_outside_the_range_fails_its_item_in_json() {
     let cluster = Cluster::start(TestApiConfig::default().git_version("v1.30.0"));
     let kubeconfig = cluster.kubeconfig.to_str().unwrap().to_string();
-    let out = common::kfctl_offline(&["check", "--pre", "--profile", "kind", "--kubeconfig", &kubeconfig, "-o", "json"]);
+    let out =
+        common::kfctl_offline(&["check", "--pre", "--profile", "kind", "--kubeconfig", &kubeconfig, "-o", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let item = report["items"].as_array().unwrap().iter().find(|i| i["id"] == "kubernetes").unwrap().clone();
     assert_eq!(item["mark"], "fail", "{item}");
     assert!(item["hint"].as_str().unwrap().contains("range"), "{item}");
-    let writes = cluster.server.requests().into_iter().filter(|r| r.method != "GET" && !r.path.contains("accessreviews")).count();
+    let writes = cluster
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET" && !r.path.contains("accessreviews"))
+        .count();
     assert_eq!(writes, 0, "check --pre wrote");
 }
 

@@ -36,6 +36,7 @@ mod cluster_replace;
 mod cluster_robust;
 mod cluster_rollback;
 mod cluster_verify;
+mod completion;
 mod component_namespaces;
 mod day1_gateway;
 mod day1_identity;
