@@ -22,6 +22,7 @@ mod chart_notes;
 mod chart_package;
 mod cli;
 mod cli_checks;
+mod cli_fixes;
 mod cluster_adopt;
 mod cluster_check;
 mod cluster_ci;

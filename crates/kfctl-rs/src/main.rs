@@ -21,6 +21,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     exit::quiet_on_closed_stdout();
     let cli = plugin::parse();
+    progress::set_quiet(cli.quiet);
     kfctl::source::install_crypto_provider();
     match commands::run(cli) {
         Ok(outcome) => outcome.into(),

@@ -112,6 +112,10 @@ pub(crate) struct AdoptArgs {
     /// How long to wait for another kfctl-rs run's lease on the cluster.
     #[arg(long, default_value = "2m", value_parser = parse_duration)]
     pub lock_wait: Duration,
+    /// Accepted as `install` and `upgrade` take it, so scripts pass one set of flags to every
+    /// verb; adopt takes over what the cluster already runs and refuses no credentials.
+    #[arg(long)]
+    pub allow_default_credentials: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -29,6 +29,10 @@ pub(crate) use source::*;
     after_help = crate::exit::help_text()
 )]
 pub(crate) struct Cli {
+    /// Print no progress while cluster verbs work (the notice, errors and each verb's summary
+    /// still print).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }

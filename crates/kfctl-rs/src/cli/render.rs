@@ -102,6 +102,7 @@ pub(crate) struct ImagesArgs {
 pub(crate) enum ImagesOutput {
     Text,
     Json,
+    Yaml,
     Script,
 }
 

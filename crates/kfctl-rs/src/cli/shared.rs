@@ -163,7 +163,10 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = text.split_at(split);
     let value: f64 = number.parse().map_err(|_| format!("{text:?}: expected a duration like 90s, 20m or 1h"))?;
     let seconds = match unit {
-        "" | "s" => value,
+        // as kubectl and Go's time.ParseDuration: a bare number is an error, but for 0
+        "" if value == 0.0 => 0.0,
+        "" => return Err(format!("{text:?}: a duration needs a unit, like {text}s, 90s, 5m or 1h")),
+        "s" => value,
         "ms" => value / 1000.0,
         "m" => value * 60.0,
         "h" => value * 3600.0,
@@ -194,7 +197,9 @@ mod tests {
         assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        // as kubectl: a bare number needs a unit (`--timeout 1` is not one second), but for 0
+        assert!(parse_duration("3").unwrap_err().contains("needs a unit, like 3s"));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert!(parse_duration("3 weeks").is_err());
         assert_eq!(parse_timeout("3s"), Ok(Duration::from_secs(3)));
         assert!(parse_timeout("0s").unwrap_err().contains("above zero"));

@@ -106,9 +106,19 @@ fn profile_allows_default_credentials(profile: &str, catalog: &kfctl::catalog::C
 
 /// Indicatif on a terminal, plain lines otherwise.
 pub(crate) fn progress_sink() -> Box<dyn Progress> {
+    if crate::progress::quiet() {
+        return Box::new(Silent);
+    }
     if std::io::stderr().is_terminal() {
         Box::new(BarProgress::new())
     } else {
         Box::new(LineProgress::new(std::io::stderr(), Duration::from_secs(10)))
     }
+}
+
+/// `--quiet`: progress events are dropped; the notice, errors and the summary still print.
+struct Silent;
+
+impl Progress for Silent {
+    fn event(&mut self, _event: &kfctl::cluster::progress::Event<'_>) {}
 }

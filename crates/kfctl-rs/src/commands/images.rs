@@ -4,7 +4,7 @@
 //! `-o script --mirror R` prints the skopeo commands that copy each image to R.
 
 use super::{catalog_error, render_request};
-use crate::cli::{ImagesArgs, ImagesOutput};
+use crate::cli::{ImagesArgs, ImagesOutput, Output};
 use crate::error::usage;
 use crate::exit::Outcome;
 use kfctl::catalog::images::{self, ImageUse};
@@ -31,7 +31,7 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Outcome> {
     }
     match args.output {
         ImagesOutput::Text => by_reference.keys().for_each(|r| println!("{r}")),
-        ImagesOutput::Json => {
+        ImagesOutput::Json | ImagesOutput::Yaml => {
             let list: Vec<_> = by_reference
                 .iter()
                 .map(|(reference, uses)| {
@@ -39,7 +39,8 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Outcome> {
                     json!({"image": reference, "usedBy": used})
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&list)?);
+            let format = if args.output == ImagesOutput::Yaml { Output::Yaml } else { Output::Json };
+            super::output::print_data(format, &list)?;
         }
         ImagesOutput::Script => {
             let mirror = args.mirror.as_deref().unwrap_or_default();
