@@ -299,6 +299,32 @@ mod tests {
         assert!(base.append_all(map_of(&[cm("d", "x")]), "again").is_err(), "the failed call had appended `d`");
     }
 
+    #[test]
+    fn lookups_find_objects_by_every_name_they_have_had_after_changes_through_positions() {
+        let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        let mut map = map_of(&[cm("a"), cm("b"), cm("ab")]);
+        map.get_mut(1).set_name("p-b");
+        let by_name = |name: &str| Selector { name: name.into(), ..Selector::default() };
+        assert_eq!(map.select(&by_name("b")).unwrap(), vec![1], "the original name");
+        assert_eq!(map.select(&by_name("p-b")).unwrap(), vec![1], "the current name");
+        assert_eq!(map.select(&by_name("a.*")).unwrap(), vec![0, 2], "a pattern scans every object");
+        let id = |name: &str| ResId::new(Gvk::new("", "v1", "ConfigMap"), name, "");
+        assert_eq!(map.find_by_any_id(&id("b")), vec![1]);
+        assert!(map.find_by_current_id(&id("b")).is_empty());
+        map.iter_mut().for_each(|r| r.set_namespace("x"));
+        assert!(map.append(Resource::new(cm("p-b")), "t").is_ok(), "another namespace, another id");
+        assert!(
+            map.append(
+                Resource::new(
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p-b", "namespace": "x"}})
+                ),
+                "t"
+            )
+            .is_err()
+        );
+        assert_eq!(map.find_by_current_id(&ResId::new(Gvk::new("", "v1", "ConfigMap"), "p-b", "x")), vec![1]);
+    }
+
     fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
