@@ -34,6 +34,7 @@ if [ "$mode" = configmaps ]; then
 fi
 [ "$mode" = deployments ] || { echo "unknown mode $mode" >&2; exit 2; }
 
+[ "$n" -ge 4 ] || { echo "deployments needs N of at least 4" >&2; exit 2; }
 d=$((n / 2)); c=$((n / 4)); g=$((n - d - c))
 mkdir -p "$dir/base"
 configmaps "$c" cm- "$dir/base/configmaps.yaml"
