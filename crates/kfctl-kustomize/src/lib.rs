@@ -34,6 +34,7 @@ mod gvk;
 pub mod kustomization;
 mod loader;
 mod merge;
+mod name_index;
 mod objects;
 mod openapi;
 mod parse_ahead;
