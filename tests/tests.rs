@@ -40,6 +40,7 @@ mod day1_gateway;
 mod day1_identity;
 mod day1_storage;
 mod day1_values;
+mod engine_edges;
 mod engine_errors;
 mod engine_tables;
 mod environments;

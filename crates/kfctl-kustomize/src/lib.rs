@@ -38,6 +38,7 @@ mod objects;
 mod openapi;
 mod parse_ahead;
 mod prefetch;
+mod read;
 pub mod remote;
 mod resmap;
 mod resource;
@@ -49,6 +50,7 @@ pub use error::{ConflictingFieldSpec, FieldError, GeneratorError, KustomizeError
 pub use gvk::Gvk;
 pub use loader::{LoadRestriction, Loader};
 pub use merge::{MergeError, SchemaError, is_cluster_scoped};
+pub use read::MAX_FILE_BYTES;
 pub use resmap::ResMap;
 pub use resource::{ResId, Resource};
 
