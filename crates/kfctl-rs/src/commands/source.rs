@@ -115,8 +115,7 @@ impl NetworkFlags {
     pub(crate) fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
         let mut options = FetchOptions::from_env().map_err(edge)?;
         if let Some(path) = &self.ca_file {
-            let pem = std::fs::read(path)
-                .map_err(|e| coded(Code::Usage, anyhow::anyhow!("--ca-file {}: {e}", path.display())))?;
+            let pem = kfctl::input::read_small_file(path, "--ca-file").map_err(|e| coded(Code::Usage, e))?;
             options.extra_root_ca_pem = Some(pem);
         }
         options.reporter = Arc::new(ConsoleReporter::default());
