@@ -408,3 +408,39 @@ fn a_long_value_copied_onto_every_object_stops_the_render_at_its_bound() {
     assert!(run.out.stdout.is_empty(), "nothing rendered");
     assert!(run.peak_kb < 600 * 1024, "peak {} KB", run.peak_kb);
 }
+
+/// A listener that answers every connection with HTTP 200 and a body that never ends (zeros,
+/// until the client hangs up); its `http://` URL.
+fn endless_answer() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut stream = stream;
+                let mut request = [0u8; 4096];
+                let _ = stream.read(&mut request);
+                let head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n";
+                let chunk = vec![b' '; 1 << 20];
+                if stream.write_all(head).is_ok() {
+                    while stream.write_all(&chunk).is_ok() {}
+                }
+            });
+        }
+    });
+    url
+}
+
+/// An API server whose answer never ends is read up to the API body limit (128 MiB) and
+/// refused, naming the limit, long before the run's `--timeout`.
+#[test]
+fn an_api_answer_that_never_ends_is_refused_at_the_body_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig_for(dir.path(), &endless_answer());
+    let run = measured(&["status", "--kubeconfig", &kubeconfig, "--timeout", "60s"], &[], None);
+    assert_ne!(run.out.status.code(), Some(0), "{}", run.text);
+    assert!(run.text.contains("the response body is larger than the 128 MiB limit of an API answer"), "{}", run.text);
+    assert!(run.elapsed < Duration::from_secs(30), "took {:?}", run.elapsed);
+    assert!(run.peak_kb < 512 * 1024, "peak {} KB", run.peak_kb);
+}
