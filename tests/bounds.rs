@@ -261,6 +261,9 @@ fn offline() -> Vec<String> {
         .collect()
 }
 
+/// One run: its arguments, environment, standard input and what its error must say.
+type Case<'a> = (Vec<String>, Vec<(&'a str, &'a str)>, Option<&'a str>, &'a str);
+
 /// Issue 38's acceptance: `/dev/zero` as each input a user hands in — a pre-rendered stream
 /// (`install --objects`, from a file or standard input), both sides of `compare`, a kubeconfig
 /// (`--kubeconfig`, `KUBECONFIG`), a values file, a `--set-file` file, a profile file, a CA
@@ -280,7 +283,7 @@ fn dev_zero_as_every_input_is_refused_fast_and_small() {
         head.chain(offline.iter().cloned()).collect()
     };
     let owned = |args: &[&str]| args.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let cases: Vec<(Vec<String>, Vec<(&str, &str)>, Option<&str>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             owned(&["install", "--profile", "minimal", "--objects", "/dev/zero", "--plan"]),
             vec![],

@@ -38,7 +38,7 @@ fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
 pub(crate) fn decode_text(bytes: Vec<u8>) -> std::io::Result<String> {
     let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
     let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16| -> std::io::Result<String> {
-        if rest.len() % 2 != 0 {
+        if !rest.len().is_multiple_of(2) {
             return Err(invalid("UTF-16 text (by its byte order mark) with an odd number of bytes"));
         }
         let units: Vec<u16> = rest.chunks_exact(2).map(|pair| unit([pair[0], pair[1]])).collect();

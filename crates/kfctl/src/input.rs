@@ -166,6 +166,23 @@ fn read_bytes_from(reader: impl Read, shown: &str, what: &str, limit: u64) -> Re
     Ok(bytes)
 }
 
+/// The kubeconfig files kube reads without `--kubeconfig` (each of `KUBECONFIG`, else
+/// `~/.kube/config`), checked against the input limit first: kube reads them unbounded.
+pub(crate) fn check_ambient_kubeconfigs() -> Result<(), InputError> {
+    let listed = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
+    let paths: Vec<std::path::PathBuf> = match listed {
+        Some(list) => std::env::split_paths(&list).collect(),
+        None => std::env::var_os("HOME")
+            .map(|home| std::path::PathBuf::from(home).join(".kube/config"))
+            .into_iter()
+            .collect(),
+    };
+    for path in paths.iter().filter(|p| p.exists()) {
+        read_bounded(path, "kubeconfig", MAX_INPUT_BYTES)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -180,7 +180,7 @@ impl ApiClient {
                 kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| fail(&e))?
             }
             None => {
-                check_ambient_kubeconfigs().map_err(|e| ConnectError::Input(Box::new(e)))?;
+                crate::input::check_ambient_kubeconfigs().map_err(|e| ConnectError::Input(Box::new(e)))?;
                 kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?
             }
         };
@@ -480,24 +480,6 @@ fn duplicate(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     copy
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn collection_paths_for_core_grouped_and_cluster_scoped() {
-        let cm = ResourcePath { group: "".into(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
-        assert_eq!(cm.collection(Some("kf")), "/api/v1/namespaces/kf/configmaps");
-        let crb = ResourcePath {
-            group: "rbac.authorization.k8s.io".into(),
-            version: "v1".into(),
-            plural: "clusterrolebindings".into(),
-            namespaced: false,
-        };
-        assert_eq!(crb.collection(Some("ignored")), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
-    }
-}
-
 /// A response body, at most [`crate::input::MAX_API_BODY_BYTES`]: a larger one is a failure
 /// (not retried) rather than memory without end.
 async fn read_body(body: kube::client::Body, status: u16) -> Result<Vec<u8>, ApiFailure> {
@@ -521,16 +503,20 @@ async fn read_body(body: kube::client::Body, status: u16) -> Result<Vec<u8>, Api
     }
 }
 
-/// The kubeconfig files kube reads without `--kubeconfig` (each of `KUBECONFIG`, else
-/// `~/.kube/config`), checked against the input limit first: kube reads them unbounded.
-fn check_ambient_kubeconfigs() -> Result<(), crate::input::InputError> {
-    let listed = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
-    let paths: Vec<PathBuf> = match listed {
-        Some(list) => std::env::split_paths(&list).collect(),
-        None => std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".kube/config")).into_iter().collect(),
-    };
-    for path in paths.iter().filter(|p| p.exists()) {
-        crate::input::read_bounded(path, "kubeconfig", crate::input::MAX_INPUT_BYTES)?;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collection_paths_for_core_grouped_and_cluster_scoped() {
+        let cm = ResourcePath { group: "".into(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
+        assert_eq!(cm.collection(Some("kf")), "/api/v1/namespaces/kf/configmaps");
+        let crb = ResourcePath {
+            group: "rbac.authorization.k8s.io".into(),
+            version: "v1".into(),
+            plural: "clusterrolebindings".into(),
+            namespaced: false,
+        };
+        assert_eq!(crb.collection(Some("ignored")), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
     }
-    Ok(())
 }
