@@ -447,3 +447,28 @@ fn an_api_answer_that_never_ends_is_refused_at_the_body_limit() {
     assert!(run.elapsed < Duration::from_secs(30), "took {:?}", run.elapsed);
     assert!(run.peak_kb < 512 * 1024, "peak {} KB", run.peak_kb);
 }
+
+/// `build` of a kustomization whose 7 MB label goes onto every one of 66 objects stops at the
+/// engine's bound (64 MiB + 8 x the objects before), naming the likely cause, in bounded memory.
+#[test]
+fn a_long_label_in_a_kustomization_stops_the_build_at_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut kustomization = format!("commonLabels:\n  big: {}\nresources:\n", "a".repeat(7_000_000));
+    for i in 0..66 {
+        let name = format!("cm{i}.yaml");
+        std::fs::write(dir.path().join(&name), format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n"))
+            .unwrap();
+        kustomization.push_str(&format!("- {name}\n"));
+    }
+    std::fs::write(dir.path().join("kustomization.yaml"), kustomization).unwrap();
+    let run = measured(&["build", &dir.path().display().to_string()], &[], None);
+    assert_eq!(run.out.status.code(), Some(1), "{}", run.text);
+    assert!(
+        run.text.contains("labels or annotations transformer: its labels or annotations (6835 KB) copied onto every object make the build larger than 64 MiB")
+            && run.text.contains("a long value is the likely cause"),
+        "{}",
+        run.text
+    );
+    assert!(run.out.stdout.is_empty(), "nothing built");
+    assert!(run.peak_kb < 400 * 1024, "peak {} KB", run.peak_kb);
+}

@@ -14,6 +14,7 @@
 //! | [`MAX_DOWNLOAD_BYTES`] | 512 MiB | each HTTPS download: a release archive, a remote base (checked against `Content-Length` and while streaming) | a release archive is a few MB |
 //! | [`ARCHIVE_MAX_TOTAL_BYTES`], [`ARCHIVE_MAX_FILE_BYTES`], [`ARCHIVE_MAX_ENTRIES`], [`ARCHIVE_MAX_RATIO`] | 512 MiB unpacked, 64 MiB a file, 50,000 entries, 100:1 past 16 MiB | every `.tar.gz` unpacked: fetched releases, `--source ARCHIVE`, bundles (`source::ExtractLimits`) | upstream (26.03.1) unpacks to 32 MB in about 1,300 files |
 //! | [`MAX_API_BODY_BYTES`] | 128 MiB | each response body from the API server (`cluster::api`) | a LIST on a big cluster is several MB; all of Kubeflow's CRDs are 11.7 MB as YAML |
+//! | `kfctl_kustomize`'s growth bound | 64 MiB + 8 × the objects before it | what a labels or annotations transformer of a kustomization adds (measured only for pairs past 64 KiB) | a label is tens of bytes |
 //! | [`max_render_bytes`] | 32 MiB + 2 × the default render + 8 × the user's values | a render's objects (`catalog::render`), checked as the values are applied | a default render of the whole platform is 12.7 MB; a value copied onto every object (`global.commonLabels`) is what grows past it |
 //!
 //! A FIFO that is never written to blocks its reader as any file read does; every reader here
@@ -58,18 +59,6 @@ pub const MAX_API_BODY_BYTES: u64 = 128 * 1024 * 1024;
 /// its default render and of the user's values: 32 MiB + 2 × default + 8 × values.
 pub fn max_render_bytes(default_render: u64, values: u64) -> u64 {
     (32 * 1024 * 1024u64).saturating_add(default_render.saturating_mul(2)).saturating_add(values.saturating_mul(8))
-}
-
-/// The size of `value` written as compact JSON, near enough (escapes not counted), without
-/// writing it.
-pub(crate) fn json_size(value: &serde_json::Value) -> u64 {
-    match value {
-        serde_json::Value::Null | serde_json::Value::Bool(_) => 5,
-        serde_json::Value::Number(_) => 8,
-        serde_json::Value::String(s) => s.len() as u64 + 2,
-        serde_json::Value::Array(items) => 2 + items.iter().map(|v| json_size(v) + 1).sum::<u64>(),
-        serde_json::Value::Object(map) => 2 + map.iter().map(|(k, v)| k.len() as u64 + 4 + json_size(v)).sum::<u64>(),
-    }
 }
 
 /// Read the file `path` (a CA file, for instance) as bytes, at most [`MAX_INPUT_BYTES`].

@@ -218,8 +218,8 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     // order, and stopped once the objects outgrow the render's limit.
     use rayon::prelude::*;
     let limit = crate::input::max_render_bytes(
-        objects.par_iter().map(|o| crate::input::json_size(&o.obj)).sum(),
-        crate::input::json_size(&user),
+        objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(),
+        kfctl_kustomize::json_size(&user),
     );
     let size = std::sync::atomic::AtomicU64::new(0);
     let applied: Vec<_> = objects
@@ -231,7 +231,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
             }
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
-            size.fetch_add(crate::input::json_size(&o.obj), std::sync::atomic::Ordering::Relaxed);
+            size.fetch_add(kfctl_kustomize::json_size(&o.obj), std::sync::atomic::Ordering::Relaxed);
             Some((o, hashed))
         })
         .collect();
@@ -239,7 +239,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let (mut objects, hashed): (Vec<_>, Vec<_>) = applied.into_iter().flatten().unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
-    within_limit(objects.par_iter().map(|o| crate::input::json_size(&o.obj)).sum(), limit)?;
+    within_limit(objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(), limit)?;
     super::existing_secrets::drop_listed(&mut objects, &effective);
     let order = kfctl_kustomize::SortOrder::from_options(Some(&catalog.sort_options))?;
     super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
