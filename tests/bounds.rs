@@ -472,3 +472,36 @@ fn a_long_label_in_a_kustomization_stops_the_build_at_its_bound() {
     assert!(run.out.stdout.is_empty(), "nothing built");
     assert!(run.peak_kb < 400 * 1024, "peak {} KB", run.peak_kb);
 }
+
+/// A named pipe in `dir` that a thread feeds with zeros for as long as a reader reads.
+fn endless_pipe(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let made = Command::new("mkfifo").arg(&path).status().expect("mkfifo runs");
+    assert!(made.success());
+    let writer = path.clone();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let Ok(mut pipe) = std::fs::OpenOptions::new().write(true).open(&writer) else { return };
+        let chunk = vec![0u8; 1 << 16];
+        while pipe.write_all(&chunk).is_ok() {}
+    });
+    path.display().to_string()
+}
+
+/// A pipe that never ends (a FIFO fed without end) as `--objects` or a `compare` input is
+/// refused as `/dev/zero` is: at the stream limit, within seconds, under 100 MB.
+#[test]
+fn an_endless_pipe_as_objects_or_compare_input_is_refused_fast_and_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = endless_pipe(dir.path(), "objects.fifo");
+    let install = ["install", "--profile", "minimal", "--objects", &objects, "--plan"];
+    let run = measured(&install, &[], None);
+    assert_eq!(run.out.status.code(), Some(2), "{}", run.text);
+    assert!(run.text.contains(&format!("{objects}: objects is larger than the 24 MiB limit")), "{}", run.text);
+    assert!(run.peak_kb < 100 * 1024 && run.elapsed < Duration::from_secs(3), "{} KB, {:?}", run.peak_kb, run.elapsed);
+    let stream = endless_pipe(dir.path(), "stream.fifo");
+    let run = measured(&["compare", &stream, "/dev/null"], &[], None);
+    assert_eq!(run.out.status.code(), Some(2), "{}", run.text);
+    assert!(run.text.contains(&format!("{stream}: YAML stream is larger than the 24 MiB limit")), "{}", run.text);
+    assert!(run.peak_kb < 100 * 1024 && run.elapsed < Duration::from_secs(3), "{} KB, {:?}", run.peak_kb, run.elapsed);
+}
