@@ -15,6 +15,7 @@ mod day1_support;
 mod analyze;
 mod as_kustomization;
 mod bounds;
+mod bounds_output;
 mod chart_credentials;
 mod chart_export_values;
 mod chart_hygiene;
