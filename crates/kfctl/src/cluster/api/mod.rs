@@ -489,7 +489,7 @@ async fn read_body(body: kube::client::Body, status: u16) -> Result<Vec<u8>, Api
         Ok(collected) => Ok(Vec::from(collected.to_bytes())),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiFailure {
             status: Some(status),
-            reason: super::retry::Reason::Other("ResponseTooLarge".into()),
+            reason: Reason::Other("ResponseTooLarge".into()),
             message: format!(
                 "the response body is larger than the {} MiB limit of an API answer; check that the kubeconfig names a Kubernetes API server",
                 limit / (1024 * 1024)
