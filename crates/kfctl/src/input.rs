@@ -11,9 +11,9 @@
 //! | [`MAX_INPUT_BYTES`] | 8 MiB | a values file (`-f`), a `--set-file` file, a profile file, a kubeconfig (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`), a CA file (`--ca-file`, `KFCTL_CA_FILE`), the install record (`record.json`) | real ones are kilobytes |
 //! | [`MAX_STREAM_BYTES`] | 24 MiB | a rendered stream: `install --objects` (and every verb taking it), both sides of `compare`, from a file or standard input | the whole platform (26.03.1) is 12.7 MB; under 100 MB of memory at the limit |
 //! | [`MAX_FILE_BYTES`] | 64 MiB | each file a kustomize build reads (kustomization, resource, patch, generator input) | upstream's largest (`kserve_kubeflow.yaml`) is 3.7 MB |
-//! | [`MAX_DOWNLOAD_BYTES`] | 512 MiB | each HTTPS download: a release archive, a remote base (checked against `Content-Length` and while streaming) | a release archive is a few MB |
+//! | [`MAX_DOWNLOAD_BYTES`] | 512 MiB | each HTTPS download: a release archive, a remote base (checked against `Content-Length` and while streaming) | upstream's whole tree is 32 MB unpacked, less as an archive |
 //! | [`ARCHIVE_MAX_TOTAL_BYTES`], [`ARCHIVE_MAX_FILE_BYTES`], [`ARCHIVE_MAX_ENTRIES`], [`ARCHIVE_MAX_RATIO`] | 512 MiB unpacked, 64 MiB a file, 50,000 entries, 100:1 past 16 MiB | every `.tar.gz` unpacked: fetched releases, `--source ARCHIVE`, bundles (`source::ExtractLimits`) | upstream (26.03.1) unpacks to 32 MB in about 1,300 files |
-//! | [`MAX_API_BODY_BYTES`] | 128 MiB | each response body from the API server (`cluster::api`) | a LIST on a big cluster is several MB; all of Kubeflow's CRDs are 11.7 MB as YAML |
+//! | [`MAX_API_BODY_BYTES`] | 128 MiB | each response body from the API server (`cluster::api`) | a LIST on a big cluster runs to several MB; all of Kubeflow's CRDs are 11.7 MB as YAML |
 //! | `kfctl_kustomize`'s growth bound | 64 MiB + 8 × the objects before it | what a labels or annotations transformer of a kustomization adds (measured only for pairs past 64 KiB) | a label is tens of bytes |
 //! | [`max_render_bytes`] | 32 MiB + 2 × the default render + 8 × the user's values | a render's objects (`catalog::render`), checked as the values are applied | a default render of the whole platform is 12.7 MB; a value copied onto every object (`global.commonLabels`) is what grows past it |
 //!
