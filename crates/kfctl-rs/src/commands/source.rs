@@ -45,8 +45,7 @@ impl NetworkFlags {
     pub(crate) fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
         let mut options = FetchOptions::from_env().map_err(with_hint)?;
         if let Some(path) = &self.ca_file {
-            let pem = std::fs::read(path)
-                .map_err(|e| crate::error::usage(format!("--ca-file {}: cannot read: {e}", path.display())))?;
+            let pem = kfctl::input::read_small_file(path, "--ca-file")?;
             options.extra_root_ca_pem = Some(pem);
         }
         options.reporter = Arc::new(ConsoleReporter::default());

@@ -188,7 +188,10 @@ impl ApiClient {
                 let kubeconfig = kube::config::Kubeconfig::from_yaml(&text).map_err(|e| fail(&e))?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| fail(&e))?
             }
-            None => kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?,
+            None => {
+                crate::input::check_ambient_kubeconfigs().map_err(|e| ConnectError::Input(Box::new(e)))?;
+                kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?
+            }
         };
         let server = config.cluster_url.to_string();
         if !matches!(config.cluster_url.scheme_str(), Some("http" | "https")) {
@@ -341,7 +344,7 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let bytes = response.into_body().collect_bytes().await.map_err(transport_failure)?;
+        let bytes = read_body(response.into_body(), status).await?;
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if status >= 400 {
             let text = String::from_utf8_lossy(&bytes);
@@ -485,6 +488,29 @@ fn duplicate(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     *copy.version_mut() = request.version();
     *copy.headers_mut() = request.headers().clone();
     copy
+}
+
+/// A response body, at most [`crate::input::MAX_API_BODY_BYTES`]: a larger one is a failure
+/// (not retried) rather than memory without end.
+async fn read_body(body: kube::client::Body, status: u16) -> Result<Vec<u8>, ApiFailure> {
+    use http_body_util::BodyExt;
+    let limit = crate::input::MAX_API_BODY_BYTES;
+    match http_body_util::Limited::new(body, limit as usize).collect().await {
+        Ok(collected) => Ok(Vec::from(collected.to_bytes())),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiFailure {
+            status: Some(status),
+            reason: Reason::Other("ResponseTooLarge".into()),
+            message: format!(
+                "the response body is larger than the {} MiB limit of an API answer; check that the kubeconfig names a Kubernetes API server",
+                limit / (1024 * 1024)
+            ),
+            ..Default::default()
+        }),
+        Err(e) => match e.downcast::<kube::Error>() {
+            Ok(e) => Err(transport_failure(*e)),
+            Err(e) => Err(ApiFailure { message: e.to_string(), ..Default::default() }),
+        },
+    }
 }
 
 #[cfg(test)]
