@@ -153,7 +153,11 @@ impl ExitStatus for KustomizeError {
 
 impl ExitStatus for SourceError {
     fn exit_code(&self) -> Code {
-        if self.is_security() { Code::Security } else { Code::Source }
+        match self {
+            SourceError::NotAnArchive { .. } => Code::Usage,
+            _ if self.is_security() => Code::Security,
+            _ => Code::Source,
+        }
     }
 }
 

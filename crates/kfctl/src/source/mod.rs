@@ -141,6 +141,14 @@ pub enum SourceError {
     /// A remote kustomize resource could not be resolved.
     #[error(transparent)]
     Remote(#[from] RemoteError),
+    /// `--source` names a file that is no archive kfctl-rs reads (a usage error: exit 2).
+    #[error(
+        "{path}: --source: not a gzip-compressed tar archive (.tar.gz); give a kubeflow/manifests folder, a .tar.gz of one, or a kfctl-rs bundle"
+    )]
+    NotAnArchive {
+        /// The file given.
+        path: PathBuf,
+    },
 }
 
 impl From<crate::staging::StageError> for SourceError {

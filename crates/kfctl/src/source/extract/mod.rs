@@ -124,7 +124,7 @@ pub(crate) fn check_gzip(archive: &Path) -> Result<(), SourceError> {
     let mut file = std::fs::File::open(archive).map_err(|e| SourceError::io(archive, e))?;
     let mut magic = [0u8; 2];
     if file.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
-        return Err(SourceError::invalid(archive.display(), "not a gzip-compressed tar archive (.tar.gz)"));
+        return Err(SourceError::NotAnArchive { path: archive.to_path_buf() });
     }
     Ok(())
 }
