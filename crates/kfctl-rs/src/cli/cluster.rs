@@ -2,9 +2,7 @@
 //! `uninstall`, `unlock`. Each flattens the groups of [`super::shared`] it takes and sets its own
 //! `--timeout` default.
 
-use super::shared::{
-    ClusterArgs, OutputFlag, RenderFlags, SourceFlags, TimeoutFlag, ValuesFlags, WaitArgs, YesFlag, parse_duration,
-};
+use super::shared::{ClusterArgs, OutputFlag, RenderFlags, TimeoutFlag, WaitArgs, YesFlag, parse_duration};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -192,24 +190,15 @@ pub(crate) struct UnlockArgs {
 
 #[derive(Debug, Clone, Args)]
 #[command(mut_arg("timeout", |a| a.required(false).default_value("5m")))]
+#[command(mut_arg("profile", |a| a.required(false).default_value("")))]
 pub(crate) struct CheckArgs {
     /// Check a cluster before an install: the preflight as a checklist, for the objects --profile
     /// (or --objects) would install; nothing is written.
     #[arg(long)]
     pub pre: bool,
-    /// A built-in profile (kind, minimal, multi-tenant) or a profile file (with --pre).
-    #[arg(long)]
-    pub profile: Option<String>,
-    /// Only these components of the profile (comma-separated).
-    #[arg(long, value_delimiter = ',')]
-    pub components: Vec<String>,
+    /// What the install would write (with --pre), as for `install`.
     #[command(flatten)]
-    pub values: ValuesFlags,
-    #[command(flatten)]
-    pub source: SourceFlags,
-    /// Check for this pre-rendered YAML stream instead of rendering the profile (with --pre).
-    #[arg(long, value_name = "FILE")]
-    pub objects: Option<PathBuf>,
+    pub source: ObjectsArgs,
     /// The Kubernetes versions to accept instead of the release's (as install's).
     #[arg(long, value_name = "RANGE")]
     pub kubernetes_versions: Option<semver::VersionReq>,

@@ -11,7 +11,6 @@ use super::cluster_args::progress_sink;
 use super::confirm::Prompt;
 use crate::cli::{AdoptArgs, Output};
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::cluster::ClusterError;
 use kfctl::cluster::adopt::{self, AdoptOptions, Adoption, Presence, Survey};
 
@@ -20,7 +19,7 @@ pub(crate) fn run(args: AdoptArgs) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let (objects, meta) = args.source.objects_and_meta()?;
     let target = args.cluster.target();
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let version = meta.meta.upstream_version.clone();
     let mut options = AdoptOptions::new(target, meta.meta.clone());
     options.timeout = args.deadline.timeout;

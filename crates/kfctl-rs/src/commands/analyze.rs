@@ -3,10 +3,9 @@
 //!
 //! Exit 0 without error findings, 1 with one, 2 for bad input, 5 when the cluster refused.
 
-use crate::cli::{AnalyzeArgs, Output};
+use crate::cli::AnalyzeArgs;
 use crate::error::CliError;
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::analyze::{ClusterFacts, analyze, has_errors, render_text};
 
 pub(crate) fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
@@ -18,14 +17,11 @@ pub(crate) fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
             (objects, ClusterFacts::default())
         }
         None => {
-            let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+            let runtime = super::runtime()?;
             runtime.block_on(kfctl::cluster::live::live_objects(&args.cluster.target(), args.deadline.timeout))?
         }
     };
     let findings = analyze(&objects, &facts);
-    match args.output.format {
-        Output::Json | Output::Yaml => super::output::print_data(args.output.format, &findings)?,
-        Output::Text => print!("{}", render_text(&findings)),
-    }
+    super::output::print_report(args.output.format, &findings, || render_text(&findings))?;
     Ok(if has_errors(&findings) { Outcome::Differs } else { Outcome::Done })
 }

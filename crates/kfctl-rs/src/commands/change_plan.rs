@@ -8,7 +8,6 @@
 use crate::cli::{InstallArgs, Output};
 use crate::error::CliError;
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::ClusterError;
 use kfctl::cluster::install::Operation;
@@ -33,7 +32,7 @@ pub(crate) fn print_change_plan(
     operation: Operation,
 ) -> anyhow::Result<Outcome> {
     let to_version = to.upstream_version.as_str();
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let target = args.cluster.target();
     let plan = runtime.block_on(change_plan_within(
         objects,

@@ -3,10 +3,9 @@
 //! Exit 0 when no item failed, 1 when one did (the list says which and what to do), 2 for
 //! flags or a kubeconfig that cannot be used.
 
-use crate::cli::{CheckArgs, ObjectsArgs, Output, RenderFlags};
+use crate::cli::CheckArgs;
 use crate::error::usage;
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::cluster::check::{PreCheckOptions, check_pre};
 
 pub(crate) fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
@@ -16,19 +15,11 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
              install are `kfctl-rs status` and `kfctl-rs verify`",
         ));
     }
-    let Some(profile) = args.profile.clone().or_else(|| args.objects.as_ref().map(|_| "kind".to_string())) else {
+    if args.source.render.profile.is_empty() && args.source.objects.is_none() {
         return Err(usage("check --pre: --profile (or --objects) names what the install would write"));
-    };
+    }
     crate::commands::print_notice();
-    let source = ObjectsArgs {
-        render: RenderFlags {
-            profile,
-            components: args.components.clone(),
-            values: args.values.clone(),
-            source: args.source.clone(),
-        },
-        objects: args.objects.clone(),
-    };
+    let source = &args.source;
     let (objects, meta) = source.objects_and_meta()?;
     let options = PreCheckOptions {
         target: args.cluster.target(),
@@ -41,11 +32,8 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
         provided: meta.provided,
         timeout: args.deadline.timeout,
     };
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let report = runtime.block_on(check_pre(&objects, &options))?;
-    match args.output.format {
-        Output::Json | Output::Yaml => super::output::print_data(args.output.format, &report)?,
-        Output::Text => print!("{}", report.render_text()),
-    }
+    super::output::print_report(args.output.format, &report, || report.render_text())?;
     Ok(if report.failed() { Outcome::Differs } else { Outcome::Done })
 }

@@ -3,9 +3,8 @@
 //! Exit 0 when nothing would change, 1 when something would (as `kubectl diff`).
 
 use super::cluster_args::RenderMeta;
-use crate::cli::{DiffArgs, Output};
+use crate::cli::DiffArgs;
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::diff::{Action, diff_within, render_text};
 
@@ -22,7 +21,7 @@ pub(crate) fn run_with_objects(
     objects: Vec<RenderedObject>,
     _meta: RenderMeta,
 ) -> anyhow::Result<Outcome> {
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let entries = runtime.block_on(diff_within(
         &objects,
         &args.cluster.target(),
@@ -30,10 +29,7 @@ pub(crate) fn run_with_objects(
         args.deadline.timeout,
         args.namespace.as_deref(),
     ))?;
-    match args.output.format {
-        Output::Json | Output::Yaml => super::output::print_data(args.output.format, &entries)?,
-        Output::Text => print!("{}", render_text(&entries)),
-    }
+    super::output::print_report(args.output.format, &entries, || render_text(&entries))?;
     let changed = entries.iter().any(|e| e.action != Action::Unchanged);
     Ok(if changed { Outcome::Differs } else { Outcome::Done })
 }

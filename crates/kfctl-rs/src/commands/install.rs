@@ -15,7 +15,6 @@ use super::confirm::Prompt;
 use super::output::print_data;
 use crate::cli::{DryRunMode, InstallArgs, Output};
 use crate::exit::{Outcome, exit_interrupted};
-use anyhow::Context as _;
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::plan::Plan;
@@ -66,7 +65,7 @@ pub(crate) fn run_operation(
     options.operation = operation;
     let ask = !args.confirm.yes && options.dry_run == DryRun::None;
     let prompt = if ask { Some(Prompt::on_terminal(operation.name(), "")?) } else { None };
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         // one session: one connection, plan, preflight and record read for the announcement,
         // the question and the install

@@ -38,6 +38,12 @@ pub(crate) mod upgrade;
 pub(crate) mod values;
 pub(crate) mod verify;
 
+/// The async runtime a cluster verb runs its one call on.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Runtime::new().context("cannot start the async runtime")
+}
+
 /// Print the best-effort notice on stderr: every rendering and installing command does.
 pub(crate) fn print_notice() {
     eprintln!("{}", kfctl::notice::BEST_EFFORT);

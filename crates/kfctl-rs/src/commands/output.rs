@@ -16,6 +16,17 @@ pub(crate) fn print_data(output: Output, data: &impl Serialize) -> anyhow::Resul
     Ok(())
 }
 
+/// Print a report: the data for `-o json` and `-o yaml`, else its text.
+pub(crate) fn print_report(output: Output, data: &impl Serialize, text: impl FnOnce() -> String) -> anyhow::Result<()> {
+    match output {
+        Output::Json | Output::Yaml => print_data(output, data),
+        Output::Text => {
+            print!("{}", text());
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

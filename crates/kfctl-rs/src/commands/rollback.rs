@@ -12,7 +12,6 @@
 
 use crate::cli::{InstallArgs, RollbackArgs};
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::cluster::ClusterError;
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::record::InstallMeta;
@@ -32,7 +31,7 @@ pub(crate) fn run(mut args: RollbackArgs) -> anyhow::Result<Outcome> {
 
 /// The record and its previous release (connects once, within `--timeout`).
 fn read_installed(args: &InstallArgs) -> anyhow::Result<rollback::Installed> {
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     Ok(runtime.block_on(rollback::installed(&args.cluster.target(), args.deadline.timeout))?)
 }
 

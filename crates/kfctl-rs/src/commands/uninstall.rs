@@ -8,11 +8,10 @@ use super::cluster_args::progress_sink;
 use super::confirm::Prompt;
 use crate::cli::{Output, UninstallArgs};
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::cluster::uninstall::{UninstallOptions, preview, uninstall};
 
 pub(crate) fn run(args: UninstallArgs) -> anyhow::Result<Outcome> {
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let target = args.cluster.target();
     if !args.confirm.yes && !args.dry_run {
         let prompt = Prompt::on_terminal("uninstall", "")?;

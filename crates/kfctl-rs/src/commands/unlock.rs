@@ -7,11 +7,10 @@
 
 use crate::cli::{Output, UnlockArgs};
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::cluster::lease::unlock;
 
 pub(crate) fn run(args: UnlockArgs) -> anyhow::Result<Outcome> {
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let unlocked = runtime.block_on(unlock(&args.cluster.target(), args.deadline.timeout, args.force))?;
     match (args.output.format, unlocked) {
         (Output::Json | Output::Yaml, unlocked) => super::output::print_data(args.output.format, &unlocked)?,

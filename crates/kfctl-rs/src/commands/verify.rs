@@ -5,9 +5,8 @@
 //! did not (the output names it), 5 when the cluster refused, 2 for flags or a kubeconfig that
 //! cannot be used.
 
-use crate::cli::{Output, VerifyArgs};
+use crate::cli::VerifyArgs;
 use crate::exit::Outcome;
-use anyhow::Context as _;
 use kfctl::cluster::verify::{Outcome as Step, VerifyOptions, VerifyReport, verify};
 use std::time::Duration;
 
@@ -21,12 +20,9 @@ pub(crate) fn run(args: VerifyArgs) -> anyhow::Result<Outcome> {
         poll: Duration::from_secs(2),
         keep: args.keep,
     };
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let report = runtime.block_on(verify(&options))?;
-    match args.output.format {
-        Output::Json | Output::Yaml => super::output::print_data(args.output.format, &report)?,
-        Output::Text => print!("{}", text(&report)),
-    }
+    super::output::print_report(args.output.format, &report, || text(&report))?;
     Ok(if report.failed() { Outcome::Differs } else { Outcome::Done })
 }
 
