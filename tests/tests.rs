@@ -23,6 +23,7 @@ mod chart_package;
 mod cli;
 mod cluster_adopt;
 mod cluster_check;
+mod cluster_check_installed;
 mod cluster_ci;
 mod cluster_flags;
 mod cluster_install;

@@ -45,6 +45,7 @@ pub use lifecycle::check;
 pub use lifecycle::diff;
 pub use lifecycle::install;
 pub use lifecycle::kind;
+pub use lifecycle::postcheck;
 pub use lifecycle::preflight;
 pub(crate) use lifecycle::provided;
 pub use lifecycle::rollback;

@@ -8,6 +8,7 @@ pub mod check;
 pub mod diff;
 pub mod install;
 pub mod kind;
+pub mod postcheck;
 pub mod preflight;
 pub(crate) mod provided;
 pub mod rollback;
