@@ -59,6 +59,7 @@ mod release;
 mod releases;
 mod source_bundle;
 mod source_fetch;
+mod support_bundle;
 mod testapi_server;
 mod unknown_trees;
 mod values_docs;

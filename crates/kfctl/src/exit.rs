@@ -210,7 +210,10 @@ impl ExitStatus for ProvenanceError {
 impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
-            ClusterError::Plan(_) | ClusterError::Connect(_) | ClusterError::NoObjectInNamespace { .. } => Code::Usage,
+            ClusterError::Plan(_)
+            | ClusterError::Connect(_)
+            | ClusterError::NoObjectInNamespace { .. }
+            | ClusterError::Bundle(_) => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
             ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
             ClusterError::Failed { .. } => Code::Failure,
@@ -261,5 +264,7 @@ mod tests {
         assert_eq!(code_of(&ClusterError::Rollback(values)), Some(Code::Usage));
         let none = RollbackError::NoPrevious { server: "s".into(), current: "26.03".into() };
         assert_eq!(code_of(&ClusterError::Rollback(none)), Some(Code::Cluster));
+        let bundle = crate::cluster::bundle::BundleError { path: "/b.tar.gz".into(), message: "m".into() };
+        assert_eq!(code_of(&ClusterError::Bundle(bundle)), Some(Code::Usage));
     }
 }

@@ -41,6 +41,7 @@ pub use apply::plan;
 pub(crate) use apply::prepare;
 pub use apply::retry;
 pub use lifecycle::adopt;
+pub use lifecycle::bundle;
 pub use lifecycle::check;
 pub use lifecycle::diff;
 pub use lifecycle::install;
@@ -237,6 +238,9 @@ pub enum ClusterError {
     /// `verify` could not start.
     #[error(transparent)]
     Verify(#[from] verify::VerifyError),
+    /// The support bundle could not be written.
+    #[error(transparent)]
+    Bundle(#[from] bundle::BundleError),
 }
 
 impl From<adopt::AdoptError> for ClusterError {

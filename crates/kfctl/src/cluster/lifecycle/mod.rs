@@ -4,6 +4,7 @@
 //! expects.
 
 pub mod adopt;
+pub mod bundle;
 pub mod check;
 pub mod diff;
 pub mod install;
