@@ -12,14 +12,15 @@ impl ApiClient {
     pub(crate) async fn get_text(&self, path_and_query: &str, limit: usize) -> Result<String, ApiFailure> {
         let request = http::Request::get(path_and_query).body(Vec::new()).map_err(|e| build_failure(&e))?;
         let wait = self.policy.attempt_wait();
-        let answer = tokio::time::timeout(wait, self.send_text(request)).await.unwrap_or_else(|_| {
-            Err(ApiFailure {
+        let answer = match tokio::time::timeout(wait, self.send_text(request)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(ApiFailure {
                 reason: Reason::Transport(TransportKind::TimedOut),
                 message: self.no_answer(wait),
                 out_of_time: wait < self.policy.request_timeout,
                 ..Default::default()
-            })
-        });
+            }),
+        };
         answer.map(|text| cut(text, limit)).map_err(|mut failure| {
             failure.message = self.redactor.scrub(&failure.message);
             failure.request = format!("GET {}", path_and_query.split('?').next().unwrap_or(""));

@@ -47,14 +47,15 @@ pub(super) async fn webhooks(api: &ApiClient, resolver: &Resolver, lives: &[Live
             }
             let service = hook.pointer("/clientConfig/service");
             let at = |key: &str| service.and_then(|s| s.get(key)).and_then(Value::as_str).map(str::to_string);
-            if let (Some(ns), Some(svc)) = (at("namespace"), at("name")) {
-                if !services.contains(&(ns.clone(), svc.clone())) {
-                    if let Some(why) = endpoint_ready(api, resolver, &ns, &svc).await {
-                        wrong.push(format!("{name} (service {ns}/{svc}: {why})"));
-                    }
-                    services.push((ns, svc));
-                }
+            let Some(service) = at("namespace").zip(at("name")) else { continue };
+            if services.contains(&service) {
+                continue;
             }
+            let (ns, svc) = &service;
+            if let Some(why) = endpoint_ready(api, resolver, ns, svc).await {
+                wrong.push(format!("{name} (service {ns}/{svc}: {why})"));
+            }
+            services.push(service);
         }
     }
     match (seen, wrong.len()) {
