@@ -1,7 +1,8 @@
 //! The verbs' flows: one run opened once (`session`), its checks before any write
 //! (`preflight`, `provided`), `install` and `upgrade`, `uninstall`, `rollback`, `adopt`, and the
-//! read-only `status` and `diff`; `kind` is the Kind cluster configuration the `kind` profile
-//! expects.
+//! read-only `status` and `diff`, the checklists before (`check`) and after (`postcheck`) an
+//! install, the support bundle (`bundle`), `verify`; `kind` is the Kind cluster configuration
+//! the `kind` profile expects.
 
 pub mod adopt;
 pub mod bundle;
