@@ -1,8 +1,9 @@
 //! Issue 40: `check` after an install, against the test API server (the in-repo test double of
 //! a Kubernetes API server; no real cluster): a healthy install passes every item and nothing
 //! is written; a deleted recorded object, a webhook without a caBundle, a Deployment that never
-//! becomes ready, a re-created object and a Profile namespace without sidecar injection each
-//! fail (or warn) their item, naming the object.
+//! becomes ready, a Certificate not Ready, a Gateway whose ingress has no ready endpoint, a
+//! re-created object and a Profile namespace without sidecar injection each fail (or warn)
+//! their item, naming the object.
 
 use crate::common::cluster::{Cluster, crd, obj};
 
@@ -180,4 +181,46 @@ async fn without_a_record_the_record_item_fails_and_ends_the_list() {
     assert_eq!(ids, ["api", "record"]);
     assert_eq!(failed_ids(&report), ["record"]);
     assert!(item(&report, "record").detail.contains("no install record"));
+}
+
+/// A CustomResourceDefinition of `<plural>.<group>` (kind `kind`, `v1`, namespaced).
+fn crd_of(group: &str, plural: &str, kind: &str) -> Value {
+    obj(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        None,
+        &format!("{plural}.{group}"),
+        json!({"spec": {"group": group, "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}),
+    )
+}
+
+#[tokio::test]
+async fn a_certificate_not_ready_and_a_gateway_without_ready_ingress_fail_their_items() {
+    let never = StatusRule::never_ready(Rule::kind("Certificate").in_group("cert-manager.io"));
+    let cluster = Cluster::start(TestApiConfig::default().status_rule(never));
+    let extra = vec![
+        obj("v1", "Namespace", None, "istio-system", json!({})),
+        crd_of("cert-manager.io", "certificates", "Certificate"),
+        crd_of("networking.istio.io", "gateways", "Gateway"),
+        obj("cert-manager.io/v1", "Certificate", Some("kf"), "hook-cert", json!({"spec": {"secretName": "hook-tls"}})),
+        obj(
+            "networking.istio.io/v1",
+            "Gateway",
+            Some("kubeflow"),
+            "kubeflow-gateway",
+            json!({"spec": {"selector": {"istio": "ingressgateway"}}}),
+        ),
+        obj("v1", "Namespace", None, "kubeflow", json!({})),
+        // the ingress gateway's Service, with no pods behind it
+        service("istio-system", "istio-ingressgateway", "istio-ingressgateway"),
+    ];
+    installed(&cluster, platform(true, extra), false).await;
+    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    assert_eq!(failed_ids(&report), ["ready", "certificates", "gateway"], "{}", render_text(&report));
+    assert_eq!(item(&report, "certificates").detail, "1 of 1 not Ready: hook-cert (not Ready)");
+    assert_eq!(item(&report, "gateway").detail, "service istio-system/istio-ingressgateway: no ready endpoint");
+    assert_eq!(item(&report, "crds").detail, "3 Established");
 }
