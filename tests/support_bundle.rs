@@ -193,3 +193,22 @@ async fn without_a_record_nothing_is_written() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+/// The test double's pod log, as kube's own client reads it: the last `tailLines`, cut at
+/// `limitBytes`, of the container asked for; a missing pod is a 404.
+#[tokio::test]
+async fn the_test_doubles_pod_log_honours_kubes_log_params() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, LogParams};
+    let cluster = Cluster::start(TestApiConfig::default());
+    cluster.server.seed(obj("v1", "Namespace", None, "kf", json!({}))).unwrap();
+    cluster.server.seed(pod("p", Some("hello"))).unwrap();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&cluster.server.kubeconfig_yaml()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(kube::Client::try_from(config).unwrap(), "kf");
+    let params = LogParams { container: Some("proxy".into()), tail_lines: Some(2), ..Default::default() };
+    assert_eq!(pods.logs("p", &params).await.unwrap(), "p/proxy line 999: hello\np/proxy line 1000: hello\n");
+    let params = LogParams { tail_lines: Some(1), limit_bytes: Some(6), ..Default::default() };
+    assert_eq!(pods.logs("p", &params).await.unwrap(), "p/main");
+    assert!(pods.logs("missing", &LogParams::default()).await.is_err());
+}
