@@ -7,7 +7,7 @@
 use crate::common::cluster::{Cluster, obj};
 
 use kfctl::catalog::RenderedObject;
-use kfctl::cluster::bundle::{LOG_LIMIT_BYTES, LOG_TAIL_LINES, MAX_EVENTS, support_bundle};
+use kfctl::cluster::bundle::{LOG_LIMIT_BYTES, LOG_TAIL_LINES, MAX_EVENTS, MAX_LOGGED_PODS, support_bundle};
 use kfctl::cluster::install;
 use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::redact::Redactor;
@@ -211,4 +211,21 @@ async fn the_test_doubles_pod_log_honours_kubes_log_params() {
     let params = LogParams { tail_lines: Some(1), limit_bytes: Some(6), ..Default::default() };
     assert_eq!(pods.logs("p", &params).await.unwrap(), "p/main");
     assert!(pods.logs("missing", &LogParams::default()).await.is_err());
+}
+
+#[tokio::test]
+async fn logs_are_read_for_at_most_fifty_failing_pods_and_the_rest_is_said() {
+    let cluster = Cluster::start(TestApiConfig::default().status_rule(StatusRule::never_ready(Rule::kind("Pod"))));
+    install(platform(), cluster.options_for("minimal", "v1"), &mut RecordingProgress::default()).await.unwrap();
+    for i in 0..MAX_LOGGED_PODS + 2 {
+        cluster.server.seed(pod(&format!("p{i:02}"), None)).unwrap();
+    }
+    let out = cluster.dir.path().join("bundle.tar.gz");
+    let report = support_bundle(&cluster.target(), &out, TIMEOUT, &Redactor::default()).await.unwrap();
+    let (_, files) = unpack(&std::fs::read(&out).unwrap());
+    let pods: std::collections::BTreeSet<&str> =
+        files.keys().filter_map(|n| n.strip_prefix("logs/kf/")).filter_map(|n| n.split('/').next()).collect();
+    assert_eq!(pods.len(), MAX_LOGGED_PODS);
+    assert_eq!(report.problems, ["2 more failing pod(s) past the first 50: their logs left out"]);
+    assert_eq!(files["problems.txt"], "2 more failing pod(s) past the first 50: their logs left out\n");
 }

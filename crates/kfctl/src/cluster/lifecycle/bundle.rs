@@ -77,6 +77,8 @@ pub(crate) struct Contents<'a> {
     pub(crate) problems: Vec<String>,
     /// Failing pods whose logs were read.
     logged_pods: usize,
+    /// Failing pods past [`MAX_LOGGED_PODS`], whose logs were not read.
+    pods_left_out: usize,
 }
 
 impl Contents<'_> {
@@ -106,7 +108,7 @@ pub async fn support_bundle(
 ) -> Result<BundleReport, ClusterError> {
     let api = ApiClient::connect(target).await?.within(timeout).with_redactor(redactor.clone());
     let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
-    let mut contents = Contents { redactor, files: Vec::new(), problems: Vec::new(), logged_pods: 0 };
+    let mut contents = Contents { redactor, files: Vec::new(), problems: Vec::new(), logged_pods: 0, pods_left_out: 0 };
     let status = super::status::status_with(&api, crate::cluster::DEFAULT_CONCURRENCY, None).await?;
     contents.add("status.txt", &super::status::render_text(&status));
     contents.add_json("status.json", &status);
@@ -117,6 +119,10 @@ pub async fn support_bundle(
     for namespace in namespaces(&record) {
         collect::events(&api, &namespace, &mut contents).await?;
         collect::logs(&api, &namespace, &mut contents).await?;
+    }
+    if contents.pods_left_out > 0 {
+        let n = contents.pods_left_out;
+        contents.problem(format!("{n} more failing pod(s) past the first {MAX_LOGGED_PODS}: their logs left out"));
     }
     if !contents.problems.is_empty() {
         let text = contents.problems.join("\n") + "\n";
