@@ -212,3 +212,53 @@ fn resources_take_kubernetes_quantities_in_kfctl_rs_and_in_the_exported_schema()
         panic!("{good}: helm template differs from kfctl-rs:\n{report}");
     }
 }
+
+/// A component of the release the export left out can only be disabled in the chart; enabling
+/// it fails under real Helm naming the component and the export command that holds it (issue
+/// 39: Helm's schema used to say only "value must be false").
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+#[cfg_attr(kfctl_no_oracles, ignore = "needs the oracles (real Helm): put ../shared/tools beside the repo")]
+fn enabling_a_component_the_export_left_out_says_how_to_export_it() {
+    let chart = common::exported_multi_tenant();
+    let catalog = kfctl::catalog::Catalog::for_release(common::release()).unwrap();
+    let absent = catalog
+        .components
+        .keys()
+        .find(|c| !chart.join("charts").join(c.as_str()).exists())
+        .expect("multi-tenant leaves some component out")
+        .clone();
+    let set = format!("{absent}.enabled=true");
+    let out = Command::new(common::tool("helm-template")).arg(chart).args(["--set", &set]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "Helm enabled {absent}, which the chart does not hold");
+    assert!(stderr.contains(&format!("`{absent}` is not in this chart (exported from profile {PROFILE})")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("kfctl-rs chart export --profile {PROFILE} --set {absent}.enabled=true")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("value must be false"), "{stderr}");
+    let off = Command::new(common::tool("helm-template"))
+        .arg(chart)
+        .args(["--set", &format!("{absent}.enabled=false")])
+        .output()
+        .unwrap();
+    assert!(off.status.success(), "disabling it still works: {}", String::from_utf8_lossy(&off.stderr));
+}
+
+/// The NOTES name the chart's version as the chart's and kfctl-rs's version as kfctl-rs's (issue
+/// 39: they called the chart version the kfctl-rs version).
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn the_notes_tell_the_chart_version_from_the_kfctl_rs_version() {
+    let notes = std::fs::read_to_string(common::exported_multi_tenant().join("templates/NOTES.txt")).unwrap();
+    let first = notes.lines().next().unwrap();
+    assert!(first.contains("{{ .Chart.Name }} {{ .Chart.Version }} renders kubeflow/manifests"), "{first}");
+    assert!(first.ends_with(&format!("(exported by kfctl-rs {}).", env!("CARGO_PKG_VERSION"))), "{first}");
+}

@@ -386,3 +386,31 @@ fn the_set_file_example_of_the_help_works_when_pasted() {
         "the file's text is the value"
     );
 }
+
+/// A values file or a profile file that does not parse (bad YAML, a duplicate key) is the
+/// user's input: exit 2, the message naming the file, line and column.
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn values_and_profile_files_that_do_not_parse_exit_2_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let duplicate = write(&dir, "dup.yaml", "dex:\n  enabled: true\n  enabled: false\n");
+    let broken = write(&dir, "broken.yaml", "a: [1\nb: {\n");
+    let profile = write(&dir, "profile.yaml", "name: mine\nname: again\n");
+    let cases = [
+        (vec!["-f", duplicate.as_str()], format!("{duplicate}:3:"), "already defined"),
+        (vec!["-f", broken.as_str()], format!("{broken}:2:"), "invalid YAML"),
+    ];
+    for (extra, place, what) in cases {
+        let out = common::kfctl_offline(&[&["template", "--profile", "minimal"], &extra[..]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(&place) && stderr.contains(what), "{extra:?}: {stderr}");
+    }
+    let out = common::kfctl_offline(&["template", "--profile", &profile]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{profile}:2:")) && stderr.contains("already defined"), "{stderr}");
+}

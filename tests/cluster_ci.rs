@@ -1,6 +1,7 @@
 //! The CLI edges of the cluster commands and the Kind smoke workflow: actionlint on
 //! `.github/workflows/` (the Kind smoke, CI and release workflows), `kind-config`, `install
-//! --plan` without a cluster, refusals without a terminal, and an unreachable API server.
+//! --plan` without a cluster, refusals without a terminal, an unreachable API server and one
+//! that never answers.
 
 use crate::common;
 
@@ -177,6 +178,39 @@ fn install_against_an_unreachable_server_fails_fast_with_exit_5() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"), "{stderr}");
+}
+
+/// A server that accepts connections and never answers, at the default `--timeout`: the
+/// preflight's question for the version gives up after one request's wait, with exit 6 (no
+/// answer), not 5 (refused, unreachable), naming what it waited for.
+#[test]
+fn install_against_a_server_that_never_answers_exits_6_at_the_default_timeout_naming_what_it_waited_for() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || listener.incoming().flatten().collect::<Vec<_>>());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig_for(&url, dir.path());
+    let objects = small_objects(dir.path());
+    let started = Instant::now();
+    let out = kfctl(&[
+        "install",
+        "--profile",
+        "kind",
+        "--yes",
+        "--objects",
+        objects.to_str().unwrap(),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}: {stderr}", started.elapsed());
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{url}/: no answer while asking for the server's version"))
+            && stderr.contains("GET /version")
+            && !stderr.contains("unreachable"),
+        "{stderr}"
+    );
 }
 
 #[test]

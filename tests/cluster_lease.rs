@@ -125,10 +125,10 @@ async fn a_working_run_renews_its_short_lease_so_nobody_takes_it_over() {
 }
 
 #[tokio::test]
-async fn a_held_lease_names_the_way_out_and_unlock_frees_it_at_once() {
+async fn a_held_lease_names_the_way_out_and_unlock_frees_it_at_once_with_force_while_renewed() {
     let cluster = Cluster::start(TestApiConfig::default());
     install(objects(), options(&cluster), &mut RecordingProgress::default()).await.unwrap();
-    assert_eq!(unlock(&cluster.target(), Duration::from_secs(60)).await.unwrap(), None, "nothing to unlock");
+    assert_eq!(unlock(&cluster.target(), Duration::from_secs(60), false).await.unwrap(), None, "nothing to unlock");
     cluster.server.seed(left_behind(Duration::from_secs(3), 45)).unwrap();
     let mut short = options(&cluster);
     short.lock_wait = Duration::from_millis(300);
@@ -138,7 +138,18 @@ async fn a_held_lease_names_the_way_out_and_unlock_frees_it_at_once() {
     assert!(text.contains("run `kfctl-rs unlock` to free it now"), "{text}");
     assert_eq!(err.exit_code(), Code::Cluster);
 
-    let unlocked = unlock(&cluster.target(), Duration::from_secs(60)).await.unwrap().expect("a lease was held");
+    let refused = unlock(&cluster.target(), Duration::from_secs(60), false).await.unwrap_err();
+    let text = refused.to_string();
+    assert!(matches!(refused, ClusterError::Lease(LeaseError::Renewed { .. })), "{text}");
+    assert!(
+        text.contains("held by kfctl-rs install on ci-runner (pid 7, 0badf00d) on host ci-runner")
+            && text.contains("still being renewed")
+            && text.contains("pass --force"),
+        "{text}"
+    );
+    assert_eq!(refused.exit_code(), Code::Cluster);
+    assert!(lease(&cluster).is_some(), "a renewed lease is kept without --force");
+    let unlocked = unlock(&cluster.target(), Duration::from_secs(60), true).await.unwrap().expect("a lease was held");
     assert_eq!((unlocked.host.as_str(), unlocked.expired), ("ci-runner", false));
     assert!(unlocked.renewed_seconds_ago.is_some_and(|s| (2..=10).contains(&s)), "{unlocked:?}");
     let line = unlocked.describe();
@@ -175,6 +186,37 @@ fn the_unlock_verb_prints_whose_lease_it_deleted() {
     assert!(lease(&cluster).is_none());
 }
 
+#[test]
+fn the_unlock_verb_refuses_a_renewed_lease_without_force_naming_the_holder() {
+    let cluster = Cluster::start(TestApiConfig::default());
+    let unlock = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kfctl-rs"))
+            .args(["unlock", "--kubeconfig"])
+            .arg(&cluster.kubeconfig)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    cluster
+        .server
+        .seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RECORD_NAMESPACE}}))
+        .unwrap();
+    cluster.server.seed(left_behind(Duration::from_secs(2), 45)).unwrap();
+    let refused = unlock(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("held by kfctl-rs install on ci-runner (pid 7, 0badf00d)") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert!(lease(&cluster).is_some(), "nothing deleted without --force");
+    let forced = unlock(&["--force"]);
+    let out = String::from_utf8_lossy(&forced.stdout);
+    assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert!(out.contains("still being renewed: if that run is alive, it now works without the lock"), "{out}");
+    assert!(lease(&cluster).is_none());
+}
+
 #[tokio::test]
 async fn a_run_whose_lease_is_deleted_under_it_says_so() {
     // the install's first apply waits until the lease has been deleted (by `unlock`)
@@ -188,7 +230,7 @@ async fn a_run_whose_lease_is_deleted_under_it_says_so() {
         while lease(&cluster).is_none() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        unlock(&target, Duration::from_secs(60)).await.unwrap().expect("the install's lease")
+        unlock(&target, Duration::from_secs(60), true).await.unwrap().expect("the install's lease")
     };
     let (outcome, unlocked) = tokio::join!(install(objects(), options(&cluster), &mut progress), unlocker);
     assert!(unlocked.holder.starts_with("kfctl-rs install on "));

@@ -222,7 +222,8 @@ fn a_component_with_the_wrong_api_version_is_refused() {
     let d = folder(&[
         ("kustomization.yaml", "resources:\n- cm.yaml\ncomponents:\n- c\n"),
         ("cm.yaml", CM),
-        ("c/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Component\n"),
+        // a field besides apiVersion and kind: without one, kustomize refuses it as empty first
+        ("c/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Component\nnamePrefix: x-\n"),
     ]);
     let e = build_error(d.path());
     assert!(

@@ -10,6 +10,10 @@
 #   kfctl-rs template --profile multi-tenant: cold (KFCTL_NO_CACHE=1) and warm (render cache)
 #   kfctl-rs chart export --profile multi-tenant, warm
 #   install client CPU against the test API server (the release cluster_install benchmark)
+#   the N-objects curve: `kfctl-rs build` of N generated objects (tests/bench/gen-objects.sh:
+#   ConfigMaps; Deployments with patches and name references), N = 1k, 4k, 16k, 64k, real
+#   kustomize beside it up to KUSTOMIZE_MAX_N (1,000 by default: it is super-linear, minutes
+#   beyond), with its output compared byte for byte
 # Wall time is the median; peak RSS comes from GNU time (%M) for each run. The ratio column
 # is real kustomize's median over the row's median.
 set -euo pipefail
@@ -64,4 +68,32 @@ if [ "${INSTALL_BENCH:-1}" = 1 ]; then
   cargo test --release --locked --manifest-path "$root/Cargo.toml" -p kfctl-rs --test cluster_install -- --ignored benchmark --nocapture 2>&1 | grep -i -E "client|server|wall" || true
 fi
 echo
+if [ "${CURVE_BENCH:-1}" = 1 ]; then
+  sizes="${CURVE_SIZES:-1000 4000 16000 64000}"
+  kmax="${KUSTOMIZE_MAX_N:-1000}"
+  echo "| objects | kind | runs | kfctl-rs median wall time | per 1,000 objects | × time(1,000) | real kustomize | peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for mode in configmaps deployments; do
+    first=""
+    for n in $sizes; do
+      bash "$root/tests/bench/gen-objects.sh" "$mode" "$n" "$work/$mode-$n"
+      : >"$work/series"
+      for _ in $(seq "$runs"); do measure "$bin" build "$work/$mode-$n" >>"$work/series"; done
+      t=$(cut -d' ' -f1 "$work/series" | median)
+      m=$(cut -d' ' -f2 "$work/series" | sort -n | tail -1)
+      [ -n "$first" ] || first="$t"
+      cp "$work/out" "$work/engine.yaml"
+      k="—"
+      if [ "$n" -le "$kmax" ]; then
+        k="$(measure "$shared/tools/kustomize-build" "$work/$mode-$n" | cut -d' ' -f1) s"
+        if cmp -s "$work/out" "$work/engine.yaml"; then k="$k, identical"; else k="$k, OUTPUT DIFFERS"; fi
+      fi
+      echo "| $n | $mode | $runs | $t s | $(awk -v t="$t" -v n="$n" 'BEGIN {printf "%.3f s", t * 1000 / n}') | $(awk -v t="$t" -v f="$first" 'BEGIN {printf "%.1f×", t / (f > 0 ? f : 0.005)}') | $k | $((m / 1024)) MB |"
+      rm -rf "$work/$mode-$n"
+    done
+  done
+  echo
+  echo "(linear would be × 64 at 64,000 objects; the target is at most 1.3 × 64 = 83×)"
+  echo
+fi
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; $(date -u +%Y-%m-%d)"

@@ -141,13 +141,38 @@ impl Loader {
         let docs = kfctl_yaml::parse_stream_last_key_wins(&text, &path.display().to_string())?;
         let mut doc = docs.into_iter().next().unwrap_or(Value::Object(Default::default()));
         super::fieldcase::canonicalize_kustomization(&mut doc);
+        let empty = is_empty_kustomization(&doc);
         let k: Kustomization = serde_json::from_value(doc).map_err(|e| KustomizeError::InvalidKustomization {
             path: path.clone(),
             message: explain_field_error(&e),
         })?;
+        if empty {
+            let message = "the kustomization is empty (no field but apiVersion and kind), which kustomize refuses \
+                           (`kustomization.yaml is empty`); add resources or remove the file";
+            return Err(KustomizeError::InvalidKustomization { path, message: message.into() });
+        }
+        self.refuse_absolute_folders(&path, dir, &k)?;
         check_type(&path, &k)?;
         super::unsupported::check(&k, &path)?;
         Ok((path, k))
+    }
+
+    /// kustomize refuses a folder named by an absolute path in `resources:` or `components:`
+    /// (`new root ... cannot be absolute`); an absolute *file* is read under the load
+    /// restriction like any other. Profiles' in-memory kustomizations are not read here.
+    fn refuse_absolute_folders(&self, path: &Path, dir: &Path, k: &Kustomization) -> Result<()> {
+        let lists = [("resources", &k.resources), ("bases", &k.bases), ("components", &k.components)];
+        for (field, entries) in lists {
+            let absolute = entries.iter().find(|e| Path::new(e).is_absolute() && self.is_dir(&clean_join(dir, e)));
+            if let Some(entry) = absolute {
+                let message = format!(
+                    "{field}: `{entry}` is a folder named by an absolute path, which kustomize refuses (a new root \
+                     cannot be absolute); name it relative to this kustomization's folder"
+                );
+                return Err(KustomizeError::InvalidKustomization { path: path.to_path_buf(), message });
+            }
+        }
+        Ok(())
     }
 
     /// Resolve a `resources:`/`components:` entry of the kustomization in `dir`.
@@ -206,7 +231,7 @@ impl Loader {
         let real = self.restricted_path(dir, relative)?;
         let bytes = match self.recorder() {
             Some(r) => r.read(&real),
-            None => std::fs::read(&real),
+            None => crate::read::read_file(&real),
         }
         .map_err(|source| KustomizeError::Read { path: real.clone(), source })?;
         Ok((real, bytes))
@@ -282,6 +307,19 @@ fn check_type(path: &Path, k: &Kustomization) -> Result<()> {
             "apiVersion for {kind} should be {expected}, not `{version}`; fix the apiVersion or remove it"
         )),
         _ => Ok(()),
+    }
+}
+
+/// kustomize's test for an empty kustomization, on the document as read: every field but
+/// `apiVersion` and `kind` is absent, null or an empty string (an empty list or map is a value).
+fn is_empty_kustomization(doc: &Value) -> bool {
+    match doc {
+        Value::Null => true,
+        Value::Object(fields) => fields
+            .iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "apiVersion" | "kind"))
+            .all(|(_, value)| value.is_null() || value.as_str() == Some("")),
+        _ => false,
     }
 }
 

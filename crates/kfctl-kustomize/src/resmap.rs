@@ -5,13 +5,27 @@ use super::error::{KustomizeError, Result};
 use super::kustomization::Selector;
 use super::resource::{ResId, Resource};
 use crate::gvk::Gvk;
+use crate::name_index::{NameIndex, is_literal_name};
 use regex::Regex;
-use std::collections::HashMap;
 
 /// The objects of a build (or of one level of it) in order, no two with the same id.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub struct ResMap {
     resources: Vec<Resource>,
+    /// Positions by every name each object has had (see [`crate::name_index`]).
+    index: NameIndex,
+}
+
+impl PartialEq for ResMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.resources == other.resources
+    }
+}
+
+impl std::fmt::Debug for ResMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResMap").field("resources", &self.resources).finish()
+    }
 }
 
 impl ResMap {
@@ -32,12 +46,14 @@ impl ResMap {
         self.resources.iter()
     }
     pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Resource> {
+        self.index.clear();
         self.resources.iter_mut()
     }
     pub(crate) fn get(&self, index: usize) -> &Resource {
         &self.resources[index]
     }
     pub(crate) fn get_mut(&mut self, index: usize) -> &mut Resource {
+        self.index.touch(index);
         &mut self.resources[index]
     }
     /// The objects in order, consuming the map.
@@ -45,68 +61,46 @@ impl ResMap {
         self.resources
     }
     pub(crate) fn replace_all(&mut self, resources: Vec<Resource>) {
+        self.index.clear();
         self.resources = resources;
     }
     pub(crate) fn remove(&mut self, index: usize) -> Resource {
+        self.index.clear();
         self.resources.remove(index)
     }
 
     /// Add one resource; an object whose current id is already present is an error.
     pub(crate) fn append(&mut self, resource: Resource, origin: &str) -> Result<()> {
-        // Compare borrowed fields, cheapest first: this runs for every object against every
-        // object, so it must not build owned ids.
-        let (name, kind, api) = (resource.name(), resource.kind(), resource.api_version());
-        let clash = self.resources.iter().any(|r| {
-            r.name() == name
-                && r.kind() == kind
-                && r.api_version() == api
-                && r.current_id().same_object(&resource.current_id())
-        });
-        if clash {
-            return Err(KustomizeError::DuplicateId {
-                id: Box::new(resource.current_id()),
-                origin: origin.to_string(),
-            });
+        self.index.refresh(&self.resources);
+        let id = resource.current_id();
+        if !self.matching(&id, |r| r.current_id().same_object(&id)).is_empty() {
+            return Err(KustomizeError::DuplicateId { id: Box::new(id), origin: origin.to_string() });
         }
         self.resources.push(resource);
         Ok(())
     }
 
-    /// Add every resource of `other`, each checked as [`ResMap::append`] checks it, against an
-    /// index by name built once: an overlay appends each base's objects, and scanning every
-    /// object for every appended one was quadratic in the size of the build.
+    /// Add every resource of `other`, each checked as [`ResMap::append`] checks it.
     pub(crate) fn append_all(&mut self, other: ResMap, origin: &str) -> Result<()> {
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::with_capacity(self.len() + other.len());
-        for (i, r) in self.resources.iter().enumerate() {
-            by_name.entry(r.name().to_string()).or_default().push(i);
-        }
-        for resource in other.resources {
-            let same = |r: &Resource| {
-                r.kind() == resource.kind()
-                    && r.api_version() == resource.api_version()
-                    && r.current_id().same_object(&resource.current_id())
-            };
-            let candidates = by_name.get(resource.name()).map_or(&[][..], Vec::as_slice);
-            if candidates.iter().any(|&i| same(&self.resources[i])) {
-                return Err(KustomizeError::DuplicateId {
-                    id: Box::new(resource.current_id()),
-                    origin: origin.to_string(),
-                });
-            }
-            by_name.entry(resource.name().to_string()).or_default().push(self.resources.len());
-            self.resources.push(resource);
-        }
-        Ok(())
+        self.resources.reserve(other.len());
+        other.resources.into_iter().try_for_each(|resource| self.append(resource, origin))
+    }
+
+    /// Positions among the candidates for `id`'s name (the index refreshed) where `pred` holds.
+    fn matching(&self, id: &ResId, pred: impl Fn(&Resource) -> bool) -> Vec<usize> {
+        self.index.candidates(&id.name).into_iter().filter(|&i| pred(&self.resources[i])).collect()
     }
 
     /// Indexes of resources for which any id they have had matches `id`.
-    pub(crate) fn find_by_any_id(&self, id: &ResId) -> Vec<usize> {
-        self.positions(|r| r.all_ids().any(|rid| rid.same_object(id)))
+    pub(crate) fn find_by_any_id(&mut self, id: &ResId) -> Vec<usize> {
+        self.index.refresh(&self.resources);
+        self.matching(id, |r| r.all_ids().any(|rid| rid.same_object(id)))
     }
 
     /// Indexes of resources whose current id matches `id`.
-    pub(crate) fn find_by_current_id(&self, id: &ResId) -> Vec<usize> {
-        self.positions(|r| r.current_id().same_object(id))
+    pub(crate) fn find_by_current_id(&mut self, id: &ResId) -> Vec<usize> {
+        self.index.refresh(&self.resources);
+        self.matching(id, |r| r.current_id().same_object(id))
     }
 
     pub(crate) fn positions(&self, pred: impl Fn(&Resource) -> bool) -> Vec<usize> {
@@ -115,9 +109,15 @@ impl ResMap {
 
     /// kustomize's target selection: gvk, name and namespace as anchored regexes matched against
     /// the original or the current id, and label and annotation selectors.
-    pub(crate) fn select(&self, selector: &Selector) -> Result<Vec<usize>> {
+    pub(crate) fn select(&mut self, selector: &Selector) -> Result<Vec<usize>> {
         let compiled = CompiledSelector::new(selector)?;
-        Ok(self.positions(|r| compiled.matches(r)))
+        if !is_literal_name(&selector.name) {
+            return Ok(self.positions(|r| compiled.matches(r)));
+        }
+        // A literal name is matched against the original and the current name, both indexed.
+        self.index.refresh(&self.resources);
+        let candidates = self.index.candidates(&selector.name);
+        Ok(candidates.into_iter().filter(|&i| compiled.matches(&self.resources[i])).collect())
     }
 }
 
@@ -297,6 +297,32 @@ mod tests {
         let err = base.append_all(map_of(&[cm("d", "x"), cm("b", "x")]), "dup").unwrap_err();
         assert!(matches!(err, KustomizeError::DuplicateId { ref origin, .. } if origin == "dup"), "{err}");
         assert!(base.append_all(map_of(&[cm("d", "x")]), "again").is_err(), "the failed call had appended `d`");
+    }
+
+    #[test]
+    fn lookups_find_objects_by_every_name_they_have_had_after_changes_through_positions() {
+        let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        let mut map = map_of(&[cm("a"), cm("b"), cm("ab")]);
+        map.get_mut(1).set_name("p-b");
+        let by_name = |name: &str| Selector { name: name.into(), ..Selector::default() };
+        assert_eq!(map.select(&by_name("b")).unwrap(), vec![1], "the original name");
+        assert_eq!(map.select(&by_name("p-b")).unwrap(), vec![1], "the current name");
+        assert_eq!(map.select(&by_name("a.*")).unwrap(), vec![0, 2], "a pattern scans every object");
+        let id = |name: &str| ResId::new(Gvk::new("", "v1", "ConfigMap"), name, "");
+        assert_eq!(map.find_by_any_id(&id("b")), vec![1]);
+        assert!(map.find_by_current_id(&id("b")).is_empty());
+        map.iter_mut().for_each(|r| r.set_namespace("x"));
+        assert!(map.append(Resource::new(cm("p-b")), "t").is_ok(), "another namespace, another id");
+        assert!(
+            map.append(
+                Resource::new(
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p-b", "namespace": "x"}})
+                ),
+                "t"
+            )
+            .is_err()
+        );
+        assert_eq!(map.find_by_current_id(&ResId::new(Gvk::new("", "v1", "ConfigMap"), "p-b", "x")), vec![1]);
     }
 
     fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod error;
 mod exit;
 mod plugin;
 mod progress;
@@ -18,34 +19,12 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    quiet_on_closed_stdout();
+    exit::quiet_on_closed_stdout();
     let cli = plugin::parse();
+    progress::set_quiet(cli.quiet);
     kfctl::source::install_crypto_provider();
     match commands::run(cli) {
-        Ok(code) => code.into(),
-        Err(err) if exit::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("{}", exit::render_error(&err));
-            exit::code_for(&err).into()
-        }
+        Ok(outcome) => outcome.into(),
+        Err(err) => exit::report(&err),
     }
-}
-
-/// `println!` panics when stdout is a pipe whose reader has gone (`kfctl-rs source list | head
-/// -1`): the reader took what it wanted, which is not a failure of the command, so exit 0
-/// quietly, as errors carrying `BrokenPipe` do. Every other panic goes to the default hook.
-fn quiet_on_closed_stdout() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let message = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
-        }
-        default(info);
-    }));
 }

@@ -77,3 +77,16 @@ impl Progress for BarProgress {
         }
     }
 }
+
+/// Whether `-q/--quiet` was given: cluster verbs then print no progress.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Set by `main` from the command line.
+pub(crate) fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether progress is to stay quiet.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -8,14 +8,25 @@
 //! README's "Exit codes" copies (a test holds them equal).
 
 use crate::catalog::CatalogError;
+use crate::catalog::existing_secrets::ExistingSecretsError;
+use crate::catalog::external_store::DatabaseError;
+use crate::catalog::gateway::GatewayError;
+use crate::catalog::identity::IdentityError;
+use crate::catalog::images::RegistryError;
 use crate::catalog::schema::SchemaError;
+use crate::catalog::users::UsersError;
 use crate::catalog::values::SetError;
 use crate::chart::ChartError;
 use crate::chart::package::PackageError;
 use crate::chart::provenance::ProvenanceError;
 use crate::chart::write::WriteError;
 use crate::cluster::ClusterError;
+use crate::cluster::adopt::AdoptError;
+use crate::cluster::api::ConnectError;
+use crate::cluster::lease::LeaseError;
+use crate::cluster::plan::PlanError;
 use crate::cluster::rollback::RollbackError;
+use crate::cluster::upgrade::LifecycleError;
 use crate::input::InputError;
 use crate::source::SourceError;
 use kfctl_kustomize::KustomizeError;
@@ -102,6 +113,11 @@ pub fn code_of(err: &(dyn std::error::Error + 'static)) -> Option<Code> {
         ProvenanceError,
         SchemaError,
         SetError,
+        RegistryError,
+        IdentityError,
+        LifecycleError,
+        LeaseError,
+        PlanError,
         KustomizeError,
         RemoteError,
         InputError,
@@ -159,6 +175,33 @@ impl ExitStatus for SetError {
     }
 }
 
+impl ExitStatus for RegistryError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+/// The values' users, existing Secrets, gateway and external database settings: the user's input.
+macro_rules! usage_errors {
+    ($($ty:ty),*) => {
+        $(impl ExitStatus for $ty {
+            fn exit_code(&self) -> Code {
+                Code::Usage
+            }
+        })*
+    };
+}
+usage_errors!(UsersError, ExistingSecretsError, GatewayError, DatabaseError);
+
+impl ExitStatus for IdentityError {
+    fn exit_code(&self) -> Code {
+        match self {
+            IdentityError::InlineSecret { .. } => Code::Security,
+            _ => Code::Usage,
+        }
+    }
+}
+
 impl ExitStatus for CatalogError {
     fn exit_code(&self) -> Code {
         match self {
@@ -166,6 +209,13 @@ impl ExitStatus for CatalogError {
             CatalogError::Data { .. } => Code::Failure,
             CatalogError::ProfileFile { .. } => Code::Usage,
             CatalogError::Identity(identity) => identity.exit_code(),
+            CatalogError::Schema(e) => e.exit_code(),
+            CatalogError::Set(e) => e.exit_code(),
+            CatalogError::Registry(e) => e.exit_code(),
+            CatalogError::Users(e) => e.exit_code(),
+            CatalogError::ExistingSecrets(e) => e.exit_code(),
+            CatalogError::Gateway(e) => e.exit_code(),
+            CatalogError::Database(e) => e.exit_code(),
             _ => Code::Usage,
         }
     }
@@ -210,17 +260,54 @@ impl ExitStatus for ProvenanceError {
 impl ExitStatus for ClusterError {
     fn exit_code(&self) -> Code {
         match self {
-            ClusterError::Plan(_)
-            | ClusterError::Connect(_)
-            | ClusterError::NoObjectInNamespace { .. }
-            | ClusterError::Bundle(_) => Code::Usage,
+            ClusterError::Plan(plan) => plan.exit_code(),
+            ClusterError::Connect(connect) => connect.exit_code(),
+            ClusterError::NoObjectInNamespace { .. } | ClusterError::Bundle(_) => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
-            ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } => Code::Timeout,
+            ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } | ClusterError::Silent { .. } => Code::Timeout,
             ClusterError::Failed { .. } => Code::Failure,
             ClusterError::Interrupted { .. } => Code::Interrupted,
             ClusterError::Rollback(rollback) => rollback.exit_code(),
+            ClusterError::Lifecycle(lifecycle) => lifecycle.exit_code(),
+            ClusterError::Lease(lease) => lease.exit_code(),
+            ClusterError::Adopt(adopt) => adopt.exit_code(),
             _ => Code::Cluster,
         }
+    }
+}
+
+/// The rendered objects do not make a plan: the user's input.
+impl ExitStatus for PlanError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+/// No client from the kubeconfig: the user's input.
+impl ExitStatus for ConnectError {
+    fn exit_code(&self) -> Code {
+        Code::Usage
+    }
+}
+
+/// An upgrade the cluster's state refuses (nothing installed, a stored version dropped).
+impl ExitStatus for LifecycleError {
+    fn exit_code(&self) -> Code {
+        Code::Cluster
+    }
+}
+
+/// Another run holds the lease, or lost it.
+impl ExitStatus for LeaseError {
+    fn exit_code(&self) -> Code {
+        Code::Cluster
+    }
+}
+
+/// A cluster `adopt` refuses (a record already, nothing of the release, another release).
+impl ExitStatus for AdoptError {
+    fn exit_code(&self) -> Code {
+        Code::Cluster
     }
 }
 

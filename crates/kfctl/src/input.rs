@@ -1,22 +1,77 @@
-//! Files the user names, read with a size limit.
+//! One limit policy: every input kfctl-rs reads, and every render it makes, has a bound.
 //!
-//! One limit policy for what users hand in. Values files (`-f`), `--set-file` files, profile
-//! files and kubeconfig files are read through `read_bounded`: at most [`MAX_INPUT_BYTES`]
-//! (8 MiB), refused past it without reading the rest, so `-f /dev/zero` or a 300 MB file fails
-//! at once and in little memory. The install record (`record.json` in its ConfigMap) is held
-//! to the same limit. Whole rendered streams (`install --objects`, `compare`, from a file or
-//! standard input) are read through [`read_stream`], at most [`MAX_STREAM_BYTES`] (24 MiB,
-//! over twice the whole platform's 9.8 MB, and under 100 MB of memory at the limit). The YAML reader's own budgets (depth, aliases,
-//! nodes) then apply to what was read.
+//! A bound is refused past it without reading (or building) the rest, so `/dev/zero`, an
+//! endless pipe fed with data, a 300 MB file or a gzip bomb fails at once, in little memory,
+//! naming the input and the limit. The bounds are generous: each is many times the largest
+//! real input measured, so no real use meets one. The YAML reader's own budgets (depth,
+//! aliases, nodes; `kfctl_yaml`) then apply to what was read.
+//!
+//! | limit | bound | what it bounds | why this size |
+//! |---|---|---|---|
+//! | [`MAX_INPUT_BYTES`] | 8 MiB | a values file (`-f`), a `--set-file` file, a profile file, a kubeconfig (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`), a CA file (`--ca-file`, `KFCTL_CA_FILE`), the install record (`record.json`) | real ones are kilobytes |
+//! | [`MAX_STREAM_BYTES`] | 24 MiB | a rendered stream: `install --objects` (and every verb taking it), both sides of `compare`, from a file or standard input | the whole platform (26.03.1) is 12.7 MB; under 100 MB of memory at the limit |
+//! | [`MAX_FILE_BYTES`] | 64 MiB | each file a kustomize build reads (kustomization, resource, patch, generator input) | upstream's largest (`kserve_kubeflow.yaml`) is 3.7 MB |
+//! | [`MAX_DOWNLOAD_BYTES`] | 512 MiB | each HTTPS download: a release archive, a remote base (checked against `Content-Length` and while streaming) | upstream's whole tree is 32 MB unpacked, less as an archive |
+//! | [`ARCHIVE_MAX_TOTAL_BYTES`], [`ARCHIVE_MAX_FILE_BYTES`], [`ARCHIVE_MAX_ENTRIES`], [`ARCHIVE_MAX_RATIO`] | 512 MiB unpacked, 64 MiB a file, 50,000 entries, 100:1 past 16 MiB | every `.tar.gz` unpacked: fetched releases, `--source ARCHIVE`, bundles (`source::ExtractLimits`) | upstream (26.03.1) unpacks to 32 MB in about 1,300 files |
+//! | [`MAX_API_BODY_BYTES`] | 128 MiB | each response body from the API server (`cluster::api`) | a LIST on a big cluster runs to several MB; all of Kubeflow's CRDs are 11.7 MB as YAML |
+//! | `kfctl_kustomize`'s growth bound | 64 MiB + 8 × the objects before it | what a labels or annotations transformer of a kustomization adds (measured only for pairs past 64 KiB) | a label is tens of bytes |
+//! | [`max_render_bytes`] | 32 MiB + 2 × the default render + 8 × the user's values | a render's objects (`catalog::render`), checked as the values are applied | a default render of the whole platform is 12.7 MB; a value copied onto every object (`global.commonLabels`) is what grows past it |
+//!
+//! A FIFO that is never written to blocks its reader as any file read does; every reader here
+//! ends as soon as the limit is reached, so a stream that keeps coming costs at most the limit
+//! (24 MiB read in well under a second), which is why `--objects` needs no `--timeout` of its
+//! own while reading.
 
 use std::io::Read;
 use std::path::Path;
 
-/// The largest values, `--set-file` or profile file (and install record) read: 8 MiB.
+/// The largest values, `--set-file`, profile, kubeconfig or CA file (and install record) read: 8 MiB.
 pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The largest rendered stream read (`install --objects`, `compare`): 24 MiB.
 pub const MAX_STREAM_BYTES: u64 = 24 * 1024 * 1024;
+
+/// The largest file a kustomize build reads: 64 MiB (the engine's own limit, here for the table).
+pub use kfctl_kustomize::MAX_FILE_BYTES;
+
+/// The largest HTTPS download: 512 MiB.
+pub const MAX_DOWNLOAD_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The most an archive unpacks to, all files together: 512 MiB.
+pub const ARCHIVE_MAX_TOTAL_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The largest file in an archive: 64 MiB.
+pub const ARCHIVE_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most entries in an archive: 50,000.
+pub const ARCHIVE_MAX_ENTRIES: u64 = 50_000;
+
+/// The most unpacked bytes per compressed byte, once past [`ARCHIVE_RATIO_FLOOR_BYTES`]: 100.
+pub const ARCHIVE_MAX_RATIO: u64 = 100;
+
+/// Unpacked bytes before [`ARCHIVE_MAX_RATIO`] is enforced (small archives compress oddly): 16 MiB.
+pub const ARCHIVE_RATIO_FLOOR_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest response body read from the API server: 128 MiB.
+pub const MAX_API_BODY_BYTES: u64 = 128 * 1024 * 1024;
+
+/// The most a render may hold (its objects, measured as their JSON size), given the size of
+/// its default render and of the user's values: 32 MiB + 2 × default + 8 × values.
+pub fn max_render_bytes(default_render: u64, values: u64) -> u64 {
+    (32 * 1024 * 1024u64).saturating_add(default_render.saturating_mul(2)).saturating_add(values.saturating_mul(8))
+}
+
+/// Read the file `path` (a CA file, for instance) as bytes, at most [`MAX_INPUT_BYTES`].
+/// `what` names it in messages (`--ca-file`).
+pub fn read_small_file(path: &Path, what: &str) -> Result<Vec<u8>, InputError> {
+    let shown = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| InputError::Unreadable {
+        path: shown.clone(),
+        what: what.into(),
+        message: e.to_string(),
+    })?;
+    read_bytes_from(file, &shown, what, MAX_INPUT_BYTES)
+}
 
 /// Read a rendered stream: the file `arg`, or standard input for `-`, at most
 /// [`MAX_STREAM_BYTES`]. `what` names it in messages (`objects`, `YAML stream`).
@@ -84,6 +139,12 @@ pub(crate) fn read_bounded(path: &Path, what: &str, limit: u64) -> Result<String
 /// Read `reader` (shown as `shown`) as text, refusing it past `limit` bytes without reading
 /// further.
 fn read_bounded_from(reader: impl Read, shown: &str, what: &str, limit: u64) -> Result<String, InputError> {
+    let bytes = read_bytes_from(reader, shown, what, limit)?;
+    String::from_utf8(bytes).map_err(|_| InputError::NotText { path: shown.into(), what: what.into() })
+}
+
+/// Read `reader` (shown as `shown`) as bytes, refusing it past `limit` without reading further.
+fn read_bytes_from(reader: impl Read, shown: &str, what: &str, limit: u64) -> Result<Vec<u8>, InputError> {
     let unreadable =
         |e: std::io::Error| InputError::Unreadable { path: shown.into(), what: what.into(), message: e.to_string() };
     let mut bytes = Vec::new();
@@ -91,7 +152,24 @@ fn read_bounded_from(reader: impl Read, shown: &str, what: &str, limit: u64) -> 
     if bytes.len() as u64 > limit {
         return Err(InputError::TooLarge { path: shown.into(), what: what.into(), limit });
     }
-    String::from_utf8(bytes).map_err(|_| InputError::NotText { path: shown.into(), what: what.into() })
+    Ok(bytes)
+}
+
+/// The kubeconfig files kube reads without `--kubeconfig` (each of `KUBECONFIG`, else
+/// `~/.kube/config`), checked against the input limit first: kube reads them unbounded.
+pub(crate) fn check_ambient_kubeconfigs() -> Result<(), InputError> {
+    let listed = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
+    let paths: Vec<std::path::PathBuf> = match listed {
+        Some(list) => std::env::split_paths(&list).collect(),
+        None => std::env::var_os("HOME")
+            .map(|home| std::path::PathBuf::from(home).join(".kube/config"))
+            .into_iter()
+            .collect(),
+    };
+    for path in paths.iter().filter(|p| p.exists()) {
+        read_bounded(path, "kubeconfig", MAX_INPUT_BYTES)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! | [`input`]    | the user's input files, read with a size limit ([`input::MAX_INPUT_BYTES`]) |
 //! | [`staging`]  | stage, then rename: how every file and folder is put in place, all or nothing |
 //! | [`exit`]     | exit codes and the error types that decide them |
+//! | [`image`]    | image references taken apart (registry, path, tag, digest), the one parser |
 //! | `backoff`  | exponential backoff with jitter, shared by every retry loop |
 //! | [`notice`]   | the best-effort notice's text |
 //!
@@ -30,6 +31,7 @@ pub mod chart;
 pub mod cluster;
 pub(crate) mod embedded;
 pub mod exit;
+pub mod image;
 pub mod input;
 pub mod notice;
 pub mod render_cache;

@@ -35,3 +35,12 @@
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* kfctl.absent (list $ component profile): a component this chart does not hold can only be
+     disabled; enabling it fails saying how to export a chart that holds it. */}}
+{{- define "kfctl.absent" -}}
+{{- $c := get (index . 0).Values (index . 1) | default dict -}}
+{{- if eq (toString (get $c "enabled")) "true" -}}
+{{- fail (printf "values: `%s` is not in this chart (exported from profile %s), so it cannot be enabled here; export a chart that holds it: kfctl-rs chart export --profile %s --set %s.enabled=true" (index . 1) (index . 2) (index . 2) (index . 1)) -}}
+{{- end -}}
+{{- end -}}

@@ -130,7 +130,7 @@ impl Recorder {
     /// Read a file, noting its `stat` (taken first) and its content's digest.
     pub(crate) fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         let meta = std::fs::metadata(path)?;
-        let bytes = std::fs::read(path)?;
+        let bytes = crate::read::read_file(path)?;
         let stat = Stat::of(&meta);
         self.push(Input::File { path: path.to_path_buf(), sha256: sha256_hex(&bytes), racy: stat.is_recent(), stat });
         Ok(bytes)
@@ -145,13 +145,14 @@ impl Recorder {
     }
 }
 
-/// Read a file as UTF-8 text, through the recorder when there is one.
+/// Read a YAML file as text (bounded, UTF-16 behind a BOM decoded: [`crate::read`]), through
+/// the recorder when there is one.
 pub(crate) fn read_text(recorder: Option<&Recorder>, path: &Path) -> std::io::Result<String> {
-    match recorder {
-        None => std::fs::read_to_string(path),
-        Some(r) => String::from_utf8(r.read(path)?)
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8")),
-    }
+    let bytes = match recorder {
+        None => crate::read::read_file(path)?,
+        Some(r) => r.read(path)?,
+    };
+    crate::read::decode_text(bytes)
 }
 
 /// Whether every input still holds.
@@ -169,7 +170,7 @@ fn holds(input: &Input) -> bool {
             if !racy && Stat::of(&meta) == *stat && cfg!(unix) {
                 return true;
             }
-            std::fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == *sha256)
+            crate::read::read_file(path).is_ok_and(|bytes| sha256_hex(&bytes) == *sha256)
         }
     }
 }

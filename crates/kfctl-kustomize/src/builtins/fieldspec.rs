@@ -170,9 +170,15 @@ pub(crate) fn add_pairs(
         return Ok(());
     }
     let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    // long pairs multiply: the objects are measured as they change ([`crate::growth`])
+    let mut growth =
+        crate::growth::Growth::watch(resources, pairs.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum());
     let mut set = set_entries(&pairs);
     for resource in resources.iter_mut() {
         apply(resource, specs, CreateKind::Map, &mut set)?;
+        if let Some(growth) = growth.as_mut() {
+            growth.add(&resource.obj)?;
+        }
     }
     Ok(())
 }

@@ -35,21 +35,21 @@ use crate::merge::is_cluster_scoped;
 use crate::resmap::ResMap;
 use crate::resource::{ResId, Resource};
 use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
 
 /// Fix every name reference to renamed objects, at the `nameReference` field specs.
 pub(crate) fn fix_back_references(resources: &mut ResMap, config: &TransformConfig) -> Result<()> {
-    let referrals: Vec<Referral> = resources.iter().enumerate().map(|(index, r)| Referral::of(index, r)).collect();
+    let table = Referrals::of(resources);
     let mut found = Vec::new();
     for index in 0..resources.len() {
         let fixes = fixes_for(resources.get(index), config);
         if fixes.is_empty() {
             continue;
         }
-        let referrer = Referrer::of(resources.get(index));
-        let visible = visible_to(&referrals, resources.get(index))?;
+        let referrer = Referrer::of(resources.get(index))?;
         let obj = &mut resources.get_mut(index).obj;
         for (spec, target) in fixes {
-            let fix = Fix { referrer: &referrer, target, path: &spec.path, visible: &visible };
+            let fix = Fix { referrer: &referrer, target, path: &spec.path, table: &table };
             fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), false, &mut |value| fix.update(value, &mut found))
                 .map_err(|source| KustomizeError::NameReference {
                     object: referrer.id.to_string(),
@@ -109,6 +109,73 @@ impl Referral {
     }
 }
 
+/// Every possible referral, indexed so that one reference costs what its candidates cost, not
+/// what the whole build costs: by previous name, and the namespace pairs that decide whether
+/// any visible referral was originally in a namespace (see [`Fix::in_namespace`]).
+struct Referrals {
+    all: Vec<Referral>,
+    /// Positions in `all` by each name among the previous ids, ascending.
+    by_previous_name: HashMap<String, Vec<usize>>,
+    /// Original namespaces of every namespaced referral.
+    originally: HashSet<String>,
+    /// Original namespaces of referrals that are cluster-scoped now.
+    originally_cluster_scoped_now: HashSet<String>,
+    /// (current effective namespace, original namespace) pairs.
+    by_effective: HashSet<(String, String)>,
+    /// (current `metadata.namespace`, original namespace) pairs.
+    by_field: HashSet<(String, String)>,
+}
+
+impl Referrals {
+    fn of(resources: &ResMap) -> Self {
+        let all: Vec<Referral> = resources.iter().enumerate().map(|(index, r)| Referral::of(index, r)).collect();
+        let mut table = Referrals {
+            by_previous_name: HashMap::new(),
+            originally: HashSet::new(),
+            originally_cluster_scoped_now: HashSet::new(),
+            by_effective: HashSet::new(),
+            by_field: HashSet::new(),
+            all: Vec::new(),
+        };
+        for (position, r) in all.iter().enumerate() {
+            for id in &r.previous {
+                let positions = table.by_previous_name.entry(id.name.clone()).or_default();
+                if positions.last() != Some(&position) {
+                    positions.push(position);
+                }
+            }
+            let Some(original) = r.original_namespace() else { continue };
+            table.originally.insert(original.to_string());
+            if is_cluster_scoped(&r.current.gvk) {
+                table.originally_cluster_scoped_now.insert(original.to_string());
+            }
+            table.by_effective.insert((r.current.effective_namespace().to_string(), original.to_string()));
+            table.by_field.insert((r.current.namespace.clone(), original.to_string()));
+        }
+        table.all = all;
+        table
+    }
+
+    /// The referrals that had `old` as a previous name and that `referrer` can see, in order.
+    fn named<'a>(&'a self, old: &str, referrer: &'a Referrer) -> impl Iterator<Item = &'a Referral> + 'a {
+        let positions = self.by_previous_name.get(old).map_or(&[][..], Vec::as_slice);
+        positions.iter().map(|&p| &self.all[p]).filter(|r| referrer.sees(r))
+    }
+
+    /// Whether a referral `referrer` can see was originally in `namespace`.
+    fn any_visible_originally_in(&self, referrer: &Referrer, namespace: &str) -> bool {
+        let key = |ns: &str| (ns.to_string(), namespace.to_string());
+        match &referrer.visibility {
+            Visibility::All => self.originally.contains(namespace),
+            Visibility::Namespaced { subject_namespaces } => {
+                self.originally_cluster_scoped_now.contains(namespace)
+                    || self.by_effective.contains(&key(referrer.id.effective_namespace()))
+                    || subject_namespaces.iter().any(|ns| self.by_field.contains(&key(ns)))
+            }
+        }
+    }
+}
+
 /// The effective namespace, `None` for cluster-scoped ids.
 fn namespace_of(id: &ResId) -> Option<&str> {
     if is_cluster_scoped(&id.gvk) { None } else { Some(id.effective_namespace()) }
@@ -121,10 +188,20 @@ struct Referrer {
     suffixes: Vec<String>,
     /// `roleRef`'s apiGroup and kind, when both are present.
     role_ref: Option<Gvk>,
+    visibility: Visibility,
+}
+
+/// kustomize's `SubsetThatCouldBeReferencedByResource`: what a referrer can see.
+enum Visibility {
+    /// A cluster-scoped referrer sees every object.
+    All,
+    /// Others see cluster-scoped objects, those in their namespace, and for a RoleBinding those
+    /// in the namespaces of its ServiceAccount subjects.
+    Namespaced { subject_namespaces: Vec<String> },
 }
 
 impl Referrer {
-    fn of(r: &Resource) -> Self {
+    fn of(r: &Resource) -> Result<Self> {
         let role_ref = r.obj.get("roleRef").and_then(|rr| {
             let group = rr.get("apiGroup").filter(|v| !v.is_null())?;
             let kind = rr.get("kind").filter(|v| !v.is_null())?;
@@ -134,29 +211,28 @@ impl Referrer {
                 &fieldpath::scalar_text(Some(kind)).unwrap_or_default(),
             ))
         });
-        Referrer { id: r.current_id(), prefixes: r.name_prefixes.clone(), suffixes: r.name_suffixes.clone(), role_ref }
+        let id = r.current_id();
+        let visibility = match is_cluster_scoped(&id.gvk) {
+            true => Visibility::All,
+            false => Visibility::Namespaced { subject_namespaces: role_binding_subject_namespaces(r)? },
+        };
+        Ok(Referrer { id, prefixes: r.name_prefixes.clone(), suffixes: r.name_suffixes.clone(), role_ref, visibility })
     }
 
     fn cluster_scoped(&self) -> bool {
         is_cluster_scoped(&self.id.gvk)
     }
-}
 
-/// kustomize's `SubsetThatCouldBeReferencedByResource`.
-fn visible_to<'a>(referrals: &'a [Referral], referrer: &Resource) -> Result<Vec<&'a Referral>> {
-    let id = referrer.current_id();
-    if is_cluster_scoped(&id.gvk) {
-        return Ok(referrals.iter().collect());
+    fn sees(&self, r: &Referral) -> bool {
+        match &self.visibility {
+            Visibility::All => true,
+            Visibility::Namespaced { subject_namespaces } => {
+                is_cluster_scoped(&r.current.gvk)
+                    || r.current.effective_namespace() == self.id.effective_namespace()
+                    || subject_namespaces.contains(&r.current.namespace)
+            }
+        }
     }
-    let subject_namespaces = role_binding_subject_namespaces(referrer)?;
-    Ok(referrals
-        .iter()
-        .filter(|r| {
-            is_cluster_scoped(&r.current.gvk)
-                || r.current.effective_namespace() == id.effective_namespace()
-                || subject_namespaces.contains(&r.current.namespace)
-        })
-        .collect())
 }
 
 /// The namespaces of a RoleBinding's ServiceAccount subjects that name one.
@@ -191,7 +267,7 @@ struct Fix<'a> {
     referrer: &'a Referrer,
     target: &'a Gvk,
     path: &'a str,
-    visible: &'a [&'a Referral],
+    table: &'a Referrals,
 }
 
 type Found = Vec<(usize, ResId)>;
@@ -218,7 +294,8 @@ impl Fix<'_> {
 
     fn update_scalar(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), FieldError> {
         let old = fieldpath::scalar_text(Some(value)).unwrap_or_default();
-        let Some(referral) = self.select(&old, self.visible.to_vec(), Agreement::Name)? else {
+        let candidates = self.table.named(&old, self.referrer).collect();
+        let Some(referral) = self.select(&old, candidates, Agreement::Name)? else {
             return Ok(());
         };
         found.push((referral.index, self.referrer.id.clone()));
@@ -233,9 +310,10 @@ impl Fix<'_> {
             return Err(FieldError::NoName);
         };
         let old = fieldpath::scalar_text(Some(name)).unwrap_or_default();
+        let named = self.table.named(&old, self.referrer);
         let candidates = match map.get("namespace") {
-            None => self.visible.to_vec(),
-            Some(ns) => self.in_namespace(&fieldpath::scalar_text(Some(ns)).unwrap_or_default()),
+            None => named.collect(),
+            Some(ns) => self.in_namespace(named, &fieldpath::scalar_text(Some(ns)).unwrap_or_default()),
         };
         let Some(referral) = self.select(&old, candidates, Agreement::NameAndNamespace)? else {
             return Ok(());
@@ -252,14 +330,15 @@ impl Fix<'_> {
         Ok(())
     }
 
-    /// Candidates originally in `namespace`; if none were, those in it now.
-    fn in_namespace(&self, namespace: &str) -> Vec<&Referral> {
-        let originally: Vec<_> =
-            self.visible.iter().copied().filter(|r| r.original_namespace() == Some(namespace)).collect();
-        if !originally.is_empty() {
-            return originally;
+    /// Of the candidates, those originally in `namespace` if any visible referral was
+    /// originally there, else those in it now (kustomize narrows every visible referral this
+    /// way before it looks at names; narrowing the named ones alike gives the same choice).
+    fn in_namespace<'r>(&self, named: impl Iterator<Item = &'r Referral>, namespace: &str) -> Vec<&'r Referral> {
+        if self.table.any_visible_originally_in(self.referrer, namespace) {
+            named.filter(|r| r.original_namespace() == Some(namespace)).collect()
+        } else {
+            named.filter(|r| r.current_namespace() == Some(namespace)).collect()
         }
-        self.visible.iter().copied().filter(|r| r.current_namespace() == Some(namespace)).collect()
     }
 
     fn select<'r>(

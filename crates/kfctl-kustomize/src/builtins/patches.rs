@@ -289,7 +289,7 @@ fn apply_to_index(
 }
 
 /// The one object matching `id` by any id it has had, or kustomize's error text.
-fn unique_target(resources: &ResMap, id: &ResId) -> std::result::Result<usize, PatchError> {
+fn unique_target(resources: &mut ResMap, id: &ResId) -> std::result::Result<usize, PatchError> {
     match resources.find_by_any_id(id).as_slice() {
         [index] => Ok(*index),
         [] => Err(PatchError::NoMatch(kid(id))),

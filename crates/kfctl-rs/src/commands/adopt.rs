@@ -7,74 +7,48 @@
 //! confirmation on a terminal (`--yes` skips it), becomes the field manager of every present
 //! object and writes the install record: see `kfctl::cluster::adopt`.
 
-use super::cluster_args::{ClusterArgs, Output, SourceArgs, cluster_error, parse_duration, progress_sink};
-use crate::exit::{Code, coded};
+use super::cluster_args::progress_sink;
+use super::confirm::Prompt;
+use crate::cli::{AdoptArgs, Output};
+use crate::exit::Outcome;
 use anyhow::Context as _;
-use clap::Args;
 use kfctl::cluster::ClusterError;
 use kfctl::cluster::adopt::{self, AdoptOptions, Adoption, Presence, Survey};
-use std::io::IsTerminal;
-use std::time::Duration;
-
-#[derive(Debug, Clone, Args)]
-pub(crate) struct AdoptArgs {
-    #[command(flatten)]
-    pub source: SourceArgs,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-    /// Do not ask for confirmation.
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// Print what was found (present, differing, missing) and stop; writes nothing.
-    #[arg(long, alias = "dry-run")]
-    pub plan: bool,
-    /// Give up after this long (e.g. 90s, 10m).
-    #[arg(long, default_value = "10m", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Objects taken over at once within a wave.
-    #[arg(long, default_value_t = kfctl::cluster::DEFAULT_CONCURRENCY)]
-    pub concurrency: usize,
-    #[arg(long, short = 'o', value_enum, default_value = "text")]
-    pub output: Output,
-    /// How long to wait for another kfctl-rs run's lease on the cluster.
-    #[arg(long, default_value = "2m", value_parser = parse_duration)]
-    pub lock_wait: Duration,
-}
 
 /// `kfctl-rs adopt`.
-pub(crate) fn run(args: AdoptArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: AdoptArgs) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let (objects, meta) = args.source.objects_and_meta()?;
     let target = args.cluster.target();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let version = meta.meta.upstream_version.clone();
     let mut options = AdoptOptions::new(target, meta.meta.clone());
-    options.timeout = args.timeout;
+    options.timeout = args.deadline.timeout;
     options.concurrency = args.concurrency.max(1);
     options.lock_wait = args.lock_wait;
     runtime.block_on(async move {
         // one connection, one survey: what is printed is what is taken over
-        let mut adoption = Adoption::open(&objects, options).await.map_err(cluster_error)?;
+        let mut adoption = Adoption::open(&objects, options).await?;
         let survey = adoption.survey();
-        match args.output {
-            Output::Json | Output::Yaml => super::output::print_data(args.output, survey)?,
+        match args.output.format {
+            Output::Json | Output::Yaml => super::output::print_data(args.output.format, survey)?,
             Output::Text => print_survey(survey, &meta.meta.profile),
         }
-        adopt::judge(survey).map_err(|e| cluster_error(ClusterError::from(e)))?;
+        adopt::judge(survey).map_err(ClusterError::from)?;
         if args.plan {
-            if args.output == Output::Text {
+            if args.output.format == Output::Text {
                 println!("plan only: nothing was written");
             }
-            return Ok(Code::Success);
+            return Ok(Outcome::Done);
         }
-        if !args.yes {
+        if !args.confirm.yes {
             confirm(survey, &meta.meta.profile)?;
             adoption.restart_clock();
         }
         let mut progress = progress_sink();
-        let report = adoption.take_over(progress.as_mut()).await.map_err(cluster_error)?;
-        match args.output {
-            Output::Json | Output::Yaml => super::output::print_data(args.output, &report)?,
+        let report = adoption.take_over(progress.as_mut()).await?;
+        match args.output.format {
+            Output::Json | Output::Yaml => super::output::print_data(args.output.format, &report)?,
             Output::Text => {
                 println!(
                     "adopted {} objects of {version} (profile {}) on {}: kfctl-rs is their field manager ({} taken over \
@@ -86,7 +60,7 @@ pub(crate) fn run(args: AdoptArgs) -> anyhow::Result<Code> {
                 }
             }
         }
-        Ok(Code::Success)
+        Ok(Outcome::Done)
     })
 }
 
@@ -127,20 +101,13 @@ fn print_survey(survey: &Survey, profile: &str) {
     }
 }
 
+/// Ask, once the survey is printed (without a terminal: the refusal naming --yes and --plan).
 fn confirm(survey: &Survey, profile: &str) -> anyhow::Result<()> {
-    if !std::io::stdin().is_terminal() {
-        return Err(coded(
-            Code::Usage,
-            anyhow::anyhow!(
-                "adopt: no terminal to confirm on; pass --yes to adopt without asking (--plan only prints)"
-            ),
-        ));
-    }
+    let prompt = Prompt::on_terminal("adopt", " (--plan only prints)")?;
     let present = survey.objects.len() - survey.count(Presence::Missing);
     let question = format!(
         "Adopt {present} objects of {} (profile {profile}) on {}: become their field manager and write the install record?",
         survey.version, survey.server
     );
-    let yes = dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")?;
-    if yes { Ok(()) } else { Err(coded(Code::Failure, anyhow::anyhow!("adopt: cancelled; nothing was written"))) }
+    prompt.ask(&question, "written")
 }

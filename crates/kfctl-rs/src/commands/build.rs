@@ -4,7 +4,7 @@
 //! beside the target, then renamed into place.
 
 use crate::cli::{BuildArgs, LoadRestrictor};
-use crate::exit::Code;
+use crate::exit::Outcome;
 use anyhow::Context;
 use kfctl::source::{MirrorResolver, NoRemote, RemoteResolver};
 use kfctl_kustomize::{BuildOptions, LoadRestriction, ResMap};
@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-pub(crate) fn run(args: BuildArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: BuildArgs) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let remote: Arc<dyn RemoteResolver> = match &args.remote_mirror {
         Some(root) => Arc::new(MirrorResolver { root: root.clone() }),
@@ -34,7 +34,7 @@ pub(crate) fn run(args: BuildArgs) -> anyhow::Result<Code> {
         Some(file) => write_atomically(file, kfctl_yaml::to_yaml_stream(&kfctl_kustomize::objects(&resources)))?,
         None => print_stream(resources)?,
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 fn print_stream(resources: ResMap) -> anyhow::Result<()> {

@@ -2,63 +2,15 @@
 //! per component (and, with `--argocd`, Argo CD Applications over them).
 
 use super::catalog_error;
-use crate::cli::RenderFlags;
-use crate::exit::{Code, coded};
-use clap::{Args, Subcommand};
+use crate::cli::{ChartCommand, ChartExportArgs, RenderFlags};
+use crate::error::usage;
+use crate::exit::Outcome;
 use kfctl::catalog::RenderRequest;
 use kfctl::catalog::render::{Prepared, prepare};
 use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-#[derive(Debug, Subcommand)]
-pub(crate) enum ChartCommand {
-    /// Write an umbrella Helm chart (one subchart per component) whose `helm template` equals
-    /// `kfctl-rs template` with the same profile and values; the values given here become the
-    /// charts' defaults.
-    Export(ChartExportArgs),
-    /// Package that export as one Helm chart archive (`<name>-<version>.tgz`, the subcharts
-    /// inside), byte for byte reproducible; with --sign, its provenance as `helm package --sign`.
-    Package(super::chart_package::ChartPackageArgs),
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ChartExportArgs {
-    #[command(flatten)]
-    pub render: RenderFlags,
-    /// The folder to write (must not exist or be empty; see --force).
-    #[arg(long, default_value = "kubeflow")]
-    pub out: PathBuf,
-    /// Replace --out when it holds an earlier kfctl-rs export.
-    #[arg(long)]
-    pub force: bool,
-    /// The umbrella chart's name.
-    #[arg(long, default_value = "kubeflow")]
-    pub name: String,
-    /// The upstream release the charts carry as appVersion (default: the release --version or
-    /// the cache resolved, else a --source folder named like v1.11.0).
-    #[arg(long)]
-    pub app_version: Option<String>,
-    /// Also write Argo CD Applications (argocd/apps/, argocd/root.yaml).
-    #[arg(long)]
-    pub argocd: bool,
-    /// The Git repository the Applications read the charts from.
-    #[arg(long, default_value = "https://git.example.com/platform/kubeflow.git")]
-    pub argocd_repo_url: String,
-    /// The exported folder's path inside that repository (default: --out's folder name).
-    #[arg(long)]
-    pub argocd_path: Option<String>,
-    /// The Git revision the Applications track.
-    #[arg(long, default_value = "HEAD")]
-    pub argocd_revision: String,
-    /// The namespace Argo CD runs in.
-    #[arg(long, default_value = "argocd")]
-    pub argocd_namespace: String,
-    /// The Argo CD project of the Applications.
-    #[arg(long, default_value = "default")]
-    pub argocd_project: String,
-}
-
-pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Outcome> {
     let args = match cmd {
         ChartCommand::Export(args) => args,
         ChartCommand::Package(args) => return super::chart_package::run(args),
@@ -79,7 +31,7 @@ pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Code> {
         export.subcharts,
         if args.argocd { ", Argo CD Applications in argocd/" } else { "" }
     );
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// An export made in memory: its files, the appVersion they carry, and how many subcharts.
@@ -105,7 +57,7 @@ pub(crate) fn exported(
         flags.remote_mirror.as_deref(),
         flags.offline,
     )?;
-    let opened = kfctl::source::open_source(&spec).map_err(super::source::edge)?;
+    let opened = kfctl::source::open_source(&spec).map_err(super::source::with_hint)?;
     // The release the tree is, else the release whose catalog data `--version` chose for it
     // (a tree of that release whose digest is not pinned, as 26.03.1's).
     let chosen = match &opened.layout {
@@ -117,8 +69,8 @@ pub(crate) fn exported(
     let request = RenderRequest {
         profile: render.profile.clone(),
         components: render.components.clone(),
-        value_files: render.values.clone(),
-        sets: render.set_flags(),
+        value_files: render.values.files.clone(),
+        sets: render.values.set_flags(),
         manifests_dir: opened.manifests_dir.clone(),
         remote: opened.resolver.clone(),
         layout: opened.layout.clone(),
@@ -145,13 +97,10 @@ fn resolve_app_version(explicit: Option<&str>, release: Option<&str>, manifests_
     if looks_like_release {
         return Ok(folder);
     }
-    Err(coded(
-        Code::Usage,
-        anyhow::anyhow!(
-            "--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)",
-            manifests_dir.display()
-        ),
-    ))
+    Err(usage(format!(
+        "--app-version: cannot tell which kubeflow/manifests release {} is; pass --app-version (e.g. --app-version v1.11.0)",
+        manifests_dir.display()
+    )))
 }
 
 fn argocd_options(args: &ChartExportArgs) -> ArgoCdOptions {
@@ -188,10 +137,11 @@ pub(crate) fn render_args(render: &RenderFlags) -> Vec<String> {
     out.extend(
         render
             .values
+            .files
             .iter()
             .map(|f| format!("-f {}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())),
     );
-    out.extend(render.set_flags().iter().map(chart::credentials::shown_set_flag));
+    out.extend(render.values.set_flags().iter().map(chart::credentials::shown_set_flag));
     out
 }
 
@@ -232,7 +182,7 @@ mod tests {
         assert_eq!(resolve_app_version(None, Some("v1.10.0"), folder).unwrap(), "v1.10.0");
         assert_eq!(resolve_app_version(None, None, folder).unwrap(), "v1.11.0");
         let err = resolve_app_version(None, None, Path::new("/src/manifests")).unwrap_err();
-        assert_eq!(crate::exit::code_for(&err), Code::Usage);
+        assert!(err.downcast_ref::<crate::error::CliError>().is_some(), "a usage error: {err}");
         assert!(err.to_string().contains("--app-version"), "{err}");
     }
 }

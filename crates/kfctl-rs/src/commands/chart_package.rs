@@ -4,39 +4,12 @@
 //! provenance (`.prov`) as `helm package --sign` writes it.
 
 use super::chart::{exported, render_args};
-use crate::cli::RenderFlags;
-use crate::exit::Code;
-use clap::Args;
+use crate::cli::ChartPackageArgs;
+use crate::exit::Outcome;
 use kfctl::chart::package::{package, write_file};
 use kfctl::chart::provenance::{self, SignOptions};
-use std::path::PathBuf;
 
-#[derive(Debug, Args)]
-pub(crate) struct ChartPackageArgs {
-    #[command(flatten)]
-    pub render: RenderFlags,
-    /// The folder the archive is written to (created if needed; an archive of the same name is
-    /// replaced).
-    #[arg(long, default_value = ".", value_name = "DIR")]
-    pub out: PathBuf,
-    /// The umbrella chart's name.
-    #[arg(long, default_value = "kubeflow")]
-    pub name: String,
-    /// The upstream release the charts carry as appVersion (default: as `chart export`).
-    #[arg(long)]
-    pub app_version: Option<String>,
-    /// Also write `<archive>.prov`, clear-signed by GnuPG with --key (as `helm package --sign`).
-    #[arg(long, requires = "key")]
-    pub sign: bool,
-    /// The signing key: a user id or fingerprint in GnuPG's keyring (GNUPGHOME).
-    #[arg(long, value_name = "NAME", requires = "sign")]
-    pub key: Option<String>,
-    /// A file whose first line is the key's passphrase (never prompted for).
-    #[arg(long, value_name = "FILE", requires = "sign")]
-    pub passphrase_file: Option<PathBuf>,
-}
-
-pub(crate) fn run(args: ChartPackageArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: ChartPackageArgs) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let export = exported(&args.render, &args.name, args.app_version.as_deref(), render_args(&args.render), None)?;
     let pkg = package(&export.files)?;
@@ -65,5 +38,5 @@ pub(crate) fn run(args: ChartPackageArgs) -> anyhow::Result<Code> {
         pkg.digest()
     );
     println!("{}", path.display());
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }

@@ -6,21 +6,22 @@
 //! scrubbed from the text, unless `--show-secrets`.
 
 use crate::cli::CompareArgs;
-use crate::exit::{Code, coded};
+use crate::error::{CliError, usage};
+use crate::exit::Outcome;
 use kfctl::cluster::redact::Redactor;
 use kfctl_yaml::compare;
 use serde_json::Value;
 
 fn read_stream(arg: &str) -> anyhow::Result<Vec<Value>> {
-    let text = kfctl::input::read_stream(arg, "YAML stream").map_err(|e| coded(Code::Usage, e))?;
+    let text = kfctl::input::read_stream(arg, "YAML stream")?;
     let origin = if arg == "-" { "stdin" } else { arg };
-    let docs = kfctl_yaml::parse_stream(&text, origin).map_err(|e| coded(Code::Usage, e))?;
+    let docs = kfctl_yaml::parse_stream(&text, origin).map_err(CliError::Input)?;
     Ok(docs.into_iter().filter(Value::is_object).collect())
 }
 
-pub(crate) fn run(args: CompareArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: CompareArgs) -> anyhow::Result<Outcome> {
     if args.expected == "-" && args.actual == "-" {
-        return Err(coded(Code::Usage, anyhow::anyhow!("compare: only one of EXPECTED and ACTUAL can be - (stdin)")));
+        return Err(usage("compare: only one of EXPECTED and ACTUAL can be - (stdin)"));
     }
     let mut expected = read_stream(&args.expected)?;
     let mut actual = read_stream(&args.actual)?;
@@ -40,12 +41,12 @@ pub(crate) fn run(args: CompareArgs) -> anyhow::Result<Code> {
     match report {
         None => {
             println!("equal: {} objects", expected.len());
-            Ok(Code::Success)
+            Ok(Outcome::Done)
         }
         Some(text) => {
             let text = if args.show_secrets { text } else { secret_free(&expected, &actual, &text) };
             println!("{text}");
-            Ok(Code::Failure)
+            Ok(Outcome::Differs)
         }
     }
 }

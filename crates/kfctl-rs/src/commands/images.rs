@@ -4,22 +4,21 @@
 //! `-o script --mirror R` prints the skopeo commands that copy each image to R.
 
 use super::{catalog_error, render_request};
-use crate::cli::{ImagesArgs, ImagesOutput};
-use crate::exit::{Code, coded};
+use crate::cli::{ImagesArgs, ImagesOutput, Output};
+use crate::error::usage;
+use crate::exit::Outcome;
 use kfctl::catalog::images::{self, ImageUse};
+use kfctl::image::ImageRef;
 use serde_json::json;
 use std::collections::BTreeMap;
 
-pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Outcome> {
     if let Some(mirror) = &args.mirror {
-        images::check_registry("--mirror", mirror).map_err(|e| coded(Code::Usage, e))?;
+        images::check_registry("--mirror", mirror)?;
     }
     if args.output == ImagesOutput::Script && args.mirror.is_none() {
-        return Err(coded(
-            Code::Usage,
-            anyhow::anyhow!(
-                "images -o script: the registry to copy to is missing; pass --mirror registry.example.com/kubeflow"
-            ),
+        return Err(usage(
+            "images -o script: the registry to copy to is missing; pass --mirror registry.example.com/kubeflow",
         ));
     }
     crate::commands::print_notice();
@@ -32,7 +31,7 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
     }
     match args.output {
         ImagesOutput::Text => by_reference.keys().for_each(|r| println!("{r}")),
-        ImagesOutput::Json => {
+        ImagesOutput::Json | ImagesOutput::Yaml => {
             let list: Vec<_> = by_reference
                 .iter()
                 .map(|(reference, uses)| {
@@ -40,7 +39,8 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
                     json!({"image": reference, "usedBy": used})
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&list)?);
+            let format = if args.output == ImagesOutput::Yaml { Output::Yaml } else { Output::Json };
+            super::output::print_data(format, &list)?;
         }
         ImagesOutput::Script => {
             let mirror = args.mirror.as_deref().unwrap_or_default();
@@ -56,7 +56,7 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
             }
         }
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// The skopeo command that copies one image (every architecture, the manifest byte for
@@ -65,10 +65,25 @@ pub(crate) fn run(args: ImagesArgs) -> anyhow::Result<Code> {
 /// under the tag `sha256-<hex>`; pulls by digest find it there.
 fn copy_command(reference: &str, mirror: &str) -> String {
     let target = images::with_registry(reference, mirror);
-    let target = match target.split_once('@') {
-        Some((name, _)) if images::has_tag(name) => name.to_string(),
-        Some((name, digest)) => format!("{name}:{}", digest.replace(':', "-")),
-        None => target,
+    let parsed = ImageRef::parse(&target);
+    let target = match (parsed.tag, parsed.digest) {
+        (Some(tag), Some(_)) => format!("{}:{tag}", parsed.name()),
+        (None, Some(digest)) => format!("{}:{}", parsed.name(), digest.replace(':', "-")),
+        _ => target,
     };
     format!("skopeo copy --all --preserve-digests docker://{reference} docker://{target}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_command;
+
+    #[test]
+    fn a_digest_only_image_is_pushed_under_a_tag_named_after_it_and_a_port_is_no_tag() {
+        let copy = |image: &str| copy_command(image, "localhost:5000/m");
+        assert!(copy("ghcr.io/k/x:v1@sha256:ab").ends_with(" docker://localhost:5000/m/k/x:v1"));
+        assert!(copy("gcr.io/k/x@sha256:ab").ends_with(" docker://localhost:5000/m/k/x:sha256-ab"));
+        assert!(copy("registry.io:443/k/x@sha256:ab").ends_with(" docker://localhost:5000/m/k/x:sha256-ab"));
+        assert!(copy("mysql:8.0").ends_with(" docker://localhost:5000/m/mysql:8.0"));
+    }
 }

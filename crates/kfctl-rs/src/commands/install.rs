@@ -10,77 +10,21 @@
 //! [`RenderMeta`]: from the render, or from `--objects FILE` (a pre-rendered YAML stream whose
 //! components `catalog::attribute::attribute_prerendered` infers).
 
-use super::cluster_args::{
-    ClusterArgs, RenderMeta, SourceArgs, WaitArgs, cluster_error, parse_duration, parse_timeout, progress_sink,
-};
-use crate::exit::{Code, coded};
+use super::cluster_args::{RenderMeta, progress_sink};
+use super::confirm::Prompt;
+use super::output::print_data;
+use crate::cli::{DryRunMode, InstallArgs, Output};
+use crate::exit::{Outcome, exit_interrupted};
 use anyhow::Context as _;
-use clap::{Args, ValueEnum};
 use kfctl::catalog::RenderedObject;
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::plan::Plan;
 use kfctl::cluster::preflight::PreflightOptions;
 use kfctl::cluster::session::Session;
-use kfctl::cluster::{DryRun, InstallOptions};
-use std::io::IsTerminal;
-use std::time::Duration;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DryRunMode {
-    /// Print the plan; touch no cluster.
-    Client,
-    /// Apply every object with dryRun=All; persist nothing.
-    Server,
-}
-
-use super::output::{Output, print_data};
-
-#[derive(Debug, Clone, Args)]
-pub(crate) struct InstallArgs {
-    #[command(flatten)]
-    pub source: SourceArgs,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
-    /// Do not ask for confirmation.
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// Print the plan (waves, objects, what each waits for) and stop; touches no cluster.
-    #[arg(long)]
-    pub plan: bool,
-    /// client: print the plan; server: a server-side dry run of every wave.
-    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "client")]
-    pub dry_run: Option<DryRunMode>,
-    /// Give up when objects are not ready after this long (e.g. 90s, 20m, 1h; more than 0).
-    #[arg(long, default_value = "20m", value_parser = parse_timeout)]
-    pub timeout: Duration,
-    #[command(flatten)]
-    pub wait: WaitArgs,
-    /// Take over fields another field manager owns.
-    #[arg(long)]
-    pub force_conflicts: bool,
-    /// Accept upstream's default credentials on a profile other than kind.
-    #[arg(long)]
-    pub allow_default_credentials: bool,
-    /// Kubernetes versions to accept (semver range, e.g. ">=1.32.0"). Given, it replaces the
-    /// supported range for every release, pinned ones included; without it, a release's own
-    /// range applies (>=1.33.0 for a tree no release describes, and for --objects).
-    #[arg(long, value_name = "RANGE")]
-    pub kubernetes_versions: Option<semver::VersionReq>,
-    /// Objects applied at once within a wave.
-    #[arg(long, default_value_t = kfctl::cluster::DEFAULT_CONCURRENCY)]
-    pub concurrency: usize,
-    #[arg(long, short = 'o', value_enum, default_value = "text")]
-    pub output: Output,
-    /// Also prune CRDs and PVCs the new render no longer holds (their data is lost).
-    #[arg(long)]
-    pub purge: bool,
-    /// How long to wait for another kfctl-rs run's lease on the cluster.
-    #[arg(long, default_value = "2m", value_parser = parse_duration)]
-    pub lock_wait: Duration,
-}
+use kfctl::cluster::{ClusterError, DryRun, InstallOptions};
 
 /// `kfctl-rs install`: render the profile (or read `--objects`), then install.
-pub(crate) fn run(args: InstallArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: InstallArgs) -> anyhow::Result<Outcome> {
     let (objects, meta) = args.source.objects_and_meta()?;
     run_with_objects(args, objects, meta)
 }
@@ -90,7 +34,7 @@ pub(crate) fn run_with_objects(
     args: InstallArgs,
     objects: Vec<RenderedObject>,
     meta: RenderMeta,
-) -> anyhow::Result<Code> {
+) -> anyhow::Result<Outcome> {
     run_operation(args, objects, meta, Operation::Install)
 }
 
@@ -105,32 +49,23 @@ pub(crate) fn run_operation(
     objects: Vec<RenderedObject>,
     meta: RenderMeta,
     operation: Operation,
-) -> anyhow::Result<Code> {
+) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let planning = args.plan || args.dry_run == Some(DryRunMode::Client);
     if planning && (operation != Operation::Install || names_a_cluster(&args)) {
-        return super::upgrade::print_change_plan(&args, &objects, &meta.meta, operation);
+        return super::change_plan::print_change_plan(&args, &objects, &meta.meta, operation);
     }
     if planning {
-        let plan = Plan::build(&objects).map_err(|e| coded(Code::Usage, e))?;
-        print_plan(&plan, args.output)?;
-        return Ok(Code::Success);
+        let plan = Plan::build(&objects).map_err(ClusterError::from)?;
+        print_plan(&plan, args.output.format)?;
+        return Ok(Outcome::Done);
     }
     let in_objects: Vec<&serde_json::Value> = objects.iter().map(|o| &o.obj).collect();
     let access = kfctl::catalog::access::describe(&in_objects, meta.keeps_demo_login);
     let mut options = install_options(&args, meta);
     options.operation = operation;
-    let ask = !args.yes && options.dry_run == DryRun::None;
-    if ask && !std::io::stdin().is_terminal() {
-        return Err(coded(
-            Code::Usage,
-            anyhow::anyhow!(
-                "{}: no terminal to confirm on; pass --yes to {} without asking",
-                operation.name(),
-                operation.name()
-            ),
-        ));
-    }
+    let ask = !args.confirm.yes && options.dry_run == DryRun::None;
+    let prompt = if ask { Some(Prompt::on_terminal(operation.name(), "")?) } else { None };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         // one session: one connection, plan, preflight and record read for the announcement,
@@ -138,12 +73,12 @@ pub(crate) fn run_operation(
         let (tx, rx) = tokio::sync::watch::channel(false);
         options.interrupt = Some(rx);
         let to = options.meta.clone();
-        let mut session = Session::open(&objects, options).await.map_err(cluster_error)?;
+        let mut session = Session::open(&objects, options).await?;
         if let (Operation::Upgrade | Operation::Rollback, Some(installed)) = (operation, session.installed()) {
-            super::upgrade::announce(operation, &installed.meta, &to);
+            super::change_plan::announce(operation, &installed.meta, &to);
         }
-        if ask {
-            confirm(&session, &to.profile, operation)?;
+        if let Some(prompt) = &prompt {
+            confirm(prompt, &session, &to.profile, operation)?;
             session.restart_clock();
         }
         tokio::spawn(async move {
@@ -151,17 +86,17 @@ pub(crate) fn run_operation(
                 eprintln!("interrupted: finishing requests in flight and recording progress (Ctrl-C again to abort)");
                 let _ = tx.send(true);
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(Code::Interrupted as i32);
+                    exit_interrupted();
                 }
             }
         });
         let mut progress = progress_sink();
-        let report = session.install(progress.as_mut()).await.map_err(cluster_error)?;
-        match args.output {
+        let report = session.install(progress.as_mut()).await?;
+        match args.output.format {
             Output::Json | Output::Yaml => {
                 let mut shown = serde_json::to_value(&report)?;
                 shown["access"] = serde_json::to_value(&access)?;
-                print_data(args.output, &shown)?;
+                print_data(args.output.format, &shown)?;
             }
             Output::Text if report.dry_run => {
                 println!(
@@ -206,7 +141,7 @@ pub(crate) fn run_operation(
                 print_access(access.as_ref());
             }
         }
-        Ok(Code::Success)
+        Ok(Outcome::Done)
     })
 }
 
@@ -243,7 +178,7 @@ fn install_options(args: &InstallArgs, meta: RenderMeta) -> InstallOptions {
     };
     options.dry_run = if args.dry_run == Some(DryRunMode::Server) { DryRun::Server } else { DryRun::None };
     options.force_conflicts = args.force_conflicts;
-    options.timeout = args.timeout;
+    options.timeout = args.deadline.timeout;
     options.wait = args.wait.wait;
     options.concurrency = args.concurrency.max(1);
     options.purge = args.purge;
@@ -257,9 +192,9 @@ fn supported_kubernetes(flag: Option<semver::VersionReq>, release: Option<semver
     flag.or(release).unwrap_or_else(kfctl::source::releases::default_kubernetes)
 }
 
-/// Ask on a terminal, after the preflight; refuse without one.
-/// Ask on the terminal, naming what the session found (server, version, objects, waves).
-fn confirm(session: &Session, profile: &str, operation: Operation) -> anyhow::Result<()> {
+/// Ask on the terminal, after the preflight, naming what the session found (server, version,
+/// objects, waves).
+fn confirm(prompt: &Prompt, session: &Session, profile: &str, operation: Operation) -> anyhow::Result<()> {
     let checked = session.checked();
     for warning in &checked.preflight.warnings {
         eprintln!("{warning}");
@@ -273,11 +208,7 @@ fn confirm(session: &Session, profile: &str, operation: Operation) -> anyhow::Re
         "{verb} {} objects in {} waves (profile {profile}) onto {} (Kubernetes {})?",
         checked.objects, checked.waves, checked.server, checked.preflight.server_version
     );
-    let yes = dialoguer::Confirm::new().with_prompt(question).default(false).interact().context("confirmation")?;
-    match yes {
-        true => Ok(()),
-        false => Err(coded(Code::Failure, anyhow::anyhow!("{}: cancelled; nothing was written", operation.name()))),
-    }
+    prompt.ask(&question, "written")
 }
 
 fn print_plan(plan: &Plan, output: Output) -> anyhow::Result<()> {
@@ -328,18 +259,5 @@ mod tests {
         assert_eq!(supported_kubernetes(Some(req(">=1.29.0")), release.clone()), req(">=1.29.0"));
         assert_eq!(supported_kubernetes(None, release), req(">=1.31.0, <1.34.0"));
         assert_eq!(supported_kubernetes(None, None), req(kfctl::source::releases::DEFAULT_KUBERNETES));
-    }
-
-    #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
-        assert!(parse_duration("3 weeks").is_err());
-        assert_eq!(parse_timeout("3s"), Ok(Duration::from_secs(3)));
-        assert!(parse_timeout("0s").unwrap_err().contains("above zero"));
-        assert!(parse_timeout("0").is_err() && parse_timeout("0ms").is_err());
     }
 }

@@ -2,18 +2,11 @@
 //!
 //! `kind create cluster --name kubeflow --config <(kfctl-rs kind-config)`
 
-use crate::exit::Code;
-use clap::Args;
-use kfctl::cluster::kind::{KIND_NODE_IMAGE, kind_config};
+use crate::cli::KindConfigArgs;
+use crate::exit::Outcome;
+use kfctl::cluster::kind::kind_config;
 
-#[derive(Debug, Clone, Args)]
-pub(crate) struct KindConfigArgs {
-    /// The node image (pinned by digest).
-    #[arg(long, default_value = KIND_NODE_IMAGE)]
-    pub node_image: String,
-}
-
-pub(crate) fn run(args: KindConfigArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: KindConfigArgs) -> anyhow::Result<Outcome> {
     print!("{}", kind_config(&args.node_image));
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }

@@ -1,20 +1,26 @@
 //! One module per verb. Commands are the only place that prints to stdout or stderr; the
-//! layers below return data and typed errors, which commands map to exit codes.
+//! layers below return data and typed errors, whose types decide the exit code (`crate::exit`).
+//! Commands read the clap types of `crate::cli`; `confirm` is the one question every verb that
+//! writes asks.
 
 use crate::cli::{Cli, Command, RenderFlags, SourceFlags};
-use crate::exit::Code;
+use crate::exit::Outcome;
 use kfctl::catalog::{CatalogError, RenderRequest};
 use kfctl::source::RemoteResolver;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 pub(crate) mod adopt;
+pub(crate) mod analyze;
 pub(crate) mod build;
+pub(crate) mod change_plan;
 pub(crate) mod chart;
 pub(crate) mod chart_package;
+pub(crate) mod check;
 pub(crate) mod cluster_args;
 pub(crate) mod compare;
 pub(crate) mod completion;
+pub(crate) mod confirm;
 pub(crate) mod diff;
 pub(crate) mod images;
 pub(crate) mod install;
@@ -30,6 +36,7 @@ pub(crate) mod uninstall;
 pub(crate) mod unlock;
 pub(crate) mod upgrade;
 pub(crate) mod values;
+pub(crate) mod verify;
 
 /// Print the best-effort notice on stderr: every rendering and installing command does.
 pub(crate) fn print_notice() {
@@ -37,7 +44,7 @@ pub(crate) fn print_notice() {
 }
 
 /// Run a parsed command line.
-pub(crate) fn run(cli: Cli) -> anyhow::Result<Code> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Build(args) => build::run(args),
         Command::Template(args) => template::run(args),
@@ -46,7 +53,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Images(args) => images::run(args),
         Command::Secrets(cmd) => secrets::run(cmd),
         Command::Compare(args) => compare::run(args),
-        Command::Source(args) => source::run(args),
+        Command::Source(cmd) => source::run(cmd),
         Command::Chart(cmd) => chart::run(cmd),
         Command::Install(args) => install::run(args),
         Command::Upgrade(args) => upgrade::run(args),
@@ -56,6 +63,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Code> {
         Command::Diff(args) => diff::run(args),
         Command::Uninstall(args) => uninstall::run(args),
         Command::Unlock(args) => unlock::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Analyze(args) => analyze::run(args),
         Command::KindConfig(args) => kind_config::run(args),
         Command::Completion(args) => completion::run(args),
     }
@@ -80,7 +90,7 @@ pub(crate) fn open_upstream(flags: &SourceFlags) -> anyhow::Result<Upstream> {
     let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     spec.verify = flags.verify;
-    let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
+    let opened = kfctl::source::open_source(&spec).map_err(source::with_hint)?;
     let (version, digest, supported) = match &opened.release {
         Some(r) => {
             let (lo_major, lo_minor) = r.min_kubernetes;
@@ -121,7 +131,7 @@ pub(crate) fn open_source(flags: &SourceFlags) -> anyhow::Result<kfctl::source::
     let mut spec =
         source::source_spec(flags.source.as_deref(), &flags.version, flags.remote_mirror.as_deref(), flags.offline)?;
     spec.verify = flags.verify;
-    let opened = kfctl::source::open_source(&spec).map_err(source::edge)?;
+    let opened = kfctl::source::open_source(&spec).map_err(source::with_hint)?;
     for warning in &opened.warnings {
         eprintln!("warning: {warning}");
     }
@@ -148,8 +158,8 @@ fn request(
     RenderRequest {
         profile: flags.profile.clone(),
         components: flags.components.clone(),
-        value_files: flags.values.clone(),
-        sets: flags.set_flags(),
+        value_files: flags.values.files.clone(),
+        sets: flags.values.set_flags(),
         manifests_dir,
         remote,
         layout,

@@ -1,19 +1,11 @@
-//! `-o/--output`: one meaning in every verb, as in kubectl: the format of what the verb prints.
+//! `-o/--output` (`crate::cli::OutputFlag`): one meaning in every verb, as in kubectl: the format of what the verb prints.
 //! `text` is for people; `json` and `yaml` are the same data for programs (the verb's report,
 //! serialised once, then written as JSON or as YAML by kfctl-yaml's writer). Where a verb writes
 //! files, the file is `--out` (`chart export`, `secrets generate`, `source bundle`) or
 //! `--output-dir` (`template`), never `-o`.
 
-use clap::ValueEnum;
+use crate::cli::Output;
 use serde::Serialize;
-
-/// The format of a verb's output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Output {
-    Text,
-    Json,
-    Yaml,
-}
 
 /// Print `data` as `-o json` or `-o yaml` asks (text is the verb's own).
 pub(crate) fn print_data(output: Output, data: &impl Serialize) -> anyhow::Result<()> {

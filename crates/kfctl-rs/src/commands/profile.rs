@@ -3,15 +3,15 @@
 
 use super::catalog_error;
 use crate::cli::ProfileCommand;
-use crate::exit::Code;
+use crate::exit::Outcome;
 use kfctl::catalog::{Catalog, profile};
 
-pub(crate) fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: ProfileCommand) -> anyhow::Result<Outcome> {
     let version = match &cmd {
         ProfileCommand::List => "latest",
         ProfileCommand::Show { version, .. } | ProfileCommand::Kustomization { version, .. } => version,
     };
-    let release = kfctl::source::releases::select(Some(version)).map_err(super::source::edge)?;
+    let release = kfctl::source::releases::select(Some(version)).map_err(super::source::with_hint)?;
     let catalog = Catalog::for_release(release.version).map_err(catalog_error)?;
     match cmd {
         ProfileCommand::List => {
@@ -42,5 +42,5 @@ pub(crate) fn run(cmd: ProfileCommand) -> anyhow::Result<Code> {
             print!("{}", profile::kustomization_yaml(&k));
         }
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }

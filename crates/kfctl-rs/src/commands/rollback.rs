@@ -10,45 +10,30 @@
 //! note on the installed release, refuses before anything is written
 //! ([`kfctl::cluster::rollback`]). `--plan` works as for `upgrade`.
 
-use super::cluster_args::cluster_error;
-use super::install::InstallArgs;
-use crate::exit::Code;
+use crate::cli::{InstallArgs, RollbackArgs};
+use crate::exit::Outcome;
 use anyhow::Context as _;
-use clap::Args;
+use kfctl::cluster::ClusterError;
 use kfctl::cluster::install::Operation;
 use kfctl::cluster::record::InstallMeta;
 use kfctl::cluster::rollback::{self, RollbackError};
 
-/// `upgrade`'s flags, with `--profile` and `--version` optional (the previous release's).
-#[derive(Debug, Clone, Args)]
-#[command(
-    mut_arg("profile", |a| a.required(false).default_value("").hide_default_value(true)
-        .help("The profile (default: the previous release's)")),
-    mut_arg("version", |a| a.default_value("").hide_default_value(true)
-        .help("The release to return to (default: the previous release; another one is refused)"))
-)]
-pub(crate) struct RollbackArgs {
-    #[command(flatten)]
-    pub install: InstallArgs,
-}
-
 /// `kfctl-rs rollback`: read the record's previous release, render it, converge to it.
-pub(crate) fn run(mut args: RollbackArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(mut args: RollbackArgs) -> anyhow::Result<Outcome> {
     let installed = read_installed(&args.install)?;
     fill_from_previous(&mut args.install, &installed.previous)?;
     let (objects, meta) = args.install.source.objects_and_meta()?;
     // the session checks again, against the record it reads under the lease; this refuses
     // before a --plan too, which opens no session
     let note = kfctl::source::releases::no_rollback_from;
-    rollback::check(&installed.server, Some(&installed.record), &meta.meta, note)
-        .map_err(|e| cluster_error(e.into()))?;
+    rollback::check(&installed.server, Some(&installed.record), &meta.meta, note).map_err(ClusterError::from)?;
     super::install::run_operation(args.install, objects, meta, Operation::Rollback)
 }
 
 /// The record and its previous release (connects once, within `--timeout`).
 fn read_installed(args: &InstallArgs) -> anyhow::Result<rollback::Installed> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(rollback::installed(&args.cluster.target(), args.timeout)).map_err(cluster_error)
+    Ok(runtime.block_on(rollback::installed(&args.cluster.target(), args.deadline.timeout))?)
 }
 
 /// `--version` and `--profile` default to the previous release's; another `--version` is refused.
@@ -57,7 +42,7 @@ fn fill_from_previous(args: &mut InstallArgs, previous: &InstallMeta) -> anyhow:
     let asked = flags.source.version.clone();
     if !asked.is_empty() && asked != previous.upstream_version && args.source.objects.is_none() {
         let refusal = RollbackError::NotThePrevious { flag: "version", asked, previous: rollback::describe(previous) };
-        return Err(cluster_error(refusal.into()));
+        return Err(ClusterError::from(refusal).into());
     }
     flags.source.version = previous.upstream_version.clone();
     if flags.profile.is_empty() {

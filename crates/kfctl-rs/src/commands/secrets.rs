@@ -9,7 +9,8 @@
 //! nobody has seen would lock the user out.
 
 use crate::cli::SecretsCommand;
-use crate::exit::{Code, coded};
+use crate::error::usage;
+use crate::exit::Outcome;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -40,7 +41,7 @@ enum PasswordSink {
     File(std::path::PathBuf),
 }
 
-pub(crate) fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
+pub(crate) fn run(cmd: SecretsCommand) -> anyhow::Result<Outcome> {
     let SecretsCommand::Generate { out, email, print_password, password_file } = cmd;
     let sink = password_sink(print_password, password_file)?;
     let password = random_token(32)?;
@@ -73,7 +74,7 @@ pub(crate) fn run(cmd: SecretsCommand) -> anyhow::Result<Code> {
         eprintln!("wrote {} (mode 0600)", out.display());
     }
     show_password(sink, &email, &password)?;
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// Decide, before anything is generated or written, where the password will be shown.
@@ -89,12 +90,9 @@ fn password_sink(print: bool, file: Option<std::path::PathBuf>) -> anyhow::Resul
     }
     match std::fs::OpenOptions::new().write(true).open("/dev/tty") {
         Ok(tty) => Ok(PasswordSink::Terminal(Box::new(tty))),
-        Err(_) => Err(coded(
-            Code::Usage,
-            anyhow::anyhow!(
-                "secrets generate: no terminal to show the new Dex password on, and only its hash goes into the \
-                 values file; pass --print-password (stderr) or --password-file FILE (mode 0600)"
-            ),
+        Err(_) => Err(usage(
+            "secrets generate: no terminal to show the new Dex password on, and only its hash goes into the values \
+             file; pass --print-password (stderr) or --password-file FILE (mode 0600)",
         )),
     }
 }
@@ -123,7 +121,7 @@ fn write_private(path: &Path, text: &str, flag: &str) -> anyhow::Result<()> {
         } else {
             ""
         };
-        coded(Code::Usage, anyhow::anyhow!("{flag} {}: cannot create: {e}{hint}", path.display()))
+        usage(format!("{flag} {}: cannot create: {e}{hint}", path.display()))
     })?;
     if let Err(e) = file.write_all(text.as_bytes()) {
         let _ = std::fs::remove_file(path);

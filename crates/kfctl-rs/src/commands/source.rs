@@ -3,11 +3,11 @@
 //!
 //! Also home of [`source_spec`], which turns a rendering command's source flags into a
 //! [`SourceSpec`] for [`kfctl::source::open_source`], and of [`ConsoleReporter`], which draws download progress (an indicatif bar on a terminal, plain
-//! lines otherwise). Errors leave through [`edge`] with exit code 4 for `security:` refusals
-//! and 3 for everything else.
+//! lines otherwise). A failed download leaves through [`with_hint`], which says what to do; the
+//! exit code is `SourceError`'s own (4 for a security refusal, 3 for everything else).
 
-use crate::exit::{Code, coded};
-use clap::{Args, Subcommand};
+use crate::cli::{BundleArgs, InspectArgs, NetworkFlags, PullArgs, SourceCommand};
+use crate::exit::Outcome;
 use indicatif::{ProgressBar, ProgressStyle};
 use kfctl::source::bundle::{BundleInput, write_bundle};
 use kfctl::source::by_name::{self, Named};
@@ -16,79 +16,9 @@ use kfctl::source::{
     Cache, FetchOptions, FetchReporter, Fetcher, PullRequest, SourceError, SourceSpec, open_source, pull,
 };
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-#[derive(Debug, Args)]
-pub(crate) struct SourceArgs {
-    #[command(subcommand)]
-    pub command: SourceCommand,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum SourceCommand {
-    /// Put an upstream release (or tag, or commit) and every remote base it references into the cache.
-    Pull(PullArgs),
-    /// Write an offline bundle (manifests, remote mirror and digests in one .tar.gz).
-    Bundle(BundleArgs),
-    /// List the known releases, newest first, their Kubernetes support and whether they are cached.
-    List,
-    /// Show how the catalog sees a manifests tree: each example/ entry's component (by path,
-    /// content or pattern), what nothing claims, and where each component's folder is.
-    Inspect(InspectArgs),
-    /// Remove the render cache (kept renders of upstream; pulled releases stay).
-    Clean,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct InspectArgs {
-    #[command(flatten)]
-    pub source: crate::cli::SourceFlags,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct PullArgs {
-    /// Release: an exact version (26.03.1, v1.11.0), a prefix (1.11, newest match) or `latest`;
-    /// or an upstream tag (26.10) or full commit SHA no release has, fetched by that name (not
-    /// pinned: a warning). With --from, the release the import is checked against.
-    #[arg(long)]
-    pub version: Option<String>,
-    /// Import from a local checkout, a .tar.gz (GitHub archive or bundle) or an https:// URL.
-    #[arg(long, value_name = "DIR|ARCHIVE|URL")]
-    pub from: Option<String>,
-    #[command(flatten)]
-    pub network: NetworkFlags,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BundleArgs {
-    /// Release to bundle (pulled into the cache first if needed).
-    #[arg(long)]
-    pub version: Option<String>,
-    /// Bundle this manifests folder or archive instead of a cached release.
-    #[arg(long, value_name = "DIR|ARCHIVE")]
-    pub from: Option<PathBuf>,
-    /// Take remote references from this mirror instead of the cache.
-    #[arg(long, value_name = "DIR")]
-    pub remote_mirror: Option<PathBuf>,
-    /// The bundle file to write.
-    #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
-    #[command(flatten)]
-    pub network: NetworkFlags,
-}
-
-/// Network behaviour shared by every command that may fetch.
-#[derive(Debug, Args, Clone, Default)]
-pub(crate) struct NetworkFlags {
-    /// Never touch the network: use only the cache, local files and mirrors.
-    #[arg(long)]
-    pub offline: bool,
-    /// Also trust the CA certificates in this PEM file (a TLS-inspecting proxy, a test server).
-    #[arg(long, env = "KFCTL_CA_FILE", value_name = "PEM")]
-    pub ca_file: Option<PathBuf>,
-}
 
 /// The [`SourceSpec`] of a rendering command's `--source/--version/--remote-mirror/--offline`
 /// flags, with `KFCTL_GITHUB_BASE`, `KFCTL_CA_FILE` and console progress.
@@ -113,10 +43,9 @@ pub(crate) fn source_spec(
 impl NetworkFlags {
     /// Fetch options from the environment (`KFCTL_GITHUB_BASE`), `--ca-file` and a console reporter.
     pub(crate) fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
-        let mut options = FetchOptions::from_env().map_err(edge)?;
+        let mut options = FetchOptions::from_env().map_err(with_hint)?;
         if let Some(path) = &self.ca_file {
-            let pem = std::fs::read(path)
-                .map_err(|e| coded(Code::Usage, anyhow::anyhow!("--ca-file {}: {e}", path.display())))?;
+            let pem = kfctl::input::read_small_file(path, "--ca-file")?;
             options.extra_root_ca_pem = Some(pem);
         }
         options.reporter = Arc::new(ConsoleReporter::default());
@@ -124,20 +53,20 @@ impl NetworkFlags {
     }
 }
 
-/// Attach the exit code a source error deserves (and, for a failed download, what to do).
-pub(crate) fn edge(err: SourceError) -> anyhow::Error {
-    let code = if err.is_security() { Code::Security } else { Code::Source };
+/// A source error for the chain, with what to do after a failed download (its exit code is
+/// its type's).
+pub(crate) fn with_hint(err: SourceError) -> anyhow::Error {
     if matches!(err, SourceError::Fetch { .. }) {
         let hint = "upstream could not be downloaded; check the network, or use a local copy: \
             --source DIR|ARCHIVE|BUNDLE --offline (a bundle is made with `kfctl-rs source bundle` on a connected machine)";
-        return coded(code, anyhow::Error::new(err).context(hint));
+        return anyhow::Error::new(err).context(hint);
     }
-    coded(code, err)
+    err.into()
 }
 
-pub(crate) fn run(args: SourceArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(command: SourceCommand) -> anyhow::Result<Outcome> {
     kfctl::source::install_crypto_provider();
-    match args.command {
+    match command {
         SourceCommand::Pull(args) => run_pull(args),
         SourceCommand::Bundle(args) => run_bundle(args),
         SourceCommand::List => run_list(),
@@ -147,18 +76,18 @@ pub(crate) fn run(args: SourceArgs) -> anyhow::Result<Code> {
 }
 
 fn open_cache() -> anyhow::Result<Arc<Cache>> {
-    let root = Cache::default_root().map_err(edge)?;
-    Ok(Arc::new(Cache::open(root).map_err(edge)?))
+    let root = Cache::default_root().map_err(with_hint)?;
+    Ok(Arc::new(Cache::open(root).map_err(with_hint)?))
 }
 
-fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
+fn run_pull(args: PullArgs) -> anyhow::Result<Outcome> {
     let cache = open_cache()?;
     let fetcher = match args.network.offline {
         true => None,
-        false => Some(Arc::new(Fetcher::new(args.network.fetch_options()?).map_err(edge)?)),
+        false => Some(Arc::new(Fetcher::new(args.network.fetch_options()?).map_err(with_hint)?)),
     };
     let request = PullRequest { version: args.version, from: args.from };
-    let report = pull(&request, &cache, fetcher).map_err(edge)?;
+    let report = pull(&request, &cache, fetcher).map_err(with_hint)?;
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }
@@ -183,11 +112,11 @@ fn run_pull(args: PullArgs) -> anyhow::Result<Code> {
         let shown = state(remote.fetched, report.from_bundle);
         println!("{}: {} sha256 {} ({shown})", remote.key, remote.path.display(), remote.sha256);
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
-fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
-    let named = args.version.as_deref().map(|v| Named::parse(Some(v))).transpose().map_err(edge)?;
+fn run_bundle(args: BundleArgs) -> anyhow::Result<Outcome> {
+    let named = args.version.as_deref().map(|v| Named::parse(Some(v))).transpose().map_err(with_hint)?;
     let spec = SourceSpec {
         source: args.from.clone(),
         version: args.version.clone(),
@@ -197,14 +126,14 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
         fetch: args.network.fetch_options()?,
         verify: false,
     };
-    let opened = open_source(&spec).map_err(edge)?;
+    let opened = open_source(&spec).map_err(with_hint)?;
     let release = opened.release.or(named.and_then(|n| n.release().copied()));
     let input = BundleInput {
         manifests_dir: &opened.manifests_dir,
         resolver: opened.resolver.as_ref(),
         release: release.as_ref(),
     };
-    let report = write_bundle(&input, &args.out).map_err(edge)?;
+    let report = write_bundle(&input, &args.out).map_err(with_hint)?;
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
     }
@@ -213,11 +142,11 @@ fn run_bundle(args: BundleArgs) -> anyhow::Result<Code> {
     for remote in &report.manifest.remotes {
         println!("remote/{}: sha256 {}", remote.key, remote.sha256);
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
-fn run_clean() -> anyhow::Result<Code> {
-    let root = Cache::default_root().map_err(edge)?;
+fn run_clean() -> anyhow::Result<Outcome> {
+    let root = Cache::default_root().map_err(with_hint)?;
     let folder = kfctl::render_cache::folder(&root);
     match kfctl::render_cache::clean(&root) {
         Ok(true) => println!("removed the render cache {}", folder.display()),
@@ -232,23 +161,23 @@ fn run_clean() -> anyhow::Result<Code> {
             anyhow::bail!("{}: cannot remove the remembered tree digests: {e}; remove it by hand", memos.display())
         }
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
-fn run_inspect(args: InspectArgs) -> anyhow::Result<Code> {
+fn run_inspect(args: InspectArgs) -> anyhow::Result<Outcome> {
     let upstream = super::open_upstream(&args.source)?;
     let catalog = upstream.layout.catalog(&upstream.manifests_dir).map_err(super::catalog_error)?;
     let report = kfctl::catalog::inspect::inspect(&catalog, &upstream.manifests_dir, upstream.resolver.clone());
     print!("{}", report.to_text());
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
-fn run_list() -> anyhow::Result<Code> {
+fn run_list() -> anyhow::Result<Outcome> {
     let cache = open_cache()?;
     for release in releases::newest_first(releases::known()) {
         let named = Named::Release(release);
         let key = named.cache_key();
-        let cached = cache.record(&key).map_err(edge)?.is_some();
+        let cached = cache.record(&key).map_err(with_hint)?.is_some();
         let state = match (cached, release.is_pinned()) {
             (true, true) => "cached",
             (false, true) => "not cached",
@@ -262,7 +191,7 @@ fn run_list() -> anyhow::Result<Code> {
             release.kubernetes_range()
         );
     }
-    let labels = cache.labels_under("manifests").map_err(edge)?;
+    let labels = cache.labels_under("manifests").map_err(with_hint)?;
     for (label, named) in by_name::fetched_by_name(&labels) {
         println!(
             "{label}  {}: not a known release, fetched by name (not pinned); used by --version {}",
@@ -277,7 +206,7 @@ fn run_list() -> anyhow::Result<Code> {
             );
         }
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// Download progress on stderr: a bar per download on a terminal, one line per event otherwise.
@@ -354,9 +283,9 @@ mod tests {
     }
 
     #[test]
-    fn security_errors_exit_4_and_others_3() {
-        let code = |err: SourceError| crate::exit::code_for(&edge(err));
-        assert_eq!(code(SourceError::Security("x".into())), Code::Security);
-        assert_eq!(code(SourceError::Fetch { url: "u".into(), message: "m".into() }), Code::Source);
+    fn a_failed_download_says_what_to_do_and_keeps_its_type() {
+        let err = with_hint(SourceError::Fetch { url: "u".into(), message: "m".into() });
+        assert!(err.to_string().contains("--source DIR|ARCHIVE|BUNDLE --offline"), "{err}");
+        assert!(err.chain().any(|e| e.downcast_ref::<SourceError>().is_some()));
     }
 }

@@ -2,18 +2,19 @@
 
 use super::{catalog_error, render_request};
 use crate::cli::TemplateArgs;
-use crate::exit::{Code, coded};
+use crate::error::usage;
+use crate::exit::Outcome;
 use kfctl::catalog::render::{Rendered, RenderedObject};
 use std::io::Write;
 use std::path::Path;
 
-pub(crate) fn run(args: TemplateArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: TemplateArgs) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let request = render_request(&args.render)?;
     if let Some(dir) = &args.as_kustomization {
         write_as_kustomization(dir, &request)?;
         eprintln!("wrote {}: kustomization.yaml (the values as patches); build it from there", dir.display());
-        return Ok(Code::Success);
+        return Ok(Outcome::Done);
     }
     let rendered = kfctl::catalog::render(&request).map_err(catalog_error)?;
     for warning in &rendered.profile.warnings {
@@ -31,7 +32,7 @@ pub(crate) fn run(args: TemplateArgs) -> anyhow::Result<Code> {
         }
         Some(dir) => write_per_component(dir, &rendered.objects)?,
     }
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }
 
 /// Say which upstream default credentials the output still carries (never their values).
@@ -75,13 +76,10 @@ fn write_as_kustomization(dir: &Path, request: &kfctl::catalog::RenderRequest) -
 fn write_folder(flag: &str, dir: &Path, files: Vec<(String, String)>) -> anyhow::Result<()> {
     let fill = kfctl::staging::is_empty_dir(dir);
     if !fill && std::fs::symlink_metadata(dir).is_ok() {
-        return Err(coded(
-            Code::Usage,
-            anyhow::anyhow!(
-                "{flag} {}: exists and is not an empty folder; choose a new folder or remove it",
-                dir.display()
-            ),
-        ));
+        return Err(usage(format!(
+            "{flag} {}: exists and is not an empty folder; choose a new folder or remove it",
+            dir.display()
+        )));
     }
     let parent = if fill { dir } else { kfctl::staging::parent_of(dir).unwrap_or(Path::new(".")) };
     let staging = kfctl::staging::Staging::dir(parent, "output")

@@ -4,11 +4,11 @@
 
 use super::{catalog_error, render_request};
 use crate::cli::ValuesArgs;
-use crate::exit::Code;
+use crate::exit::Outcome;
 use kfctl::catalog::render::prepare;
 use std::io::Write;
 
-pub(crate) fn run(args: ValuesArgs) -> anyhow::Result<Code> {
+pub(crate) fn run(args: ValuesArgs) -> anyhow::Result<Outcome> {
     crate::commands::print_notice();
     let request = render_request(&args.render)?;
     let prepared = prepare(&request).map_err(catalog_error)?;
@@ -20,5 +20,5 @@ pub(crate) fn run(args: ValuesArgs) -> anyhow::Result<Code> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(Code::Success)
+    Ok(Outcome::Done)
 }

@@ -115,15 +115,6 @@ pub enum IdentityError {
     WithDex,
 }
 
-impl crate::exit::ExitStatus for IdentityError {
-    fn exit_code(&self) -> crate::exit::Code {
-        match self {
-            IdentityError::InlineSecret { .. } => crate::exit::Code::Security,
-            _ => crate::exit::Code::Usage,
-        }
-    }
-}
-
 /// A Dex connector type (`oidc`, `ldap`, `github`, `mockCallback`…).
 pub(crate) const CONNECTOR_TYPE: Format = Format {
     pattern: r"^[A-Za-z][A-Za-z0-9-]*$",

@@ -340,9 +340,10 @@ fn strings_under(value: &Value, k: &KeysFind, inside: Option<Option<&str>>, out:
     }
 }
 
-/// Whether the last path segment has a `:tag`, or the reference a digest.
+/// Whether the reference has a `:tag` or a digest ([`crate::image::ImageRef`]).
 pub(crate) fn has_tag_or_digest(image: &str) -> bool {
-    image.contains('@') || image.rsplit('/').next().is_some_and(|last| last.contains(':'))
+    let parsed = crate::image::ImageRef::parse(image);
+    parsed.tag.is_some() || parsed.digest.is_some()
 }
 
 /// A character that can be part of an image reference: a found token is replaced only

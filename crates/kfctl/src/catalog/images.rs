@@ -1,44 +1,27 @@
-//! Image references: splitting off the registry, moving to another registry, and the short
-//! keys per-image overrides use (`<component>.images.<key>`).
+//! Images in the catalog: moving them to another registry, the short keys per-image overrides
+//! use (`<component>.images.<key>`), and checking a registry value. References are taken apart
+//! by [`crate::image`].
 
 use super::image_refs;
 use super::object_id::text;
+use crate::image::ImageRef;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// `(registry, rest)`: the registry is the first path segment when it looks like a host
-/// (has a `.` or `:`, or is `localhost`); otherwise the image is on Docker Hub and the
-/// registry is empty.
-pub(crate) fn split_registry(image: &str) -> (&str, &str) {
-    match image.split_once('/') {
-        Some((first, rest)) if first.contains('.') || first.contains(':') || first == "localhost" => (first, rest),
-        _ => ("", image),
-    }
-}
-
-/// Move an image to `registry`, keeping its path, tag and digest.
+/// Move an image to `registry`, keeping its path, tag and digest ([`ImageRef::with_registry`]).
 pub fn with_registry(image: &str, registry: &str) -> String {
-    let registry = registry.trim_end_matches('/');
-    if registry.is_empty() {
-        return image.to_string();
-    }
-    format!("{registry}/{}", split_registry(image).1)
+    ImageRef::parse(image).with_registry(registry)
 }
 
 /// The repository path without registry, tag or digest: `kubeflow/trainer/x` for
 /// `ghcr.io/kubeflow/trainer/x:v2@sha256:…`.
 pub(crate) fn repository(image: &str) -> &str {
-    let rest = split_registry(image).1;
-    let rest = rest.split('@').next().unwrap_or(rest);
-    match rest.rfind(':') {
-        Some(i) if !rest[i..].contains('/') => &rest[..i],
-        _ => rest,
-    }
+    ImageRef::parse(image).path
 }
 
-/// Whether a reference (without its digest) names a tag.
+/// Whether a reference names a tag (beside any digest).
 pub fn has_tag(image: &str) -> bool {
-    image.split('@').next().and_then(|r| r.rsplit('/').next()).is_some_and(|last| last.contains(':'))
+    ImageRef::parse(image).tag.is_some()
 }
 
 /// Short, stable keys for a set of images, named after the image, never its tag or digest

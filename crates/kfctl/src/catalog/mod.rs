@@ -238,6 +238,19 @@ pub enum CatalogError {
     /// An input file is missing, unreadable or over the size limit.
     #[error(transparent)]
     Input(#[from] crate::input::InputError),
+    /// The render outgrew its limit ([`crate::input::max_render_bytes`]): a value copied onto
+    /// many objects is the usual cause.
+    #[error(
+        "the render is larger than its limit ({} MiB, already {} MiB when stopped; the limit is 32 MiB + 2 x the default render + 8 x your values): a long value copied onto every object (global.commonLabels, global.commonAnnotations) is the likely cause; shorten it",
+        limit / (1024 * 1024),
+        size / (1024 * 1024)
+    )]
+    RenderTooLarge {
+        /// The objects' size when the render stopped (bytes, as JSON).
+        size: u64,
+        /// The limit (bytes).
+        limit: u64,
+    },
     /// `--as-kustomization`: what the values change in an object cannot be written as a patch.
     #[error("{object}: {message}")]
     NotExpressible {

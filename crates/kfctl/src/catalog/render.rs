@@ -213,21 +213,33 @@ fn folders_present(profile: &Resolved, catalog: &Catalog, manifests_dir: &std::p
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
-    let Prepared { catalog, profile, defaults, effective, objects, .. } = prepare(req)?;
-    // Each object's parameters depend on the values and on it alone: applied on the pool, in order.
+    let Prepared { catalog, profile, defaults, effective, objects, user, .. } = prepare(req)?;
+    // Each object's parameters depend on the values and on it alone: applied on the pool, in
+    // order, and stopped once the objects outgrow the render's limit.
     use rayon::prelude::*;
+    let limit = crate::input::max_render_bytes(
+        objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(),
+        kfctl_kustomize::json_size(&user),
+    );
+    let size = std::sync::atomic::AtomicU64::new(0);
     let applied: Vec<_> = objects
         .into_par_iter()
         .filter(|o| params::keep(&o.obj, &effective, &o.component, &catalog.provided))
         .map(|mut o| {
+            if size.load(std::sync::atomic::Ordering::Relaxed) > limit {
+                return None;
+            }
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
-            (o, hashed)
+            size.fetch_add(kfctl_kustomize::json_size(&o.obj), std::sync::atomic::Ordering::Relaxed);
+            Some((o, hashed))
         })
         .collect();
-    let (mut objects, hashed): (Vec<_>, Vec<_>) = applied.into_iter().unzip();
+    within_limit(size.into_inner(), limit)?;
+    let (mut objects, hashed): (Vec<_>, Vec<_>) = applied.into_iter().flatten().unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
     super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
+    within_limit(objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(), limit)?;
     super::existing_secrets::drop_listed(&mut objects, &effective);
     let order = kfctl_kustomize::SortOrder::from_options(Some(&catalog.sort_options))?;
     super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
@@ -238,6 +250,14 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .map(|d| super::provided::Dependency { needs: d.needs_for(&installed).cloned().collect(), ..d.clone() })
         .collect();
     Ok(Rendered { profile, values: effective, defaults, objects, default_credentials, provided })
+}
+
+/// A render of `size` bytes (as JSON) against its `limit` ([`crate::input::max_render_bytes`]).
+fn within_limit(size: u64, limit: u64) -> Result<(), CatalogError> {
+    match size > limit {
+        true => Err(CatalogError::RenderTooLarge { size, limit }),
+        false => Ok(()),
+    }
 }
 
 /// Layer the profile's values, the `-f` files and the `--set` expressions.

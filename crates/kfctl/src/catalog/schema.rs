@@ -195,9 +195,11 @@ impl Schema {
                 inner.check_at(value, path)
             }
             (Schema::Required { .. }, _) => Err(wrong("a map")),
-            (Schema::Enum(allowed), _) => {
-                Err(SchemaError::NotAllowed { path: path.into(), allowed: allowed.join(", "), got: describe(value) })
-            }
+            (Schema::Enum(allowed), _) => Err(SchemaError::NotAllowed {
+                path: path.into(),
+                allowed: shown_choices(allowed),
+                got: describe(value),
+            }),
             (Schema::List(item) | Schema::ListOrText(item), Value::Array(items)) => {
                 items.iter().enumerate().try_for_each(|(i, v)| item.check_at(v, &format!("{path}[{i}]")))
             }
@@ -339,6 +341,11 @@ fn levenshtein(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+/// The allowed values as a message shows them: each quoted, so the empty one is seen (`"", "only", "skip"`).
+fn shown_choices(allowed: &[&str]) -> String {
+    allowed.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

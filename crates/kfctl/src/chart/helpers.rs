@@ -16,7 +16,7 @@ use super::scaffold::verbatim;
 use crate::catalog::params;
 
 /// The umbrella's dependency check (`templates/checks.yaml`), the last piece.
-pub(crate) const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup"];
+pub(crate) const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGroup", "kfctl.absent"];
 
 /// Every helper's view of `global`: `global:` coalesced over the globals given at export
 /// ([`super::exported_global`]).

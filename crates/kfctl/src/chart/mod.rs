@@ -388,8 +388,9 @@ fn umbrella(
         })
         .filter(|g| g["members"].as_array().is_some_and(|m| !m.is_empty()))
         .collect();
+    let absent: Vec<&String> = prepared.catalog.components.keys().filter(|c| !names.contains(&c.as_str())).collect();
     let context = json!({
-        "name": options.chart_name, "profile": prepared.profile.name,
+        "name": options.chart_name, "profile": prepared.profile.name, "absent": absent,
         "description": format!("Kubeflow, profile {}: {}", prepared.profile.name, prepared.profile.description),
         "version": scaffold::chart_version(&options.app_version), "kfctl_version": env!("CARGO_PKG_VERSION"), "app_version": options.app_version,
         "kube_version": scaffold::kube_version(&options.app_version), "kubernetes_range": scaffold::kubernetes_range(&options.app_version),

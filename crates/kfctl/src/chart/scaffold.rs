@@ -153,8 +153,10 @@ fn only_disabled(component: &str) -> Value {
         "`{component}` is not in this chart: it can only be disabled here; export a profile that \
          holds it (or `--set {component}.enabled=true` at export) to install it"
     );
+    // not `const: false`: Helm's schema error would say only "value must be false"; the
+    // umbrella's checks (`kfctl.absent`) refuse `true` saying how to export it instead
     json!({"description": description, "type": "object", "additionalProperties": false, "properties": {
-        "enabled": {"description": "Must stay false: this chart has no subchart to enable.", "const": false},
+        "enabled": {"description": "Must stay false: this chart has no subchart to enable.", "type": "boolean"},
     }})
 }
 
@@ -243,7 +245,12 @@ mod tests {
             "katib": {"type": "object", "additionalProperties": false, "properties": {"enabled": {"type": "boolean"}}},
             "ray": {"type": "object", "properties": {}}}});
         let umbrella = umbrella_schema(&full, &["katib"]);
-        assert_eq!(umbrella.pointer("/properties/ray/properties/enabled/const"), Some(&json!(false)));
+        assert_eq!(umbrella.pointer("/properties/ray/properties/enabled/type"), Some(&json!("boolean")));
+        assert_eq!(
+            umbrella.pointer("/properties/ray/properties/enabled/const"),
+            None,
+            "the checks say it, not the schema"
+        );
         assert_eq!(umbrella.pointer("/properties/ray/additionalProperties"), Some(&json!(false)));
         assert_eq!(umbrella.pointer("/properties/katib/properties/global/type").unwrap(), "object");
         let katib = component_schema(&full, "katib");

@@ -46,6 +46,7 @@ pub use lifecycle::check;
 pub use lifecycle::diff;
 pub use lifecycle::install;
 pub use lifecycle::kind;
+pub use lifecycle::live;
 pub use lifecycle::postcheck;
 pub use lifecycle::preflight;
 pub(crate) use lifecycle::provided;
@@ -220,6 +221,22 @@ pub enum ClusterError {
         what: String,
         /// The deadline waited.
         timeout: std::time::Duration,
+        /// The last failure.
+        failure: Box<ApiFailure>,
+    },
+    /// The API server accepts connections but gave no answer within a bound shorter than the
+    /// run's deadline (the preflight's question for its version): the same cause as
+    /// [`ClusterError::NoAnswer`], said without claiming the whole `--timeout`.
+    #[error(
+        "{server}: no answer while {what}{}: {failure}; the server accepts connections but does not answer; check \
+         that the API server is up and answering (not wedged, and not behind a proxy that holds requests)",
+        while_doing(failure)
+    )]
+    Silent {
+        /// The API server's address.
+        server: String,
+        /// What the call was for.
+        what: String,
         /// The last failure.
         failure: Box<ApiFailure>,
     },

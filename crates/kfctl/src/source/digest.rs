@@ -34,11 +34,17 @@ pub(crate) fn sha256_bytes(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// The lowercase hex sha256 of a file's contents, streamed.
+/// The lowercase hex sha256 of a file's contents, streamed; a file past
+/// [`crate::input::MAX_DOWNLOAD_BYTES`] (the most an archive or download may be) is refused.
 pub(crate) fn sha256_file(path: &Path) -> Result<String, SourceError> {
-    let mut file = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
+    let limit = crate::input::MAX_DOWNLOAD_BYTES;
+    let file = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
     let mut hasher = Sha256::new();
-    copy_into(&mut file, &mut hasher).map_err(|e| SourceError::io(path, e))?;
+    let read = copy_into(&mut file.take(limit + 1), &mut hasher).map_err(|e| SourceError::io(path, e))?;
+    if read > limit {
+        let message = format!("larger than the {} MiB limit of an archive or download", limit / (1024 * 1024));
+        return Err(SourceError::invalid(path.display(), message));
+    }
     Ok(hex::encode(hasher.finalize()))
 }
 

@@ -85,7 +85,7 @@ impl Default for FetchOptions {
             attempts: 4,
             backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(10),
-            max_download_bytes: 512 * 1024 * 1024,
+            max_download_bytes: crate::input::MAX_DOWNLOAD_BYTES,
             reporter: Arc::new(SilentReporter),
         }
     }
@@ -115,7 +115,9 @@ impl FetchOptions {
             options.github_base = base.trim_end_matches('/').to_string();
         }
         if let Some(path) = std::env::var_os("KFCTL_CA_FILE").filter(|v| !v.is_empty()) {
-            options.extra_root_ca_pem = Some(std::fs::read(&path).map_err(|e| SourceError::io(path, e))?);
+            let pem = crate::input::read_small_file(Path::new(&path), "CA file")
+                .map_err(|e| SourceError::invalid("KFCTL_CA_FILE", e.to_string()))?;
+            options.extra_root_ca_pem = Some(pem);
         }
         Ok(options)
     }

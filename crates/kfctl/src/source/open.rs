@@ -248,6 +248,7 @@ impl Context<'_> {
     /// Extract once into `imports/<sha256>/`, then open what it holds.
     fn open_archive(&self, archive: &Path) -> Result<OpenedSource, SourceError> {
         let cache = self.cache()?;
+        super::extract::check_gzip(archive)?;
         let sha256 = sha256_file(archive)?;
         let key = format!("imports/{sha256}");
         let root = match cache.lookup(&key)? {

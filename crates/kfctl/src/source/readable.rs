@@ -30,7 +30,9 @@ pub(crate) fn readable(tree: Vec<TreeEntry>) -> Vec<TreeEntry> {
     let mut keep: BTreeSet<String> = BTreeSet::new();
     for entry in tree.iter().filter(|e| is_kustomization(&e.rel) && e.kind == EntryKind::File) {
         keep.insert(entry.rel.clone());
-        let Ok(text) = std::fs::read_to_string(&entry.abs) else { continue };
+        let Ok(text) = crate::input::read_bounded(&entry.abs, "kustomization", crate::input::MAX_FILE_BYTES) else {
+            continue;
+        };
         let Ok(docs) = kfctl_yaml::parse_stream(&text, &entry.rel) else { continue };
         let folder = entry.rel.rsplit_once('/').map_or("", |(dir, _)| dir);
         for named in docs.iter().flat_map(named_paths) {

@@ -144,9 +144,9 @@ pub fn remote_closure(manifests: &Path, resolver: &dyn RemoteResolver) -> Result
 /// Read a kustomization file's `resources`, `bases` and `components`: remote entries go to
 /// `scan.found`, local ones to `local`.
 fn read_entries(file: &Path, scan: &mut Scan, mut local: impl FnMut(&str)) {
-    let text = match std::fs::read_to_string(file) {
+    let text = match crate::input::read_bounded(file, "kustomization", crate::input::MAX_FILE_BYTES) {
         Ok(text) => text,
-        Err(e) => return scan.warnings.push(format!("{}: unreadable: {e}", file.display())),
+        Err(e) => return scan.warnings.push(e.to_string()),
     };
     let docs = match kfctl_yaml::parse_stream(&text, &file.display().to_string()) {
         Ok(docs) => docs,

@@ -118,6 +118,15 @@ impl CallPolicy {
         self.deadline.map_or(budget, |deadline| deadline.min(budget))
     }
 
+    /// One deadline: no call goes past `deadline`, and none gives up before it either (the
+    /// per-call budget does not end a call sooner, as it did with `status`'s default 5m: a
+    /// silent server is then `NoAnswer` at the deadline, not a refusal after 2m).
+    fn until(mut self, deadline: Instant) -> Self {
+        self.call_budget = self.call_budget.max(deadline.saturating_duration_since(Instant::now()));
+        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
+        self
+    }
+
     /// How long an attempt starting now may wait for its answer.
     fn attempt_wait(&self) -> Duration {
         let left = self.deadline.map_or(self.request_timeout, |d| d.saturating_duration_since(Instant::now()));
@@ -180,7 +189,10 @@ impl ApiClient {
                 let kubeconfig = kube::config::Kubeconfig::from_yaml(&text).map_err(|e| fail(&e))?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| fail(&e))?
             }
-            None => kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?,
+            None => {
+                crate::input::check_ambient_kubeconfigs().map_err(|e| ConnectError::Input(Box::new(e)))?;
+                kube::Config::from_kubeconfig(&options).await.map_err(|e| fail(&e))?
+            }
         };
         let server = config.cluster_url.to_string();
         if !matches!(config.cluster_url.scheme_str(), Some("http" | "https")) {
@@ -212,7 +224,8 @@ impl ApiClient {
     /// `started + timeout`, the work done before connecting counted).
     pub(crate) fn within_since(mut self, started: Instant, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
-        self.with_deadline(started + timeout)
+        self.policy = self.policy.until(started + timeout);
+        self
     }
 
     /// The same client, its DELETEs server-side dry runs: the server checks each (admission,
@@ -332,7 +345,7 @@ impl ApiClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let bytes = response.into_body().collect_bytes().await.map_err(transport_failure)?;
+        let bytes = read_body(response.into_body(), status).await?;
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if status >= 400 {
             let text = String::from_utf8_lossy(&bytes);
@@ -478,6 +491,29 @@ fn duplicate(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     copy
 }
 
+/// A response body, at most [`crate::input::MAX_API_BODY_BYTES`]: a larger one is a failure
+/// (not retried) rather than memory without end.
+async fn read_body(body: kube::client::Body, status: u16) -> Result<Vec<u8>, ApiFailure> {
+    use http_body_util::BodyExt;
+    let limit = crate::input::MAX_API_BODY_BYTES;
+    match http_body_util::Limited::new(body, limit as usize).collect().await {
+        Ok(collected) => Ok(Vec::from(collected.to_bytes())),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiFailure {
+            status: Some(status),
+            reason: Reason::Other("ResponseTooLarge".into()),
+            message: format!(
+                "the response body is larger than the {} MiB limit of an API answer; check that the kubeconfig names a Kubernetes API server",
+                limit / (1024 * 1024)
+            ),
+            ..Default::default()
+        }),
+        Err(e) => match e.downcast::<kube::Error>() {
+            Ok(e) => Err(transport_failure(*e)),
+            Err(e) => Err(ApiFailure { message: e.to_string(), ..Default::default() }),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +529,14 @@ mod tests {
             namespaced: false,
         };
         assert_eq!(crb.collection(Some("ignored")), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
+    }
+
+    #[test]
+    fn a_run_deadline_past_the_call_budget_is_the_only_deadline() {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let policy = CallPolicy::default().until(deadline);
+        assert_eq!(policy.end_of_retries(), deadline, "calls retry until the run's deadline, not 2m");
+        let short = Instant::now() + Duration::from_secs(3);
+        assert_eq!(policy.until(short).end_of_retries(), short, "an earlier deadline still wins");
     }
 }

@@ -31,7 +31,7 @@ impl ApiClient {
     async fn send_text(&self, request: http::Request<Vec<u8>>) -> Result<String, ApiFailure> {
         let response = self.client.send(request.map(kube::client::Body::from)).await.map_err(transport_failure)?;
         let status = response.status().as_u16();
-        let bytes = response.into_body().collect_bytes().await.map_err(transport_failure)?;
+        let bytes = super::read_body(response.into_body(), status).await?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if status >= 400 {
             let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);

@@ -10,6 +10,7 @@ pub mod check;
 pub mod diff;
 pub mod install;
 pub mod kind;
+pub mod live;
 pub mod postcheck;
 pub mod preflight;
 pub(crate) mod provided;

@@ -17,7 +17,7 @@ use crate::cluster::ClusterError;
 use crate::cluster::api::{ApiClient, ResourcePath};
 use crate::cluster::discovery::Resolver;
 use crate::cluster::plan::Plan;
-use crate::cluster::retry::ApiFailure;
+use crate::cluster::retry::{ApiFailure, TransportKind};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -205,13 +205,18 @@ fn read_sysctl(name: &str) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/sys/fs/inotify/{name}")).ok()?.trim().parse().ok()
 }
 
-/// `GET /version` (retried by the client like every call): a server that never answers or
-/// refuses connections is "unreachable"; a 429 or 5xx that does not settle says what it is.
+/// `GET /version` (retried by the client like every call): a server that refuses connections
+/// is "unreachable" (exit 5), one that accepts them and never answers is [`ClusterError::Silent`]
+/// (exit 6, as at the run's deadline); a 429 or 5xx that does not settle says what it is.
 pub(crate) async fn server_version(api: &ApiClient) -> Result<String, ClusterError> {
+    const WHAT: &str = "asking for the server's version";
     match api.with_budget(VERSION_RETRY_BUDGET).get_path("/version").await {
         Ok(info) => Ok(info.get("gitVersion").and_then(Value::as_str).unwrap_or("").to_string()),
-        Err(f) if f.status.is_none() => Err(ClusterError::settle(api, "asking for the server's version", f, |f| {
-            ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) }
+        Err(f) if f.status.is_none() => Err(ClusterError::settle(api, WHAT, f, |f| match f.transport() {
+            Some(TransportKind::TimedOut) => {
+                ClusterError::Silent { server: api.server.clone(), what: WHAT.into(), failure: Box::new(f) }
+            }
+            _ => ClusterError::Unreachable { server: api.server.clone(), failure: Box::new(f) },
         })),
         Err(f) => Err(ClusterError::Api { what: "server version".into(), failure: Box::new(f) }),
     }

@@ -158,6 +158,12 @@ pub(crate) async fn status_with(
             Judged::Failed(failed) => component.failed.push(failed.into()),
         }
     }
+    // by name, as kubectl lists: the same cluster prints the same report
+    components.sort_by(|a, b| a.name.cmp(&b.name));
+    for c in &mut components {
+        c.pending.sort_by_key(|p| p.object.to_string());
+        c.failed.sort_by_key(|f| f.object.to_string());
+    }
     let ready = components.iter().all(|c| c.pending.is_empty() && c.failed.is_empty());
     let failed = components.iter().any(|c| !c.failed.is_empty());
     let state = run_state(&record, ready, failed).to_string();

@@ -79,6 +79,20 @@ pub enum LeaseError {
         /// When it expires unless renewed.
         expires: String,
     },
+    /// `unlock` without `--force` found the lease still being renewed: its run may be alive.
+    #[error(
+        "lease {RECORD_NAMESPACE}/{LEASE_NAME}: held by {holder} on host {host} and still being renewed (last \
+         {renewed} ago): that run may still be working; wait for it to finish, or pass --force to delete the lease \
+         anyway (that run would then go on without the lock)"
+    )]
+    Renewed {
+        /// The run holding it.
+        holder: String,
+        /// The host it runs on.
+        host: String,
+        /// How long ago it was last renewed (`4s`).
+        renewed: String,
+    },
     /// This run lost its lease while it worked.
     #[error(
         "lease {RECORD_NAMESPACE}/{LEASE_NAME}: this run ({holder}) lost it while it worked ({by}); another run may \

@@ -2,12 +2,13 @@
 //!
 //! A run that crashed or was killed leaves its [`crate::cluster::lease`] behind until its short
 //! duration passes; `unlock` deletes it now. It reads the lease first so it can say whose it
-//! was (holder, host, how long held, when last renewed, whether it had expired): a lease still
-//! being renewed belongs to a run that may be alive, and the report says so.
+//! was (holder, host, how long held, when last renewed, whether it had expired). A lease still
+//! being renewed (not expired) belongs to a run that may be alive: `unlock` refuses it, naming
+//! the holder, unless `--force` ([`LeaseError::Renewed`]); forced, the report says so.
 
 use crate::cluster::ClusterError;
 use crate::cluster::api::{ApiClient, Target};
-use crate::cluster::lease::{HOST_ANNOTATION, LEASE_NAME, api_error, expiry, leases, now, text};
+use crate::cluster::lease::{HOST_ANNOTATION, LEASE_NAME, LeaseError, api_error, expiry, leases, now, text};
 use crate::cluster::record::RECORD_NAMESPACE;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
@@ -92,15 +93,25 @@ pub(crate) fn describe_lease(lease: &Value) -> Unlocked {
     }
 }
 
-/// Delete the lease; `None` when no lease was held. Every call is over within `timeout`.
-pub async fn unlock(target: &Target, timeout: std::time::Duration) -> Result<Option<Unlocked>, ClusterError> {
+/// Delete the lease; `None` when no lease was held. A lease still being renewed is deleted only
+/// with `force` ([`LeaseError::Renewed`] otherwise). Every call is over within `timeout`.
+pub async fn unlock(
+    target: &Target,
+    timeout: std::time::Duration,
+    force: bool,
+) -> Result<Option<Unlocked>, ClusterError> {
     let api = ApiClient::connect(target).await?.within(timeout);
     let read = |f| ClusterError::settle(&api, "reading the lease", f, |f| api_error("read", f));
     let Some(lease) = api.get(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await.map_err(read)? else {
         return Ok(None);
     };
+    let held = describe_lease(&lease);
+    if !held.expired && !force {
+        let renewed = held.renewed_seconds_ago.map_or("?".to_string(), age);
+        return Err(LeaseError::Renewed { holder: held.holder, host: held.host, renewed }.into());
+    }
     let gone = api.delete(&leases(), Some(RECORD_NAMESPACE), LEASE_NAME).await.map_err(|f| api_error("delete", f))?;
-    Ok(gone.then(|| describe_lease(&lease)))
+    Ok(gone.then_some(held))
 }
 
 #[cfg(test)]

@@ -47,15 +47,20 @@ pub struct ExtractLimits {
 }
 
 impl Default for ExtractLimits {
-    /// Generous for kubeflow/manifests (about 30 MB and 1,200 files unpacked) and the
-    /// repositories it references, small enough that a hostile archive cannot fill a disk.
+    /// Generous for kubeflow/manifests (about 30 MB and 1,300 files unpacked) and the
+    /// repositories it references, small enough that a hostile archive cannot fill a disk: the
+    /// archive rows of the limit table ([`crate::input`]).
     fn default() -> Self {
+        use crate::input::{
+            ARCHIVE_MAX_ENTRIES, ARCHIVE_MAX_FILE_BYTES, ARCHIVE_MAX_RATIO, ARCHIVE_MAX_TOTAL_BYTES,
+            ARCHIVE_RATIO_FLOOR_BYTES,
+        };
         ExtractLimits {
-            max_total_bytes: 512 * 1024 * 1024,
-            max_file_bytes: 64 * 1024 * 1024,
-            max_entries: 50_000,
-            max_ratio: 100,
-            ratio_floor_bytes: 16 * 1024 * 1024,
+            max_total_bytes: ARCHIVE_MAX_TOTAL_BYTES,
+            max_file_bytes: ARCHIVE_MAX_FILE_BYTES,
+            max_entries: ARCHIVE_MAX_ENTRIES,
+            max_ratio: ARCHIVE_MAX_RATIO,
+            ratio_floor_bytes: ARCHIVE_RATIO_FLOOR_BYTES,
         }
     }
 }
@@ -114,13 +119,19 @@ pub(crate) fn single_top_folder(dir: &Path, archive: &Path) -> Result<PathBuf, S
     }
 }
 
-/// Unpack every entry of `archive` into the existing, empty folder `root`.
-fn unpack_into(archive: &Path, root: &Path, limits: &ExtractLimits) -> Result<Extracted, SourceError> {
+/// Refuse `archive` unless it starts as gzip does (two bytes read: `/dev/zero` ends here).
+pub(crate) fn check_gzip(archive: &Path) -> Result<(), SourceError> {
     let mut file = std::fs::File::open(archive).map_err(|e| SourceError::io(archive, e))?;
     let mut magic = [0u8; 2];
     if file.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
         return Err(SourceError::invalid(archive.display(), "not a gzip-compressed tar archive (.tar.gz)"));
     }
+    Ok(())
+}
+
+/// Unpack every entry of `archive` into the existing, empty folder `root`.
+fn unpack_into(archive: &Path, root: &Path, limits: &ExtractLimits) -> Result<Extracted, SourceError> {
+    check_gzip(archive)?;
     let file = std::fs::File::open(archive).map_err(|e| SourceError::io(archive, e))?;
     let tripwire = Tripwire::default();
     let (compressed, compressed_bytes) = Counted::new(file);

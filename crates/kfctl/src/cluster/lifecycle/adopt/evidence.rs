@@ -8,6 +8,7 @@
 //! mismatch; the tag the mismatched live objects use most says which release it likely is.
 
 use crate::cluster::object::ObjectRef;
+use crate::image::ImageRef;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -93,15 +94,11 @@ fn most_common_tag(mismatches: &[Mismatch]) -> Option<String> {
     counts.into_iter().max_by_key(|(_, n)| *n).map(|(tag, _)| tag)
 }
 
-/// `(repository, tag or digest)`: `ghcr.io/kubeflow/x:v1.11.0` → `(ghcr.io/kubeflow/x, v1.11.0)`.
+/// `(repository, digest or tag)`: `ghcr.io/kubeflow/x:v1.11.0` → `(ghcr.io/kubeflow/x, v1.11.0)`
+/// ([`ImageRef`]: a port is no tag; no tag is `latest`).
 pub(crate) fn split_image(image: &str) -> (String, String) {
-    if let Some((repo, digest)) = image.split_once('@') {
-        return (repo.to_string(), digest.to_string());
-    }
-    match image.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo.to_string(), tag.to_string()),
-        _ => (image.to_string(), "latest".into()),
-    }
+    let parsed = ImageRef::parse(image);
+    (parsed.name().to_string(), parsed.version().to_string())
 }
 
 /// Every `image` string of an object, by the names of the list items leading to it
@@ -159,5 +156,6 @@ mod tests {
         assert_eq!(evidence.mismatches[0].what, "image spec.template.spec.containers.c");
         assert_eq!(split_image("localhost:5000/x"), ("localhost:5000/x".into(), "latest".into()));
         assert_eq!(split_image("x@sha256:ab"), ("x".into(), "sha256:ab".into()));
+        assert_eq!(split_image("localhost:5000/x:v1@sha256:ab"), ("localhost:5000/x".into(), "sha256:ab".into()));
     }
 }
