@@ -233,6 +233,9 @@ fn dispatch(shared: &Arc<Shared>, route: Route, mut api: ApiRequest) -> Response
             let Some(rt) = state.catalog(now, false).find(&path.group, &path.version, &path.resource).cloned() else {
                 return error_response(&ApiError::no_route());
             };
+            if super::logs::is_log(&path) && api.method == "GET" {
+                return super::logs::log_response(&state, &path, &api.query);
+            }
             drop(state);
             api.path = path;
             if api.method == "GET" && api.query.flag("watch") {

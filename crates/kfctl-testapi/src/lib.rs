@@ -14,7 +14,8 @@
 //! immutable fields refused with upstream's 422 (selectors, a Job's template, `roleRef`, a
 //! set cluster IP, StatefulSet and PVC specs, a CRD's scope: `immutable.rs`);
 //! finalizers and namespace termination; owner-reference garbage collection; watches (with
-//! 410 Expired past the history); SelfSubjectAccessReview; errors as `Status` objects.
+//! 410 Expired past the history); SelfSubjectAccessReview; errors as `Status` objects; pod
+//! logs with `tailLines`, `limitBytes` and `container` (a fixed text: `logs.rs`).
 //!
 //! What it simplifies, and how (each module tells more):
 //! * field ownership treats lists as atomic (`apply.rs`); there are no schemas, so no
@@ -57,6 +58,7 @@ mod hold;
 mod http;
 mod immutable;
 mod kubeconfig;
+mod logs;
 mod openapi;
 mod profiles;
 mod reconcile;
@@ -82,6 +84,7 @@ pub use config::{AccessDenial, TestApiConfig};
 pub use errors::ApiError;
 pub use faults::{FaultAction, FaultRule, RequestMatch};
 pub use hold::{DEFAULT_HOLD_BOUND, Hold};
+pub use logs::{LOG_ANNOTATION, LOG_LINES};
 pub use state::RecordedRequest;
 pub use status_rules::{StatusBehavior, StatusRule, Target};
 pub use store::ObjectKey;

@@ -266,7 +266,7 @@ impl ExitStatus for ClusterError {
         match self {
             ClusterError::Plan(plan) => plan.exit_code(),
             ClusterError::Connect(connect) => connect.exit_code(),
-            ClusterError::NoObjectInNamespace { .. } => Code::Usage,
+            ClusterError::NoObjectInNamespace { .. } | ClusterError::Bundle(_) => Code::Usage,
             ClusterError::DefaultCredentials { .. } | ClusterError::DefaultCredentialsOffKind { .. } => Code::Security,
             ClusterError::Timeout { .. } | ClusterError::NoAnswer { .. } | ClusterError::Silent { .. } => Code::Timeout,
             ClusterError::Failed { .. } => Code::Failure,
@@ -355,5 +355,7 @@ mod tests {
         assert_eq!(code_of(&ClusterError::Rollback(values)), Some(Code::Usage));
         let none = RollbackError::NoPrevious { server: "s".into(), current: "26.03".into() };
         assert_eq!(code_of(&ClusterError::Rollback(none)), Some(Code::Cluster));
+        let bundle = crate::cluster::bundle::BundleError { path: "/b.tar.gz".into(), message: "m".into() };
+        assert_eq!(code_of(&ClusterError::Bundle(bundle)), Some(Code::Usage));
     }
 }

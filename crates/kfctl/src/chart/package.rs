@@ -151,7 +151,7 @@ fn subchart_of<'a>(files: &ChartFiles, base: &str, rest: &'a str) -> Option<&'a 
 }
 
 /// One regular file entry with nothing of the machine in its header.
-fn append(tar: &mut tar::Builder<Vec<u8>>, path: &str, body: &[u8]) -> std::io::Result<()> {
+pub(crate) fn append(tar: &mut tar::Builder<Vec<u8>>, path: &str, body: &[u8]) -> std::io::Result<()> {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
     header.set_size(body.len() as u64);
@@ -163,7 +163,7 @@ fn append(tar: &mut tar::Builder<Vec<u8>>, path: &str, body: &[u8]) -> std::io::
 }
 
 /// gzip with a header that says nothing of the machine: mtime 0, no name, OS "unknown".
-fn gzip(data: &[u8]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn gzip(data: &[u8]) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
     let mut encoder = GzBuilder::new().mtime(0).operating_system(255).write(Vec::new(), Compression::new(6));
     encoder.write_all(data)?;

@@ -11,7 +11,7 @@
 //! | `apply/` | [`plan`], `order`, `prepare`, `engine`, [`retry`], [`immutable`], `replace`, `converge` | rendered objects → ordered waves (the ordering tables), the apply body, applying a wave with retries (the retry table), replacing what cannot be patched, converging onto what is there |
 //! | `readiness/` | `readiness`, `judge`, [`progress`] | the readiness table and its failure rows, one object's verdict while a wave waits, what is happening and what is pending, as events |
 //! | `state/` | [`record`], [`lease`], `unlock`, [`mark`], `ownership`, [`prune`] | the install record, one run at a time (and freeing a crashed run's lock), the ownership mark on what kfctl-rs creates, deletes checked against the cluster, the prune/keep table |
-//! | `lifecycle/` | [`session`], [`preflight`], `provided`, [`install`](mod@install), [`upgrade`], [`uninstall`], [`rollback`], [`adopt`], [`status`], [`diff`], [`kind`] | the verbs: one run opened once, the checks before any write, install and upgrade (converge), removing, returning to the previous release, taking over another tool's platform, reporting and previewing, the Kind configuration |
+//! | `lifecycle/` | [`session`], [`preflight`], `provided`, [`install`](mod@install), [`upgrade`], [`uninstall`], [`rollback`], [`adopt`], [`status`], [`diff`], [`check`], [`postcheck`], [`bundle`], [`verify`], [`kind`] | the verbs: one run opened once, the checks before any write, install and upgrade (converge), removing, returning to the previous release, taking over another tool's platform, reporting and previewing, the checklists before and after an install, the support bundle, the end-to-end verification, the Kind configuration |
 //!
 //! Every failure maps to an exit code ([`crate::exit::ExitStatus`]): the API server refusing or
 //! unreachable is 5, objects not ready (or no answer) by the deadline 6, an object that failed
@@ -41,11 +41,13 @@ pub use apply::plan;
 pub(crate) use apply::prepare;
 pub use apply::retry;
 pub use lifecycle::adopt;
+pub use lifecycle::bundle;
 pub use lifecycle::check;
 pub use lifecycle::diff;
 pub use lifecycle::install;
 pub use lifecycle::kind;
 pub use lifecycle::live;
+pub use lifecycle::postcheck;
 pub use lifecycle::preflight;
 pub(crate) use lifecycle::provided;
 pub use lifecycle::rollback;
@@ -253,6 +255,9 @@ pub enum ClusterError {
     /// `verify` could not start.
     #[error(transparent)]
     Verify(#[from] verify::VerifyError),
+    /// The support bundle could not be written.
+    #[error(transparent)]
+    Bundle(#[from] bundle::BundleError),
 }
 
 impl From<adopt::AdoptError> for ClusterError {

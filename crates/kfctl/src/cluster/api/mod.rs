@@ -22,6 +22,7 @@
 pub(crate) mod discovery;
 pub mod object;
 pub mod redact;
+mod text;
 
 use crate::cluster::failure::{build_failure, status_failure, transport_failure};
 use crate::cluster::redact::Redactor;

@@ -94,7 +94,13 @@ impl CheckReport {
 
     /// One line per item, its hint below it, then the verdict.
     pub fn render_text(&self) -> String {
-        let mut out = format!("checking {} for Kubeflow {}\n", self.server, self.release);
+        let heading = format!("checking {} for Kubeflow {}", self.server, self.release);
+        self.render_with(&heading, "ready to install")
+    }
+
+    /// [`CheckReport::render_text`] under `heading`, ending with `passed` when no item failed.
+    pub(crate) fn render_with(&self, heading: &str, passed: &str) -> String {
+        let mut out = format!("{heading}\n");
         for item in &self.items {
             let mark = match item.mark {
                 Mark::Pass => "✔",
@@ -108,7 +114,7 @@ impl CheckReport {
         }
         let failed = self.items.iter().filter(|i| i.mark == Mark::Fail).count();
         match failed {
-            0 => out.push_str("ready to install\n"),
+            0 => out.push_str(&format!("{passed}\n")),
             n => out.push_str(&format!("{n} item(s) failed; see {}\n", self.guide)),
         }
         out

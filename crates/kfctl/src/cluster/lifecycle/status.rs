@@ -115,12 +115,21 @@ pub async fn status_within(
     namespace: Option<&str>,
 ) -> Result<StatusReport, ClusterError> {
     let api = ApiClient::connect(target).await?.within(timeout);
-    let record = read_record(&api).await?.ok_or(ClusterError::NoRecord)?;
+    status_with(&api, concurrency, namespace).await
+}
+
+/// [`status_within`] on a connected client (its deadline is the run's).
+pub(crate) async fn status_with(
+    api: &ApiClient,
+    concurrency: usize,
+    namespace: Option<&str>,
+) -> Result<StatusReport, ClusterError> {
+    let record = read_record(api).await?.ok_or(ClusterError::NoRecord)?;
     let entries =
         in_namespace(record.inventory.iter().map(|e| (&e.reference, e)), namespace, "the install record's objects")?;
     let resolver = Resolver::new(api.clone());
     let verdicts: Vec<Result<Judged, ClusterError>> = futures::stream::iter(entries.iter())
-        .map(|entry| judge(&api, &resolver, entry))
+        .map(|entry| judge(api, &resolver, entry))
         .buffered(concurrency.max(1))
         .collect()
         .await;
