@@ -83,9 +83,39 @@ fn check_pre_on_a_cluster_outside_the_range_fails_its_item_in_json() {
     assert_eq!(writes, 0, "check --pre wrote");
 }
 
-#[test]
-fn check_without_pre_says_what_to_use() {
-    let out = Command::new(common::binary()).arg("check").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--pre"));
+#[tokio::test]
+async fn check_after_an_install_and_a_support_bundle_on_the_command_line() {
+    use kfctl::catalog::RenderedObject;
+    use kfctl::cluster::progress::RecordingProgress;
+    let cluster = Cluster::start(TestApiConfig::default());
+    let kubeconfig = cluster.kubeconfig.to_str().unwrap().to_string();
+    // no install yet: the record item fails and ends the list
+    let out =
+        Command::new(common::binary()).args(["check", "--kubeconfig", &kubeconfig, "-o", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["items"].as_array().unwrap().last().unwrap()["mark"], "fail", "{report}");
+
+    let objects = vec![RenderedObject {
+        component: "platform".into(),
+        obj: serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}}),
+    }];
+    kfctl::cluster::install(objects, cluster.options_for("minimal", "v1"), &mut RecordingProgress::default())
+        .await
+        .unwrap();
+    let out = Command::new(common::binary()).args(["check", "--kubeconfig", &kubeconfig]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("✔"), "{text}");
+
+    let archive = cluster.dir.path().join("bundle.tar.gz");
+    let out = Command::new(common::binary())
+        .args(["support-bundle", "--kubeconfig", &kubeconfig, "--out"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&archive).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("wrote {}", archive.display())));
 }

@@ -193,7 +193,8 @@ pub(crate) struct UnlockArgs {
 #[command(mut_arg("profile", |a| a.required(false).default_value("")))]
 pub(crate) struct CheckArgs {
     /// Check a cluster before an install: the preflight as a checklist, for the objects --profile
-    /// (or --objects) would install; nothing is written.
+    /// (or --objects) would install. Without it, check the installed platform. Nothing is
+    /// written either way.
     #[arg(long)]
     pub pre: bool,
     /// What the install would write (with --pre), as for `install`.
@@ -237,6 +238,25 @@ pub(crate) struct AnalyzeArgs {
     /// instead of the live cluster's installed objects.
     #[arg(long = "filename", short = 'f', value_name = "FILE")]
     pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub output: OutputFlag,
+    #[command(flatten)]
+    pub deadline: TimeoutFlag,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(mut_arg("timeout", |a| a.required(false).default_value("5m")))]
+#[command(mut_arg("profile", |a| a.required(false).default_value("")))]
+pub(crate) struct SupportBundleArgs {
+    /// The archive to write (mode 0600; replaced if it exists).
+    #[arg(long, value_name = "FILE", default_value = "kfctl-rs-support-bundle.tar.gz")]
+    pub out: PathBuf,
+    /// The install's profile and values (optional): their credentials are scrubbed from the
+    /// logs and messages the bundle holds, as install scrubs them. No Secret is ever read.
+    #[command(flatten)]
+    pub source: ObjectsArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[command(flatten)]

@@ -81,7 +81,8 @@ pub(crate) enum Command {
     /// run still renews only with --force.
     Unlock(UnlockArgs),
     /// Check a cluster: before an install (--pre, a checklist of what the install needs), or
-    /// after one.
+    /// after one (every recorded object present, ready, its webhooks, certificates, gateway and
+    /// login path working).
     Check(CheckArgs),
     /// Prove an installed platform works end to end: a test Profile, a Notebook, a TrainJob and
     /// an InferenceService, each waited for, then removed.
@@ -89,6 +90,9 @@ pub(crate) enum Command {
     /// Coded findings (KF001 default credentials, ...) about a render (-f) or the installed
     /// platform.
     Analyze(AnalyzeArgs),
+    /// Write one archive a maintainer needs to help: status, the check, the record, events and
+    /// the failing pods' latest logs; no Secret, ever.
+    SupportBundle(SupportBundleArgs),
     /// Print the Kind cluster configuration the kind profile expects.
     KindConfig(KindConfigArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell), as

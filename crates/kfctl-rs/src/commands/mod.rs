@@ -31,6 +31,7 @@ pub(crate) mod rollback;
 pub(crate) mod secrets;
 pub(crate) mod source;
 pub(crate) mod status;
+pub(crate) mod support_bundle;
 pub(crate) mod template;
 pub(crate) mod uninstall;
 pub(crate) mod unlock;
@@ -72,6 +73,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Check(args) => check::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Analyze(args) => analyze::run(args),
+        Command::SupportBundle(args) => support_bundle::run(args),
         Command::KindConfig(args) => kind_config::run(args),
         Command::Completion(args) => completion::run(args),
     }
