@@ -36,7 +36,7 @@ fn objects() -> Vec<RenderedObject> {
 fn cluster(version: &str, storage_class: bool) -> Cluster {
     let cluster = Cluster::start(TestApiConfig::default().git_version(version));
     let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}}});
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}, "nodeInfo": {"architecture": "amd64"}}});
     cluster.server.seed(node).unwrap();
     if storage_class {
         let class = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "standard",
@@ -106,6 +106,7 @@ async fn outside_the_range_without_a_storage_class_and_with_a_foreign_crd_each_i
     assert_eq!(mark, Mark::Fail, "{detail}");
     assert!(detail.contains("widgets.example.org (managed by test-seed"), "{detail}");
     assert!(hint.unwrap().contains(".provided=true"));
+    assert_eq!(mark_of(&report, "architectures").0, Mark::Pass);
     let text = report.render_text();
     assert!(
         text.contains("✘ Kubernetes in the release's range:")
@@ -126,4 +127,23 @@ async fn a_server_that_never_answers_fails_the_first_item_and_ends_the_list() {
     assert_eq!(report.items.len(), 1, "{:?}", report.items);
     assert_eq!((report.items[0].id, report.items[0].mark), ("api", Mark::Fail));
     assert!(report.items[0].hint.as_deref().unwrap().contains("kubeconfig"));
+}
+
+#[tokio::test]
+async fn a_namespace_enforcing_restricted_pod_security_and_arm64_nodes_are_warnings() {
+    let cluster = cluster("v1.36.1", true);
+    let strict = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf",
+        "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}});
+    cluster.server.seed(strict).unwrap();
+    let arm = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-2"},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}, "nodeInfo": {"architecture": "arm64"}}});
+    cluster.server.seed(arm).unwrap();
+    let report = check_pre(&objects(), &options(&cluster)).await.unwrap();
+    let (mark, detail, hint) = mark_of(&report, "pod-security");
+    assert_eq!(mark, Mark::Warn, "{detail}");
+    assert!(detail.contains("kf (pod-security.kubernetes.io/enforce=restricted)") && hint.is_some(), "{detail}");
+    let (mark, detail, _) = mark_of(&report, "architectures");
+    assert_eq!(mark, Mark::Warn, "{detail}");
+    assert!(detail.contains("amd64, arm64"), "{detail}");
+    assert!(!report.failed(), "warnings only: {}", report.render_text());
 }

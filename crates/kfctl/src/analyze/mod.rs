@@ -13,6 +13,7 @@
 //! | KF003 | warning | a PodDisruptionBudget that allows no disruption (node drains block) |
 //! | KF004 | warning | a namespaced object without a namespace (it lands in `default`) |
 //! | KF005 | error | a Kubernetes version outside the release's range |
+//! | KF006 | warning | nodes of an architecture upstream's images may not be built for |
 //!
 //! Findings are sorted by code, then object, so the output is stable.
 
@@ -76,6 +77,12 @@ pub const RULES: &[Rule] = &[
         title: "Kubernetes outside the release's supported range",
         fix: "use a cluster in the release's range (`kfctl-rs check --pre` says which), or another release",
     },
+    Rule {
+        code: "KF006",
+        severity: Severity::Warning,
+        title: "nodes of an architecture upstream's images may not be built for",
+        fix: "check each image of `kfctl-rs images --profile P` has a build for it (`docker manifest inspect IMAGE`), or keep Kubeflow's pods on amd64 nodes (`global.nodeSelector`)",
+    },
 ];
 
 /// A finding: the rule, the object, what was found.
@@ -114,6 +121,8 @@ pub struct ClusterFacts {
     pub supported: Option<Supported>,
     /// The release, for messages.
     pub release: String,
+    /// The nodes' architectures (`amd64`, `arm64`), when analyzing a live cluster.
+    pub architectures: Vec<String>,
 }
 
 /// The rule of `code`.
@@ -129,6 +138,7 @@ pub fn analyze(objects: &[Value], facts: &ClusterFacts) -> Vec<Finding> {
     rules::blocking_disruption_budgets(objects, &mut found);
     rules::missing_namespaces(objects, &mut found);
     rules::kubernetes_range(facts, &mut found);
+    rules::node_architectures(facts, &mut found);
     found.sort_by(|a, b| (a.code, &a.object).cmp(&(b.code, &b.object)));
     found.dedup();
     found

@@ -93,3 +93,15 @@ pub(super) fn kubernetes_range(facts: &ClusterFacts, found: &mut Vec<Finding>) {
         found.push(finding("KF005", "the cluster".into(), message));
     }
 }
+
+/// KF006: nodes of another architecture than amd64, which most upstream images are built for
+/// (the catalog records no image platforms, so this is a warning to look, not a verdict).
+pub(super) fn node_architectures(facts: &ClusterFacts, found: &mut Vec<Finding>) {
+    let mut others: Vec<&str> = facts.architectures.iter().map(String::as_str).filter(|a| *a != "amd64").collect();
+    others.sort();
+    others.dedup();
+    if !others.is_empty() {
+        let message = format!("nodes run {}; upstream publishes most images for amd64 only", others.join(", "));
+        found.push(finding("KF006", "the cluster".into(), message));
+    }
+}

@@ -76,6 +76,7 @@ fn kubernetes_outside_the_range_is_kf005() {
         kubernetes: Some(v),
         supported: Some(Supported { oldest: (1, 35), newest: None }),
         release: "26.03.1".into(),
+        architectures: Vec::new(),
     };
     let found = analyze(&[], &facts((1, 33)));
     assert_eq!(codes(&found), ["KF005"]);
@@ -89,4 +90,16 @@ fn the_text_names_code_severity_object_and_fix_and_counts() {
     let text = render_text(&analyze(&[cm], &ClusterFacts::default()));
     assert!(text.starts_with("KF004 [warning] ConfigMap c: names no namespace"), "{text}");
     assert!(text.ends_with("1 findings (0 errors, 1 warnings)\n"), "{text}");
+}
+
+#[test]
+fn arm64_nodes_are_kf006_and_amd64_ones_are_not() {
+    let facts = |archs: &[&str]| ClusterFacts {
+        architectures: archs.iter().map(|a| a.to_string()).collect(),
+        ..Default::default()
+    };
+    assert!(analyze(&[], &facts(&["amd64"])).is_empty());
+    let found = analyze(&[], &facts(&["amd64", "arm64", "arm64"]));
+    assert_eq!(codes(&found), ["KF006"]);
+    assert!(found[0].message.contains("nodes run arm64"));
 }

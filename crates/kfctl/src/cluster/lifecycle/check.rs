@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
 
+mod admission;
 mod capacity;
 
 /// One item of the checklist: its id, what it checks, and GUIDE's section on it.
@@ -39,6 +40,8 @@ pub const ITEMS: &[Item] = &[
     Item { id: "existing", title: "no CRD or webhook of the plan already there from someone else" },
     Item { id: "storage", title: "a default StorageClass for the PersistentVolumeClaims" },
     Item { id: "capacity", title: "nodes with room for the plan's requests" },
+    Item { id: "architectures", title: "node architectures the images are built for" },
+    Item { id: "pod-security", title: "Pod Security admission lets the plan's pods in" },
     Item { id: "record", title: "no other kfctl-rs install or run" },
 ];
 
@@ -181,7 +184,13 @@ pub async fn check_pre(objects: &[RenderedObject], opts: &PreCheckOptions) -> Re
     });
     report.items.push(existing(&api, &plan).await);
     report.items.push(storage(&api, &plan).await);
-    report.items.push(capacity::check(&api, &plan).await);
+    let nodes = capacity::nodes(&api).await;
+    report.items.push(capacity::check(&nodes, &plan));
+    report.items.push(match &nodes {
+        Ok(nodes) => admission::architectures(nodes),
+        Err(_) => item("architectures", Mark::Warn, "not checked: nodes cannot be listed", None),
+    });
+    report.items.push(admission::pod_security(&api, &plan).await);
     report.items.push(record(&api).await);
     Ok(report)
 }

@@ -27,7 +27,15 @@ pub async fn live_objects(target: &Target, timeout: Duration) -> Result<(Vec<Val
     }
     let release = record.as_ref().map(|r| r.meta.upstream_version.clone()).unwrap_or_default();
     let known = crate::source::releases::known().iter().find(|r| r.version == release);
+    let nodes = api.list(&super::preflight::path("", "v1", "nodes", false), None, None).await.unwrap_or_default();
+    let architectures = nodes["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.pointer("/status/nodeInfo/architecture").and_then(Value::as_str).map(String::from))
+        .collect();
     let facts = ClusterFacts {
+        architectures,
         kubernetes: super::preflight::parse_server_version(&version).map(|v| (v.major, v.minor)),
         supported: known.map(|r| Supported { oldest: r.min_kubernetes, newest: r.max_kubernetes }),
         release,

@@ -87,13 +87,21 @@ fn shown(r: Resources) -> String {
     format!("{:.1} CPU and {:.1} GiB", r.cpu_milli / 1000.0, r.memory / 1024f64.powi(3))
 }
 
+/// The cluster's nodes, or why they cannot be listed.
+pub(super) async fn nodes(api: &ApiClient) -> Result<Vec<Value>, String> {
+    match api.list(&preflight::path("", "v1", "nodes", false), None, None).await {
+        Ok(list) => Ok(list.get("items").and_then(Value::as_array).cloned().unwrap_or_default()),
+        Err(f) => Err(f.to_string()),
+    }
+}
+
 /// The capacity item.
-pub(super) async fn check(api: &ApiClient, plan: &Plan) -> Checked {
-    let nodes = match api.list(&preflight::path("", "v1", "nodes", false), None, None).await {
-        Ok(list) => list.get("items").and_then(Value::as_array).cloned().unwrap_or_default(),
+pub(super) fn check(nodes: &Result<Vec<Value>, String>, plan: &Plan) -> Checked {
+    let nodes = match nodes {
+        Ok(nodes) => nodes,
         Err(f) => return item("capacity", Mark::Warn, format!("cannot list nodes: {f}"), None),
     };
-    let offered = allocatable(&nodes);
+    let offered = allocatable(nodes);
     let asked = requested(plan, nodes.len());
     let detail =
         format!("{} node(s) with {} allocatable; the plan requests {}", nodes.len(), shown(offered), shown(asked));
