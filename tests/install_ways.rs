@@ -28,19 +28,19 @@ fn stdout(out: &Output) -> String {
 fn invoked_as_the_kubectl_plugin_usage_and_help_name_kubectl_kubeflow_install() {
     let plugin = linked_as("kubectl-kubeflow_install");
     let help = stdout(&Command::new(&plugin).arg("--help").output().unwrap());
-    assert!(help.contains("Usage: kubectl kubeflow-install <COMMAND>"), "{help}");
+    assert!(help.contains("Usage: kubectl kubeflow-install [OPTIONS] <COMMAND>"), "{help}");
     let sub = stdout(&Command::new(&plugin).args(["template", "--help"]).output().unwrap());
     assert!(sub.contains("Usage: kubectl kubeflow-install template "), "{sub}");
     let bad = Command::new(&plugin).arg("templat").output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("Usage: kubectl kubeflow-install <COMMAND>"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("Usage: kubectl kubeflow-install [OPTIONS] <COMMAND>"));
     // and it works as itself: the same commands
     let listed = stdout(&Command::new(&plugin).args(["profile", "list"]).output().unwrap());
     assert!(listed.contains("multi-tenant"), "{listed}");
 
     // under its own name (or any other) nothing changes
     let own = stdout(&Command::new(common::binary()).arg("--help").output().unwrap());
-    assert!(own.contains("Usage: kfctl-rs <COMMAND>"), "{own}");
+    assert!(own.contains("Usage: kfctl-rs [OPTIONS] <COMMAND>"), "{own}");
     let other = stdout(&Command::new(linked_as("kubectl-something_else")).arg("--help").output().unwrap());
     assert!(!other.contains("kubectl kubeflow-install"), "{other}");
 }
@@ -60,7 +60,7 @@ fn real_kubectl_runs_it_as_kubectl_kubeflow_install() {
     let out = Command::new(&kubectl).args(["kubeflow-install", "profile", "list"]).env("PATH", &path).output().unwrap();
     assert!(stdout(&out).contains("multi-tenant"));
     let help = Command::new(&kubectl).args(["kubeflow-install", "--help"]).env("PATH", &path).output().unwrap();
-    assert!(stdout(&help).contains("Usage: kubectl kubeflow-install <COMMAND>"));
+    assert!(stdout(&help).contains("Usage: kubectl kubeflow-install [OPTIONS] <COMMAND>"));
 }
 
 /// The data folders the library compiles in, each file as `cargo package` must ship it.
