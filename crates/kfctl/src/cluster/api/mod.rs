@@ -311,12 +311,17 @@ impl ApiClient {
         let wait = self.policy.attempt_wait();
         match tokio::time::timeout(wait, self.send(request)).await {
             Ok(answer) => answer,
-            Err(_) => Err(ApiFailure {
-                reason: Reason::Transport(TransportKind::TimedOut),
-                message: self.no_answer(wait),
-                out_of_time: wait < self.policy.request_timeout,
-                ..Default::default()
-            }),
+            Err(_) => Err(self.timed_out(wait)),
+        }
+    }
+
+    /// An attempt that got no answer within `wait`.
+    pub(crate) fn timed_out(&self, wait: Duration) -> ApiFailure {
+        ApiFailure {
+            reason: Reason::Transport(TransportKind::TimedOut),
+            message: self.no_answer(wait),
+            out_of_time: wait < self.policy.request_timeout,
+            ..Default::default()
         }
     }
 

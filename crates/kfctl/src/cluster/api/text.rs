@@ -3,7 +3,7 @@
 
 use super::ApiClient;
 use crate::cluster::failure::{build_failure, status_failure, transport_failure};
-use crate::cluster::retry::{ApiFailure, Reason, TransportKind};
+use crate::cluster::retry::ApiFailure;
 use serde_json::Value;
 
 impl ApiClient {
@@ -14,12 +14,7 @@ impl ApiClient {
         let wait = self.policy.attempt_wait();
         let answer = match tokio::time::timeout(wait, self.send_text(request)).await {
             Ok(answer) => answer,
-            Err(_) => Err(ApiFailure {
-                reason: Reason::Transport(TransportKind::TimedOut),
-                message: self.no_answer(wait),
-                out_of_time: wait < self.policy.request_timeout,
-                ..Default::default()
-            }),
+            Err(_) => Err(self.timed_out(wait)),
         };
         answer.map(|text| cut(text, limit)).map_err(|mut failure| {
             failure.message = self.redactor.scrub(&failure.message);
