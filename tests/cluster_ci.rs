@@ -158,23 +158,22 @@ fn small_objects(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
-fn install_against_an_unreachable_server_fails_fast_with_exit_5() {
+/// `install --profile kind --yes` of a small stream against the API server at `url`, and how
+/// long it took.
+fn install_small_objects_against(url: &str) -> (std::process::Output, Duration) {
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = kubeconfig_for("http://127.0.0.1:1", dir.path());
+    let kubeconfig = kubeconfig_for(url, dir.path());
     let objects = small_objects(dir.path());
     let started = Instant::now();
-    let out = kfctl(&[
-        "install",
-        "--profile",
-        "kind",
-        "--yes",
-        "--objects",
-        objects.to_str().unwrap(),
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-    ]);
-    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    let args = ["install", "--profile", "kind", "--yes", "--objects", objects.to_str().unwrap()];
+    let out = kfctl(&[&args[..], &["--kubeconfig", kubeconfig.to_str().unwrap()]].concat());
+    (out, started.elapsed())
+}
+
+#[test]
+fn install_against_an_unreachable_server_fails_fast_with_exit_5() {
+    let (out, elapsed) = install_small_objects_against("http://127.0.0.1:1");
+    assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("http://127.0.0.1:1") && stderr.contains("unreachable"), "{stderr}");
@@ -188,22 +187,9 @@ fn install_against_a_server_that_never_answers_exits_6_at_the_default_timeout_na
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || listener.incoming().flatten().collect::<Vec<_>>());
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = kubeconfig_for(&url, dir.path());
-    let objects = small_objects(dir.path());
-    let started = Instant::now();
-    let out = kfctl(&[
-        "install",
-        "--profile",
-        "kind",
-        "--yes",
-        "--objects",
-        objects.to_str().unwrap(),
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-    ]);
+    let (out, elapsed) = install_small_objects_against(&url);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}: {stderr}", started.elapsed());
+    assert!(elapsed < Duration::from_secs(60), "took {elapsed:?}: {stderr}");
     assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert!(
         stderr.contains(&format!("{url}/: no answer while asking for the server's version"))
