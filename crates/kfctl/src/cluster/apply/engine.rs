@@ -253,7 +253,8 @@ impl Engine {
         failure
     }
 
-    /// Apply every object of a wave; `applied` is called for each object the server accepted.
+    /// Apply every object of a wave; `applied` is called for each object the server accepted, in
+    /// the wave's order once the wave's applies are done.
     pub(crate) async fn apply_wave(
         &self,
         wave: &Wave,
@@ -263,6 +264,7 @@ impl Engine {
         let (tx, mut rx) = mpsc::unbounded_channel::<Note>();
         let stop = AtomicBool::new(false);
         let mut first_error: Option<ClusterError> = None;
+        let mut accepted: Vec<(&PlannedObject, Applied)> = Vec::new();
         {
             let (tx, stop) = (&tx, &stop);
             let mut results = futures::stream::iter(wave.objects.iter())
@@ -279,8 +281,8 @@ impl Engine {
                     next = results.next() => match next {
                         None => break,
                         Some((object, Ok(done))) => {
-                            applied(object, &done);
                             progress.event(&Event::Applied { object: &object.reference, created: done.created });
+                            accepted.push((object, done));
                         }
                         Some((object, Err(ObjectError::NotCheckable(why)))) => {
                             let line = format!("dry run: {} not checked, {why}", object.reference);
@@ -300,6 +302,12 @@ impl Engine {
         }
         while let Ok(note) = rx.try_recv() {
             report_retry(progress, &note);
+        }
+        // applies finish in any order; what they tell the record goes in the plan's order, so
+        // the same plan makes the same record (and the same deletion order)
+        accepted.sort_by_key(|(object, _)| wave.objects.iter().position(|o| std::ptr::eq(o, *object)));
+        for (object, done) in &accepted {
+            applied(object, done);
         }
         if self.interrupted() {
             return Err(ClusterError::Interrupted { wave: wave.name.clone() });
