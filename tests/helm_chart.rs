@@ -200,7 +200,17 @@ fn golden_prepared() -> &'static Prepared {
             .collect();
         let defaults = kfctl::catalog::defaults::defaults(&catalog, &resolved, &objects);
         let schema = kfctl::catalog::defaults::schema_for(&defaults);
-        Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
+        Prepared {
+            catalog,
+            profile: resolved,
+            user: json!({}),
+            effective: defaults.clone(),
+            defaults,
+            schema,
+            objects,
+            peers: Vec::new(),
+            peer_variants: None,
+        }
     })
 }
 
@@ -774,7 +784,17 @@ fn edge_prepared() -> Prepared {
     objects.extend(tag("katib", katib));
     let defaults = kfctl::catalog::defaults::defaults(&catalog, &resolved, &objects);
     let schema = kfctl::catalog::defaults::schema_for(&defaults);
-    Prepared { catalog, profile: resolved, user: json!({}), effective: defaults.clone(), defaults, schema, objects }
+    Prepared {
+        catalog,
+        profile: resolved,
+        user: json!({}),
+        effective: defaults.clone(),
+        defaults,
+        schema,
+        objects,
+        peers: Vec::new(),
+        peer_variants: None,
+    }
 }
 
 #[test]

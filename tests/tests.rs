@@ -51,6 +51,7 @@ mod engine_tables;
 mod environments;
 mod generated_names;
 mod helm_chart;
+mod helm_disable;
 mod helm_matrix;
 mod helm_values;
 mod images;

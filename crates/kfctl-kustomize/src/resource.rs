@@ -81,6 +81,11 @@ pub struct Resource {
     /// The `resources:` entry of the top-level kustomization this object came from (set as
     /// accumulation returns through each level, so the outermost entry wins).
     pub origin: Option<std::sync::Arc<str>>,
+    /// Other top-level entries whose objects decided, or could have decided, some field of
+    /// this one: the name-reference fix-up's candidates for a name it holds, and the objects
+    /// of the vars it expands. Built without them, this object can come out different (the
+    /// chart export renders those variants; see `kfctl::catalog::peers`). Sorted, unique.
+    pub influenced_by: Vec<std::sync::Arc<str>>,
     /// Names of the vars bound to this object (kustomize binds a var to its object when the
     /// kustomization declaring it is accumulated, where only that subtree's objects exist).
     pub(crate) var_names: Vec<String>,
@@ -103,8 +108,21 @@ impl Resource {
             name_prefixes: Vec::new(),
             name_suffixes: Vec::new(),
             origin: None,
+            influenced_by: Vec::new(),
             var_names: Vec::new(),
             bare_nulls: Vec::new(),
+        }
+    }
+
+    /// Record that `origin`'s objects bear on this object's fields (nothing when it is this
+    /// object's own entry, or either is unknown).
+    pub(crate) fn influenced_from(&mut self, origin: Option<&std::sync::Arc<str>>) {
+        let (Some(own), Some(other)) = (self.origin.as_ref(), origin) else { return };
+        if own == other {
+            return;
+        }
+        if let Err(at) = self.influenced_by.binary_search(other) {
+            self.influenced_by.insert(at, other.clone());
         }
     }
 

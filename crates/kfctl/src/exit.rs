@@ -211,6 +211,7 @@ impl ExitStatus for CatalogError {
         match self {
             CatalogError::Build(build) => build.exit_code(),
             CatalogError::Data { .. } => Code::Failure,
+            CatalogError::TooManyPeers { .. } | CatalogError::PeerVariantMissing { .. } => Code::Failure,
             CatalogError::ProfileFile { .. } => Code::Usage,
             CatalogError::Identity(identity) => identity.exit_code(),
             CatalogError::Schema(e) => e.exit_code(),

@@ -6,7 +6,7 @@
 //! running executable's size and mtime (so a rebuilt binary of the same version never serves
 //! an older engine's result), the folder, the in-memory kustomization (if any), the load
 //! restriction and the remote resolver's identity. Its content records what the build read
-//! (every file with its digest and [`Stat`], every probed path, on the second line) and the objects it made (one `[origin, object]` JSON a
+//! (every file with its digest and [`Stat`], every probed path, on the second line) and the objects it made (one `[origin, object, influenced_by]` JSON a
 //! line, parsed in parallel).
 //!
 //! - **Verified on read**: the first line holds the sha256 of the rest; a torn, truncated or
@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Bump when the entry layout or the meaning of its content changes.
-const FORMAT: &str = "kfctl-build-cache 1";
+const FORMAT: &str = "kfctl-build-cache 2";
 
 /// Where the cache lives and how large it may grow.
 #[derive(Debug, Clone)]
@@ -159,15 +159,17 @@ fn load(path: &Path) -> Option<ResMap> {
     Some(resources)
 }
 
-/// One `[origin, object]` a line, parsed on all cores.
+/// One `[origin, object, influenced_by]` a line, parsed on all cores.
 fn parse_objects(lines: &[&[u8]]) -> Option<Vec<Resource>> {
     use rayon::prelude::*;
     lines
         .par_iter()
         .map(|line| {
-            let (origin, obj): (Option<String>, Value) = serde_json::from_slice(line).ok()?;
+            let (origin, obj, influenced_by): (Option<String>, Value, Vec<String>) =
+                serde_json::from_slice(line).ok()?;
             let mut resource = Resource::new(obj);
             resource.origin = origin.map(Arc::from);
+            resource.influenced_by = influenced_by.into_iter().map(Arc::from).collect();
             Some(resource)
         })
         .collect()
@@ -189,7 +191,8 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     body.push(b'\n');
     for resource in resources.iter() {
         body.push(b'\n');
-        serde_json::to_writer(&mut body, &(resource.origin.as_deref(), &resource.obj))?;
+        let influenced_by: Vec<&str> = resource.influenced_by.iter().map(|o| &**o).collect();
+        serde_json::to_writer(&mut body, &(resource.origin.as_deref(), &resource.obj, influenced_by))?;
     }
     let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
     let written = (|| {

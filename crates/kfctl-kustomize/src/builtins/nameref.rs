@@ -9,7 +9,7 @@
 //! - the *subset* the referrer can see: everything for a cluster-scoped referrer; otherwise
 //!   cluster-scoped objects, objects in the referrer's namespace, and for a RoleBinding also
 //!   objects in the namespaces of its ServiceAccount subjects;
-//! - among them, the *referral* is chosen by `select_referral`: a previous id (never the
+//! - among them, the *referral* is chosen by `eligible_referrals` and `choose_referral`: a previous id (never the
 //!   current one — an object no transformer touched is never a referral) must carry the old
 //!   name and be selected by the target gvk; `roleRef/name` fields also need the roleRef's
 //!   group and kind; the referral must be cluster-scoped, a ServiceAccount, or in the
@@ -41,6 +41,7 @@ use std::collections::{HashMap, HashSet};
 pub(crate) fn fix_back_references(resources: &mut ResMap, config: &TransformConfig) -> Result<()> {
     let table = Referrals::of(resources);
     let mut found = Vec::new();
+    let mut influences: Vec<(usize, std::sync::Arc<str>)> = Vec::new();
     for index in 0..resources.len() {
         let fixes = fixes_for(resources.get(index), config);
         if fixes.is_empty() {
@@ -50,16 +51,23 @@ pub(crate) fn fix_back_references(resources: &mut ResMap, config: &TransformConf
         let obj = &mut resources.get_mut(index).obj;
         for (spec, target) in fixes {
             let fix = Fix { referrer: &referrer, target, path: &spec.path, table: &table };
-            fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), false, &mut |value| fix.update(value, &mut found))
-                .map_err(|source| KustomizeError::NameReference {
-                    object: referrer.id.to_string(),
-                    field: spec.path.clone(),
-                    source,
-                })?;
+            let mut seen = Seen { found: &mut found, origins: Vec::new() };
+            let visited = fieldpath::visit_mut(obj, &fieldpath::parse(&spec.path), false, &mut |value| {
+                fix.update(value, &mut seen)
+            });
+            influences.extend(seen.origins.into_iter().map(|origin| (index, origin)));
+            visited.map_err(|source| KustomizeError::NameReference {
+                object: referrer.id.to_string(),
+                field: spec.path.clone(),
+                source,
+            })?;
         }
     }
     for (index, referrer) in found {
         resources.get_mut(index).referenced_by.push(referrer);
+    }
+    for (index, origin) in influences {
+        resources.get_mut(index).influenced_from(Some(&origin));
     }
     Ok(())
 }
@@ -87,6 +95,7 @@ struct Referral {
     current: ResId,
     prefixes: Vec<String>,
     suffixes: Vec<String>,
+    origin: Option<std::sync::Arc<str>>,
 }
 
 impl Referral {
@@ -97,6 +106,7 @@ impl Referral {
             current: r.current_id(),
             prefixes: r.name_prefixes.clone(),
             suffixes: r.name_suffixes.clone(),
+            origin: r.origin.clone(),
         }
     }
 
@@ -189,6 +199,7 @@ struct Referrer {
     /// `roleRef`'s apiGroup and kind, when both are present.
     role_ref: Option<Gvk>,
     visibility: Visibility,
+    origin: Option<std::sync::Arc<str>>,
 }
 
 /// kustomize's `SubsetThatCouldBeReferencedByResource`: what a referrer can see.
@@ -216,7 +227,8 @@ impl Referrer {
             true => Visibility::All,
             false => Visibility::Namespaced { subject_namespaces: role_binding_subject_namespaces(r)? },
         };
-        Ok(Referrer { id, prefixes: r.name_prefixes.clone(), suffixes: r.name_suffixes.clone(), role_ref, visibility })
+        let (prefixes, suffixes) = (r.name_prefixes.clone(), r.name_suffixes.clone());
+        Ok(Referrer { id, prefixes, suffixes, role_ref, visibility, origin: r.origin.clone() })
     }
 
     fn cluster_scoped(&self) -> bool {
@@ -270,11 +282,17 @@ struct Fix<'a> {
     table: &'a Referrals,
 }
 
-type Found = Vec<(usize, ResId)>;
+/// What fixing one field spec of a referrer saw: each referral chosen (with the referrer's
+/// id), and the entries of every eligible candidate, chosen or not (without them the choice
+/// could differ).
+struct Seen<'f> {
+    found: &'f mut Vec<(usize, ResId)>,
+    origins: Vec<std::sync::Arc<str>>,
+}
 
 impl Fix<'_> {
     /// Called on each value at the field spec's path.
-    fn update(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), FieldError> {
+    fn update(&self, value: &mut Value, found: &mut Seen<'_>) -> std::result::Result<(), FieldError> {
         match value {
             Value::Null => Ok(()),
             Value::Object(map) => self.update_map(map, found),
@@ -292,20 +310,20 @@ impl Fix<'_> {
         }
     }
 
-    fn update_scalar(&self, value: &mut Value, found: &mut Found) -> std::result::Result<(), FieldError> {
+    fn update_scalar(&self, value: &mut Value, found: &mut Seen<'_>) -> std::result::Result<(), FieldError> {
         let old = fieldpath::scalar_text(Some(value)).unwrap_or_default();
         let candidates = self.table.named(&old, self.referrer).collect();
-        let Some(referral) = self.select(&old, candidates, Agreement::Name)? else {
+        let Some(referral) = self.select(&old, candidates, Agreement::Name, found)? else {
             return Ok(());
         };
-        found.push((referral.index, self.referrer.id.clone()));
+        found.found.push((referral.index, self.referrer.id.clone()));
         if referral.current.name != old {
             *value = Value::String(referral.current.name.clone());
         }
         Ok(())
     }
 
-    fn update_map(&self, map: &mut Map<String, Value>, found: &mut Found) -> std::result::Result<(), FieldError> {
+    fn update_map(&self, map: &mut Map<String, Value>, found: &mut Seen<'_>) -> std::result::Result<(), FieldError> {
         let Some(name) = map.get("name") else {
             return Err(FieldError::NoName);
         };
@@ -315,10 +333,10 @@ impl Fix<'_> {
             None => named.collect(),
             Some(ns) => self.in_namespace(named, &fieldpath::scalar_text(Some(ns)).unwrap_or_default()),
         };
-        let Some(referral) = self.select(&old, candidates, Agreement::NameAndNamespace)? else {
+        let Some(referral) = self.select(&old, candidates, Agreement::NameAndNamespace, found)? else {
             return Ok(());
         };
-        found.push((referral.index, self.referrer.id.clone()));
+        found.found.push((referral.index, self.referrer.id.clone()));
         let (new_name, new_namespace) = (&referral.current.name, &referral.current.namespace);
         if *new_name == old && new_namespace.is_empty() {
             return Ok(());
@@ -341,13 +359,31 @@ impl Fix<'_> {
         }
     }
 
+    /// The other entries whose eligible candidates could change the choice if their objects
+    /// were not in the build: a candidate with the referrer's affixes (it can be chosen, or
+    /// make the choice ambiguous), or any candidate when none comes from the referrer's own
+    /// entry (left alone, it is chosen whatever its affixes). The others are filtered out by
+    /// their affixes whenever the referrer's own candidate remains.
+    fn deciding_entries(&self, eligible: &[&Referral]) -> Vec<std::sync::Arc<str>> {
+        let own = |r: &Referral| r.origin.is_none() || r.origin == self.referrer.origin;
+        let fixed = eligible.iter().any(|r| own(r));
+        eligible
+            .iter()
+            .filter(|r| !own(r) && (!fixed || same_affixes(self.referrer, r)))
+            .filter_map(|r| r.origin.clone())
+            .collect()
+    }
+
     fn select<'r>(
         &self,
         old: &str,
         candidates: Vec<&'r Referral>,
         agreement: Agreement,
+        seen: &mut Seen<'_>,
     ) -> std::result::Result<Option<&'r Referral>, FieldError> {
-        select_referral(self.referrer, self.target, self.path, old, candidates, agreement)
+        let eligible = eligible_referrals(self.referrer, self.target, self.path, old, candidates);
+        seen.origins.extend(self.deciding_entries(&eligible));
+        choose_referral(self.referrer, old, eligible, agreement)
     }
 }
 
@@ -358,23 +394,33 @@ enum Agreement {
     NameAndNamespace,
 }
 
-/// kustomize's `selectReferral`: narrow the candidates step by step (see the module doc).
-fn select_referral<'r>(
+/// kustomize's `selectReferral`, first half: the candidates that had the old name, are
+/// selected by the target gvk (and the roleRef's), and are in reach of the referrer.
+fn eligible_referrals<'r>(
     referrer: &Referrer,
     target: &Gvk,
     path: &str,
     old: &str,
     candidates: Vec<&'r Referral>,
-    agreement: Agreement,
-) -> std::result::Result<Option<&'r Referral>, FieldError> {
+) -> Vec<&'r Referral> {
     let role_ref = if path.ends_with("roleRef/name") { referrer.role_ref.as_ref() } else { None };
-    let candidates: Vec<&Referral> = candidates
+    candidates
         .into_iter()
         .filter(|r| r.previous.iter().any(|id| id.name == old))
         .filter(|r| r.previous.iter().any(|id| id.gvk.is_selected_by(target)))
         .filter(|r| role_ref.is_none_or(|gvk| r.previous.iter().any(|id| id.gvk.is_selected_by(gvk))))
         .filter(|r| same_namespace_or_exempt(referrer, r))
-        .collect();
+        .collect()
+}
+
+/// kustomize's `selectReferral`, second half: one eligible candidate is the referral; of
+/// several, those renamed with the referrer's affixes, which must agree (see the module doc).
+fn choose_referral<'r>(
+    referrer: &Referrer,
+    old: &str,
+    candidates: Vec<&'r Referral>,
+    agreement: Agreement,
+) -> std::result::Result<Option<&'r Referral>, FieldError> {
     if candidates.len() == 1 {
         return Ok(Some(candidates[0]));
     }

@@ -348,3 +348,38 @@ fn fixtures_match_real_kustomize() {
         }
     }
 }
+
+/// Objects of the top-level entries `entries` (one layer each), with their origins set as
+/// accumulation sets them.
+fn entries(layers: Vec<(&str, ResMap)>) -> ResMap {
+    let mut map = ResMap::new();
+    for (origin, mut layer) in layers {
+        layer.iter_mut().for_each(|r| r.origin = Some(origin.into()));
+        map.append_all(layer, origin).unwrap();
+    }
+    map
+}
+
+#[test]
+fn other_entries_whose_candidates_could_be_chosen_are_recorded() {
+    let a = layer(vec![obj("ConfigMap", "cm")]).prefix("a-").build(vec![]);
+    let b = layer(vec![obj("ConfigMap", "cm")]).prefix("b-").build(vec![]);
+    let c = layer(vec![deployment("cm", "sa")]).build(vec![]);
+    let map = fixed(entries(vec![("../a", a), ("../b", b), ("../c", c)]));
+    let d = map.iter().find(|r| r.kind() == "Deployment").unwrap();
+    // two candidates, neither with the referrer's affixes: nothing chosen; without either,
+    // the other would be
+    assert_eq!(d.obj["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"], "cm");
+    let by: Vec<&str> = d.influenced_by.iter().map(|o| &**o).collect();
+    assert_eq!(by, ["../a", "../b"]);
+}
+
+#[test]
+fn other_entries_filtered_out_by_affixes_beside_an_own_candidate_are_not_recorded() {
+    let b = layer(vec![obj("ConfigMap", "cm")]).prefix("b-").build(vec![]);
+    let c = layer(vec![obj("ConfigMap", "cm"), deployment("cm", "sa")]).prefix("c-").build(vec![]);
+    let map = fixed(entries(vec![("../b", b), ("../c", c)]));
+    let d = map.iter().find(|r| r.kind() == "Deployment").unwrap();
+    assert_eq!(d.obj["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"], "c-cm");
+    assert!(d.influenced_by.is_empty(), "{:?}", d.influenced_by);
+}

@@ -6,7 +6,7 @@ use crate::cli::{ChartCommand, ChartExportArgs, RenderFlags};
 use crate::error::usage;
 use crate::exit::Outcome;
 use kfctl::catalog::RenderRequest;
-use kfctl::catalog::render::{Prepared, prepare};
+use kfctl::catalog::render::Prepared;
 use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
 use std::path::Path;
 
@@ -75,7 +75,7 @@ pub(crate) fn exported(
         remote: opened.resolver.clone(),
         layout: opened.layout.clone(),
     };
-    let prepared = prepare(&request).map_err(catalog_error)?;
+    let prepared = kfctl::catalog::peers::prepare_with_variants(&request).map_err(catalog_error)?;
     warn_about_credentials(&prepared);
     let options = ExportOptions { chart_name: name.to_string(), app_version: app_version.clone(), export_args, argocd };
     // Both error types decide their exit codes (usage, or security for a folder that is no export).

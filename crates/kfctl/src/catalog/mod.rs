@@ -41,6 +41,7 @@ pub mod images;
 pub mod inspect;
 pub(crate) mod object_id;
 pub mod params;
+pub mod peers;
 pub mod profile;
 pub mod provided;
 pub mod rehash;
@@ -182,6 +183,29 @@ pub enum CatalogError {
         missing: String,
         /// How to add them.
         hint: String,
+    },
+    /// An object's fields depend on more other components than the chart export builds
+    /// variants for.
+    #[error(
+        "{object}: its fields depend on whether each of {peers} is installed, more than the {max} components the chart export builds variants for; export with fewer components (--components) or use `kfctl-rs template`"
+    )]
+    TooManyPeers {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+        /// The components it depends on.
+        peers: String,
+        /// The most the export handles.
+        max: usize,
+    },
+    /// A build with some components left out lost an object of another component.
+    #[error(
+        "{object}: expected in the build without {off} (its component stays), but that build has no such object; this is a kfctl-rs bug, please report it with the command line"
+    )]
+    PeerVariantMissing {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+        /// The components left out.
+        off: String,
     },
     /// The values break their schema.
     #[error(transparent)]

@@ -118,6 +118,11 @@ pub struct Prepared {
     pub schema: Schema,
     /// The default render (1:1 with kustomize), objects tagged by component.
     pub objects: Vec<RenderedObject>,
+    /// Its objects whose fields other components' presence decides ([`super::peers`]).
+    pub peers: Vec<super::peers::PeerDependent>,
+    /// Their variants, once [`super::peers::prepare_with_variants`] built them (the chart
+    /// export needs them; a render does not).
+    pub peer_variants: Option<super::peers::Variants>,
 }
 
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
@@ -151,7 +156,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     {
         images::check_registry("global.imageRegistry", registry)?;
     }
-    let objects = default_render(&profile, &catalog, &user, req, example.as_ref())?;
+    let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref())?;
     let defaults = defaults(&catalog, &profile, &objects);
     let schema = schema_for(&schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?);
     schema.check(&user)?;
@@ -165,7 +170,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     super::gateway::settings(&effective)?;
     super::external_store::database(&effective)?;
     super::workloads::check_env(&effective, &objects)?;
-    Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects })
+    Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects, peers, peer_variants: None })
 }
 
 /// The defaults the values are checked against: a component of the profile that the values
@@ -190,7 +195,7 @@ fn schema_defaults(
     whole.apply_provides(catalog);
     // a disabled component the tree cannot build (an unknown tree without its folder) keeps
     // only the keys every component has, as before
-    let Ok(objects) = default_render(&whole, catalog, user, req, example) else { return Ok(defaults.clone()) };
+    let Ok((objects, _)) = default_render(&whole, catalog, user, req, example) else { return Ok(defaults.clone()) };
     let whole_defaults = self::defaults(catalog, &whole, &objects);
     let mut out = defaults.clone();
     for (name, _) in listed.components.iter().filter(|(c, _)| off(c)) {
@@ -307,14 +312,15 @@ fn choose_components(
     profile.check_dependencies(catalog, &cluster_provided, !only.is_empty())
 }
 
-/// The profile's kustomization built by the native engine, objects tagged by component.
+/// The profile's kustomization built by the native engine, objects tagged by component, and
+/// those whose fields other components decide.
 fn default_render(
     profile: &Resolved,
     catalog: &Catalog,
     user: &Value,
     req: &RenderRequest,
     example: Option<&ExampleAttribution>,
-) -> Result<Vec<RenderedObject>, CatalogError> {
+) -> Result<(Vec<RenderedObject>, Vec<super::peers::PeerDependent>), CatalogError> {
     let (k, dir, tags) = match example {
         Some(example) if profile.example && req.components.is_empty() => {
             let tags = example.resources.iter().chain(&example.components);
@@ -341,16 +347,22 @@ fn default_render(
         Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),
         None => profile.component_of_entry(entry, catalog),
     };
+    let mut peers = Vec::new();
     let mut objects: Vec<RenderedObject> = resources
         .into_vec()
         .into_iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(index, r)| {
             let component = r.origin.as_deref().and_then(&tag_of).unwrap_or_else(|| attribute::UNKNOWN.into());
+            let by = super::peers::peers_of(&r.influenced_by, &tag_of, &component);
+            if !by.is_empty() {
+                peers.push(super::peers::PeerDependent { index, peers: by });
+            }
             RenderedObject { component, obj: r.obj }
         })
         .collect();
     super::default_namespace::fill(&mut objects, catalog);
-    Ok(objects)
+    Ok((objects, peers))
 }
 
 /// A profile's kustomization on a tree that is no pinned release: each component's catalog

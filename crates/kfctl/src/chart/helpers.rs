@@ -6,7 +6,8 @@
 //! kustomize's hashed names ([`super::hashed`]); one
 //! file per row of [`params::PARAMS`], named after the row (`images.tpl`, …) and holding the
 //! helpers the row names in [`params::Param::helm`], in the table's order; `requires.tpl`,
-//! the umbrella's dependency check; and `globals.tpl`, how every helper reads `global`
+//! the umbrella's dependency check; `peers.tpl`, objects that depend on other components
+//! ([`super::peers`]); and `globals.tpl`, how every helper reads `global`
 //! (`global:` coalesced over the globals given at export, [`super::exported_global`]). A row
 //! added to the table without its file fails the export, and a test holds each file's
 //! `define`s equal to the helpers its row names.
@@ -22,6 +23,9 @@ pub(crate) const REQUIRES_HELM: &[&str] = &["kfctl.requires", "kfctl.providedGro
 /// ([`super::exported_global`]).
 pub(crate) const GLOBALS_HELM: &[&str] = &["kfctl.globals", "kfctl.coalesce"];
 
+/// Objects whose fields depend on other components ([`super::peers`]).
+pub(crate) const PEERS_HELM: &[&str] = &["kfctl.peersOff", "kfctl.inUmbrella"];
+
 /// kustomize's hashed names for generated objects whose content values change ([`super::hashed`]).
 pub(crate) const HASH_HELM: &[&str] = &["kfctl.hashedName", "kfctl.secretName"];
 
@@ -32,6 +36,7 @@ pub(crate) fn pieces() -> Vec<(String, &'static [&'static str])> {
     pieces.push(("hash".to_string(), HASH_HELM));
     pieces.extend(params::PARAMS.iter().map(|p| (p.name.to_string(), p.helm)));
     pieces.push(("requires".to_string(), REQUIRES_HELM));
+    pieces.push(("peers".to_string(), PEERS_HELM));
     pieces.push(("globals".to_string(), GLOBALS_HELM));
     pieces
 }

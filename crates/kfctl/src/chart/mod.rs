@@ -41,6 +41,7 @@ pub(crate) mod identity;
 pub(crate) mod object;
 pub mod package;
 pub(crate) mod params;
+pub(crate) mod peers;
 pub mod provenance;
 pub mod scaffold;
 pub(crate) mod step;
@@ -98,6 +99,14 @@ pub enum ChartError {
         /// The component referring to it.
         other: String,
     },
+    /// The render's objects that depend on other components came without their variants.
+    #[error(
+        "{object}: its fields depend on other components, but the export was given no variants of it; this is a kfctl-rs bug (export from `catalog::peers::prepare_with_variants`)"
+    )]
+    PeersNotBuilt {
+        /// The object, as `Kind namespace/name`.
+        object: String,
+    },
     /// An embedded chart file template is missing or did not render.
     #[error("chart scaffolding {name}: {message}")]
     Scaffold {
@@ -149,12 +158,16 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
     let mut full_schema = prepared.schema.to_json_schema(&|path| docs::describe(path, &prepared.catalog));
     exported_global::nullable_globals(&mut full_schema, &exported_global::keys(&prepared.user));
     let mut files = ChartFiles::new();
+    let mut peer_files = ChartFiles::new();
     for component in &components {
-        for (path, text) in component_chart(prepared, component, &full_schema, options)? {
+        let (own, in_umbrella) = component_chart(prepared, component, &full_schema, options)?;
+        for (path, text) in own {
             files.insert(format!("charts/{}/{path}", component.name), text);
         }
+        peer_files.extend(in_umbrella.into_iter().map(|(path, text)| (format!("templates/{path}"), text)));
     }
     files.extend(umbrella(prepared, &components, &full_schema, options)?);
+    files.extend(peer_files);
     if let Some(argo) = &options.argocd {
         files.extend(argocd::applications(&options.chart_name, &names, &prepared.catalog, &prepared.objects, argo)?);
     }
@@ -260,14 +273,16 @@ fn section(values: &Value, name: &str) -> serde_json::Map<String, Value> {
     values.get(name).and_then(Value::as_object).cloned().unwrap_or_default()
 }
 
-/// A component's own chart: its files, relative to `charts/<name>/`.
+/// A component's own chart: its files, relative to `charts/<name>/`, and the umbrella's
+/// files (relative to its `templates/`) rendering its objects that depend on other components.
 fn component_chart(
     prepared: &Prepared,
     component: &Component,
     full_schema: &Value,
     options: &ExportOptions,
-) -> Result<ChartFiles, ChartError> {
+) -> Result<(ChartFiles, ChartFiles), ChartError> {
     let mut files = ChartFiles::new();
+    let mut in_umbrella = ChartFiles::new();
     let scope = params::Scope { component: component.name, defaults: &prepared.defaults };
     let mut used = std::collections::BTreeSet::new();
     let hashed = hashed_objects(prepared, component, &scope)?;
@@ -278,18 +293,38 @@ fn component_chart(
             options.app_version, component.name
         );
         let kept = provided::kept(&prepared.catalog.provided, component.name, &o.obj);
-        let text = object::template(&o.obj, &scope, &header, kept).map_err(|source| ChartError::Object {
-            object: label,
-            component: component.name.into(),
-            source,
-        })?;
         let namespace = o.obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
-        let mut text = hashed::rewrite_references(&text, namespace, &hashed);
+        let template_of = |obj: &Value| {
+            let text = object::template(obj, &scope, &header, kept).map_err(|source| ChartError::Object {
+                object: label.clone(),
+                component: component.name.into(),
+                source,
+            })?;
+            Ok::<_, ChartError>(hashed::rewrite_references(&text, namespace, &hashed))
+        };
+        let file = unique_file_name(&o.obj, &mut used);
+        let mut text = match peers::of(prepared, o)? {
+            None => template_of(&o.obj)?,
+            Some((peer_names, variants)) => {
+                let variants =
+                    variants.iter().map(|v| Ok((v, template_of(&v.obj)?))).collect::<Result<_, ChartError>>()?;
+                let branches = peers::Branches {
+                    component: component.name,
+                    file: &file,
+                    peers: peer_names,
+                    default: template_of(&o.obj)?,
+                    variants,
+                };
+                in_umbrella
+                    .insert(peers::umbrella_file_name(component.name, &file), peers::umbrella_file(&branches, &label));
+                peers::component_file(&branches, &options.chart_name)
+            }
+        };
         let name = o.obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
         if let Some(h) = hashed.iter().find(|h| h.name == name && h.namespace == namespace) {
             text.insert_str(0, &h.define_text);
         }
-        files.insert(format!("templates/{}", unique_file_name(&o.obj, &mut used)), text);
+        files.insert(format!("templates/{file}"), text);
     }
     let added = gateway::added_templates(&component.objects, &scope, &options.app_version).map_err(|source| {
         ChartError::Object { object: "added objects".into(), component: component.name.into(), source }
@@ -319,7 +354,7 @@ fn component_chart(
     files.insert("templates/NOTES.txt".into(), scaffold::render("chart/NOTES.txt.tera", &context)?);
     files.insert("templates/_helpers.tpl".into(), helpers::helpers_file()?);
     files.insert(".helmignore".into(), scaffold::verbatim("chart/helmignore")?);
-    Ok(files)
+    Ok((files, in_umbrella))
 }
 
 /// The component's generated objects whose hashed names the chart computes; none may be
