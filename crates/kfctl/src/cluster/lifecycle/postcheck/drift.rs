@@ -212,8 +212,9 @@ fn judge(replaced: &[String], fields: Result<Drift, String>) -> Checked {
             names.join(", ")
         ));
         hints.push(
-            "`kfctl-rs upgrade` (or install again) applies the recorded values back; to keep a change, put it in \
-             the values (-f/--set) and upgrade",
+            "`kfctl-rs upgrade --force-conflicts` (or install with it) applies the values kfctl-rs applied back \
+             over the managers named (`kfctl-rs diff` shows each change); to keep a change, put it in the values \
+             (-f/--set) and upgrade",
         );
     }
     let mut checked = match found.is_empty() {

@@ -87,7 +87,7 @@ fn the_item_bounds_its_lists_and_says_what_to_do() {
         checked.detail
     );
     assert!(checked.detail.ends_with("ConfigMap kf/c9 and 2 more"), "{}", checked.detail);
-    assert!(checked.hint.as_deref().unwrap().contains("kfctl-rs upgrade"));
+    assert!(checked.hint.as_deref().unwrap().contains("kfctl-rs upgrade --force-conflicts"));
     let lines = checked.drift.as_ref().unwrap().lines();
     assert_eq!(lines.len(), SHOWN * (FIELDS_SHOWN + 1) + 1);
     assert!(lines[0].starts_with("ConfigMap kf/c0: /data/k0 applied \"a\", live \"bbbb"), "{}", lines[0]);
