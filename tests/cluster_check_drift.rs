@@ -123,8 +123,7 @@ async fn without_a_render_of_what_was_installed_fields_are_not_compared_and_the_
     let cluster = Cluster::start(TestApiConfig::default());
     let objects = platform(true, Vec::new());
     installed(&cluster, objects.clone(), true).await;
-    let cannot = |_: &InstallMeta| Err("no network".to_string());
-    let report = check_installed(&cluster.target(), Duration::from_secs(20), &cannot).await.unwrap();
+    let report = check_installed(&cluster.target(), Duration::from_secs(20), &Err("no network".into())).await.unwrap();
     let item = drift_item(&report);
     assert_eq!(
         (item.mark, item.detail.as_str()),
@@ -132,8 +131,7 @@ async fn without_a_render_of_what_was_installed_fields_are_not_compared_and_the_
     );
     assert!(item.hint.as_deref().unwrap().contains("--profile, --version, -f and --set"));
     let meta = InstallMeta { values_digest: "sha256:other".into(), ..cluster.options_for("minimal", "v1").meta };
-    let other = move |_: &InstallMeta| Ok((objects.clone(), meta.clone()));
-    let report = check_installed(&cluster.target(), Duration::from_secs(20), &other).await.unwrap();
+    let report = check_installed(&cluster.target(), Duration::from_secs(20), &Ok((objects, meta))).await.unwrap();
     let item = drift_item(&report);
     assert!(
         item.detail.contains("values sha256:other") && item.detail.contains("values sha256:values"),
@@ -218,7 +216,7 @@ async fn kind_26_03_1_fresh_has_no_drift_and_a_scaled_deployment_and_edited_conf
     let cluster = Cluster::start(cert_manager_config());
     let objects = kind_render("26.03.1");
     let meta = install_kind(&cluster, &objects).await;
-    let render = move |_: &InstallMeta| Ok((objects.clone(), meta.clone()));
+    let render = Ok((objects, meta));
     let recorded = cluster.record().unwrap().inventory.len();
 
     let fresh = check_installed(&cluster.target(), Duration::from_secs(120), &render).await.unwrap();

@@ -8,7 +8,6 @@
 use crate::common::cluster::{Cluster, crd, obj};
 
 use kfctl::catalog::RenderedObject;
-use kfctl::cluster::InstallMeta;
 use kfctl::cluster::api::{ApiClient, ResourcePath};
 use kfctl::cluster::check::{CheckReport, Mark};
 use kfctl::cluster::install;
@@ -71,8 +70,7 @@ pub(crate) async fn installed(cluster: &Cluster, objects: Vec<RenderedObject>, w
 /// `kfctl-rs check` renders again from the record).
 pub(crate) async fn check(cluster: &Cluster, objects: &[RenderedObject]) -> CheckReport {
     let meta = cluster.options_for("minimal", "v1").meta;
-    let render = move |_: &InstallMeta| Ok((objects.to_vec(), meta.clone()));
-    check_installed(&cluster.target(), TIMEOUT, &render).await.unwrap()
+    check_installed(&cluster.target(), TIMEOUT, &Ok((objects.to_vec(), meta))).await.unwrap()
 }
 
 fn item<'a>(report: &'a CheckReport, id: &str) -> &'a kfctl::cluster::check::Checked {

@@ -44,15 +44,17 @@ pub(crate) fn run(args: CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `check` without `--pre`: the installed platform (`kfctl::cluster::postcheck`), the drift
-/// item's fields against the render of what the record says was installed ([`render_installed`]).
+/// item's fields against the render of what the record says was installed ([`render_installed`],
+/// outside the async runtime: a render may fetch with a blocking client).
 fn installed(args: &CheckArgs) -> anyhow::Result<Outcome> {
-    let render = |meta: &InstallMeta| render_installed(&args.source, meta);
-    let report = super::runtime()?.block_on(kfctl::cluster::postcheck::check_installed(
-        &args.cluster.target(),
-        args.deadline.timeout,
-        &render,
-    ))?;
-    super::output::print_report(args.output.format, &report, || kfctl::cluster::postcheck::render_text(&report))?;
+    use kfctl::cluster::postcheck::{check_installed, installed_meta, render_text};
+    let (runtime, target, timeout) = (super::runtime()?, args.cluster.target(), args.deadline.timeout);
+    let rendered = match runtime.block_on(installed_meta(&target, timeout))? {
+        Some(meta) => render_installed(&args.source, &meta),
+        None => Err("no install record to render".into()),
+    };
+    let report = runtime.block_on(check_installed(&target, timeout, &rendered))?;
+    super::output::print_report(args.output.format, &report, || render_text(&report))?;
     Ok(if report.failed() { Outcome::Differs } else { Outcome::Done })
 }
 

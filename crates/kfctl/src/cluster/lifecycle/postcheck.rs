@@ -7,7 +7,7 @@
 //! - **present**: every recorded object exists;
 //! - **drift**: each exists as the object the install made or adopted (its recorded UID), and
 //!   the fields kfctl-rs applies hold the values it applied: the objects rendered again for the
-//!   record ([`Render`]) applied as a server dry run and compared with the live ones, as `diff`
+//!   record ([`Rendered`]) applied as a server dry run and compared with the live ones, as `diff`
 //!   does; each drifted field with its path, both values and the manager owning it now
 //!   (`drift`; a warning, with how to restore or keep the change);
 //! - **ready**: the install's readiness table, as `status` judges it ([`super::status`]);
@@ -25,7 +25,7 @@ use crate::cluster::engine::scoped;
 use crate::cluster::install::read_record;
 use crate::cluster::preflight;
 use crate::cluster::readiness::{Readiness, Rule};
-use crate::cluster::record::{InstallRecord, InventoryEntry};
+use crate::cluster::record::{InstallMeta, InstallRecord, InventoryEntry};
 use futures::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
@@ -34,7 +34,7 @@ mod drift;
 mod owners;
 mod services;
 
-pub use drift::{Drift, DriftedField, DriftedObject, FIELDS_SHOWN, Render, Rendered, SHOWN};
+pub use drift::{Drift, DriftedField, DriftedObject, FIELDS_SHOWN, Rendered, SHOWN};
 
 /// Every item, in the order they run.
 pub const ITEMS: &[Item] = &[
@@ -82,21 +82,33 @@ pub(crate) fn listed(names: &[String]) -> String {
     }
 }
 
-/// Judge every item of [`ITEMS`] on the installed platform, the drift item's fields against what
-/// `render` renders for the record; writes nothing (the dry runs persist nothing). Every call
-/// within `timeout` (one deadline for the run). `Err` only when the kubeconfig cannot be used
-/// or the deadline ended a call.
+/// What the install record says was installed, for the caller to render before
+/// [`check_installed`]; `None` when there is no record or it cannot be read now (the check
+/// says why). `Err` only when the kubeconfig cannot be used or the deadline ended the read.
+pub async fn installed_meta(target: &Target, timeout: Duration) -> Result<Option<InstallMeta>, ClusterError> {
+    let api = ApiClient::connect(target).await?.within(timeout);
+    match read_record(&api).await {
+        Ok(record) => Ok(record.map(|r| r.meta)),
+        Err(e @ ClusterError::NoAnswer { .. }) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Judge every item of [`ITEMS`] on the installed platform, the drift item's fields against
+/// `rendered`; writes nothing (the dry runs persist nothing). Every call within `timeout` (one
+/// deadline for the run). `Err` only when the kubeconfig cannot be used or the deadline ended
+/// a call.
 pub async fn check_installed(
     target: &Target,
     timeout: Duration,
-    render: Render<'_>,
+    rendered: &Rendered,
 ) -> Result<CheckReport, ClusterError> {
     let api = ApiClient::connect(target).await?.within(timeout);
-    check_with(&api, render).await
+    check_with(&api, rendered).await
 }
 
 /// [`check_installed`] on a connected client.
-pub(crate) async fn check_with(api: &ApiClient, render: Render<'_>) -> Result<CheckReport, ClusterError> {
+pub(crate) async fn check_with(api: &ApiClient, rendered: &Rendered) -> Result<CheckReport, ClusterError> {
     let mut report =
         CheckReport { server: api.server.clone(), release: String::new(), items: Vec::new(), guide: GUIDE };
     match preflight::server_version(api).await {
@@ -117,7 +129,7 @@ pub(crate) async fn check_with(api: &ApiClient, render: Render<'_>) -> Result<Ch
     let resolver = Resolver::new(api.clone());
     let lives = read_all(api, &resolver, &record).await?;
     report.items.push(present(&lives));
-    report.items.push(drift::drift(api, &record, &lives, render).await?);
+    report.items.push(drift::drift(api, &record, &lives, rendered).await?);
     report.items.push(ready(api).await?);
     report.items.push(crds(&lives));
     report.items.push(services::webhooks(api, &resolver, &lives).await);

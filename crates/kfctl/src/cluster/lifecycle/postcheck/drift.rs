@@ -44,12 +44,11 @@ pub const FIELDS_SHOWN: usize = 5;
 /// Characters of a value shown in the text before `…`.
 const VALUE_CHARS: usize = 60;
 
-/// The objects the install applies, rendered again for the record's meta, with the meta that
-/// rendered them; `Err` says why they could not be (fields are then not compared).
+/// The objects the install applies, rendered again for the record's meta
+/// ([`super::installed_meta`]), with the meta that rendered them; `Err` says why they could not
+/// be (fields are then not compared). Rendered before the check runs: a render may fetch with a
+/// blocking client, which must not run inside the async runtime.
 pub type Rendered = Result<(Vec<RenderedObject>, InstallMeta), String>;
-
-/// Renders what the record says was installed.
-pub type Render<'a> = &'a (dyn Fn(&InstallMeta) -> Rendered + Sync);
 
 /// A field of recorded objects that the cluster changes by design: never drift.
 struct ClusterChange {
@@ -161,16 +160,16 @@ fn shown(value: Option<&Value>) -> String {
     }
 }
 
-/// The drift item: replaced objects, then the fields of the others against `render`'s objects.
+/// The drift item: replaced objects, then the fields of the others against the `rendered` objects.
 pub(super) async fn drift(
     api: &ApiClient,
     record: &InstallRecord,
     lives: &[Live<'_>],
-    render: Render<'_>,
+    rendered: &Rendered,
 ) -> Result<Checked, ClusterError> {
     let replaced: Vec<String> =
         lives.iter().filter(|l| is_replaced(l)).map(|l| l.entry.reference.to_string()).collect();
-    let fields = fields(api, record, lives, render).await?;
+    let fields = fields(api, record, lives, rendered).await?;
     Ok(judge(&replaced, fields))
 }
 
@@ -234,13 +233,13 @@ async fn fields(
     api: &ApiClient,
     record: &InstallRecord,
     lives: &[Live<'_>],
-    render: Render<'_>,
+    rendered: &Rendered,
 ) -> Result<Result<Drift, String>, ClusterError> {
-    let (objects, meta) = match render(&record.meta) {
+    let (objects, meta) = match rendered {
         Ok(rendered) => rendered,
         Err(why) => return Ok(Err(format!("cannot render what was installed: {why}"))),
     };
-    if let Some(why) = another_render(&record.meta, &meta) {
+    if let Some(why) = another_render(&record.meta, meta) {
         return Ok(Err(why));
     }
     let live: HashMap<_, &Value> = lives
@@ -249,7 +248,7 @@ async fn fields(
         .filter_map(|l| Some((identity(&l.entry.reference), l.object.as_ref()?)))
         .collect();
     let api = api.clone().with_redactor(Redactor::from_docs(objects.iter().map(|o| &o.obj)));
-    let entries = match diff::diff_selected(&api, &objects, |r| live.contains_key(&identity(r)), CONCURRENCY).await {
+    let entries = match diff::diff_selected(&api, objects, |r| live.contains_key(&identity(r)), CONCURRENCY).await {
         Ok(entries) => entries,
         Err(e @ ClusterError::NoAnswer { .. }) => return Err(e),
         Err(e) => return Ok(Err(format!("the server's dry run failed: {e}"))),
