@@ -31,7 +31,7 @@ fn service(ns: &str, name: &str, app: &str) -> Value {
 
 /// A small platform: a namespace, a CRD, a ConfigMap, a webhook served by a Deployment (its
 /// caBundle given, or left out), Dex's Service and Deployment, and `extra` objects.
-fn platform(ca_bundle: bool, extra: Vec<Value>) -> Vec<RenderedObject> {
+pub(crate) fn platform(ca_bundle: bool, extra: Vec<Value>) -> Vec<RenderedObject> {
     let mut client_config = json!({"service": {"namespace": "kf", "name": "hook", "path": "/validate"}});
     if ca_bundle {
         client_config["caBundle"] = json!("Y2E=");
@@ -60,10 +60,17 @@ fn platform(ca_bundle: bool, extra: Vec<Value>) -> Vec<RenderedObject> {
     docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
 }
 
-async fn installed(cluster: &Cluster, objects: Vec<RenderedObject>, wait: bool) {
+pub(crate) async fn installed(cluster: &Cluster, objects: Vec<RenderedObject>, wait: bool) {
     let mut options = cluster.options_for("minimal", "v1");
     options.wait = wait;
     install(objects, options, &mut RecordingProgress::default()).await.unwrap();
+}
+
+/// `check` of the install `installed` made, the drift item's fields against `objects` (what
+/// `kfctl-rs check` renders again from the record).
+pub(crate) async fn check(cluster: &Cluster, objects: &[RenderedObject]) -> CheckReport {
+    let meta = cluster.options_for("minimal", "v1").meta;
+    check_installed(&cluster.target(), TIMEOUT, &Ok((objects.to_vec(), meta))).await.unwrap()
 }
 
 fn item<'a>(report: &'a CheckReport, id: &str) -> &'a kfctl::cluster::check::Checked {
@@ -77,9 +84,11 @@ fn failed_ids(report: &CheckReport) -> Vec<&str> {
 #[tokio::test]
 async fn a_healthy_install_passes_every_item_and_nothing_is_written() {
     let cluster = Cluster::start(TestApiConfig::default());
-    installed(&cluster, platform(true, Vec::new()), true).await;
+    let objects = platform(true, Vec::new());
+    installed(&cluster, objects.clone(), true).await;
     cluster.server.clear_requests();
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let before = cluster.server.objects();
+    let report = check(&cluster, &objects).await;
     assert!(!report.failed(), "{}", render_text(&report));
     assert!(report.items.iter().all(|i| i.mark == Mark::Pass), "{}", render_text(&report));
     let ids: Vec<&str> = report.items.iter().map(|i| i.id).collect();
@@ -89,7 +98,9 @@ async fn a_healthy_install_passes_every_item_and_nothing_is_written() {
     assert_eq!(item(&report, "crds").detail, "1 Established");
     assert_eq!(item(&report, "webhooks").detail, "1 webhooks, 1 services ready");
     assert_eq!(item(&report, "login").detail, "auth/dex ready");
+    assert_eq!(item(&report, "drift").detail, "9 objects with their recorded UID and applied fields");
     assert!(render_text(&report).ends_with("the install passes every check\n"));
+    // the drift item's dry runs are its only requests that are not reads, and persist nothing
     let writes: Vec<String> = cluster
         .server
         .requests()
@@ -97,8 +108,13 @@ async fn a_healthy_install_passes_every_item_and_nothing_is_written() {
         .filter(|r| !matches!(r.method.as_str(), "GET" | "HEAD"))
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
-    assert!(writes.is_empty(), "check wrote: {writes:?}");
-    let again = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    assert_eq!(writes.len(), 9, "one dry run per recorded object: {writes:?}");
+    assert!(writes.iter().all(|w| w.starts_with("PATCH ") && w.contains("dryRun=All")), "check wrote: {writes:?}");
+    let object_json = |objects: Vec<kfctl_testapi::StoredObject>| {
+        objects.into_iter().map(|o| o.object.to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(object_json(cluster.server.objects()), object_json(before), "nothing changed on the server");
+    let again = check(&cluster, &objects).await;
     let json = |r: &CheckReport| serde_json::to_string_pretty(r).unwrap();
     assert_eq!(json(&report), json(&again), "-o json is stable");
     assert!(json(&report).contains("\"mark\": \"pass\""));
@@ -107,19 +123,20 @@ async fn a_healthy_install_passes_every_item_and_nothing_is_written() {
 #[tokio::test]
 async fn a_deleted_recorded_object_fails_present_naming_it() {
     let cluster = Cluster::start(TestApiConfig::default());
-    installed(&cluster, platform(true, Vec::new()), true).await;
+    let objects = platform(true, Vec::new());
+    installed(&cluster, objects.clone(), true).await;
     let api = ApiClient::connect(&cluster.target()).await.unwrap();
     let configmaps =
         ResourcePath { group: String::new(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
     assert!(api.delete(&configmaps, Some("kf"), "settings").await.unwrap());
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let report = check(&cluster, &objects).await;
     assert_eq!(failed_ids(&report), ["present"], "{}", render_text(&report));
     let present = item(&report, "present");
     assert_eq!(present.detail, "1 of 9 missing: ConfigMap kf/settings");
     assert!(present.hint.as_deref().unwrap().contains("run install again"));
     // re-created by someone else: present again, but not the object the install made
     cluster.server.seed(obj("v1", "ConfigMap", Some("kf"), "settings", json!({}))).unwrap();
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let report = check(&cluster, &objects).await;
     assert!(failed_ids(&report).is_empty(), "{}", render_text(&report));
     let drift = item(&report, "drift");
     assert_eq!(drift.mark, Mark::Warn);
@@ -129,8 +146,9 @@ async fn a_deleted_recorded_object_fails_present_naming_it() {
 #[tokio::test]
 async fn a_webhook_without_ca_bundle_fails_webhooks() {
     let cluster = Cluster::start(TestApiConfig::default());
-    installed(&cluster, platform(false, Vec::new()), true).await;
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let objects = platform(false, Vec::new());
+    installed(&cluster, objects.clone(), true).await;
+    let report = check(&cluster, &objects).await;
     assert_eq!(failed_ids(&report), ["webhooks"], "{}", render_text(&report));
     let webhooks = item(&report, "webhooks");
     assert_eq!(webhooks.detail, "1 problem(s): kf-hook/validate.kf.example.org (no caBundle)");
@@ -142,8 +160,9 @@ async fn a_webhook_without_ca_bundle_fails_webhooks() {
 async fn a_deployment_that_never_becomes_ready_fails_ready_and_its_services() {
     let never = StatusRule::never_ready(Rule::object("Deployment", Some("auth"), "dex").in_group("apps"));
     let cluster = Cluster::start(TestApiConfig::default().status_rule(never));
-    installed(&cluster, platform(true, Vec::new()), false).await;
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let objects = platform(true, Vec::new());
+    installed(&cluster, objects.clone(), false).await;
+    let report = check(&cluster, &objects).await;
     assert_eq!(failed_ids(&report), ["ready", "login"], "{}", render_text(&report));
     assert!(
         item(&report, "ready").detail.contains("Deployment auth/dex (0/1 ready)"),
@@ -156,7 +175,8 @@ async fn a_deployment_that_never_becomes_ready_fails_ready_and_its_services() {
 #[tokio::test]
 async fn a_profile_namespace_without_sidecar_injection_fails_injection() {
     let cluster = Cluster::start(TestApiConfig::default());
-    installed(&cluster, platform(true, Vec::new()), true).await;
+    let objects = platform(true, Vec::new());
+    installed(&cluster, objects.clone(), true).await;
     let profile_ns = |name: &str, injected: bool| {
         let mut labels = json!({"app.kubernetes.io/part-of": "kubeflow-profile"});
         if injected {
@@ -165,10 +185,10 @@ async fn a_profile_namespace_without_sidecar_injection_fails_injection() {
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
     };
     cluster.server.seed(profile_ns("alice", true)).unwrap();
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let report = check(&cluster, &objects).await;
     assert_eq!(item(&report, "injection").mark, Mark::Pass, "{}", render_text(&report));
     cluster.server.seed(profile_ns("bob", false)).unwrap();
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let report = check(&cluster, &objects).await;
     assert_eq!(failed_ids(&report), ["injection"], "{}", render_text(&report));
     assert_eq!(item(&report, "injection").detail, "1 of 2 Profile namespace(s) without istio-injection=enabled: bob");
 }
@@ -176,7 +196,7 @@ async fn a_profile_namespace_without_sidecar_injection_fails_injection() {
 #[tokio::test]
 async fn without_a_record_the_record_item_fails_and_ends_the_list() {
     let cluster = Cluster::start(TestApiConfig::default());
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let report = check(&cluster, &[]).await;
     let ids: Vec<&str> = report.items.iter().map(|i| i.id).collect();
     assert_eq!(ids, ["api", "record"]);
     assert_eq!(failed_ids(&report), ["record"]);
@@ -217,8 +237,9 @@ async fn a_certificate_not_ready_and_a_gateway_without_ready_ingress_fail_their_
         // the ingress gateway's Service, with no pods behind it
         service("istio-system", "istio-ingressgateway", "istio-ingressgateway"),
     ];
-    installed(&cluster, platform(true, extra), false).await;
-    let report = check_installed(&cluster.target(), TIMEOUT).await.unwrap();
+    let objects = platform(true, extra);
+    installed(&cluster, objects.clone(), false).await;
+    let report = check(&cluster, &objects).await;
     assert_eq!(failed_ids(&report), ["ready", "certificates", "gateway"], "{}", render_text(&report));
     assert_eq!(item(&report, "certificates").detail, "1 of 1 not Ready: hook-cert (not Ready)");
     assert_eq!(item(&report, "gateway").detail, "service istio-system/istio-ingressgateway: no ready endpoint");

@@ -26,6 +26,7 @@ mod cli_checks;
 mod cli_fixes;
 mod cluster_adopt;
 mod cluster_check;
+mod cluster_check_drift;
 mod cluster_check_installed;
 mod cluster_ci;
 mod cluster_flags;

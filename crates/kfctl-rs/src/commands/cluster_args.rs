@@ -66,13 +66,16 @@ pub(crate) struct RenderMeta {
     pub provided: Vec<kfctl::catalog::provided::Dependency>,
 }
 
+/// The release a pre-rendered stream (`--objects`) is recorded as.
+pub(crate) const PRE_RENDERED: &str = "pre-rendered";
+
 /// Read a pre-rendered stream (`--objects`), attribute its objects to components and describe it.
 pub(crate) fn load_objects(path: &std::path::Path, profile: &str) -> anyhow::Result<(Vec<RenderedObject>, RenderMeta)> {
     let text = kfctl::input::read_stream(&path.display().to_string(), "objects")?;
     let objects = kfctl_yaml::parse_objects(&text, &path.display().to_string()).map_err(CliError::Input)?;
     let meta = InstallMeta {
         profile: profile.to_string(),
-        upstream_version: "pre-rendered".into(),
+        upstream_version: PRE_RENDERED.into(),
         upstream_digest: format!("sha256:{}", hex::encode(Sha256::digest(text.as_bytes()))),
         values_digest: String::new(),
         upgrade_notes: Vec::new(),

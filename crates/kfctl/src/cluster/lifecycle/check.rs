@@ -6,6 +6,7 @@
 //! and what to do. A server that does not answer fails the first item and ends the list. Each
 //! item asks the API server what it needs once; its failures are the item's, not the run's.
 
+use super::postcheck::Drift;
 use super::preflight;
 use crate::catalog::RenderedObject;
 use crate::catalog::provided::Dependency;
@@ -74,6 +75,9 @@ pub struct Checked {
     /// What to do, when it did not pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The drift item's fields, when they were compared (after an install).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
 }
 
 /// The checklist.
@@ -111,6 +115,9 @@ impl CheckReport {
                 Mark::Fail => "✘",
             };
             out.push_str(&format!("{mark} {}: {}\n", item.title, item.detail));
+            for line in item.drift.iter().flat_map(Drift::lines) {
+                out.push_str(&format!("    {line}\n"));
+            }
             if let Some(hint) = &item.hint {
                 out.push_str(&format!("    {hint}\n"));
             }
@@ -141,7 +148,7 @@ pub struct PreCheckOptions {
 
 fn item(id: &'static str, mark: Mark, detail: impl Into<String>, hint: Option<String>) -> Checked {
     let title = ITEMS.iter().find(|i| i.id == id).map_or(id, |i| i.title);
-    Checked { id, title, mark, detail: detail.into(), hint }
+    Checked { id, title, mark, detail: detail.into(), hint, drift: None }
 }
 
 fn failed(id: &'static str, error: &ClusterError, hint: &str) -> Checked {

@@ -144,8 +144,19 @@ pub(crate) async fn diff_with(
     objects: &[RenderedObject],
     concurrency: usize,
 ) -> Result<Vec<DiffEntry>, ClusterError> {
+    diff_selected(api, objects, |_| true, concurrency).await
+}
+
+/// [`diff_with`] for the objects `keep` selects (the plan is still built of them all, so it
+/// knows the CRDs the install brings): the recorded ones, for `check`'s drift item.
+pub(crate) async fn diff_selected(
+    api: &ApiClient,
+    objects: &[RenderedObject],
+    keep: impl Fn(&ObjectRef) -> bool,
+    concurrency: usize,
+) -> Result<Vec<DiffEntry>, ClusterError> {
     let plan = Plan::build(objects)?;
-    diff_planned(api, &plan, plan.objects().collect(), concurrency).await
+    diff_planned(api, &plan, plan.objects().filter(|o| keep(&o.reference)).collect(), concurrency).await
 }
 
 /// Diff `planned`, objects of `plan` (which says which CRDs the install would bring).

@@ -5,10 +5,11 @@
 //! object it lists once, then judges the items of [`ITEMS`]:
 //!
 //! - **present**: every recorded object exists;
-//! - **drift**: each exists as the object the install made or adopted: its UID is the recorded
-//!   one (a warning otherwise: deleted and re-created by someone). Field-level drift (`kubectl
-//!   edit`) takes the rendered objects and a server dry run, which is `kfctl-rs diff`'s job;
-//!   the hint says so;
+//! - **drift**: each exists as the object the install made or adopted (its recorded UID), and
+//!   the fields kfctl-rs applies hold the values it applied: the objects rendered again for the
+//!   record ([`Rendered`]) applied as a server dry run and compared with the live ones, as `diff`
+//!   does; each drifted field with its path, both values and the manager owning it now
+//!   (`drift`; a warning, with how to restore or keep the change);
 //! - **ready**: the install's readiness table, as `status` judges it ([`super::status`]);
 //! - **crds**, **webhooks**, **certificates**, **gateway**, **login**, **injection**: the parts a
 //!   working Kubeflow needs beyond readiness (`services` module).
@@ -24,19 +25,23 @@ use crate::cluster::engine::scoped;
 use crate::cluster::install::read_record;
 use crate::cluster::preflight;
 use crate::cluster::readiness::{Readiness, Rule};
-use crate::cluster::record::{InstallRecord, InventoryEntry};
+use crate::cluster::record::{InstallMeta, InstallRecord, InventoryEntry};
 use futures::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
 
+mod drift;
+mod owners;
 mod services;
+
+pub use drift::{Drift, DriftedField, DriftedObject, FIELDS_SHOWN, Rendered, SHOWN};
 
 /// Every item, in the order they run.
 pub const ITEMS: &[Item] = &[
     Item { id: "api", title: "the API server answers" },
     Item { id: "record", title: "the install record: complete, last run succeeded" },
     Item { id: "present", title: "every recorded object present" },
-    Item { id: "drift", title: "recorded objects not replaced by someone else" },
+    Item { id: "drift", title: "recorded objects as installed: their UID, the fields kfctl-rs applied" },
     Item { id: "ready", title: "recorded workloads and resources ready" },
     Item { id: "crds", title: "recorded CRDs Established" },
     Item { id: "webhooks", title: "webhooks with a caBundle and a Service with ready endpoints" },
@@ -65,7 +70,7 @@ pub(crate) struct Live<'a> {
 
 pub(crate) fn item(id: &'static str, mark: Mark, detail: impl Into<String>, hint: Option<&str>) -> Checked {
     let title = ITEMS.iter().find(|i| i.id == id).map_or(id, |i| i.title);
-    Checked { id, title, mark, detail: detail.into(), hint: hint.map(str::to_string) }
+    Checked { id, title, mark, detail: detail.into(), hint: hint.map(str::to_string), drift: None }
 }
 
 /// `a, b, c and 4 more`.
@@ -77,16 +82,33 @@ pub(crate) fn listed(names: &[String]) -> String {
     }
 }
 
-/// Judge every item of [`ITEMS`] on the installed platform; writes nothing. Every call within
-/// `timeout` (one deadline for the run). `Err` only when the kubeconfig cannot be used or the
-/// deadline ended a read.
-pub async fn check_installed(target: &Target, timeout: Duration) -> Result<CheckReport, ClusterError> {
+/// What the install record says was installed, for the caller to render before
+/// [`check_installed`]; `None` when there is no record or it cannot be read now (the check
+/// says why). `Err` only when the kubeconfig cannot be used or the deadline ended the read.
+pub async fn installed_meta(target: &Target, timeout: Duration) -> Result<Option<InstallMeta>, ClusterError> {
     let api = ApiClient::connect(target).await?.within(timeout);
-    check_with(&api).await
+    match read_record(&api).await {
+        Ok(record) => Ok(record.map(|r| r.meta)),
+        Err(e @ ClusterError::NoAnswer { .. }) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Judge every item of [`ITEMS`] on the installed platform, the drift item's fields against
+/// `rendered`; writes nothing (the dry runs persist nothing). Every call within `timeout` (one
+/// deadline for the run). `Err` only when the kubeconfig cannot be used or the deadline ended
+/// a call.
+pub async fn check_installed(
+    target: &Target,
+    timeout: Duration,
+    rendered: &Rendered,
+) -> Result<CheckReport, ClusterError> {
+    let api = ApiClient::connect(target).await?.within(timeout);
+    check_with(&api, rendered).await
 }
 
 /// [`check_installed`] on a connected client.
-pub(crate) async fn check_with(api: &ApiClient) -> Result<CheckReport, ClusterError> {
+pub(crate) async fn check_with(api: &ApiClient, rendered: &Rendered) -> Result<CheckReport, ClusterError> {
     let mut report =
         CheckReport { server: api.server.clone(), release: String::new(), items: Vec::new(), guide: GUIDE };
     match preflight::server_version(api).await {
@@ -107,7 +129,7 @@ pub(crate) async fn check_with(api: &ApiClient) -> Result<CheckReport, ClusterEr
     let resolver = Resolver::new(api.clone());
     let lives = read_all(api, &resolver, &record).await?;
     report.items.push(present(&lives));
-    report.items.push(drift(&lives));
+    report.items.push(drift::drift(api, &record, &lives, rendered).await?);
     report.items.push(ready(api).await?);
     report.items.push(crds(&lives));
     report.items.push(services::webhooks(api, &resolver, &lives).await);
@@ -194,29 +216,6 @@ fn present(lives: &[Live<'_>]) -> Checked {
             Mark::Fail,
             format!("{n} of {} missing: {}", lives.len(), listed(&missing)),
             Some("run install again (or upgrade), which re-creates what is missing"),
-        ),
-    }
-}
-
-fn drift(lives: &[Live<'_>]) -> Checked {
-    let replaced: Vec<String> = lives
-        .iter()
-        .filter_map(|l| {
-            let recorded = l.entry.uid.as_deref()?;
-            let live = l.object.as_ref()?.pointer("/metadata/uid").and_then(Value::as_str)?;
-            (live != recorded).then(|| l.entry.reference.to_string())
-        })
-        .collect();
-    match replaced.len() {
-        0 => item("drift", Mark::Pass, "every object has its recorded UID", None),
-        n => item(
-            "drift",
-            Mark::Warn,
-            format!("{n} deleted and re-created since the install (another UID): {}", listed(&replaced)),
-            Some(
-                "`kfctl-rs diff` shows what differs from the render; `kfctl-rs install` converges them; kfctl-rs never \
-                 deletes an object it did not make",
-            ),
         ),
     }
 }
