@@ -52,6 +52,7 @@ mod environments;
 mod generated_names;
 mod helm_chart;
 mod helm_matrix;
+mod helm_nulls;
 mod helm_values;
 mod images;
 mod install_ways;
