@@ -54,6 +54,7 @@ mod generated_names;
 mod helm_chart;
 mod helm_disable;
 mod helm_matrix;
+mod helm_nulls;
 mod helm_values;
 mod images;
 mod install_ways;

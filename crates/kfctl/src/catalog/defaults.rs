@@ -110,15 +110,27 @@ fn pss_profiles(objects: &[RenderedObject]) -> String {
 }
 
 /// Check the values against what is known before building (every key but the per-workload
-/// maps, which the render defines), so a typo fails fast — even offline, before any fetch.
+/// maps, which the render defines, and which take anything here), so a typo fails fast — even
+/// offline, before any fetch.
 pub(crate) fn precheck(user: &Value, catalog: &Catalog, profile: &Resolved) -> Result<(), CatalogError> {
-    let mut schema = schema_for(&defaults(catalog, profile, &[]));
+    let mut known = defaults(catalog, profile, &[]);
+    let mut schema = schema_for(&known);
     for name in catalog.components.keys() {
         for derived in ["images", "replicas", "resources", "podAnnotations", "podLabels", "env"] {
             schema.set(&[name, derived], Schema::any_map());
+            known[name.as_str()][derived] = json!({});
         }
     }
-    Ok(schema.check(user)?)
+    Ok(check_coalesced(&schema, &known, user)?)
+}
+
+/// Check the user's values as Helm checks them: coalesced over the defaults `known` (the
+/// chart's `values.yaml`), where a null deletes the default it stands on and stays where none
+/// stands, for the schema to meet.
+pub(crate) fn check_coalesced(schema: &Schema, known: &Value, user: &Value) -> Result<(), schema::SchemaError> {
+    let mut coalesced = known.clone();
+    super::values::merge(&mut coalesced, user);
+    schema.check(&coalesced)
 }
 
 /// The schema the defaults imply, with the free-form places declared.
@@ -175,4 +187,27 @@ pub fn schema_for(defaults: &Value) -> Schema {
         }
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39: a null over a default deletes it before the schema looks, as in Helm; a
+    /// null where no default stands meets the schema, which names its key.
+    #[test]
+    fn values_are_checked_coalesced_over_the_defaults() {
+        let known =
+            json!({"c": {"resources": {"w": {"a": {"limits": {"cpu": "2"}}, "b": {}}}, "replicas": {"w": null}}});
+        let mut schema = schema_for(&known);
+        schema.set(&["c", "resources", "w", "a"], Schema::container_resources());
+        schema.set(&["c", "resources", "w", "b"], Schema::container_resources());
+        let check = |user: Value| check_coalesced(&schema, &known, &user).map_err(|e| e.to_string());
+        assert_eq!(check(json!({"c": {"resources": {"w": {"a": {"limits": {"cpu": null}}}}}})), Ok(()));
+        assert_eq!(check(json!({"c": {"replicas": {"w": null}, "resources": null}})), Ok(()));
+        let e = check(json!({"c": {"resources": {"w": {"b": {"limits": null}}}}})).unwrap_err();
+        assert!(e.starts_with("values: `c.resources.w.b.limits` must be a map, got null; no default"), "{e}");
+        let e = check(json!({"c": {"resources": {"w": {"a": {"limits": {"memory": null}}}}}})).unwrap_err();
+        assert!(e.starts_with("values: `c.resources.w.a.limits.memory` must be a Kubernetes quantity"), "{e}");
+    }
 }

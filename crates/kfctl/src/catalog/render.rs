@@ -5,7 +5,7 @@
 //! 3. build the profile's kustomization with the native engine (the default render, 1:1
 //!    with real kustomize), tagging each object with the component it came from;
 //! 4. derive the defaults (images, replicas, resources per workload) from that render and
-//!    check the values against the schema they imply;
+//!    check the values coalesced over them, as Helm does (a null deletes a default);
 //! 5. apply the parameter table to every object, and rename the generated ConfigMaps and
 //!    Secrets whose content changed as kustomize would ([`super::rehash`]).
 //!
@@ -21,7 +21,7 @@
 
 use super::attribute::{self, ExampleAttribution};
 use super::component::Catalog;
-use super::defaults::{defaults, precheck, schema_for};
+use super::defaults::{check_coalesced, defaults, precheck, schema_for};
 use super::params::{self, CREDENTIALS, Credential};
 use super::profile::{self, Resolved};
 use super::schema::Schema;
@@ -157,12 +157,12 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     }
     let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref())?;
     let defaults = defaults(&catalog, &profile, &objects);
-    let schema = schema_for(&schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?);
-    schema.check(&user)?;
+    let known = schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?;
+    let schema = schema_for(&known);
+    check_coalesced(&schema, &known, &user)?;
     super::image_refs::all()?;
     let mut effective = defaults.clone();
     values::merge(&mut effective, &user);
-    schema.check(&effective)?;
     super::users::users(&effective)?;
     super::existing_secrets::check(&effective)?;
     super::identity::check(&effective)?;

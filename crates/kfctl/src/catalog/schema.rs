@@ -4,6 +4,12 @@
 //! known key of that type) plus a few declared free-form places (label maps, node selectors,
 //! tolerations, affinity, container resources). The same schema is exported as the charts'
 //! `values.schema.json`, so Helm checks exactly what kfctl-rs checks.
+//!
+//! Like Helm, kfctl-rs checks the values coalesced over the defaults
+//! ([`super::defaults::check_coalesced`]), never the user's layers alone: a null over a
+//! default has deleted it by then, and a null still there stood where no default did (a key
+//! the defaults lack, a label inside a map), so the schema meets it as a value, and only a
+//! count upstream leaves unset ([`Schema::IntOrNull`]) or a free-form value takes it.
 
 use serde_json::{Map, Value, json};
 
@@ -19,6 +25,10 @@ pub enum SchemaError {
     BadFormat { path: String, expected: &'static str, got: String },
     #[error("values: `{path}` is missing; {hint}")]
     Missing { path: String, hint: &'static str },
+    #[error(
+        "values: `{path}` must be {expected}, got null; no default stands there for a null to delete: leave the key out or give a value"
+    )]
+    NullWithoutDefault { path: String, expected: &'static str },
 }
 
 /// A string format: a JSON Schema `pattern` (ECMA syntax that the `regex` crate reads the
@@ -160,12 +170,16 @@ impl Schema {
         }
     }
 
-    /// Check values against the schema; the first problem found is the error.
+    /// Check values against the schema; the first problem found is the error. A null is a
+    /// value like any other here (see the module's note on nulls).
     pub(crate) fn check(&self, values: &Value) -> Result<(), SchemaError> {
         self.check_at(values, "")
     }
 
     fn check_at(&self, value: &Value, path: &str) -> Result<(), SchemaError> {
+        if value.is_null() && !matches!(self, Schema::Any | Schema::IntOrNull) {
+            return Err(SchemaError::NullWithoutDefault { path: path.into(), expected: self.expected() });
+        }
         let wrong = |expected: &str| SchemaError::WrongType {
             path: path.to_string(),
             expected: expected.into(),
@@ -215,6 +229,20 @@ impl Schema {
             (Schema::List(_), _) => Err(wrong("a list")),
             (Schema::ListOrText(_), _) => Err(wrong("a list, or a file's text holding one as YAML (--set-file)")),
             (Schema::Map { .. }, _) => Err(wrong("a map")),
+        }
+    }
+
+    /// What a value of this schema is, as an error says it.
+    fn expected(&self) -> &'static str {
+        match self {
+            Schema::Any => "anything",
+            Schema::Bool => "true or false",
+            Schema::Int => "a whole number, 0 or more",
+            Schema::IntOrNull => "a whole number, 0 or more (or null: unset)",
+            Schema::String | Schema::Enum(_) | Schema::Pattern(_) => "a string",
+            Schema::Quantity => "a Kubernetes quantity (e.g. 500m, 1.5Gi, 2)",
+            Schema::List(_) | Schema::ListOrText(_) => "a list",
+            Schema::Required { .. } | Schema::Map { .. } => "a map",
         }
     }
 
@@ -280,10 +308,6 @@ fn check_map(
     for (key, value) in map {
         let child_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
         match (known.iter().find(|(k, _)| k == key), extra) {
-            // A null on a key with a default deletes that default (Helm's coalescing): the key
-            // is then absent, as Helm's schema validation sees it. A null where no default
-            // stands survives the merge, and the check of the merged values meets it.
-            (Some(_), _) if value.is_null() => {}
             (Some((_, schema)), _) => schema.check_at(value, &child_path)?,
             (None, Some(schema)) => schema.check_at(value, &child_path)?,
             (None, None) => {
@@ -419,10 +443,19 @@ mod tests {
     }
 
     #[test]
-    fn a_null_on_a_known_key_deletes_its_default_and_passes_one_in_a_free_form_map_does_not() {
-        assert!(schema().check(&json!({"katib": {"enabled": null}, "global": {"nodeSelector": null}})).is_ok());
+    fn a_null_is_a_value_the_schema_meets_and_the_error_says_no_default_stood_there() {
+        // the values are checked coalesced over the defaults, where a null over a default has
+        // deleted it: a null still there stood where no default did
+        let e = schema().check(&json!({"katib": {"enabled": null}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "values: `katib.enabled` must be true or false, got null; no default stands there for a null to delete: leave the key out or give a value"
+        );
         let e = schema().check(&json!({"global": {"nodeSelector": {"gpu": null}}})).unwrap_err();
-        assert!(e.to_string().contains("global.nodeSelector.gpu"), "{e}");
+        assert!(e.to_string().starts_with("values: `global.nodeSelector.gpu` must be a string, got null"), "{e}");
+        assert!(Schema::any_map().check(&json!({"x": null})).is_ok(), "a free-form value takes a null");
+        let e = Schema::container_resources().check(&json!({"limits": null})).unwrap_err();
+        assert!(e.to_string().starts_with("values: `limits` must be a map, got null"), "{e}");
     }
 
     #[test]
