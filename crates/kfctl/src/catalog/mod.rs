@@ -49,6 +49,7 @@ pub mod render;
 pub mod scheduling;
 pub(crate) mod schema;
 pub mod strvals;
+mod traverse;
 mod unknown_tree;
 pub(crate) mod users;
 pub mod values;

@@ -37,8 +37,10 @@
 
 pub use super::credentials::{CREDENTIALS, Credential, Encoding};
 use super::scheduling::{self, PodScope, apply_scheduling};
+pub(crate) use super::traverse::{for_each_claim_spec, visit_images};
+pub use super::traverse::{for_each_image, for_each_pod_spec};
 use super::{image_refs, images, workloads};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The context a parameter applies in: all values, the defaults they were merged onto
 /// (per-image overrides find their image by its default), and the object's component.
@@ -171,76 +173,6 @@ pub fn apply_all(obj: &mut Value, values: &Value, defaults: &Value, component: &
     let ctx = Ctx { values, defaults, component };
     for p in PARAMS {
         (p.apply)(obj, &ctx);
-    }
-}
-
-/// Visit every string under a key named `image`.
-pub fn for_each_image(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
-    if !is_schema(value) {
-        images_in(value, f);
-    }
-}
-
-fn images_in(value: &mut Value, f: &mut dyn FnMut(&mut String)) {
-    match value {
-        Value::Object(m) => {
-            for (k, v) in m.iter_mut() {
-                match v {
-                    Value::String(s) if k == "image" => f(s),
-                    other => images_in(other, f),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| images_in(i, f)),
-        _ => {}
-    }
-}
-
-/// A CustomResourceDefinition: its schema describes pods and images but holds none, so the
-/// walks for images and pod specs skip it (it is most of a render's bytes).
-pub(crate) fn is_schema(obj: &Value) -> bool {
-    super::object_id::is_crd(obj)
-}
-
-/// Read every string under a key named `image` (without copying the object).
-pub(crate) fn visit_images<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
-    if !is_schema(value) {
-        visit_images_in(value, f);
-    }
-}
-
-fn visit_images_in<'a>(value: &'a Value, f: &mut dyn FnMut(&'a str)) {
-    match value {
-        Value::Object(m) => {
-            for (k, v) in m {
-                match v {
-                    Value::String(s) if k == "image" => f(s),
-                    other => visit_images_in(other, f),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| visit_images_in(i, f)),
-        _ => {}
-    }
-}
-
-/// Visit every pod spec: a map with a `containers` list.
-pub fn for_each_pod_spec(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    if !is_schema(value) {
-        pod_specs_in(value, f);
-    }
-}
-
-fn pod_specs_in(value: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    match value {
-        Value::Object(m) => {
-            if m.get("containers").is_some_and(Value::is_array) {
-                f(m);
-            }
-            m.values_mut().for_each(|v| pod_specs_in(v, f));
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| pod_specs_in(i, f)),
-        _ => {}
     }
 }
 
@@ -430,27 +362,6 @@ pub(crate) fn replace_pss_line(text: &str, level: &str) -> String {
         )
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Visit the `spec` of every claim `obj` holds: a PersistentVolumeClaim's own, and each of a
-/// StatefulSet's `volumeClaimTemplates`.
-pub(crate) fn for_each_claim_spec(obj: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let api = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    match (api, kind) {
-        ("v1", "PersistentVolumeClaim") => {
-            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-                f(spec);
-            }
-        }
-        ("apps/v1", "StatefulSet") => {
-            let templates = obj.pointer_mut("/spec/volumeClaimTemplates").and_then(Value::as_array_mut);
-            for spec in templates.into_iter().flatten().filter_map(|t| t.get_mut("spec")?.as_object_mut()) {
-                f(spec);
-            }
-        }
-        _ => {}
-    }
 }
 
 fn apply_storage_class(obj: &mut Value, ctx: &Ctx) {

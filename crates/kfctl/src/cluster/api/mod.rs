@@ -21,8 +21,12 @@
 
 pub(crate) mod discovery;
 pub mod object;
+mod policy;
 pub mod redact;
 mod text;
+
+pub use policy::CallPolicy;
+pub(crate) use policy::REQUEST_TIMEOUT;
 
 use crate::cluster::failure::{build_failure, status_failure, transport_failure};
 use crate::cluster::redact::Redactor;
@@ -80,58 +84,6 @@ pub struct Applied {
     pub(crate) live: Value,
     /// The server answered 201: the object did not exist before.
     pub(crate) created: bool,
-}
-
-/// How every call of a client retries and how long it may wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallPolicy {
-    /// Run the retry table (off for the engine's applies, which retry themselves).
-    pub(crate) retries: bool,
-    pub(crate) backoff: Backoff,
-    /// The longest one attempt waits for an answer.
-    pub(crate) request_timeout: Duration,
-    /// How long after its start a call may begin another attempt.
-    pub(crate) call_budget: Duration,
-    /// No call goes past this (the install's `--timeout`).
-    pub(crate) deadline: Option<Instant>,
-}
-
-/// The longest one request waits for an answer.
-pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-impl Default for CallPolicy {
-    fn default() -> Self {
-        CallPolicy {
-            retries: true,
-            backoff: Backoff::default(),
-            request_timeout: REQUEST_TIMEOUT,
-            call_budget: Duration::from_secs(120),
-            deadline: None,
-        }
-    }
-}
-
-impl CallPolicy {
-    /// Until when a call starting now may begin another attempt.
-    fn end_of_retries(&self) -> Instant {
-        let budget = Instant::now() + self.call_budget;
-        self.deadline.map_or(budget, |deadline| deadline.min(budget))
-    }
-
-    /// One deadline: no call goes past `deadline`, and none gives up before it either (the
-    /// per-call budget does not end a call sooner, as it did with `status`'s default 5m: a
-    /// silent server is then `NoAnswer` at the deadline, not a refusal after 2m).
-    fn until(mut self, deadline: Instant) -> Self {
-        self.call_budget = self.call_budget.max(deadline.saturating_duration_since(Instant::now()));
-        self.deadline = Some(self.deadline.map_or(deadline, |d| d.min(deadline)));
-        self
-    }
-
-    /// How long an attempt starting now may wait for its answer.
-    fn attempt_wait(&self) -> Duration {
-        let left = self.deadline.map_or(self.request_timeout, |d| d.saturating_duration_since(Instant::now()));
-        self.request_timeout.min(left)
-    }
 }
 
 /// A connected client.
@@ -520,28 +472,5 @@ async fn read_body(body: kube::client::Body, status: u16) -> Result<Vec<u8>, Api
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn collection_paths_for_core_grouped_and_cluster_scoped() {
-        let cm = ResourcePath { group: "".into(), version: "v1".into(), plural: "configmaps".into(), namespaced: true };
-        assert_eq!(cm.collection(Some("kf")), "/api/v1/namespaces/kf/configmaps");
-        let crb = ResourcePath {
-            group: "rbac.authorization.k8s.io".into(),
-            version: "v1".into(),
-            plural: "clusterrolebindings".into(),
-            namespaced: false,
-        };
-        assert_eq!(crb.collection(Some("ignored")), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
-    }
-
-    #[test]
-    fn a_run_deadline_past_the_call_budget_is_the_only_deadline() {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        let policy = CallPolicy::default().until(deadline);
-        assert_eq!(policy.end_of_retries(), deadline, "calls retry until the run's deadline, not 2m");
-        let short = Instant::now() + Duration::from_secs(3);
-        assert_eq!(policy.until(short).end_of_retries(), short, "an earlier deadline still wins");
-    }
-}
+#[path = "mod_tests.rs"]
+mod tests;
