@@ -80,10 +80,11 @@ pub(crate) fn umbrella_file(branches: &Branches, label: &str) -> String {
     let name = define_name(branches.component, branches.file);
     let peers: Vec<String> = branches.peers.iter().map(|p| format!("{p:?}")).collect();
     format!(
-        "{{{{- /* {label} of chart {component}: rendered here, where every component's values are seen, as its fields depend on whether {list} are installed; written by kfctl-rs, do not edit */}}}}\n{{{{- with index $.Subcharts {component:?} }}}}\n{{{{- include {name:?} (merge (dict \"kfctlPeersOff\" (include \"kfctl.peersOff\" (list $ (list {peers})))) .) }}}}\n{{{{- end }}}}\n",
+        "{{{{- /* {label} of chart {component}: rendered here, where every component's values are seen, as its fields depend on whether {list} {verb} installed; written by kfctl-rs, do not edit */}}}}\n{{{{- with index $.Subcharts {component:?} }}}}\n{{{{- include {name:?} (merge (dict \"kfctlPeersOff\" (include \"kfctl.peersOff\" (list $ (list {peers})))) .) }}}}\n{{{{- end }}}}\n",
         label = label.replace("*/", "* /"),
         component = branches.component,
         list = branches.peers.join(", "),
+        verb = if branches.peers.len() == 1 { "is" } else { "are" },
         peers = peers.join(" "),
     )
 }
