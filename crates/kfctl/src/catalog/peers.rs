@@ -152,8 +152,8 @@ fn build_without(req: &RenderRequest, off: &[String]) -> Result<Vec<Value>, Cata
     for component in off {
         req.sets.push(SetFlag { kind: SetKind::Set, expression: format!("{component}.enabled=false") });
     }
-    let prepared = super::render::prepare(&req)?;
-    Ok(prepared.objects.into_iter().map(|o| o.obj).collect())
+    let built = super::render::built(&req)?;
+    Ok(built.objects.into_iter().map(|o| o.obj).collect())
 }
 
 #[cfg(test)]

@@ -126,6 +126,39 @@ pub struct Prepared {
 
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
 pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
+    let Built { catalog, profile, listed, user, example, objects, peers } = built(req)?;
+    let defaults = defaults(&catalog, &profile, &objects);
+    let known = schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?;
+    let schema = schema_for(&known);
+    check_coalesced(&schema, &known, &user)?;
+    super::image_refs::all()?;
+    let mut effective = defaults.clone();
+    values::merge(&mut effective, &user);
+    super::users::users(&effective)?;
+    super::existing_secrets::check(&effective)?;
+    super::identity::check(&effective)?;
+    super::gateway::settings(&effective)?;
+    super::external_store::database(&effective)?;
+    super::workloads::check_env(&effective, &objects)?;
+    Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects, peers, peer_variants: None })
+}
+
+/// Steps 1–3 of [`prepare`]: what the profile, the values and the components chosen build.
+pub(crate) struct Built {
+    catalog: Catalog,
+    profile: Resolved,
+    /// The profile as listed, before the values chose its components.
+    listed: Resolved,
+    user: Value,
+    example: Option<ExampleAttribution>,
+    /// The default render (1:1 with kustomize), objects tagged by component.
+    pub(crate) objects: Vec<RenderedObject>,
+    peers: Vec<super::peers::PeerDependent>,
+}
+
+/// Resolve, layer, choose and build: the default render, without defaults or value checks
+/// beyond what choosing the components needs.
+pub(crate) fn built(req: &RenderRequest) -> Result<Built, CatalogError> {
     let catalog = req.layout.catalog(&req.manifests_dir)?;
     let mut profile = profile::resolve(&req.profile, &catalog)?;
     let described = req.layout != Layout::Unknown && folders_present(&profile, &catalog, &req.manifests_dir);
@@ -156,20 +189,7 @@ pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
         images::check_registry("global.imageRegistry", registry)?;
     }
     let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref())?;
-    let defaults = defaults(&catalog, &profile, &objects);
-    let known = schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?;
-    let schema = schema_for(&known);
-    check_coalesced(&schema, &known, &user)?;
-    super::image_refs::all()?;
-    let mut effective = defaults.clone();
-    values::merge(&mut effective, &user);
-    super::users::users(&effective)?;
-    super::existing_secrets::check(&effective)?;
-    super::identity::check(&effective)?;
-    super::gateway::settings(&effective)?;
-    super::external_store::database(&effective)?;
-    super::workloads::check_env(&effective, &objects)?;
-    Ok(Prepared { catalog, profile, user, defaults, effective, schema, objects, peers, peer_variants: None })
+    Ok(Built { catalog, profile, listed, user, example, objects, peers })
 }
 
 /// The defaults the values are checked against: a component of the profile that the values
