@@ -29,6 +29,8 @@ fn the_data_file_parses_every_entry_has_a_source_and_os_arch_platforms() {
     // the fact the cluster tests rely on
     let mlmd = lookup(all, "gcr.io/tfx-oss-public/ml_metadata_store_server:1.14.0").expect("known");
     assert!(mlmd.builds_for("amd64") && !mlmd.builds_for("arm64"));
+    let kserve = lookup(all, "kserve/kserve-controller:v0.15.0").expect("Docker Hub short names match");
+    assert!(kserve.builds_for("arm64") && kserve.builds_for("s390x"));
 }
 
 #[test]
