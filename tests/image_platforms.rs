@@ -44,9 +44,6 @@ fn every_repository_of_the_data_is_run_by_some_release_and_arm64_misses_the_meta
         let coverage = platforms::coverage(entries, images, &arm);
         assert!(coverage.known > 0 && coverage.known + coverage.unknown.len() == images.len(), "{release}");
         let missing: Vec<&str> = coverage.missing.iter().map(|m| m.image.as_str()).collect();
-        assert!(
-            missing.contains(&"gcr.io/tfx-oss-public/ml_metadata_store_server:1.14.0"),
-            "{release}: {missing:?}"
-        );
+        assert!(missing.contains(&"gcr.io/tfx-oss-public/ml_metadata_store_server:1.14.0"), "{release}: {missing:?}");
     }
 }
