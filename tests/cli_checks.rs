@@ -60,6 +60,24 @@ fn analyze_of_a_file_that_is_no_yaml_is_a_usage_error() {
 }
 
 #[test]
+fn analyze_of_a_stream_with_arch_finds_an_image_with_no_build_for_it() {
+    let stream = b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: metadata-grpc, namespace: kubeflow}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: c, image: 'gcr.io/tfx-oss-public/ml_metadata_store_server:1.14.0'}\n";
+    let out = analyze_stdin(stream, &["--arch", "amd64,arm64", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "a warning: {}", String::from_utf8_lossy(&out.stderr));
+    let findings: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(
+        (&findings[0]["code"], &findings[0]["object"]),
+        (&"KF006".into(), &"Deployment kubeflow/metadata-grpc".into())
+    );
+    assert!(findings[0]["message"].as_str().unwrap().contains("has no build for arm64"), "{findings:#?}");
+    let amd = analyze_stdin(stream, &["--arch", "amd64"]);
+    assert!(String::from_utf8_lossy(&amd.stdout).starts_with("0 findings"), "{}", String::from_utf8_lossy(&amd.stdout));
+    let without_file = Command::new(common::binary()).args(["analyze", "--arch", "arm64"]).output().unwrap();
+    assert_eq!(without_file.status.code(), Some(2), "--arch needs -f");
+}
+
+#[test]
 #[cfg_attr(
     kfctl_no_upstream,
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"

@@ -1,7 +1,8 @@
 //! Issue 40: `check --pre` against the test API server (the in-repo test double of a
 //! Kubernetes API server; no real cluster): every item judged, nothing written. A cluster
 //! outside the release's range, one without a default StorageClass and one with a foreign CRD
-//! each fail their item with a hint; a good cluster passes; `-o json` is stable.
+//! each fail their item with a hint; a good cluster passes; `-o json` is stable. An arm64 node
+//! fails the architectures item naming an image `charts/image-platforms.yaml` says is amd64-only.
 
 use crate::common::cluster::{Cluster, crd, obj};
 
@@ -11,9 +12,14 @@ use kfctl_testapi::{FaultAction, FaultRule, RequestMatch, TestApiConfig};
 use serde_json::json;
 use std::time::Duration;
 
+/// Built for amd64, arm64 and ppc64le (kubeflow/katib's publishing workflow, in the data file).
+const MULTI_ARCH: &str = "ghcr.io/kubeflow/katib/katib-controller:v0.19.0";
+/// Published for amd64 only (kubeflow/pipelines#13957, in the data file).
+const AMD64_ONLY: &str = "gcr.io/tfx-oss-public/ml_metadata_store_server:1.14.0";
+
 fn objects() -> Vec<RenderedObject> {
     let web = json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "web:1",
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": MULTI_ARCH,
             "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}}}]}}});
     [
         obj("v1", "Namespace", None, "kf", json!({})),
@@ -129,21 +135,65 @@ async fn a_server_that_never_answers_fails_the_first_item_and_ends_the_list() {
     assert!(report.items[0].hint.as_deref().unwrap().contains("kubeconfig"));
 }
 
+fn arm64_node(cluster: &Cluster) {
+    let arm = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-2"},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}, "nodeInfo": {"architecture": "arm64"}}});
+    cluster.server.seed(arm).unwrap();
+}
+
+/// [`objects`] with a Deployment running `image`.
+fn with_image(name: &str, image: &str) -> Vec<RenderedObject> {
+    let spec = json!({"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}},
+        "spec": {"containers": [{"name": name, "image": image}]}}});
+    let mut all = objects();
+    all.push(RenderedObject {
+        component: "platform".into(),
+        obj: obj("apps/v1", "Deployment", Some("kf"), name, json!({"spec": spec})),
+    });
+    all
+}
+
 #[tokio::test]
-async fn a_namespace_enforcing_restricted_pod_security_and_arm64_nodes_are_warnings() {
+async fn a_namespace_enforcing_restricted_pod_security_is_a_warning_and_arm64_nodes_pass_multi_arch_images() {
     let cluster = cluster("v1.36.1", true);
     let strict = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf",
         "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}});
     cluster.server.seed(strict).unwrap();
-    let arm = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-2"},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}, "nodeInfo": {"architecture": "arm64"}}});
-    cluster.server.seed(arm).unwrap();
+    arm64_node(&cluster);
     let report = check_pre(&objects(), &options(&cluster)).await.unwrap();
     let (mark, detail, hint) = mark_of(&report, "pod-security");
     assert_eq!(mark, Mark::Warn, "{detail}");
     assert!(detail.contains("kf (pod-security.kubernetes.io/enforce=restricted)") && hint.is_some(), "{detail}");
     let (mark, detail, _) = mark_of(&report, "architectures");
-    assert_eq!(mark, Mark::Warn, "{detail}");
-    assert!(detail.contains("amd64, arm64"), "{detail}");
+    assert_eq!(mark, Mark::Pass, "{detail}");
+    assert_eq!(detail, "nodes: amd64, arm64; all 1 image(s) are built for them");
     assert!(!report.failed(), "warnings only: {}", report.render_text());
+}
+
+#[tokio::test]
+async fn an_arm64_node_fails_the_architectures_item_naming_the_amd64_only_image() {
+    let cluster = cluster("v1.36.1", true);
+    arm64_node(&cluster);
+    let report = check_pre(&with_image("mlmd", AMD64_ONLY), &options(&cluster)).await.unwrap();
+    let (mark, detail, hint) = mark_of(&report, "architectures");
+    assert_eq!(mark, Mark::Fail, "{detail}");
+    assert_eq!(detail, format!("nodes: amd64, arm64; 1 image(s) have no build for arm64: {AMD64_ONLY} (linux/amd64)"));
+    let hint = hint.unwrap();
+    assert!(hint.contains("`global.nodeSelector`") && hint.contains("kubeflow/pipelines/issues/13957"), "{hint}");
+    assert!(report.failed());
+    assert!(report.render_text().contains("✘ node architectures the images are built for: nodes: amd64, arm64;"));
+}
+
+#[tokio::test]
+async fn on_amd64_nodes_known_images_pass_and_unknown_ones_warn_with_their_count() {
+    let cluster = cluster("v1.36.1", true);
+    let report = check_pre(&with_image("mlmd", AMD64_ONLY), &options(&cluster)).await.unwrap();
+    let (mark, detail, _) = mark_of(&report, "architectures");
+    assert_eq!((mark, detail.as_str()), (Mark::Pass, "nodes: amd64; all 2 image(s) are built for them"));
+    let report = check_pre(&with_image("site", "registry.example.com/site:1"), &options(&cluster)).await.unwrap();
+    let (mark, detail, hint) = mark_of(&report, "architectures");
+    assert_eq!(mark, Mark::Warn, "{detail}");
+    assert!(detail.ends_with("; 1 of 2 image(s) unknown to the catalog's platform data"), "{detail}");
+    assert!(hint.unwrap().ends_with(": registry.example.com/site:1"));
+    assert!(!report.failed());
 }

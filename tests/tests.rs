@@ -56,6 +56,7 @@ mod helm_disable;
 mod helm_matrix;
 mod helm_nulls;
 mod helm_values;
+mod image_platforms;
 mod images;
 mod install_ways;
 mod merged_trees;

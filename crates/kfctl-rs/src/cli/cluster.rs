@@ -238,6 +238,10 @@ pub(crate) struct AnalyzeArgs {
     /// instead of the live cluster's installed objects.
     #[arg(long = "filename", short = 'f', value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// With `-f`: the nodes' architectures to judge the images against (KF006), e.g.
+    /// `--arch amd64,arm64` (a live cluster's are its nodes').
+    #[arg(long = "arch", value_name = "ARCH", value_delimiter = ',', requires = "file")]
+    pub arch: Vec<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     #[command(flatten)]

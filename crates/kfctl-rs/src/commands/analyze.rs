@@ -14,7 +14,7 @@ pub(crate) fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
             let shown = path.display().to_string();
             let text = kfctl::input::read_stream(&shown, "objects")?;
             let objects = kfctl_yaml::parse_objects(&text, &shown).map_err(CliError::Input)?;
-            (objects, ClusterFacts::default())
+            (objects, ClusterFacts { architectures: args.arch.clone(), ..ClusterFacts::default() })
         }
         None => {
             let runtime = super::runtime()?;

@@ -13,7 +13,7 @@
 //! | KF003 | warning | a PodDisruptionBudget that allows no disruption (node drains block) |
 //! | KF004 | warning | a namespaced object without a namespace (it lands in `default`) |
 //! | KF005 | error | a Kubernetes version outside the release's range |
-//! | KF006 | warning | nodes of an architecture upstream's images may not be built for |
+//! | KF006 | warning | images with no build for the nodes' architecture ([`crate::catalog::platforms`]) |
 //!
 //! Findings are sorted by code, then object, so the output is stable.
 
@@ -80,8 +80,8 @@ pub const RULES: &[Rule] = &[
     Rule {
         code: "KF006",
         severity: Severity::Warning,
-        title: "nodes of an architecture upstream's images may not be built for",
-        fix: "check each image of `kfctl-rs images --profile P` has a build for it (`docker manifest inspect IMAGE`), or keep Kubeflow's pods on amd64 nodes (`global.nodeSelector`)",
+        title: "images with no build for the nodes' architecture",
+        fix: "keep the pods on nodes of an architecture their images are built for (`global.nodeSelector`), or leave the component out; for images the catalog does not know, check with `docker manifest inspect IMAGE`",
     },
 ];
 
@@ -121,7 +121,7 @@ pub struct ClusterFacts {
     pub supported: Option<Supported>,
     /// The release, for messages.
     pub release: String,
-    /// The nodes' architectures (`amd64`, `arm64`), when analyzing a live cluster.
+    /// The nodes' architectures (`amd64`, `arm64`): a live cluster's, or `--arch`'s for a stream.
     pub architectures: Vec<String>,
 }
 
@@ -138,7 +138,7 @@ pub fn analyze(objects: &[Value], facts: &ClusterFacts) -> Vec<Finding> {
     rules::blocking_disruption_budgets(objects, &mut found);
     rules::missing_namespaces(objects, &mut found);
     rules::kubernetes_range(facts, &mut found);
-    rules::node_architectures(facts, &mut found);
+    rules::node_architectures(objects, facts, &mut found);
     found.sort_by(|a, b| (a.code, &a.object).cmp(&(b.code, &b.object)));
     found.dedup();
     found

@@ -3,6 +3,7 @@
 use super::{ClusterFacts, Finding, finding, label};
 use crate::catalog::RenderedObject;
 use crate::catalog::credentials::CREDENTIALS;
+use crate::catalog::{images, platforms};
 use serde_json::Value;
 
 /// KF001: upstream's well-known credentials, wherever the credentials table says they live.
@@ -94,14 +95,41 @@ pub(super) fn kubernetes_range(facts: &ClusterFacts, found: &mut Vec<Finding>) {
     }
 }
 
-/// KF006: nodes of another architecture than amd64, which most upstream images are built for
-/// (the catalog records no image platforms, so this is a warning to look, not a verdict).
-pub(super) fn node_architectures(facts: &ClusterFacts, found: &mut Vec<Finding>) {
-    let mut others: Vec<&str> = facts.architectures.iter().map(String::as_str).filter(|a| *a != "amd64").collect();
-    others.sort();
-    others.dedup();
-    if !others.is_empty() {
-        let message = format!("nodes run {}; upstream publishes most images for amd64 only", others.join(", "));
+/// KF006: images the catalog's platform data (`charts/image-platforms.yaml`) says have no
+/// build for an architecture the nodes run, one finding per object and image; and, on the
+/// cluster, how many images the data does not know (nothing is assumed of them).
+pub(super) fn node_architectures(objects: &[Value], facts: &ClusterFacts, found: &mut Vec<Finding>) {
+    let mut archs = facts.architectures.clone();
+    archs.sort();
+    archs.dedup();
+    if archs.is_empty() {
+        return;
+    }
+    let entries = match platforms::entries() {
+        Ok(entries) => entries,
+        Err(e) => return found.push(finding("KF006", "the cluster".into(), e.to_string())),
+    };
+    for obj in objects {
+        let images: Vec<String> = images::collect(std::slice::from_ref(obj));
+        for m in platforms::coverage(entries, &images, &archs).missing {
+            let message = format!(
+                "image {} has no build for {} (published for {}; source: {})",
+                m.image,
+                m.architectures.join(", "),
+                m.platforms.join(", "),
+                m.source
+            );
+            found.push(finding("KF006", label(obj), message));
+        }
+    }
+    let all = images::collect(objects);
+    let unknown = platforms::coverage(entries, &all, &archs).unknown.len();
+    if unknown > 0 {
+        let message = format!(
+            "nodes run {}; the catalog's platform data does not know {unknown} of {} image(s)",
+            archs.join(", "),
+            all.len()
+        );
         found.push(finding("KF006", "the cluster".into(), message));
     }
 }

@@ -93,13 +93,26 @@ fn the_text_names_code_severity_object_and_fix_and_counts() {
 }
 
 #[test]
-fn arm64_nodes_are_kf006_and_amd64_ones_are_not() {
+fn an_image_with_no_build_for_a_node_architecture_is_kf006_on_its_object() {
     let facts = |archs: &[&str]| ClusterFacts {
         architectures: archs.iter().map(|a| a.to_string()).collect(),
         ..Default::default()
     };
-    assert!(analyze(&[], &facts(&["amd64"])).is_empty());
-    let found = analyze(&[], &facts(&["amd64", "arm64", "arm64"]));
+    let deployment = |name: &str, image: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "kubeflow"},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}})
+    };
+    let mlmd = deployment("metadata-grpc-deployment", "gcr.io/tfx-oss-public/ml_metadata_store_server:1.14.0");
+    let katib = deployment("katib-controller", "ghcr.io/kubeflow/katib/katib-controller:v0.19.0");
+    let known = [mlmd.clone(), katib.clone()];
+    assert!(analyze(&known, &facts(&["amd64"])).is_empty(), "every image known and built for amd64");
+    assert!(analyze(&known, &ClusterFacts::default()).is_empty(), "no architecture given: not judged");
+    let found = analyze(&known, &facts(&["amd64", "arm64", "arm64"]));
     assert_eq!(codes(&found), ["KF006"]);
-    assert!(found[0].message.contains("nodes run arm64"));
+    assert_eq!(found[0].object, "Deployment kubeflow/metadata-grpc-deployment");
+    assert!(found[0].message.contains("ml_metadata_store_server:1.14.0 has no build for arm64 (published for linux/amd64; source: https://github.com/kubeflow/pipelines/issues/13957)"), "{}", found[0].message);
+    let unknown = analyze(&[katib, deployment("web", "web:1")], &facts(&["arm64"]));
+    assert_eq!(codes(&unknown), ["KF006"]);
+    assert_eq!(unknown[0].object, "the cluster");
+    assert!(unknown[0].message.contains("nodes run arm64; the catalog's platform data does not know 1 of 2 image(s)"));
 }

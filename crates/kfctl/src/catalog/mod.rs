@@ -7,6 +7,7 @@
 //! - [`values`] and `schema`: Helm-style values layering and checking;
 //! - `docs`: what every key of the values does (comments, schema descriptions, READMEs);
 //! - [`credentials`]: upstream's well-known demo login, the one place it is known;
+//! - [`platforms`]: the platforms upstream's images are published for, with their sources;
 //! - [`params`]: the parameter table — every value is one parameter point applied to the
 //!   rendered objects here *and* turned into a Helm expression by the chart export, so the
 //!   two cannot drift;
@@ -42,6 +43,7 @@ pub mod inspect;
 pub(crate) mod object_id;
 pub mod params;
 pub mod peers;
+pub mod platforms;
 pub mod profile;
 pub mod provided;
 pub mod rehash;

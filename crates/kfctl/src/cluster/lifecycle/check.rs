@@ -20,6 +20,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 mod admission;
+mod arch;
 mod capacity;
 
 /// One item of the checklist: its id, what it checks, and GUIDE's section on it.
@@ -194,12 +195,16 @@ pub async fn check_pre(objects: &[RenderedObject], opts: &PreCheckOptions) -> Re
     let nodes = capacity::nodes(&api).await;
     report.items.push(capacity::check(&nodes, &plan));
     report.items.push(match &nodes {
-        Ok(nodes) => admission::architectures(nodes),
+        Ok(nodes) => arch::architectures(nodes, &crate::catalog::images::collect(&bodies(objects))),
         Err(_) => item("architectures", Mark::Warn, "not checked: nodes cannot be listed", None),
     });
     report.items.push(admission::pod_security(&api, &plan).await);
     report.items.push(record(&api).await);
     Ok(report)
+}
+
+fn bodies(objects: &[RenderedObject]) -> Vec<Value> {
+    objects.iter().map(|o| o.obj.clone()).collect()
 }
 
 fn kubernetes(version: &str, opts: &PreCheckOptions) -> Checked {

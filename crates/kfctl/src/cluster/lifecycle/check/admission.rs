@@ -1,9 +1,7 @@
-//! Two items about what the cluster will run: the nodes' architectures, and the Pod Security
-//! admission labels of namespaces the plan puts pods in.
+//! The Pod Security admission labels of namespaces the plan puts pods in (the nodes'
+//! architectures are `arch`'s item).
 //!
-//! kfctl-rs's catalog records no image platforms, and most upstream images are published for
-//! amd64 (some for arm64 too). So a node of another architecture is a warning, with how to find
-//! out. A namespace that exists with `pod-security.kubernetes.io/enforce` set to `baseline` or
+//! A namespace that exists with `pod-security.kubernetes.io/enforce` set to `baseline` or
 //! `restricted` refuses the pods of upstream's components that need more (Istio's init
 //! containers, for one), unless the plan's own Namespace object sets the label itself.
 
@@ -15,27 +13,6 @@ use std::collections::BTreeSet;
 
 /// The enforce label of Pod Security admission.
 const ENFORCE: &str = "pod-security.kubernetes.io/enforce";
-
-/// The nodes' architectures.
-pub(super) fn architectures(nodes: &[Value]) -> Checked {
-    let archs: BTreeSet<&str> =
-        nodes.iter().filter_map(|n| n.pointer("/status/nodeInfo/architecture").and_then(Value::as_str)).collect();
-    let shown = archs.iter().copied().collect::<Vec<_>>().join(", ");
-    let others: Vec<&str> = archs.iter().copied().filter(|a| *a != "amd64").collect();
-    match (archs.is_empty(), others.is_empty()) {
-        (true, _) => item("architectures", Mark::Warn, "the nodes report no architecture", None),
-        (false, true) => item("architectures", Mark::Pass, format!("nodes: {shown}"), None),
-        (false, false) => item(
-            "architectures",
-            Mark::Warn,
-            format!("nodes: {shown}; upstream publishes most images for amd64, and the catalog records no platforms"),
-            Some(format!(
-                "check each image of `kfctl-rs images --profile P` has a {} build (`docker manifest inspect IMAGE`), or pin such pods to amd64 nodes (`global.nodeSelector`)",
-                others.join("/")
-            )),
-        ),
-    }
-}
 
 /// Existing namespaces whose Pod Security level refuses pods the plan puts there.
 pub(super) async fn pod_security(api: &ApiClient, plan: &Plan) -> Checked {
@@ -71,20 +48,5 @@ pub(super) async fn pod_security(api: &ApiClient, plan: &Plan) -> Checked {
                 "label them `{ENFORCE}=privileged` for Kubeflow's components, or check each pod meets the level"
             )),
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn amd64_nodes_pass_and_others_warn_with_how_to_find_out() {
-        let node = |arch: &str| json!({"status": {"nodeInfo": {"architecture": arch}}});
-        assert_eq!(architectures(&[node("amd64")]).mark, Mark::Pass);
-        let mixed = architectures(&[node("amd64"), node("arm64")]);
-        assert_eq!(mixed.mark, Mark::Warn);
-        assert!(mixed.detail.contains("amd64, arm64") && mixed.hint.unwrap().contains("arm64 build"));
     }
 }
