@@ -18,7 +18,7 @@ use kfctl::cluster::progress::RecordingProgress;
 use kfctl::cluster::{InstallMeta, install};
 use kfctl_testapi::{StatusRule, Target as Rule, TestApiConfig};
 use serde_json::{Value, json};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 /// Real kubectl against the test API server.
@@ -141,19 +141,6 @@ async fn without_a_render_of_what_was_installed_fields_are_not_compared_and_the_
     assert!(item.drift.is_none());
 }
 
-/// The kfctl-rs binary against the test server.
-fn kfctl(cluster: &Cluster, args: &[&str]) -> Output {
-    Command::new(common::binary())
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(&cluster.kubeconfig)
-        .env_remove("KUBECONFIG")
-        .env("HOME", std::env::temp_dir())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
 fn drift_json(out: &Output) -> Value {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text_of(out)));
     report["items"].as_array().unwrap().iter().find(|i| i["id"] == "drift").cloned().unwrap()
@@ -167,12 +154,12 @@ fn the_command_renders_what_the_record_names_and_reports_drift_as_json() {
     let file = cluster.dir.path().join("objects.yaml");
     std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs)).unwrap();
     let stream = file.to_str().unwrap();
-    let out = kfctl(&cluster, &["install", "--profile", "minimal", "--objects", stream, "--yes"]);
+    let out = common::cluster::kfctl(&cluster, &["install", "--profile", "minimal", "--objects", stream, "--yes"]);
     assert!(out.status.success(), "{}", text_of(&out));
-    let fresh = drift_json(&kfctl(&cluster, &["check", "--objects", stream, "-o", "json"]));
+    let fresh = drift_json(&common::cluster::kfctl(&cluster, &["check", "--objects", stream, "-o", "json"]));
     assert_eq!((fresh["mark"].as_str(), fresh["drift"]["drifted"].as_u64()), (Some("pass"), Some(0)), "{fresh}");
     kubectl(&cluster, &["patch", "configmap", "settings", "-n", "kf", "--type=merge", "-p", r#"{"data":{"a":"9"}}"#]);
-    let drift = drift_json(&kfctl(&cluster, &["check", "--objects", stream, "-o", "json"]));
+    let drift = drift_json(&common::cluster::kfctl(&cluster, &["check", "--objects", stream, "-o", "json"]));
     assert_eq!(drift["mark"], "warn", "{drift}");
     assert_eq!(
         drift["drift"]["objects"],
@@ -180,7 +167,7 @@ fn the_command_renders_what_the_record_names_and_reports_drift_as_json() {
             "fields": [{"path": "/data/a", "applied": "1", "live": "9", "managers": ["kubectl-patch"]}]}])
     );
     // without the stream, the record says what it needs
-    let unnamed = drift_json(&kfctl(&cluster, &["check", "-o", "json"]));
+    let unnamed = drift_json(&common::cluster::kfctl(&cluster, &["check", "-o", "json"]));
     assert!(
         unnamed["detail"].as_str().unwrap().contains("pre-rendered stream: give it again with --objects FILE"),
         "{unnamed}"

@@ -20,7 +20,7 @@ use kfctl::cluster::{ClusterError, InstallOptions, install};
 use kfctl_testapi::{FaultAction, FaultRule, RequestMatch, StatusRule, Target as Rule, TestApiConfig};
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 type Id = (String, String, String);
@@ -109,7 +109,7 @@ async fn rollback_refuses_without_a_record_or_a_previous_release_and_writes_noth
     );
     assert_eq!(writes(&cluster), before, "a refused rollback wrote something");
 
-    let out = kfctl(&cluster, &["rollback", "--yes"]);
+    let out = common::cluster::kfctl(&cluster, &["rollback", "--yes"]);
     assert_eq!(out.status.code(), Some(5), "{}", text_of(&out));
     assert!(text_of(&out).contains("nothing to roll back to"), "{}", text_of(&out));
     assert_eq!(writes(&cluster), before);
@@ -132,7 +132,7 @@ async fn rollback_with_other_values_or_another_version_refuses_naming_both() {
     assert!(err.to_string().contains("--version v0: the previous release is v1 (profile kind)"), "{err}");
     assert_eq!(writes(&cluster), before, "a refused rollback wrote something");
 
-    let out = kfctl(&cluster, &["rollback", "--yes", "--version", "26.10"]);
+    let out = common::cluster::kfctl(&cluster, &["rollback", "--yes", "--version", "26.10"]);
     assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
     assert!(text_of(&out).contains("--version 26.10: the previous release is v1 (profile kind)"), "{}", text_of(&out));
     assert_eq!(writes(&cluster), before);
@@ -175,13 +175,13 @@ async fn the_rollback_verb_plans_and_rolls_back_a_pre_rendered_install() {
     std::fs::write(&file, kfctl_yaml::to_yaml_stream(&docs)).unwrap();
     let file = file.display().to_string();
 
-    let out = kfctl(&cluster, &["rollback", "--plan", "--objects", &file]);
+    let out = common::cluster::kfctl(&cluster, &["rollback", "--plan", "--objects", &file]);
     assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
     let text = text_of(&out);
     assert!(text.contains("1 update") && text.contains("1 prune") && text.contains("ConfigMap kf/added"), "{text}");
     assert!(cluster.has("", "configmaps", Some("kf"), "added"), "--plan wrote nothing");
 
-    let out = kfctl(&cluster, &["rollback", "--yes", "--objects", &file]);
+    let out = common::cluster::kfctl(&cluster, &["rollback", "--yes", "--objects", &file]);
     assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
     let text = text_of(&out);
     assert!(text.contains("rollback: v2 (kind) → pre-rendered (kind)") && text.contains("rolled back: "), "{text}");
@@ -282,18 +282,6 @@ async fn a_failed_upgrade_26_03_to_26_03_1_records_where_it_stopped_and_rollback
     assert_eq!(record.meta.upstream_version, "26.03");
     assert_eq!(record.previous, None, "back on 26.03 after a failed upgrade: nothing newer completed");
     assert!(record.last_run.is_some_and(|r| r.succeeded && r.operation == "rollback"));
-}
-
-fn kfctl(cluster: &Cluster, args: &[&str]) -> Output {
-    Command::new(common::binary())
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(&cluster.kubeconfig)
-        .env_remove("KUBECONFIG")
-        .env("HOME", std::env::temp_dir())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
 }
 
 fn text_of(out: &Output) -> String {

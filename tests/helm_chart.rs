@@ -198,19 +198,7 @@ fn golden_prepared() -> &'static Prepared {
                 RenderedObject { component, obj }
             })
             .collect();
-        let defaults = kfctl::catalog::defaults::defaults(&catalog, &resolved, &objects);
-        let schema = kfctl::catalog::defaults::schema_for(&defaults);
-        Prepared {
-            catalog,
-            profile: resolved,
-            user: json!({}),
-            effective: defaults.clone(),
-            defaults,
-            schema,
-            objects,
-            peers: Vec::new(),
-            peer_variants: None,
-        }
+        prepared_from(catalog, resolved, objects)
     })
 }
 
@@ -782,6 +770,12 @@ fn edge_prepared() -> Prepared {
     let mut objects = tag("cert-manager", cert);
     objects.extend(tag("kubeflow-namespace", namespaces));
     objects.extend(tag("katib", katib));
+    prepared_from(catalog, resolved, objects)
+}
+
+/// What `prepare()` gives for `objects` with default values (no object depends on another
+/// component here).
+fn prepared_from(catalog: Catalog, resolved: profile::Resolved, objects: Vec<RenderedObject>) -> Prepared {
     let defaults = kfctl::catalog::defaults::defaults(&catalog, &resolved, &objects);
     let schema = kfctl::catalog::defaults::schema_for(&defaults);
     Prepared {

@@ -73,27 +73,7 @@ fn exported(profile: &str) -> PathBuf {
     let mut dirs = DIRS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     dirs.entry(profile.to_string())
         .or_insert_with(|| {
-            let out = scratch(&format!("export-{profile}")).join("kubeflow");
-            let result = Command::new(common::binary())
-                .args([
-                    "chart",
-                    "export",
-                    "--profile",
-                    profile,
-                    "--offline",
-                    "--version",
-                    common::release(),
-                    "--source",
-                ])
-                .arg(common::manifests_dir())
-                .arg("--remote-mirror")
-                .arg(common::mirror_dir())
-                .arg("--out")
-                .arg(&out)
-                .output()
-                .expect("kfctl-rs runs");
-            assert!(result.status.success(), "export {profile}: {}", String::from_utf8_lossy(&result.stderr));
-            out
+            common::export_chart(profile, common::release(), scratch(&format!("export-{profile}")).join("kubeflow"))
         })
         .clone()
 }
@@ -509,12 +489,7 @@ impl Case {
                 compare::unordered_report(&ours, &theirs, 5).map(|r| format!("helm differs from kfctl-rs:\n{r}"))
             }
             (Expect::Refused, Err(_), Err(_)) => None,
-            (_, ours, theirs) => Some(format!(
-                "expected {:?}; kfctl-rs: {}; helm: {}",
-                self.expect,
-                ours.map_or_else(|e| format!("refused ({e})"), |o| format!("{} objects", o.len())),
-                theirs.map_or_else(|e| format!("refused ({})", e.trim()), |o| format!("{} objects", o.len())),
-            )),
+            (_, ours, theirs) => Some(common::outcomes(&self.expect, ours, theirs)),
         }
     }
 }

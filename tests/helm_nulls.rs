@@ -172,18 +172,11 @@ const CASES: &[Case] = &[
 
 /// `kfctl-rs chart export --profile multi-tenant` of `release`, default values.
 fn export(release: &str) -> PathBuf {
-    let out = common::scratch("nulls", &format!("export-{release}")).join("kubeflow");
-    let result = Command::new(common::binary())
-        .args(["chart", "export", "--profile", "multi-tenant", "--offline", "--version", release, "--source"])
-        .arg(common::manifests_dir_of(release))
-        .arg("--remote-mirror")
-        .arg(common::mirror_dir())
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("kfctl-rs runs");
-    assert!(result.status.success(), "export {release}: {}", String::from_utf8_lossy(&result.stderr));
-    out
+    common::export_chart(
+        "multi-tenant",
+        release,
+        common::scratch("nulls", &format!("export-{release}")).join("kubeflow"),
+    )
 }
 
 fn files(case: &Case, dir: &Path) -> Vec<PathBuf> {
@@ -246,11 +239,7 @@ fn check(release: &str, chart: &Path, index: usize, case: &Case) -> Option<Strin
             let named = ours.contains(&format!("`{key}`")) && helm_names(&theirs, key);
             (!named).then(|| format!("both refuse, not both naming `{key}`:\n kfctl-rs: {ours}\n helm: {theirs}"))
         }
-        (expect, ours, theirs) => Some(format!(
-            "expected {expect:?}; kfctl-rs: {}; helm: {}",
-            ours.map_or_else(|e| format!("refused ({e})"), |o| format!("{} objects", o.len())),
-            theirs.map_or_else(|e| format!("refused ({})", e.trim()), |o| format!("{} objects", o.len())),
-        )),
+        (expect, ours, theirs) => Some(common::outcomes(&expect, ours, theirs)),
     }
 }
 

@@ -254,3 +254,17 @@ pub fn kubectl_applies(cluster: &Cluster, objects: &[RenderedObject]) {
     }
     panic!("kubectl apply did not settle: {last}");
 }
+
+/// The kfctl-rs binary against the test server `cluster` (its kubeconfig, no `KUBECONFIG`, no
+/// stdin).
+pub fn kfctl(cluster: &Cluster, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(super::binary())
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&cluster.kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env("HOME", std::env::temp_dir())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}

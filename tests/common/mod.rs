@@ -369,3 +369,33 @@ pub fn render_request_set(profile: &str, sets: &[&str]) -> kfctl::catalog::Rende
     use kfctl::catalog::strvals::{SetFlag, SetKind};
     render_request(profile, sets.iter().map(|s| SetFlag::new(SetKind::Set, *s)).collect())
 }
+
+/// How a case came out on both sides, for a failure message: `expected X; kfctl-rs: N objects;
+/// helm: refused (…)`.
+pub fn outcomes(
+    expected: &dyn std::fmt::Debug,
+    ours: Result<Vec<serde_json::Value>, String>,
+    theirs: Result<Vec<serde_json::Value>, String>,
+) -> String {
+    format!(
+        "expected {expected:?}; kfctl-rs: {}; helm: {}",
+        ours.map_or_else(|e| format!("refused ({e})"), |o| format!("{} objects", o.len())),
+        theirs.map_or_else(|e| format!("refused ({})", e.trim()), |o| format!("{} objects", o.len())),
+    )
+}
+
+/// `kfctl-rs chart export --profile PROFILE` of `release` with default values into `out`
+/// (offline, from the snapshot and its mirror); `out`.
+pub fn export_chart(profile: &str, release: &str, out: PathBuf) -> PathBuf {
+    let result = std::process::Command::new(binary())
+        .args(["chart", "export", "--profile", profile, "--offline", "--version", release, "--source"])
+        .arg(manifests_dir_of(release))
+        .arg("--remote-mirror")
+        .arg(mirror_dir())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("kfctl-rs runs");
+    assert!(result.status.success(), "export {profile} of {release}: {}", String::from_utf8_lossy(&result.stderr));
+    out
+}
