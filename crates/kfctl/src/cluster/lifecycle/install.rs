@@ -19,6 +19,8 @@
 //! changes nothing and the patch bytes are identical), the record resumes from the previous
 //! one and is only written when its content changes.
 
+mod graph_run;
+
 use crate::catalog::RenderedObject;
 use crate::cluster::ClusterError;
 use crate::cluster::api::{ApiClient, Applied, ResourcePath, Target};
@@ -34,6 +36,7 @@ use crate::cluster::preflight::{self, PreflightOptions};
 use crate::cluster::progress::{Event, Progress};
 use crate::cluster::record::{self, InstallMeta, InstallRecord, LastRun};
 use crate::cluster::retry::Backoff;
+pub use crate::cluster::schedule::CriticalPath;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -175,6 +178,10 @@ pub struct InstallReport {
     /// Objects the previous record listed and the render no longer holds: deleted, or kept.
     #[serde(flatten)]
     pub prune: PruneReport,
+    /// The longest chain of steps the run waited through (none for a dry run): no schedule
+    /// finishes sooner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<CriticalPath>,
 }
 
 /// Install `objects` (each tagged with its catalog component) onto the cluster of `options.target`:
@@ -218,14 +225,16 @@ pub(crate) async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>
 
 /// One install's running state.
 pub(crate) struct Run {
-    record: Option<InstallRecord>,
+    pub(super) record: Option<InstallRecord>,
     written: Option<Value>,
-    waves_done: usize,
+    pub(super) waves_done: usize,
     applied: usize,
     created: usize,
     preexisting: Vec<ObjectRef>,
     /// The wave (or `prune`) in progress, for the record's `lastRun`.
-    stage: String,
+    pub(super) stage: String,
+    /// The longest chain of steps of a run by the dependency graph.
+    pub(super) critical_path: Option<CriticalPath>,
 }
 
 /// How long past the install's deadline the record of a timed-out run may still be written.
@@ -257,6 +266,7 @@ impl Run {
             plan_digest: plan.digest.clone(),
             from,
             prune,
+            critical_path: self.critical_path.clone(),
         }
     }
 
@@ -269,6 +279,7 @@ impl Run {
             created: 0,
             preexisting: Vec::new(),
             stage: String::new(),
+            critical_path: None,
         };
         if engine.settings.dry_run {
             return run;
@@ -287,7 +298,10 @@ impl Run {
         options: &InstallOptions,
         progress: &mut dyn Progress,
     ) -> Result<PruneReport, ClusterError> {
-        self.waves(engine, plan, progress).await?;
+        match engine.settings.dry_run {
+            true => self.waves(engine, plan, progress).await?,
+            false => self.by_graph(engine, plan, progress).await?,
+        }
         let Some(record) = self.record.as_mut() else { return Ok(PruneReport::default()) };
         self.stage = "prune".into();
         converge::prune(engine, record, plan, options.purge, progress).await
@@ -359,7 +373,7 @@ impl Run {
         Ok(())
     }
 
-    fn note(&mut self, object: &PlannedObject, wave: usize, applied: &Applied) {
+    pub(super) fn note(&mut self, object: &PlannedObject, wave: usize, applied: &Applied) {
         self.applied += 1;
         self.created += usize::from(applied.created);
         let marked = carries_mark(&applied.live);

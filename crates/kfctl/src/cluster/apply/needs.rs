@@ -1,0 +1,228 @@
+//! What one object needs, read from its body: the facts the dependency graph
+//! (`crate::cluster::apply::graph`) is built from.
+//!
+//! Each fact is a table row, not code: [`POD_MAKERS`] says which kinds make pods and where
+//! their pod template is, [`PRODUCERS`] which kinds make an object another names (a
+//! cert-manager Certificate makes the Secret a Deployment mounts), [`POD_SPEC_NAMES`] where a
+//! pod spec names a ServiceAccount, ConfigMap, Secret or PersistentVolumeClaim. The functions
+//! here only read those tables against a body; nothing here talks to a cluster.
+//!
+//! A webhook configuration admits an object when one of its rules lists the object's API group
+//! and its resource (the plural, from the plan's CRD for a custom resource, else from the
+//! kind), or `pods` for a kind that makes pods (its pods are admitted when its controller
+//! creates them). Namespace and object selectors are not read: an object a webhook might not
+//! admit waits for it anyway, which is only slower, never wrong.
+
+use crate::cluster::object::ObjectRef;
+use serde_json::Value;
+
+/// Kinds that make pods (`group/Kind`, bare `Kind` for the core group), with the JSON pointer of their pod template (a
+/// template has `metadata.labels` and `spec`; a Pod is its own template).
+pub(crate) const POD_MAKERS: &[(&str, &str)] = &[
+    ("apps/Deployment", "/spec/template"),
+    ("apps/StatefulSet", "/spec/template"),
+    ("apps/DaemonSet", "/spec/template"),
+    ("apps/ReplicaSet", "/spec/template"),
+    ("batch/Job", "/spec/template"),
+    ("batch/CronJob", "/spec/jobTemplate/spec/template"),
+    ("ReplicationController", "/spec/template"),
+    ("Pod", ""),
+];
+
+/// Kinds whose controller makes an object that others name: (`group/Kind` of the maker, the
+/// pointer of the made object's name in the maker's body, the kind made).
+pub(crate) const PRODUCERS: &[(&str, &str, &str)] = &[("cert-manager.io/Certificate", "/spec/secretName", "Secret")];
+
+/// Where a pod spec names another object of its namespace: (kind named, path of arrays and
+/// fields from the pod spec, the name's field). `[]` steps into every element of an array.
+pub(crate) const POD_SPEC_NAMES: &[(&str, &[&str], &str)] = &[
+    ("ServiceAccount", &[], "serviceAccountName"),
+    ("ConfigMap", &["volumes[]", "configMap"], "name"),
+    ("Secret", &["volumes[]", "secret"], "secretName"),
+    ("PersistentVolumeClaim", &["volumes[]", "persistentVolumeClaim"], "claimName"),
+    ("ConfigMap", &["volumes[]", "projected", "sources[]", "configMap"], "name"),
+    ("Secret", &["volumes[]", "projected", "sources[]", "secret"], "name"),
+    ("Secret", &["imagePullSecrets[]"], "name"),
+    ("ConfigMap", &["containers[]", "envFrom[]", "configMapRef"], "name"),
+    ("Secret", &["containers[]", "envFrom[]", "secretRef"], "name"),
+    ("ConfigMap", &["containers[]", "env[]", "valueFrom", "configMapKeyRef"], "name"),
+    ("Secret", &["containers[]", "env[]", "valueFrom", "secretKeyRef"], "name"),
+    ("ConfigMap", &["initContainers[]", "envFrom[]", "configMapRef"], "name"),
+    ("Secret", &["initContainers[]", "envFrom[]", "secretRef"], "name"),
+    ("ConfigMap", &["initContainers[]", "env[]", "valueFrom", "configMapKeyRef"], "name"),
+    ("Secret", &["initContainers[]", "env[]", "valueFrom", "secretKeyRef"], "name"),
+];
+
+fn maker_row(r: &ObjectRef) -> Option<&'static (&'static str, &'static str)> {
+    let gk = r.group_kind();
+    POD_MAKERS.iter().find(|(kind, _)| *kind == gk)
+}
+
+/// The pod template of a kind that makes pods.
+pub(crate) fn pod_template<'a>(r: &ObjectRef, doc: &'a Value) -> Option<&'a Value> {
+    let (_, pointer) = maker_row(r)?;
+    if pointer.is_empty() { Some(doc) } else { doc.pointer(pointer) }
+}
+
+/// Whether a kind makes pods.
+pub(crate) fn makes_pods(r: &ObjectRef) -> bool {
+    maker_row(r).is_some()
+}
+
+fn walk<'a>(value: &'a Value, path: &[&str], out: &mut Vec<&'a Value>) {
+    let Some((step, rest)) = path.split_first() else {
+        out.push(value);
+        return;
+    };
+    match step.strip_suffix("[]") {
+        Some(field) => {
+            for item in value.get(field).and_then(Value::as_array).into_iter().flatten() {
+                walk(item, rest, out);
+            }
+        }
+        None => {
+            if let Some(next) = value.get(step) {
+                walk(next, rest, out);
+            }
+        }
+    }
+}
+
+/// The objects (kind, name) a pod-making object names in its namespace, by [`POD_SPEC_NAMES`].
+pub(crate) fn named_by_pods(r: &ObjectRef, doc: &Value) -> Vec<(&'static str, String)> {
+    let Some(spec) = pod_template(r, doc).and_then(|t| t.get("spec")) else { return Vec::new() };
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for (kind, path, field) in POD_SPEC_NAMES {
+        let mut found = Vec::new();
+        walk(spec, path, &mut found);
+        for name in found.iter().filter_map(|v| v.get(*field)).filter_map(Value::as_str) {
+            if !out.iter().any(|(k, n)| k == kind && n == name) {
+                out.push((kind, name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// What an object's controller makes that others may name: (kind, name), by [`PRODUCERS`].
+pub(crate) fn produced_by(r: &ObjectRef, doc: &Value) -> Option<(&'static str, String)> {
+    let gk = r.group_kind();
+    let (_, pointer, kind) = PRODUCERS.iter().find(|(maker, _, _)| *maker == gk)?;
+    doc.pointer(pointer).and_then(Value::as_str).map(|name| (*kind, name.to_string()))
+}
+
+/// The labels of the pods a pod-making object makes.
+pub(crate) fn pod_labels<'a>(r: &ObjectRef, doc: &'a Value) -> Option<&'a Value> {
+    pod_template(r, doc).and_then(|t| t.pointer("/metadata/labels"))
+}
+
+/// Whether a Service's `spec.selector` selects pods with `labels` (an empty selector selects
+/// none: such a Service has no endpoints of its own).
+pub(crate) fn selects(service: &Value, labels: &Value) -> bool {
+    let Some(selector) = service.pointer("/spec/selector").and_then(Value::as_object) else { return false };
+    !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
+/// The ServiceAccounts (namespace, name) a RoleBinding or ClusterRoleBinding binds.
+pub(crate) fn bound_service_accounts(r: &ObjectRef, doc: &Value) -> Vec<(String, String)> {
+    if r.group() != "rbac.authorization.k8s.io" || !r.kind.ends_with("RoleBinding") {
+        return Vec::new();
+    }
+    let subjects = doc.get("subjects").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    subjects
+        .iter()
+        .filter(|s| s["kind"] == "ServiceAccount")
+        .filter_map(|s| {
+            let ns = s["namespace"].as_str().or(r.namespace.as_deref())?;
+            Some((ns.to_string(), s["name"].as_str()?.to_string()))
+        })
+        .collect()
+}
+
+/// The plural resource names a built-in kind may have (`NetworkPolicy` → `networkpolicies`).
+pub(crate) fn plurals_of(kind: &str) -> Vec<String> {
+    let lower = kind.to_lowercase();
+    let mut out = vec![format!("{lower}s"), format!("{lower}es"), lower.clone()];
+    if let Some(stem) = lower.strip_suffix('y') {
+        out.push(format!("{stem}ies"));
+    }
+    out
+}
+
+fn listed(values: &Value, want: &str) -> bool {
+    values.as_array().is_some_and(|vs| vs.iter().any(|v| v == "*" || v == want))
+}
+
+fn resource_listed(resources: &Value, plurals: &[String]) -> bool {
+    let Some(resources) = resources.as_array() else { return false };
+    resources.iter().filter_map(Value::as_str).any(|r| r == "*" || plurals.iter().any(|p| p == r))
+}
+
+/// Whether a webhook configuration admits writes of an object of `group` whose resource is one
+/// of `plurals`, or (`pods`) the pods it makes.
+pub(crate) fn admits(config: &Value, group: &str, plurals: &[String], makes_pods: bool) -> bool {
+    let pods = ["pods".to_string()];
+    let hooks = config.get("webhooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    hooks.iter().flat_map(|h| h.get("rules").and_then(Value::as_array).into_iter().flatten()).any(|rule| {
+        let creates = listed(&rule["operations"], "CREATE") || listed(&rule["operations"], "UPDATE");
+        let own = listed(&rule["apiGroups"], group) && resource_listed(&rule["resources"], plurals);
+        let pod = makes_pods && listed(&rule["apiGroups"], "") && resource_listed(&rule["resources"], &pods);
+        creates && (own || pod)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn r(api: &str, kind: &str) -> ObjectRef {
+        ObjectRef { api_version: api.into(), kind: kind.into(), namespace: Some("kf".into()), name: "x".into() }
+    }
+
+    #[test]
+    fn pod_spec_names_table_finds_service_account_config_and_secrets() {
+        let doc = json!({"spec": {"template": {"metadata": {"labels": {"app": "w"}}, "spec": {
+            "serviceAccountName": "sa",
+            "volumes": [{"configMap": {"name": "cm"}}, {"secret": {"secretName": "cert"}},
+                {"projected": {"sources": [{"secret": {"name": "p"}}]}}],
+            "containers": [{"envFrom": [{"configMapRef": {"name": "env"}}],
+                "env": [{"valueFrom": {"secretKeyRef": {"name": "pw"}}}]}]}}}});
+        let names = named_by_pods(&r("apps/v1", "Deployment"), &doc);
+        for want in [("ServiceAccount", "sa"), ("ConfigMap", "cm"), ("Secret", "cert"), ("Secret", "p")] {
+            assert!(names.contains(&(want.0, want.1.to_string())), "{want:?} in {names:?}");
+        }
+        assert!(names.contains(&("ConfigMap", "env".into())) && names.contains(&("Secret", "pw".into())));
+        assert!(named_by_pods(&r("v1", "ConfigMap"), &doc).is_empty());
+    }
+
+    #[test]
+    fn webhook_rules_admit_by_group_and_plural_and_pods_by_their_makers() {
+        let hook = json!({"webhooks": [{"rules": [
+            {"apiGroups": [""], "resources": ["pods"], "operations": ["CREATE"]},
+            {"apiGroups": ["kubeflow.org"], "resources": ["notebooks"], "operations": ["CREATE", "UPDATE"]}]}]});
+        assert!(admits(&hook, "apps", &plurals_of("Deployment"), true));
+        assert!(!admits(&hook, "", &plurals_of("ConfigMap"), false));
+        assert!(admits(&hook, "kubeflow.org", &["notebooks".into()], false));
+        assert!(!admits(&hook, "kubeflow.org", &["profiles".into()], false));
+        let deletes = json!({"webhooks": [{"rules": [{"apiGroups": ["*"], "resources": ["*"], "operations": ["DELETE"]}]}]});
+        assert!(!admits(&deletes, "apps", &plurals_of("Deployment"), true));
+        assert!(plurals_of("NetworkPolicy").contains(&"networkpolicies".to_string()));
+    }
+
+    #[test]
+    fn producers_table_and_selectors() {
+        let cert = ObjectRef {
+            api_version: "cert-manager.io/v1".into(),
+            kind: "Certificate".into(),
+            namespace: Some("kf".into()),
+            name: "c".into(),
+        };
+        assert_eq!(produced_by(&cert, &json!({"spec": {"secretName": "tls"}})), Some(("Secret", "tls".into())));
+        let service = json!({"spec": {"selector": {"app": "w"}}});
+        assert!(selects(&service, &json!({"app": "w", "v": "1"})));
+        assert!(!selects(&service, &json!({"app": "z"})));
+        assert!(!selects(&json!({"spec": {}}), &json!({"app": "w"})));
+        assert!(makes_pods(&r("apps/v1", "Deployment")) && !makes_pods(&r("v1", "Service")));
+    }
+}
