@@ -81,9 +81,7 @@ pub(crate) async fn wait_for_made_namespaces(
             (r, who.clone())
         })
         .collect();
-    engine
-        .wait_until(&wave.name, items, progress, |r, who| async move { not_made(engine, &r.name, &who).await })
-        .await
+    engine.wait_until(&wave.name, items, progress, |r, who| async move { not_made(engine, &r.name, &who).await }).await
 }
 
 /// `None` once the namespace a controller makes (`who` says who) exists and is not terminating.

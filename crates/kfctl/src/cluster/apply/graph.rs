@@ -22,6 +22,7 @@
 //! serve it). So the plan's order stays a topological order, the graph has no cycle, and an
 //! install by the graph never applies an object before the waves would have had it ready.
 //!
+//! [`Graph::heights`] orders what is ready to start: the longest chain of waits ahead first.
 //! [`Graph::longest_chain`] is the critical path: given how long each step took from its
 //! start to its readiness, the chain of steps whose sum is largest. No schedule can finish
 //! sooner; the install prints it beside its wall time.
@@ -229,7 +230,9 @@ impl<'a> Builder<'a> {
     }
 
     fn webhooks(&mut self, plan: &Plan) {
-        let hook = |o: &PlannedObject| matches!(order::class_of(&o.reference), Class::MutatingWebhook | Class::ValidatingWebhook);
+        let hook = |o: &PlannedObject| {
+            matches!(order::class_of(&o.reference), Class::MutatingWebhook | Class::ValidatingWebhook)
+        };
         let configs: Vec<usize> = (0..self.objects.len()).filter(|&i| hook(self.objects[i])).collect();
         let admitted: Vec<(usize, String, Vec<String>, bool)> = (0..self.objects.len())
             .filter(|&i| !hook(self.objects[i]))
@@ -272,7 +275,10 @@ impl<'a> Builder<'a> {
         }
         for i in 0..self.objects.len() {
             let ns = self.objects[i].reference.namespace.clone();
-            let gate = self.nodes.iter().position(|n| matches!(&n.step, Step::MadeNamespace { name, .. } if Some(name) == ns.as_ref()));
+            let gate = self
+                .nodes
+                .iter()
+                .position(|n| matches!(&n.step, Step::MadeNamespace { name, .. } if Some(name) == ns.as_ref()));
             if let Some(gate) = gate {
                 self.need(i, gate, Why::MadeNamespace);
             }
@@ -312,6 +318,18 @@ impl Graph {
             }
         }
         out
+    }
+
+    /// Each step's height: the largest sum of `weight` over a chain from it to the end. The
+    /// scheduler starts the highest first, so the long chains of waits start early and the
+    /// objects no one waits for fill in beside them.
+    pub(crate) fn heights(&self, weight: impl Fn(usize) -> u32) -> Vec<u32> {
+        let mut height = vec![0u32; self.nodes.len()];
+        for n in self.topological().into_iter().rev() {
+            let below = self.successors[n].iter().map(|&s| height[s]).max().unwrap_or(0);
+            height[n] = below + weight(n);
+        }
+        height
     }
 
     /// The critical path: the chain of steps, each needing the one before, whose durations

@@ -85,14 +85,19 @@ impl Built {
 
     fn node(&self, text: &str) -> usize {
         let objects: Vec<&PlannedObject> = self.plan.objects().collect();
-        (0..self.graph.nodes.len()).find(|&n| self.graph.describe(&objects, n) == text).unwrap_or_else(|| panic!("{text}"))
+        (0..self.graph.nodes.len())
+            .find(|&n| self.graph.describe(&objects, n) == text)
+            .unwrap_or_else(|| panic!("{text}"))
     }
 
     /// What a step needs, as text with why, sorted.
     fn needs(&self, text: &str) -> Vec<(String, Why)> {
         let objects: Vec<&PlannedObject> = self.plan.objects().collect();
-        let mut out: Vec<(String, Why)> =
-            self.graph.nodes[self.node(text)].needs.iter().map(|(n, why)| (self.graph.describe(&objects, *n), *why)).collect();
+        let mut out: Vec<(String, Why)> = self.graph.nodes[self.node(text)]
+            .needs
+            .iter()
+            .map(|(n, why)| (self.graph.describe(&objects, *n), *why))
+            .collect();
         out.sort();
         out
     }

@@ -205,7 +205,8 @@ mod tests {
         assert!(!admits(&hook, "", &plurals_of("ConfigMap"), false));
         assert!(admits(&hook, "kubeflow.org", &["notebooks".into()], false));
         assert!(!admits(&hook, "kubeflow.org", &["profiles".into()], false));
-        let deletes = json!({"webhooks": [{"rules": [{"apiGroups": ["*"], "resources": ["*"], "operations": ["DELETE"]}]}]});
+        let deletes =
+            json!({"webhooks": [{"rules": [{"apiGroups": ["*"], "resources": ["*"], "operations": ["DELETE"]}]}]});
         assert!(!admits(&deletes, "apps", &plurals_of("Deployment"), true));
         assert!(plurals_of("NetworkPolicy").contains(&"networkpolicies".to_string()));
     }

@@ -1,7 +1,7 @@
 //! Running the dependency graph: each step starts as soon as what it needs is done.
 //!
-//! A [`Schedule`] holds the run of one [`Graph`]: the steps whose needs are met are queued in
-//! plan order; objects are applied `concurrency` at a time through the engine's retry loop
+//! A [`Schedule`] holds the run of one [`Graph`]: the steps whose needs are met are queued,
+//! the longest chain of waits ahead first ([`Graph::heights`]), then in plan order; objects are applied `concurrency` at a time through the engine's retry loop
 //! (`Engine::apply_one`); an applied object that has a readiness rule to wait for, and every
 //! gate (an endpoint, a made namespace), joins the waiting set, which is polled every
 //! `poll_interval` (each check as the waves checked it: `Engine::judge`, `endpoint_ready`,
@@ -29,6 +29,7 @@ use futures::future::{BoxFuture, Fuse, FusedFuture};
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use serde::Serialize;
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -82,7 +83,9 @@ type Polling<'a> = Fuse<BoxFuture<'a, Vec<(usize, Verdict, bool)>>>;
 pub(crate) struct Schedule<'a> {
     ctx: Ctx<'a>,
     missing: Vec<usize>,
-    queue: BTreeSet<usize>,
+    /// Steps whose needs are done, highest first ([`Graph::heights`]), then in plan order.
+    queue: BTreeSet<(Reverse<u32>, usize)>,
+    height: Vec<u32>,
     waiting: Vec<(usize, String)>,
     running: FuturesUnordered<Applying<'a>>,
     poll: std::pin::Pin<Box<Polling<'a>>>,
@@ -105,7 +108,8 @@ impl<'a> Schedule<'a> {
     pub(crate) fn new(ctx: Ctx<'a>) -> Self {
         let nodes = &ctx.graph.nodes;
         let missing: Vec<usize> = nodes.iter().map(|n| n.needs.len()).collect();
-        let queue = (0..nodes.len()).filter(|&n| missing[n] == 0).collect();
+        let height = ctx.graph.heights(|n| u32::from(Self::waits(ctx, n)));
+        let queue = (0..nodes.len()).filter(|&n| missing[n] == 0).map(|n| (Reverse(height[n]), n)).collect();
         let mut wave_left = vec![0; ctx.plan.waves.len()];
         for node in nodes.iter().filter(|n| matches!(n.step, Step::Object(_))) {
             wave_left[node.wave] += 1;
@@ -123,6 +127,7 @@ impl<'a> Schedule<'a> {
             ctx,
             missing,
             queue,
+            height,
             waiting: Vec::new(),
             running: FuturesUnordered::new(),
             poll: Box::pin(Fuse::terminated()),
@@ -198,13 +203,14 @@ impl<'a> Schedule<'a> {
 
     fn start_ready(&mut self, progress: &mut dyn Progress) {
         let limit = self.ctx.engine.settings.concurrency.max(1);
-        let ready: Vec<usize> = self.queue.iter().copied().collect();
-        for n in ready {
+        let ready: Vec<(Reverse<u32>, usize)> = self.queue.iter().copied().collect();
+        for key in ready {
+            let n = key.1;
             let node = &self.ctx.graph.nodes[n];
             if matches!(node.step, Step::Object(_)) && self.running.len() >= limit {
                 continue;
             }
-            self.queue.remove(&n);
+            self.queue.remove(&key);
             self.started[n] = Some(Instant::now());
             self.wave_begins(node.wave, progress);
             match node.step {
@@ -277,7 +283,7 @@ impl<'a> Schedule<'a> {
         for &s in &self.ctx.graph.successors[n] {
             self.missing[s] -= 1;
             if self.missing[s] == 0 {
-                self.queue.insert(s);
+                self.queue.insert((Reverse(self.height[s]), s));
             }
         }
     }
@@ -313,7 +319,11 @@ impl<'a> Schedule<'a> {
                 Verdict::Failed(f) => {
                     first_failed.get_or_insert(self.ctx.graph.nodes[n].wave);
                     let object = self.reference_of(n);
-                    failed.push(FailedObject { object, reason: redactor.scrub(&f.reason), message: redactor.scrub(&f.message) });
+                    failed.push(FailedObject {
+                        object,
+                        reason: redactor.scrub(&f.reason),
+                        message: redactor.scrub(&f.message),
+                    });
                 }
             }
         }
@@ -357,7 +367,8 @@ impl<'a> Schedule<'a> {
             let blocked = (0..self.done.len()).filter(|&n| self.done[n].is_none() && self.started[n].is_none());
             for n in blocked.filter(|&n| matches!(self.ctx.graph.nodes[n].step, Step::Object(_))) {
                 let why = self.ctx.graph.nodes[n].needs.iter().find(|(p, _)| self.done[*p].is_none());
-                let message = why.map_or("not applied yet".into(), |(_, w)| format!("not applied: waits until {}", w.describe()));
+                let message =
+                    why.map_or("not applied yet".into(), |(_, w)| format!("not applied: waits until {}", w.describe()));
                 out.push(Pending { object: self.reference_of(n), message });
             }
         }
@@ -388,7 +399,8 @@ impl<'a> Schedule<'a> {
 
     /// What the objects of a complete wave applied, in plan order.
     pub(crate) fn take_wave(&mut self, wave: usize) -> Vec<(&'a PlannedObject, Applied)> {
-        let indices: Vec<usize> = (0..self.ctx.objects.len()).filter(|&n| self.ctx.graph.nodes[n].wave == wave).collect();
+        let indices: Vec<usize> =
+            (0..self.ctx.objects.len()).filter(|&n| self.ctx.graph.nodes[n].wave == wave).collect();
         indices.into_iter().filter_map(|i| Some((self.ctx.objects[i], self.accepted[i].take()?))).collect()
     }
 
@@ -408,7 +420,8 @@ impl<'a> Schedule<'a> {
             })
             .collect();
         let (sum, chain) = self.ctx.graph.longest_chain(&own);
-        let steps = chain.iter().map(|&n| (self.ctx.graph.describe(self.ctx.objects, n), own[n].as_secs_f64())).collect();
+        let steps =
+            chain.iter().map(|&n| (self.ctx.graph.describe(self.ctx.objects, n), own[n].as_secs_f64())).collect();
         CriticalPath { seconds: sum.as_secs_f64(), steps }
     }
 }

@@ -75,6 +75,10 @@ pub struct InstallOptions {
     pub wait: bool,
     /// Objects applied at once within a wave.
     pub concurrency: usize,
+    /// Apply wave after wave, each waiting for the whole previous one, instead of by the
+    /// dependency graph (each object waiting only for what it needs): the order of before the
+    /// graph, kept to measure against (`tests/bench/README.md`).
+    pub by_waves: bool,
     /// How often readiness is polled.
     pub poll_interval: Duration,
     /// The backoff of retried API calls.
@@ -131,6 +135,7 @@ impl InstallOptions {
             timeout: Duration::from_secs(20 * 60),
             wait: true,
             concurrency: crate::cluster::DEFAULT_CONCURRENCY,
+            by_waves: false,
             poll_interval: Duration::from_secs(2),
             backoff: Backoff::default(),
             crd_grace: Duration::from_secs(60),
@@ -298,7 +303,7 @@ impl Run {
         options: &InstallOptions,
         progress: &mut dyn Progress,
     ) -> Result<PruneReport, ClusterError> {
-        match engine.settings.dry_run {
+        match engine.settings.dry_run || options.by_waves {
             true => self.waves(engine, plan, progress).await?,
             false => self.by_graph(engine, plan, progress).await?,
         }
