@@ -1,11 +1,15 @@
-//! The install entry point: plan, preflight, then wave after wave, recording as it goes.
+//! The install entry point: plan, preflight, then every object by the dependency graph,
+//! recording as it goes.
 //!
-//! For each wave: webhook waves first wait until the Services they call have a ready endpoint;
-//! the wave's objects are applied concurrently (server-side apply, field manager `kfctl-rs`);
-//! then the wave waits for its readiness rules (an object that failed ends the wave at once:
-//! [`ClusterError::Failed`]); then the record is written. A server-side dry
-//! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
-//! record; custom resources whose CRD is not installed yet are skipped with a notice.
+//! Each object is applied (server-side apply, field manager `kfctl-rs`) as soon as what it needs
+//! is done, and then waited for by its readiness rule (`graph_run`, over
+//! `crate::cluster::graph` and `crate::cluster::schedule`): webhook configurations once the
+//! Services they call have a ready endpoint, custom resources once their CRD is served, and so
+//! on; an object that failed stops the run at once ([`ClusterError::Failed`]). The record is
+//! written each time waves are complete, in plan order. A server-side dry run (`DryRun::Server`)
+//! goes wave by wave instead (`Run::waves`: each wave applied, then waited for): it applies every
+//! wave with `dryRun=All`, waits for nothing and writes no record; custom resources whose CRD is
+//! not installed yet are skipped with a notice.
 //!
 //! Onto a cluster with a record it converges (see `crate::cluster::converge`, [`crate::cluster::upgrade`]):
 //! CRD stored versions and immutable fields are checked before anything is applied (a change the
