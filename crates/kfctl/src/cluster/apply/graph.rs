@@ -234,25 +234,38 @@ impl<'a> Builder<'a> {
             matches!(order::class_of(&o.reference), Class::MutatingWebhook | Class::ValidatingWebhook)
         };
         let configs: Vec<usize> = (0..self.objects.len()).filter(|&i| hook(self.objects[i])).collect();
-        let admitted: Vec<(usize, String, Vec<String>, bool)> = (0..self.objects.len())
-            .filter(|&i| !hook(self.objects[i]))
-            .map(|i| {
-                let r = &self.objects[i].reference;
-                (i, r.group().to_string(), self.plural_of(plan, r), needs::makes_pods(r))
+        let namespace_labels: HashMap<&str, &serde_json::Value> = self
+            .objects
+            .iter()
+            .filter(|o| o.reference.is_kind("", "Namespace"))
+            .map(|o| {
+                (o.reference.name.as_str(), o.body.pointer("/metadata/labels").unwrap_or(&serde_json::Value::Null))
             })
             .collect();
-        for c in configs {
-            self.endpoints(c);
+        let plurals: Vec<Vec<String>> = self.objects.iter().map(|o| self.plural_of(plan, &o.reference)).collect();
+        let mut edges = Vec::new();
+        for &c in &configs {
             let validating = order::class_of(&self.objects[c].reference) == Class::ValidatingWebhook;
-            for (o, group, plurals, pods) in &admitted {
-                if !needs::admits(&self.objects[c].body, group, plurals, *pods) {
-                    continue;
-                }
-                match validating {
-                    false => self.need(*o, c, Why::Webhook),
-                    true => self.need(c, *o, Why::Validates),
+            for (o, object) in self.objects.iter().enumerate().filter(|(_, o)| !hook(o)) {
+                let r = &object.reference;
+                let admitted = needs::Admitted {
+                    group: r.group(),
+                    plurals: &plurals[o],
+                    labels: object.body.pointer("/metadata/labels").unwrap_or(&serde_json::Value::Null),
+                    pod_labels: needs::pod_template(r, &object.body)
+                        .map(|t| t.pointer("/metadata/labels").unwrap_or(&serde_json::Value::Null)),
+                    namespace_labels: r.namespace.as_deref().and_then(|ns| namespace_labels.get(ns).copied()),
+                };
+                if needs::admits(&self.objects[c].body, &admitted) {
+                    edges.push(if validating { (c, o, Why::Validates) } else { (o, c, Why::Webhook) });
                 }
             }
+        }
+        for c in configs {
+            self.endpoints(c);
+        }
+        for (to, from, why) in edges {
+            self.need(to, from, why);
         }
     }
 

@@ -10,8 +10,10 @@
 //! A webhook configuration admits an object when one of its rules lists the object's API group
 //! and its resource (the plural, from the plan's CRD for a custom resource, else from the
 //! kind), or `pods` for a kind that makes pods (its pods are admitted when its controller
-//! creates them). Namespace and object selectors are not read: an object a webhook might not
-//! admit waits for it anyway, which is only slower, never wrong.
+//! creates them), and its `objectSelector` and `namespaceSelector` select the object (its pods'
+//! labels for pods). A namespace the plan does not hold has labels the plan cannot know: every
+//! selector matches there, so an object a webhook might not admit waits for it anyway, which is
+//! only slower, never wrong.
 
 use crate::cluster::object::ObjectRef;
 use serde_json::Value;
@@ -62,11 +64,6 @@ fn maker_row(r: &ObjectRef) -> Option<&'static (&'static str, &'static str)> {
 pub(crate) fn pod_template<'a>(r: &ObjectRef, doc: &'a Value) -> Option<&'a Value> {
     let (_, pointer) = maker_row(r)?;
     if pointer.is_empty() { Some(doc) } else { doc.pointer(pointer) }
-}
-
-/// Whether a kind makes pods.
-pub(crate) fn makes_pods(r: &ObjectRef) -> bool {
-    maker_row(r).is_some()
 }
 
 fn walk<'a>(value: &'a Value, path: &[&str], out: &mut Vec<&'a Value>) {
@@ -158,17 +155,58 @@ fn resource_listed(resources: &Value, plurals: &[String]) -> bool {
     resources.iter().filter_map(Value::as_str).any(|r| r == "*" || plurals.iter().any(|p| p == r))
 }
 
-/// Whether a webhook configuration admits writes of an object of `group` whose resource is one
-/// of `plurals`, or (`pods`) the pods it makes.
-pub(crate) fn admits(config: &Value, group: &str, plurals: &[String], makes_pods: bool) -> bool {
+/// An object as webhook rules and selectors see it.
+pub(crate) struct Admitted<'a> {
+    pub group: &'a str,
+    /// The resource names it may have.
+    pub plurals: &'a [String],
+    /// Its labels, for `objectSelector`.
+    pub labels: &'a Value,
+    /// The labels of the pods it makes, when it makes pods.
+    pub pod_labels: Option<&'a Value>,
+    /// The labels of its namespace when the plan makes it (`None`: cluster-scoped, or a
+    /// namespace the plan does not hold, whose labels are not known: any selector matches).
+    pub namespace_labels: Option<&'a Value>,
+}
+
+/// A `metav1.LabelSelector` (matchLabels, matchExpressions) against labels; unset or empty
+/// matches everything.
+pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    let exact = selector["matchLabels"].as_object().is_none_or(|m| m.iter().all(|(k, v)| label(k) == v.as_str()));
+    let expressions = selector["matchExpressions"].as_array().is_none_or(|es| {
+        es.iter().all(|e| {
+            let key = e["key"].as_str().unwrap_or("");
+            let values: Vec<&str> = e["values"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            match e["operator"].as_str().unwrap_or("") {
+                "In" => label(key).is_some_and(|l| values.contains(&l)),
+                "NotIn" => label(key).is_none_or(|l| !values.contains(&l)),
+                "Exists" => label(key).is_some(),
+                "DoesNotExist" => label(key).is_none(),
+                _ => true,
+            }
+        })
+    });
+    exact && expressions
+}
+
+/// Whether one webhook's rules and selectors take writes of `object` (or of its pods).
+fn hook_admits(hook: &Value, object: &Admitted) -> bool {
+    let in_namespace = object.namespace_labels.is_none_or(|l| selector_matches(&hook["namespaceSelector"], l));
+    let selected = |labels: &Value| in_namespace && selector_matches(&hook["objectSelector"], labels);
     let pods = ["pods".to_string()];
-    let hooks = config.get("webhooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    hooks.iter().flat_map(|h| h.get("rules").and_then(Value::as_array).into_iter().flatten()).any(|rule| {
+    hook.get("rules").and_then(Value::as_array).into_iter().flatten().any(|rule| {
         let creates = listed(&rule["operations"], "CREATE") || listed(&rule["operations"], "UPDATE");
-        let own = listed(&rule["apiGroups"], group) && resource_listed(&rule["resources"], plurals);
-        let pod = makes_pods && listed(&rule["apiGroups"], "") && resource_listed(&rule["resources"], &pods);
-        creates && (own || pod)
+        let own = listed(&rule["apiGroups"], object.group) && resource_listed(&rule["resources"], object.plurals);
+        let pod = listed(&rule["apiGroups"], "") && resource_listed(&rule["resources"], &pods);
+        creates && ((own && selected(object.labels)) || (pod && object.pod_labels.is_some_and(selected)))
     })
+}
+
+/// Whether a webhook configuration admits writes of an object or of the pods it makes.
+pub(crate) fn admits(config: &Value, object: &Admitted) -> bool {
+    let hooks = config.get("webhooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    hooks.iter().any(|h| hook_admits(h, object))
 }
 
 #[cfg(test)]
@@ -196,19 +234,39 @@ mod tests {
         assert!(named_by_pods(&r("v1", "ConfigMap"), &doc).is_empty());
     }
 
+    fn admitted<'a>(group: &'a str, plurals: &'a [String], pods: Option<&'a Value>) -> Admitted<'a> {
+        Admitted { group, plurals, labels: &Value::Null, pod_labels: pods, namespace_labels: None }
+    }
+
     #[test]
     fn webhook_rules_admit_by_group_and_plural_and_pods_by_their_makers() {
         let hook = json!({"webhooks": [{"rules": [
             {"apiGroups": [""], "resources": ["pods"], "operations": ["CREATE"]},
             {"apiGroups": ["kubeflow.org"], "resources": ["notebooks"], "operations": ["CREATE", "UPDATE"]}]}]});
-        assert!(admits(&hook, "apps", &plurals_of("Deployment"), true));
-        assert!(!admits(&hook, "", &plurals_of("ConfigMap"), false));
-        assert!(admits(&hook, "kubeflow.org", &["notebooks".into()], false));
-        assert!(!admits(&hook, "kubeflow.org", &["profiles".into()], false));
+        let (deployments, configmaps) = (plurals_of("Deployment"), plurals_of("ConfigMap"));
+        let pods = json!({"app": "x"});
+        assert!(admits(&hook, &admitted("apps", &deployments, Some(&pods))));
+        assert!(!admits(&hook, &admitted("", &configmaps, None)));
+        assert!(admits(&hook, &admitted("kubeflow.org", &["notebooks".into()], None)));
+        assert!(!admits(&hook, &admitted("kubeflow.org", &["profiles".into()], None)));
         let deletes =
             json!({"webhooks": [{"rules": [{"apiGroups": ["*"], "resources": ["*"], "operations": ["DELETE"]}]}]});
-        assert!(!admits(&deletes, "apps", &plurals_of("Deployment"), true));
+        assert!(!admits(&deletes, &admitted("apps", &deployments, Some(&pods))));
         assert!(plurals_of("NetworkPolicy").contains(&"networkpolicies".to_string()));
+    }
+
+    #[test]
+    fn webhook_selectors_narrow_what_it_admits_and_unknown_namespaces_match() {
+        let hook = json!({"webhooks": [{"rules": [{"apiGroups": [""], "resources": ["pods"], "operations": ["CREATE"]}],
+            "objectSelector": {"matchExpressions": [{"key": "jobset.sigs.k8s.io/jobset-name", "operator": "Exists"}]},
+            "namespaceSelector": {"matchLabels": {"inject": "on"}}}]});
+        let deployments = plurals_of("Deployment");
+        let (plain, jobset) = (json!({"app": "x"}), json!({"jobset.sigs.k8s.io/jobset-name": "j"}));
+        assert!(!admits(&hook, &admitted("apps", &deployments, Some(&plain))));
+        assert!(admits(&hook, &admitted("apps", &deployments, Some(&jobset))));
+        let off = json!({"inject": "off"});
+        let in_off = Admitted { namespace_labels: Some(&off), ..admitted("apps", &deployments, Some(&jobset)) };
+        assert!(!admits(&hook, &in_off));
     }
 
     #[test]
@@ -224,6 +282,7 @@ mod tests {
         assert!(selects(&service, &json!({"app": "w", "v": "1"})));
         assert!(!selects(&service, &json!({"app": "z"})));
         assert!(!selects(&json!({"spec": {}}), &json!({"app": "w"})));
-        assert!(makes_pods(&r("apps/v1", "Deployment")) && !makes_pods(&r("v1", "Service")));
+        assert!(pod_template(&r("apps/v1", "Deployment"), &json!({"spec": {"template": {}}})).is_some());
+        assert!(pod_template(&r("v1", "Service"), &json!({"spec": {"template": {}}})).is_none());
     }
 }
