@@ -30,7 +30,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -86,7 +86,8 @@ pub(crate) struct Schedule<'a> {
     /// Steps whose needs are done, highest first ([`Graph::heights`]), then in plan order.
     queue: BTreeSet<(Reverse<u32>, usize)>,
     height: Vec<u32>,
-    waiting: Vec<(usize, String)>,
+    /// Started steps waiting for readiness, by node, with what the last check said.
+    waiting: BTreeMap<usize, String>,
     running: FuturesUnordered<Applying<'a>>,
     poll: std::pin::Pin<Box<Polling<'a>>>,
     next_poll: Instant,
@@ -109,7 +110,7 @@ impl<'a> Schedule<'a> {
         let nodes = &ctx.graph.nodes;
         let missing: Vec<usize> = nodes.iter().map(|n| n.needs.len()).collect();
         let height = ctx.graph.heights(|n| u32::from(Self::waits(ctx, n)));
-        let queue = (0..nodes.len()).filter(|&n| missing[n] == 0).map(|n| (Reverse(height[n]), n)).collect();
+        let queue = (0..nodes.len()).filter(|&n| missing[n] == 0).map(|n| queue_key(ctx, &height, n)).collect();
         let mut wave_left = vec![0; ctx.plan.waves.len()];
         for node in nodes.iter().filter(|n| matches!(n.step, Step::Object(_))) {
             wave_left[node.wave] += 1;
@@ -128,7 +129,7 @@ impl<'a> Schedule<'a> {
             missing,
             queue,
             height,
-            waiting: Vec::new(),
+            waiting: BTreeMap::new(),
             running: FuturesUnordered::new(),
             poll: Box::pin(Fuse::terminated()),
             next_poll: Instant::now(),
@@ -203,22 +204,28 @@ impl<'a> Schedule<'a> {
 
     fn start_ready(&mut self, progress: &mut dyn Progress) {
         let limit = self.ctx.engine.settings.concurrency.max(1);
-        let ready: Vec<(Reverse<u32>, usize)> = self.queue.iter().copied().collect();
-        for key in ready {
-            let n = key.1;
-            let node = &self.ctx.graph.nodes[n];
-            if matches!(node.step, Step::Object(_)) && self.running.len() >= limit {
-                continue;
+        while let Some(key) = self.queue.first().copied() {
+            let gate = !matches!(self.ctx.graph.nodes[key.1].step, Step::Object(_));
+            if !gate && self.running.len() >= limit {
+                return;
             }
-            self.queue.remove(&key);
-            self.started[n] = Some(Instant::now());
-            self.wave_begins(node.wave, progress);
-            match node.step {
-                Step::Object(i) => {
-                    let (engine, object, tx) = (self.ctx.engine, self.ctx.objects[i], self.notes.0.clone());
-                    self.running.push(async move { (n, engine.apply_one(object, &tx).await) }.boxed());
-                }
-                _ => self.waiting.push((n, String::new())),
+            self.start(key, progress);
+        }
+    }
+
+    fn start(&mut self, key: (Reverse<u32>, usize), progress: &mut dyn Progress) {
+        let n = key.1;
+        self.queue.remove(&key);
+        self.started[n] = Some(Instant::now());
+        let node = &self.ctx.graph.nodes[n];
+        self.wave_begins(node.wave, progress);
+        match node.step {
+            Step::Object(i) => {
+                let (engine, object, tx) = (self.ctx.engine, self.ctx.objects[i], self.notes.0.clone());
+                self.running.push(async move { (n, engine.apply_one(object, &tx).await) }.boxed());
+            }
+            _ => {
+                self.waiting.insert(n, String::new());
             }
         }
     }
@@ -246,7 +253,9 @@ impl<'a> Schedule<'a> {
                 progress.event(&Event::Applied { object: &object.reference, created: done.created });
                 self.accepted[i] = Some(done);
                 match Self::waits(self.ctx, n) {
-                    true => self.waiting.push((n, String::new())),
+                    true => {
+                        self.waiting.insert(n, String::new());
+                    }
                     false => self.complete(n),
                 }
             }
@@ -283,14 +292,14 @@ impl<'a> Schedule<'a> {
         for &s in &self.ctx.graph.successors[n] {
             self.missing[s] -= 1;
             if self.missing[s] == 0 {
-                self.queue.insert((Reverse(self.height[s]), s));
+                self.queue.insert(queue_key(self.ctx, &self.height, s));
             }
         }
     }
 
     fn start_poll(&mut self) {
         let ctx = self.ctx;
-        let items: Vec<usize> = self.waiting.iter().map(|(n, _)| *n).collect();
+        let items: Vec<usize> = self.waiting.keys().copied().collect();
         let deadline = ctx.engine.settings.deadline;
         let round = futures::stream::iter(items)
             .map(move |n| check(ctx, n).map(move |v| (n, v, Instant::now() >= deadline)))
@@ -306,15 +315,15 @@ impl<'a> Schedule<'a> {
         let mut failed: Vec<FailedObject> = Vec::new();
         let mut first_failed = None;
         for (n, verdict, late) in verdicts {
-            let Some(at) = self.waiting.iter().position(|(w, _)| *w == n) else { continue };
+            let Some(before) = self.waiting.get_mut(&n) else { continue };
             match verdict {
                 Verdict::Ready => {
-                    self.waiting.remove(at);
+                    self.waiting.remove(&n);
                     self.complete(n);
                 }
                 Verdict::Pending(message) => {
-                    let before = std::mem::take(&mut self.waiting[at].1);
-                    self.waiting[at].1 = last_in_time(before, message, late);
+                    let last = last_in_time(std::mem::take(before), message, late);
+                    *before = redactor.scrub(&last);
                 }
                 Verdict::Failed(f) => {
                     first_failed.get_or_insert(self.ctx.graph.nodes[n].wave);
@@ -360,9 +369,8 @@ impl<'a> Schedule<'a> {
     /// What is still pending, each with what the last check said (or, before anything waits,
     /// the objects not applied yet with what they wait for).
     fn pending(&self) -> Vec<Pending> {
-        let scrub = |m: &str| self.ctx.engine.redactor.scrub(m);
         let mut out: Vec<Pending> =
-            self.waiting.iter().map(|(n, m)| Pending { object: self.reference_of(*n), message: scrub(m) }).collect();
+            self.waiting.iter().map(|(n, m)| Pending { object: self.reference_of(*n), message: m.clone() }).collect();
         if out.is_empty() {
             let blocked = (0..self.done.len()).filter(|&n| self.done[n].is_none() && self.started[n].is_none());
             for n in blocked.filter(|&n| matches!(self.ctx.graph.nodes[n].step, Step::Object(_))) {
@@ -376,7 +384,7 @@ impl<'a> Schedule<'a> {
     }
 
     fn timed_out(&mut self) {
-        let first = self.waiting.first().map(|(n, _)| self.ctx.graph.nodes[*n].wave);
+        let first = self.waiting.keys().next().map(|n| self.ctx.graph.nodes[*n].wave);
         let wave = first.map_or_else(|| self.current_wave(), |w| self.ctx.plan.waves[w].name.clone());
         let seconds = self.ctx.engine.settings.timeout.as_secs_f64();
         self.halt(ClusterError::Timeout { wave, seconds, pending: self.pending() });
@@ -438,6 +446,15 @@ async fn check(ctx: Ctx<'_>, n: usize) -> Verdict {
         }
         Step::Endpoint { namespace, name } => ctx.engine.endpoint_ready(namespace, name).await.into(),
         Step::MadeNamespace { name, who } => crate::cluster::converge::not_made(ctx.engine, name, who).await.into(),
+    }
+}
+
+/// Where a ready step goes in the queue: gates first (they cost no apply and wait at once),
+/// then the highest, then plan order.
+fn queue_key(ctx: Ctx<'_>, height: &[u32], n: usize) -> (Reverse<u32>, usize) {
+    match ctx.graph.nodes[n].step {
+        Step::Object(_) => (Reverse(height[n]), n),
+        _ => (Reverse(u32::MAX), n),
     }
 }
 
