@@ -97,6 +97,8 @@ pub(crate) struct Schedule<'a> {
     wave_left: Vec<usize>,
     wave_started: Vec<Option<Instant>>,
     flushed: usize,
+    /// Steps not done yet.
+    left: usize,
     crds_left: usize,
     waits_total: usize,
     stop: bool,
@@ -139,6 +141,7 @@ impl<'a> Schedule<'a> {
             wave_left,
             wave_started: vec![None; ctx.plan.waves.len()],
             flushed: 0,
+            left: nodes.len(),
             crds_left,
             waits_total,
             stop: false,
@@ -174,7 +177,7 @@ impl<'a> Schedule<'a> {
                 let error = self.error.take().unwrap_or(ClusterError::Interrupted { wave: self.current_wave() });
                 return Checkpoint::Stopped(error);
             }
-            if self.done.iter().all(Option::is_some) {
+            if self.left == 0 {
                 return Checkpoint::Finished;
             }
             self.step(progress).await;
@@ -190,7 +193,7 @@ impl<'a> Schedule<'a> {
             verdicts = &mut self.poll, if !self.poll.is_terminated() => Woke::Judged(verdicts),
             _ = tokio::time::sleep_until(self.next_poll.into()), if may_poll => Woke::Poll,
             _ = tokio::time::sleep_until(deadline.into()), if !self.stop => Woke::Deadline,
-            _ = self.interrupt.1.wait_for(|v| *v), if !self.stop => Woke::Interrupt,
+            Ok(_) = self.interrupt.1.wait_for(|v| *v), if !self.stop => Woke::Interrupt,
         };
         match woke {
             Woke::Note(note) => report_retry(progress, &note),
@@ -279,6 +282,7 @@ impl<'a> Schedule<'a> {
 
     fn complete(&mut self, n: usize) {
         self.done[n] = Some(Instant::now());
+        self.left -= 1;
         let node = &self.ctx.graph.nodes[n];
         if let Step::Object(i) = node.step {
             self.wave_left[node.wave] -= 1;
