@@ -30,6 +30,7 @@ mod cluster_check_drift;
 mod cluster_check_installed;
 mod cluster_ci;
 mod cluster_flags;
+mod cluster_graph;
 mod cluster_install;
 mod cluster_lease;
 mod cluster_lifecycle;

@@ -3,7 +3,11 @@
 use std::time::Duration;
 
 use super::faults::FaultRule;
-use super::status_rules::StatusRule;
+use super::status_rules::{StatusRule, Target};
+
+/// The workload kinds (group, kind) [`TestApiConfig::workloads_ready_after`] delays.
+pub const WORKLOAD_KINDS: &[(&str, &str)] =
+    &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("apps", "ReplicaSet"), ("batch", "Job")];
 
 /// One denial for `SelfSubjectAccessReview`; unset fields match anything.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -100,6 +104,15 @@ impl TestApiConfig {
     /// Add a status rule.
     pub fn status_rule(mut self, rule: StatusRule) -> Self {
         self.status_rules.push(rule);
+        self
+    }
+    /// Workloads ([`WORKLOAD_KINDS`]) become ready this long after their generation changes
+    /// (a status rule per kind, added after the rules already there).
+    pub fn workloads_ready_after(mut self, delay: Duration) -> Self {
+        for (group, kind) in WORKLOAD_KINDS {
+            let rule = StatusRule::ready_after(Target::kind(kind).in_group(group), delay);
+            self.status_rules.push(rule);
+        }
         self
     }
     /// Add a fault rule.

@@ -80,7 +80,7 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch as tokio_watch};
 
-pub use config::{AccessDenial, TestApiConfig};
+pub use config::{AccessDenial, TestApiConfig, WORKLOAD_KINDS};
 pub use errors::ApiError;
 pub use faults::{FaultAction, FaultRule, RequestMatch};
 pub use hold::{DEFAULT_HOLD_BOUND, Hold};

@@ -35,6 +35,24 @@ fn set_status_rule_merges_after_its_delay_once_per_generation() {
 }
 
 #[test]
+fn workloads_ready_after_delays_every_workload_kind_then_makes_it_ready() {
+    let mut s = state(TestApiConfig::default().workloads_ready_after(Duration::from_millis(300)));
+    let t0 = Instant::now();
+    let (web, key) = (deployment("web"), deploy_key("web"));
+    let set_key = ObjectKey::new("apps", "statefulsets", Some("default"), "db");
+    let mut db = deployment("db");
+    db["kind"] = json!("StatefulSet");
+    put(&mut s, &key, web, t0);
+    put(&mut s, &set_key, db, t0);
+    reconcile(&mut s, t0 + Duration::from_millis(299));
+    let ready = |s: &State, k: &ObjectKey| s.store.get(k).unwrap().object["status"]["readyReplicas"].as_i64();
+    assert_ne!(ready(&s, &key), Some(1), "ready before its delay");
+    assert_ne!(ready(&s, &set_key), Some(1), "ready before its delay");
+    reconcile(&mut s, t0 + Duration::from_millis(300));
+    assert_eq!((ready(&s, &key), ready(&s, &set_key)), (Some(1), Some(1)));
+}
+
+#[test]
 fn idle_pass_writes_nothing() {
     let mut s = state(TestApiConfig::default());
     let t0 = Instant::now();

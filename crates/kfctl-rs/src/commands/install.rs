@@ -131,6 +131,7 @@ pub(crate) fn run_operation(
                     println!("{line}");
                 }
                 print_preexisting(&report.preexisting);
+                print_critical_path(&report);
                 if !report.waited {
                     println!(
                         "not waited for workloads to become ready (--wait=false): `kfctl-rs status` lists what is \
@@ -142,6 +143,24 @@ pub(crate) fn run_operation(
         }
         Ok(Outcome::Done)
     })
+}
+
+/// The longest chain of steps the run waited through, beside its wall time: the steps that took
+/// a tenth of a second or more, the others counted.
+fn print_critical_path(report: &kfctl::cluster::InstallReport) {
+    let Some(path) = &report.critical_path else { return };
+    println!(
+        "critical path: {:.1}s of the {:.1}s (the longest chain of steps, each waiting for the one before; no order \
+         finishes sooner):",
+        path.seconds, report.elapsed_seconds
+    );
+    let (long, short): (Vec<_>, Vec<_>) = path.steps.iter().partition(|(_, seconds)| *seconds >= 0.1);
+    for (step, seconds) in long {
+        println!("  {seconds:>6.1}s  {step}");
+    }
+    if !short.is_empty() {
+        println!("  and {} quicker steps", short.len());
+    }
 }
 
 /// `installed`, `upgraded`, `rolled back`: what the summary line says was done.

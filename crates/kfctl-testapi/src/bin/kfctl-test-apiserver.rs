@@ -3,8 +3,10 @@
 //! a dev build of kfctl-rs can be pointed at it by hand.
 //!
 //! Usage: `kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N]
-//! [--discovery-lag-ms N] [--latency-ms N] [--log]`; `--log` prints every request (method, path,
-//! status) to standard error. It prints the URL and the kubeconfig path, then
+//! [--crd-delay SECONDS] [--ready-delay SECONDS] [--discovery-lag-ms N] [--latency-ms N] [--log]`;
+//! `--crd-delay` is `--crd-established-ms` in seconds, `--ready-delay` makes workloads
+//! (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs) ready that long after each change;
+//! `--log` prints every request (method, path, status) to standard error. It prints the URL and the kubeconfig path, then
 //! serves until interrupted (SIGINT or SIGTERM).
 
 use std::path::PathBuf;
@@ -25,6 +27,12 @@ fn millis(value: Option<String>, flag: &str) -> Result<Duration> {
     Ok(Duration::from_millis(ms))
 }
 
+fn seconds(value: Option<String>, flag: &str) -> Result<Duration> {
+    let text = value.with_context(|| format!("{flag}: expected a number of seconds"))?;
+    let s: f64 = text.parse().with_context(|| format!("{flag}: expected a number of seconds, got {text:?}"))?;
+    Duration::try_from_secs_f64(s).with_context(|| format!("{flag}: expected a number of seconds >= 0, got {text:?}"))
+}
+
 fn parse_args() -> Result<Options> {
     let mut kubeconfig = std::env::temp_dir().join("kfctl-test-apiserver.kubeconfig");
     let mut config = TestApiConfig::default();
@@ -34,12 +42,14 @@ fn parse_args() -> Result<Options> {
         match arg.as_str() {
             "--version" => config.git_version = args.next().context("--version: expected a version such as v1.33.1")?,
             "--crd-established-ms" => config.crd_established_after = millis(args.next(), &arg)?,
+            "--crd-delay" => config.crd_established_after = seconds(args.next(), &arg)?,
+            "--ready-delay" => config = config.workloads_ready_after(seconds(args.next(), &arg)?),
             "--discovery-lag-ms" => config.discovery_lag = millis(args.next(), &arg)?,
             "--latency-ms" => config.latency = millis(args.next(), &arg)?,
             "--log" => log = true,
             "-h" | "--help" => {
                 println!(
-                    "usage: kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N] [--discovery-lag-ms N] [--latency-ms N] [--log]"
+                    "usage: kfctl-test-apiserver [KUBECONFIG_PATH] [--version vX.Y.Z] [--crd-established-ms N] [--crd-delay SECONDS] [--ready-delay SECONDS] [--discovery-lag-ms N] [--latency-ms N] [--log]"
                 );
                 std::process::exit(0);
             }

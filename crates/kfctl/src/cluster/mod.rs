@@ -8,7 +8,7 @@
 //! | folder | module | role |
 //! |--------|--------|------|
 //! | `api/` | [`api`], `discovery`, [`object`], [`redact`] | the only I/O: raw calls through kube, kind → URL resolution, object references, Secret values never shown |
-//! | `apply/` | [`plan`], `order`, `prepare`, `engine`, [`retry`], [`immutable`], `replace`, `converge` | rendered objects → ordered waves (the ordering tables), the apply body, applying a wave with retries (the retry table), replacing what cannot be patched, converging onto what is there |
+//! | `apply/` | [`plan`], `order`, `graph`, `schedule`, `prepare`, `engine`, [`retry`], [`immutable`], `replace`, `converge` | rendered objects → ordered waves (the ordering tables) and the dependency graph over them, the apply body, applying a wave with retries (the retry table), replacing what cannot be patched, converging onto what is there |
 //! | `readiness/` | `readiness`, `judge`, [`progress`] | the readiness table and its failure rows, one object's verdict while a wave waits, what is happening and what is pending, as events |
 //! | `state/` | [`record`], [`lease`], `unlock`, [`mark`], `ownership`, [`prune`] | the install record, one run at a time (and freeing a crashed run's lock), the ownership mark on what kfctl-rs creates, deletes checked against the cluster, the prune/keep table |
 //! | `lifecycle/` | [`session`], [`preflight`], `provided`, [`install`](mod@install), [`upgrade`], [`uninstall`], [`rollback`], [`adopt`], [`status`], [`diff`], [`check`], [`postcheck`], [`bundle`], [`verify`], [`kind`] | the verbs: one run opened once, the checks before any write, install and upgrade (converge), removing, returning to the previous release, taking over another tool's platform, reporting and previewing, the checklists before and after an install, the support bundle, the end-to-end verification, the Kind configuration |
@@ -35,11 +35,13 @@ pub use api::object;
 pub use api::redact;
 pub(crate) use apply::converge;
 pub(crate) use apply::engine;
+pub(crate) use apply::graph;
 pub use apply::immutable;
 pub(crate) use apply::order;
 pub use apply::plan;
 pub(crate) use apply::prepare;
 pub use apply::retry;
+pub(crate) use apply::schedule;
 pub use lifecycle::adopt;
 pub use lifecycle::bundle;
 pub use lifecycle::check;

@@ -81,16 +81,17 @@ pub(crate) async fn wait_for_made_namespaces(
             (r, who.clone())
         })
         .collect();
-    engine
-        .wait_until(&wave.name, items, progress, |r, who| async move {
-            match engine.api.get(&namespaces(), None, &r.name).await {
-                Ok(Some(live)) if live.pointer("/metadata/deletionTimestamp").is_none() => None,
-                Ok(Some(_)) => Some("Terminating".into()),
-                Ok(None) => Some(format!("not made yet ({who})")),
-                Err(f) => Some(format!("cannot read: {f}")),
-            }
-        })
-        .await
+    engine.wait_until(&wave.name, items, progress, |r, who| async move { not_made(engine, &r.name, &who).await }).await
+}
+
+/// `None` once the namespace a controller makes (`who` says who) exists and is not terminating.
+pub(crate) async fn not_made(engine: &Engine, name: &str, who: &str) -> Option<String> {
+    match engine.api.get(&namespaces(), None, name).await {
+        Ok(Some(live)) if live.pointer("/metadata/deletionTimestamp").is_none() => None,
+        Ok(Some(_)) => Some("Terminating".into()),
+        Ok(None) => Some(format!("not made yet ({who})")),
+        Err(f) => Some(format!("cannot read: {f}")),
+    }
 }
 
 /// The record's namespace exists (created when missing, after a terminating one is gone).

@@ -180,7 +180,7 @@ impl Engine {
 
     /// Apply one object: replaced first when the plan says so; replaced after a 422 that says a
     /// field is immutable, for the kinds the table replaces.
-    async fn apply_one(
+    pub(crate) async fn apply_one(
         &self,
         object: &PlannedObject,
         notes: &mpsc::UnboundedSender<Note>,
@@ -293,7 +293,7 @@ impl Engine {
                                 stop.store(true, Ordering::Relaxed);
                             }
                             if first_error.is_none() {
-                                first_error = self.object_error(wave, &object.reference, error);
+                                first_error = self.object_error(&wave.name, &object.reference, error);
                             }
                         }
                     },
@@ -315,7 +315,7 @@ impl Engine {
         first_error.map_or(Ok(()), Err)
     }
 
-    fn object_error(&self, wave: &Wave, object: &ObjectRef, error: ObjectError) -> Option<ClusterError> {
+    pub(crate) fn object_error(&self, wave: &str, object: &ObjectRef, error: ObjectError) -> Option<ClusterError> {
         let object = object.clone();
         match error {
             ObjectError::Skipped | ObjectError::NotCheckable(_) => None,
@@ -324,7 +324,7 @@ impl Engine {
             }
             ObjectError::Failed(_, failure) => Some(ClusterError::Refused { object, failure: Box::new(failure) }),
             ObjectError::Deadline(failure) => Some(ClusterError::Timeout {
-                wave: wave.name.clone(),
+                wave: wave.to_string(),
                 seconds: self.settings.timeout.as_secs_f64(),
                 pending: vec![Pending { object, message: format!("not applied: {failure}") }],
             }),
@@ -434,7 +434,7 @@ pub(crate) async fn endpoint_ready(
 
 /// The pending message to list: one read that ended past the deadline (often cut off by it)
 /// does not replace what the last read in time saw.
-fn last_in_time(before: String, now: String, late: bool) -> String {
+pub(crate) fn last_in_time(before: String, now: String, late: bool) -> String {
     if late && !before.is_empty() { before } else { now }
 }
 
@@ -447,7 +447,7 @@ pub(crate) fn scoped<'a>(path: &ResourcePath, r: &'a ObjectRef) -> Option<&'a st
     }
 }
 
-fn report_retry(progress: &mut dyn Progress, note: &Note) {
+pub(crate) fn report_retry(progress: &mut dyn Progress, note: &Note) {
     match note {
         Note::Retry(note) => progress.event(&Event::Retrying {
             object: &note.object,

@@ -1,11 +1,15 @@
-//! The install entry point: plan, preflight, then wave after wave, recording as it goes.
+//! The install entry point: plan, preflight, then every object by the dependency graph,
+//! recording as it goes.
 //!
-//! For each wave: webhook waves first wait until the Services they call have a ready endpoint;
-//! the wave's objects are applied concurrently (server-side apply, field manager `kfctl-rs`);
-//! then the wave waits for its readiness rules (an object that failed ends the wave at once:
-//! [`ClusterError::Failed`]); then the record is written. A server-side dry
-//! run (`DryRun::Server`) applies every wave with `dryRun=All`, waits for nothing and writes no
-//! record; custom resources whose CRD is not installed yet are skipped with a notice.
+//! Each object is applied (server-side apply, field manager `kfctl-rs`) as soon as what it needs
+//! is done, and then waited for by its readiness rule (`graph_run`, over
+//! `crate::cluster::graph` and `crate::cluster::schedule`): webhook configurations once the
+//! Services they call have a ready endpoint, custom resources once their CRD is served, and so
+//! on; an object that failed stops the run at once ([`ClusterError::Failed`]). The record is
+//! written each time waves are complete, in plan order. A server-side dry run (`DryRun::Server`)
+//! goes wave by wave instead (`Run::waves`: each wave applied, then waited for): it applies every
+//! wave with `dryRun=All`, waits for nothing and writes no record; custom resources whose CRD is
+//! not installed yet are skipped with a notice.
 //!
 //! Onto a cluster with a record it converges (see `crate::cluster::converge`, [`crate::cluster::upgrade`]):
 //! CRD stored versions and immutable fields are checked before anything is applied (a change the
@@ -18,6 +22,8 @@
 //! Re-running converges: every wave is applied again (server-side apply of an unchanged body
 //! changes nothing and the patch bytes are identical), the record resumes from the previous
 //! one and is only written when its content changes.
+
+mod graph_run;
 
 use crate::catalog::RenderedObject;
 use crate::cluster::ClusterError;
@@ -34,6 +40,7 @@ use crate::cluster::preflight::{self, PreflightOptions};
 use crate::cluster::progress::{Event, Progress};
 use crate::cluster::record::{self, InstallMeta, InstallRecord, LastRun};
 use crate::cluster::retry::Backoff;
+pub use crate::cluster::schedule::CriticalPath;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -72,6 +79,10 @@ pub struct InstallOptions {
     pub wait: bool,
     /// Objects applied at once within a wave.
     pub concurrency: usize,
+    /// Apply wave after wave, each waiting for the whole previous one, instead of by the
+    /// dependency graph (each object waiting only for what it needs): the order of before the
+    /// graph, kept to measure against (`tests/bench/README.md`).
+    pub by_waves: bool,
     /// How often readiness is polled.
     pub poll_interval: Duration,
     /// The backoff of retried API calls.
@@ -128,6 +139,7 @@ impl InstallOptions {
             timeout: Duration::from_secs(20 * 60),
             wait: true,
             concurrency: crate::cluster::DEFAULT_CONCURRENCY,
+            by_waves: false,
             poll_interval: Duration::from_secs(2),
             backoff: Backoff::default(),
             crd_grace: Duration::from_secs(60),
@@ -175,6 +187,10 @@ pub struct InstallReport {
     /// Objects the previous record listed and the render no longer holds: deleted, or kept.
     #[serde(flatten)]
     pub prune: PruneReport,
+    /// The longest chain of steps the run waited through (none for a dry run): no schedule
+    /// finishes sooner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<CriticalPath>,
 }
 
 /// Install `objects` (each tagged with its catalog component) onto the cluster of `options.target`:
@@ -218,14 +234,16 @@ pub(crate) async fn read_record(api: &ApiClient) -> Result<Option<InstallRecord>
 
 /// One install's running state.
 pub(crate) struct Run {
-    record: Option<InstallRecord>,
+    pub(super) record: Option<InstallRecord>,
     written: Option<Value>,
-    waves_done: usize,
+    pub(super) waves_done: usize,
     applied: usize,
     created: usize,
     preexisting: Vec<ObjectRef>,
     /// The wave (or `prune`) in progress, for the record's `lastRun`.
-    stage: String,
+    pub(super) stage: String,
+    /// The longest chain of steps of a run by the dependency graph.
+    pub(super) critical_path: Option<CriticalPath>,
 }
 
 /// How long past the install's deadline the record of a timed-out run may still be written.
@@ -257,6 +275,7 @@ impl Run {
             plan_digest: plan.digest.clone(),
             from,
             prune,
+            critical_path: self.critical_path.clone(),
         }
     }
 
@@ -269,6 +288,7 @@ impl Run {
             created: 0,
             preexisting: Vec::new(),
             stage: String::new(),
+            critical_path: None,
         };
         if engine.settings.dry_run {
             return run;
@@ -287,7 +307,10 @@ impl Run {
         options: &InstallOptions,
         progress: &mut dyn Progress,
     ) -> Result<PruneReport, ClusterError> {
-        self.waves(engine, plan, progress).await?;
+        match engine.settings.dry_run || options.by_waves {
+            true => self.waves(engine, plan, progress).await?,
+            false => self.by_graph(engine, plan, progress).await?,
+        }
         let Some(record) = self.record.as_mut() else { return Ok(PruneReport::default()) };
         self.stage = "prune".into();
         converge::prune(engine, record, plan, options.purge, progress).await
@@ -359,7 +382,7 @@ impl Run {
         Ok(())
     }
 
-    fn note(&mut self, object: &PlannedObject, wave: usize, applied: &Applied) {
+    pub(super) fn note(&mut self, object: &PlannedObject, wave: usize, applied: &Applied) {
         self.applied += 1;
         self.created += usize::from(applied.created);
         let marked = carries_mark(&applied.live);
