@@ -68,7 +68,7 @@ series "kfctl-rs chart export --profile multi-tenant, warm" "$runs" "$bin" chart
 echo
 if [ "${INSTALL_BENCH:-1}" = 1 ]; then
   echo "install client CPU on the test API server (cluster_install benchmark, release):"
-  cargo test --release --locked --manifest-path "$root/Cargo.toml" -p kfctl-rs --test cluster_install -- --ignored benchmark --nocapture 2>&1 | grep -i -E "client|server|wall" || true
+  cargo test --release --locked --manifest-path "$root/Cargo.toml" -p kfctl-rs --test tests -- --ignored cluster_install::benchmark --nocapture 2>&1 | grep -i -E "client|server|wall" || true
 fi
 echo
 if [ "${GRAPH_BENCH:-1}" = 1 ]; then
