@@ -11,7 +11,7 @@
 //!
 //! A chart cannot rebuild, so the export needs every variant up front. The engine records,
 //! for each object, the other top-level entries whose objects it consulted
-//! (`Resource::influenced_by`); [`peers_of`] turns those into component names
+//! (`Resource::influenced_by`); `peers_of` turns those into component names
 //! ([`PeerDependent`], kept in `Prepared::peers`). [`variants`] then builds the profile again
 //! with each non-empty subset of an object's peers disabled (each subset once, through the
 //! render cache) and keeps the objects as those builds print them ([`Variant`]). The chart
