@@ -75,6 +75,13 @@ pub fn prepare_with_variants(req: &RenderRequest) -> Result<Prepared, CatalogErr
 
 /// Build the variants of every peer-dependent object of `prepared` (which `req` made).
 pub fn variants(req: &RenderRequest, prepared: &Prepared) -> Result<Variants, CatalogError> {
+    // each build keeps only the peer-dependent objects: one whole build at a time in memory
+    let wanted: BTreeSet<_> = prepared
+        .peers
+        .iter()
+        .filter_map(|d| prepared.objects.get(d.index))
+        .map(|o| kfctl_yaml::compare::identity(&o.obj))
+        .collect();
     let mut builds: BTreeMap<Vec<String>, Vec<Value>> = BTreeMap::new();
     let mut out = Variants::new();
     for dependent in &prepared.peers {
@@ -93,7 +100,7 @@ pub fn variants(req: &RenderRequest, prepared: &Prepared) -> Result<Variants, Ca
                 continue; // its own component needs a peer left out: Helm refuses that too
             }
             if !builds.contains_key(&left_out) {
-                builds.insert(left_out.clone(), build_without(req, &left_out)?);
+                builds.insert(left_out.clone(), build_without(req, &left_out, &wanted)?);
             }
             let identity = kfctl_yaml::compare::identity(&default.obj);
             let variant = builds[&left_out].iter().find(|o| kfctl_yaml::compare::identity(o) == identity);
@@ -146,14 +153,24 @@ fn subsets(peers: &[String]) -> Vec<Vec<String>> {
     all
 }
 
-/// The default render (values not applied) of `req` with `off` disabled.
-fn build_without(req: &RenderRequest, off: &[String]) -> Result<Vec<Value>, CatalogError> {
+/// The objects of the default render (values not applied) of `req` with `off` disabled whose
+/// identities are `wanted`.
+fn build_without(
+    req: &RenderRequest,
+    off: &[String],
+    wanted: &BTreeSet<(String, String, String, String)>,
+) -> Result<Vec<Value>, CatalogError> {
     let mut req = req.clone();
     for component in off {
         req.sets.push(SetFlag { kind: SetKind::Set, expression: format!("{component}.enabled=false") });
     }
     let built = super::render::built(&req)?;
-    Ok(built.objects.into_iter().map(|o| o.obj).collect())
+    Ok(built
+        .objects
+        .into_iter()
+        .map(|o| o.obj)
+        .filter(|o| wanted.contains(&kfctl_yaml::compare::identity(o)))
+        .collect())
 }
 
 #[cfg(test)]
