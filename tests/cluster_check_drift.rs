@@ -97,7 +97,8 @@ async fn kubectl_patch_and_another_managers_apply_drift_exactly_their_fields_nam
         text.contains("    ConfigMap kf/settings: /data/a applied \"1\", live \"2\" (now owned by platform-team)\n"),
         "{text}"
     );
-    assert!(text.contains("kfctl-rs upgrade --force-conflicts"), "{text}");
+    assert!(text.contains("`kfctl-rs upgrade --profile minimal --version "), "{text}");
+    assert!(text.contains(" --force-conflicts` (with the install's -f and --set)"), "{text}");
     let json = |r: &CheckReport| serde_json::to_value(r).unwrap();
     let drift = json(&report)["items"].as_array().unwrap().iter().find(|i| i["id"] == "drift").unwrap().clone();
     assert_eq!(drift["drift"]["drifted"], 2);

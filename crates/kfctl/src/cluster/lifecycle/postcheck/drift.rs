@@ -170,7 +170,11 @@ pub(super) async fn drift(
     let replaced: Vec<String> =
         lives.iter().filter(|l| is_replaced(l)).map(|l| l.entry.reference.to_string()).collect();
     let fields = fields(api, record, lives, rendered).await?;
-    Ok(judge(&replaced, fields))
+    let upgrade = format!(
+        "kfctl-rs upgrade --profile {} --version {} --force-conflicts",
+        record.meta.profile, record.meta.upstream_version
+    );
+    Ok(judge(&replaced, fields, &upgrade))
 }
 
 fn is_replaced(l: &Live<'_>) -> bool {
@@ -178,9 +182,10 @@ fn is_replaced(l: &Live<'_>) -> bool {
     matches!((l.entry.uid.as_deref(), live_uid), (Some(recorded), Some(live)) if recorded != live)
 }
 
-fn judge(replaced: &[String], fields: Result<Drift, String>) -> Checked {
+/// `upgrade`: the command that applies the install's render again, taking fields back.
+fn judge(replaced: &[String], fields: Result<Drift, String>, upgrade: &str) -> Checked {
     let mut found = Vec::new();
-    let mut hints = Vec::new();
+    let mut hints: Vec<String> = Vec::new();
     if !replaced.is_empty() {
         found.push(format!(
             "{} deleted and re-created since the install (another UID): {}",
@@ -188,15 +193,17 @@ fn judge(replaced: &[String], fields: Result<Drift, String>) -> Checked {
             listed(replaced)
         ));
         hints.push(
-            "kfctl-rs never deletes an object it did not make; `kfctl-rs diff` shows what differs from the render",
+            "kfctl-rs never deletes an object it did not make; `kfctl-rs diff` shows what differs from the render"
+                .to_string(),
         );
     }
     let drift = match fields {
         Ok(drift) => Some(drift),
         Err(why) => {
             found.push(format!("fields not compared: {why}"));
-            hints
-                .push("give `check` the install's --profile, --version, -f and --set (or --objects) to compare fields");
+            hints.push(
+                "give `check` the install's --profile, --version, -f and --set (or --objects) to compare fields".into(),
+            );
             None
         }
     };
@@ -210,11 +217,11 @@ fn judge(replaced: &[String], fields: Result<Drift, String>) -> Checked {
             d.compared,
             names.join(", ")
         ));
-        hints.push(
-            "`kfctl-rs upgrade --force-conflicts` (or install with it) applies the values kfctl-rs applied back \
-             over the managers named (`kfctl-rs diff` shows each change); to keep a change, put it in the values \
-             (-f/--set) and upgrade",
-        );
+        hints.push(format!(
+            "`{upgrade}` (with the install's -f and --set) applies the values kfctl-rs applied back over the \
+             managers named (`kfctl-rs diff` shows each change); to keep a change, put it in the values \
+             (-f/--set) and upgrade"
+        ));
     }
     let mut checked = match found.is_empty() {
         true => {

@@ -79,7 +79,7 @@ fn the_item_bounds_its_lists_and_says_what_to_do() {
         note: None,
     };
     let drift = Drift { compared: 40, drifted: 12, objects: (0..SHOWN).map(|i| object(&format!("c{i}"))).collect() };
-    let checked = judge(&[], Ok(drift));
+    let checked = judge(&[], Ok(drift), "kfctl-rs upgrade --profile kind --version 26.03.1 --force-conflicts");
     assert_eq!(checked.mark, Mark::Warn);
     assert!(
         checked.detail.starts_with("12 of 40 with fields changed since the install: ConfigMap kf/c0, "),
@@ -87,7 +87,9 @@ fn the_item_bounds_its_lists_and_says_what_to_do() {
         checked.detail
     );
     assert!(checked.detail.ends_with("ConfigMap kf/c9 and 2 more"), "{}", checked.detail);
-    assert!(checked.hint.as_deref().unwrap().contains("kfctl-rs upgrade --force-conflicts"));
+    assert!(checked.hint.as_deref().unwrap().contains(
+        "`kfctl-rs upgrade --profile kind --version 26.03.1 --force-conflicts` (with the install's -f and --set)"
+    ));
     let lines = checked.drift.as_ref().unwrap().lines();
     assert_eq!(lines.len(), SHOWN * (FIELDS_SHOWN + 1) + 1);
     assert!(lines[0].starts_with("ConfigMap kf/c0: /data/k0 applied \"a\", live \"bbbb"), "{}", lines[0]);
@@ -109,12 +111,16 @@ fn a_render_of_something_else_is_not_compared_and_says_so() {
     let other_values = InstallMeta { values_digest: "sha256:w".into(), ..installed.clone() };
     let why = another_render(&installed, &other_values).unwrap();
     assert!(why.contains("values sha256:w") && why.contains("values sha256:v"), "{why}");
-    let checked = judge(&[], Err(why));
+    let checked = judge(&[], Err(why), "kfctl-rs upgrade --profile kind --version 26.03.1 --force-conflicts");
     assert_eq!(checked.mark, Mark::Warn);
     assert!(checked.detail.starts_with("fields not compared: the render is 26.03.1"), "{}", checked.detail);
     assert!(checked.hint.unwrap().contains("-f and --set"));
     assert!(checked.drift.is_none());
-    let clean = judge(&[], Ok(Drift { compared: 9, drifted: 0, objects: Vec::new() }));
+    let clean = judge(
+        &[],
+        Ok(Drift { compared: 9, drifted: 0, objects: Vec::new() }),
+        "kfctl-rs upgrade --profile kind --version 26.03.1 --force-conflicts",
+    );
     assert_eq!(
         (clean.mark, clean.detail.as_str()),
         (Mark::Pass, "9 objects with their recorded UID and applied fields")
