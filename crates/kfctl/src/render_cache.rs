@@ -34,10 +34,19 @@ pub(crate) fn settings() -> Option<CacheSettings> {
     Some(CacheSettings { dir: folder(&root), version: env!("CARGO_PKG_VERSION").into(), max_bytes: MAX_BYTES })
 }
 
-/// [`kfctl_kustomize::build_kustomization`], through the cache when it is on.
-pub fn build_kustomization(dir: &Path, k: &Kustomization, options: &BuildOptions) -> kfctl_kustomize::Result<ResMap> {
+/// [`kfctl_kustomize::build_kustomization`], through the cache when it is on. With `names`,
+/// a hit reads only the objects so named (and maybe a few others; see
+/// [`build_cache::build_kustomization_named`]): a caller after some objects of a build.
+pub fn build_kustomization(
+    dir: &Path,
+    k: &Kustomization,
+    options: &BuildOptions,
+    names: Option<&[String]>,
+) -> kfctl_kustomize::Result<ResMap> {
     match settings() {
-        Some(settings) => build_cache::build_kustomization(dir, k, options, &settings).map(|(resources, _)| resources),
+        Some(settings) => {
+            build_cache::build_kustomization_named(dir, k, options, &settings, names).map(|(resources, _)| resources)
+        }
         None => kfctl_kustomize::build_kustomization(dir, k, options),
     }
 }

@@ -9,8 +9,11 @@
 //! (every file with its digest and [`Stat`], every probed path, on the second line) and the objects it made (one `[origin, object, influenced_by]` JSON a
 //! line, parsed in parallel).
 //!
-//! - **Verified on read**: the first line holds the sha256 of the rest; a torn, truncated or
-//!   edited entry does not match and is rebuilt (and overwritten).
+//! - **Verified on read**: the first line holds the CRC-32 of the rest; a torn, truncated or
+//!   edited entry does not match and is rebuilt (and overwritten). A checksum, not a digest:
+//!   it guards against accidents, as a digest would not guard against a hand that can also
+//!   write the header (the folder is the user's own), and it costs a millisecond on the 5 MB
+//!   of a whole platform where sha256 cost several, on each of the builds an export reads.
 //! - **Never stale**: every recorded input is checked before the objects are used; any change
 //!   (a file's content, a kustomization file appearing, a symlink pointing elsewhere) is a
 //!   miss.
@@ -42,7 +45,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Bump when the entry layout or the meaning of its content changes.
-const FORMAT: &str = "kfctl-build-cache 2";
+const FORMAT: &str = "kfctl-build-cache 3";
 
 /// Where the cache lives and how large it may grow.
 #[derive(Debug, Clone)]
@@ -70,7 +73,7 @@ pub enum Outcome {
 #[cfg(test)]
 pub(crate) fn build(dir: &Path, options: &BuildOptions, settings: &CacheSettings) -> Result<(ResMap, Outcome)> {
     let material = format!("folder\0{}", dir.display());
-    cached(settings, &material, options, |loader| {
+    cached(settings, &material, options, None, |loader| {
         prefetch::warm(loader, dir);
         crate::build_folder(loader, dir)
     })
@@ -83,8 +86,23 @@ pub fn build_kustomization(
     options: &BuildOptions,
     settings: &CacheSettings,
 ) -> Result<(ResMap, Outcome)> {
+    build_kustomization_named(dir, kustomization, options, settings, None)
+}
+
+/// [`build_kustomization`] for a caller that wants only the objects named one of `names`
+/// (`None`: all of them). A hit parses only the objects whose entry line holds one of the
+/// names as a JSON string, so the result is every object of the build so named, and maybe a
+/// few others (one whose text holds the name elsewhere): the caller picks its objects from
+/// it. A miss builds, stores and returns the whole build.
+pub fn build_kustomization_named(
+    dir: &Path,
+    kustomization: &Kustomization,
+    options: &BuildOptions,
+    settings: &CacheSettings,
+    names: Option<&[String]>,
+) -> Result<(ResMap, Outcome)> {
     let material = format!("in-memory\0{}\0{kustomization:?}", dir.display());
-    cached(settings, &material, options, |loader| {
+    cached(settings, &material, options, names, |loader| {
         prefetch::warm_entries(loader, dir, kustomization);
         crate::build_in_memory(loader, dir, kustomization, options.strict_patches)
     })
@@ -94,11 +112,12 @@ fn cached(
     settings: &CacheSettings,
     material: &str,
     options: &BuildOptions,
+    names: Option<&[String]>,
     run: impl FnOnce(&Loader) -> Result<ResMap>,
 ) -> Result<(ResMap, Outcome)> {
     let key = entry_key(settings, material, options);
     let path = settings.dir.join(format!("{key}.json"));
-    if let Some(resources) = load(&path) {
+    if let Some(resources) = load(&path, names) {
         touch(&path);
         return Ok((resources, Outcome::Hit));
     }
@@ -143,13 +162,18 @@ fn executable_identity() -> String {
     format!("{}\0{:?}\0{:?}", exe.display(), meta.map(|m| m.len()), modified)
 }
 
-/// The entry at `path` if it is whole and every input it recorded still holds.
-fn load(path: &Path) -> Option<ResMap> {
+/// The entry at `path` if it is whole and every input it recorded still holds; with `names`,
+/// only its objects whose line holds one of them (see [`build_kustomization_named`]).
+fn load(path: &Path, names: Option<&[String]>) -> Option<ResMap> {
     let bytes = std::fs::read(path).ok()?;
     let body = verified_body(&bytes)?;
     let mut lines = body.split(|b| *b == b'\n');
     let inputs: Vec<Input> = serde_json::from_slice(lines.next()?).ok()?;
-    let objects: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).collect();
+    let finders: Option<Vec<memchr::memmem::Finder>> = names.map(|names| {
+        names.iter().map(|n| memchr::memmem::Finder::new(&Value::from(n.as_str()).to_string()).into_owned()).collect()
+    });
+    let named = |line: &&[u8]| finders.as_ref().is_none_or(|f| f.iter().any(|f| f.find(line).is_some()));
+    let objects: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).filter(named).collect();
     let (hold, objects) = rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects));
     if !hold {
         return None;
@@ -181,7 +205,12 @@ fn verified_body(bytes: &[u8]) -> Option<&[u8]> {
     let header = std::str::from_utf8(&bytes[..newline]).ok()?;
     let digest = header.strip_prefix(FORMAT)?.strip_prefix(' ')?;
     let body = &bytes[newline + 1..];
-    (sha256_hex(body) == digest).then_some(body)
+    (checksum(body) == digest).then_some(body)
+}
+
+/// The checksum an entry's header holds for its body: CRC-32, 8 hex digits.
+fn checksum(body: &[u8]) -> String {
+    format!("{:08x}", crc32fast::hash(body))
 }
 
 /// Write an entry: a temporary file beside it, then a rename.
@@ -197,7 +226,7 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
     let written = (|| {
         let mut file = std::fs::File::create(&temp)?;
-        writeln!(file, "{FORMAT} {}", sha256_hex(&body))?;
+        writeln!(file, "{FORMAT} {}", checksum(&body))?;
         file.write_all(&body)?;
         file.sync_data()?;
         std::fs::rename(&temp, path)

@@ -136,3 +136,23 @@ fn the_cache_stays_within_its_bound() {
         std::fs::read_dir(&s.dir).expect("entries").map(|e| e.expect("e").metadata().expect("m").len()).sum();
     assert_eq!(left, 0, "entries above the bound are removed, the oldest first");
 }
+
+#[test]
+fn a_hit_for_some_names_parses_only_their_objects_and_a_miss_gives_all() {
+    let two = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n";
+    let src = folder(&[("app/cm.yaml", CM), ("app/other.yaml", two)]);
+    let cache = tempfile::tempdir().expect("cache");
+    let s = settings(cache.path(), "1");
+    let k = Kustomization { resources: vec!["cm.yaml".into(), "other.yaml".into()], ..Default::default() };
+    let app = src.path().join("app");
+    let names = ["cm".to_string()];
+    let build = || build_kustomization_named(&app, &k, &BuildOptions::default(), &s, Some(&names)).expect("builds");
+    let (all, outcome) = build();
+    assert_eq!((all.len(), outcome), (2, Outcome::Stored));
+    let (named, outcome) = build();
+    assert_eq!(outcome, Outcome::Hit);
+    let names: Vec<&str> = named.iter().filter_map(|r| r.obj.pointer("/metadata/name")?.as_str()).collect();
+    assert_eq!(names, ["cm"]);
+    let (whole, outcome) = build_kustomization(&app, &k, &BuildOptions::default(), &s).expect("builds");
+    assert_eq!((whole.len(), outcome), (2, Outcome::Hit));
+}

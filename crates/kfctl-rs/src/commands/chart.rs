@@ -80,7 +80,10 @@ pub(crate) fn exported(
     let options = ExportOptions { chart_name: name.to_string(), app_version: app_version.clone(), export_args, argocd };
     // Both error types decide their exit codes (usage, or security for a folder that is no export).
     let files = chart::export(&prepared, &options)?;
-    Ok(Exported { files, app_version, subcharts: prepared.profile.components.len() })
+    let subcharts = prepared.profile.components.len();
+    // The process ends soon: leave the render's object graph to the OS instead of freeing it.
+    std::mem::forget(prepared);
+    Ok(Exported { files, app_version, subcharts })
 }
 
 /// The charts' appVersion: `--app-version`, else the release the source resolved to (or that

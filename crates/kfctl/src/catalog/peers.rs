@@ -164,7 +164,9 @@ fn build_without(
     for component in off {
         req.sets.push(SetFlag { kind: SetKind::Set, expression: format!("{component}.enabled=false") });
     }
-    let built = super::render::built(&req)?;
+    let names: BTreeSet<&str> = wanted.iter().map(|(_, _, _, name)| name.as_str()).collect();
+    let names: Vec<String> = names.into_iter().map(str::to_string).collect();
+    let built = super::render::built(&req, Some(&names))?;
     Ok(built
         .objects
         .into_iter()

@@ -126,7 +126,7 @@ pub struct Prepared {
 
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
 pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
-    let Built { catalog, profile, listed, user, example, objects, peers } = built(req)?;
+    let Built { catalog, profile, listed, user, example, objects, peers } = built(req, None)?;
     let defaults = defaults(&catalog, &profile, &objects);
     let known = schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?;
     let schema = schema_for(&known);
@@ -157,8 +157,10 @@ pub(crate) struct Built {
 }
 
 /// Resolve, layer, choose and build: the default render, without defaults or value checks
-/// beyond what choosing the components needs.
-pub(crate) fn built(req: &RenderRequest) -> Result<Built, CatalogError> {
+/// beyond what choosing the components needs. With `names`, the render's objects are at
+/// least those so named, and maybe no others (the render cache reads no more from a hit:
+/// [`kfctl_kustomize::build_cache::build_kustomization_named`]).
+pub(crate) fn built(req: &RenderRequest, names: Option<&[String]>) -> Result<Built, CatalogError> {
     let catalog = req.layout.catalog(&req.manifests_dir)?;
     let mut profile = profile::resolve(&req.profile, &catalog)?;
     let described = req.layout != Layout::Unknown && folders_present(&profile, &catalog, &req.manifests_dir);
@@ -188,7 +190,7 @@ pub(crate) fn built(req: &RenderRequest) -> Result<Built, CatalogError> {
     {
         images::check_registry("global.imageRegistry", registry)?;
     }
-    let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref())?;
+    let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref(), names)?;
     Ok(Built { catalog, profile, listed, user, example, objects, peers })
 }
 
@@ -214,7 +216,9 @@ fn schema_defaults(
     whole.apply_provides(catalog);
     // a disabled component the tree cannot build (an unknown tree without its folder) keeps
     // only the keys every component has, as before
-    let Ok((objects, _)) = default_render(&whole, catalog, user, req, example) else { return Ok(defaults.clone()) };
+    let Ok((objects, _)) = default_render(&whole, catalog, user, req, example, None) else {
+        return Ok(defaults.clone());
+    };
     let whole_defaults = self::defaults(catalog, &whole, &objects);
     let mut out = defaults.clone();
     for (name, _) in listed.components.iter().filter(|(c, _)| off(c)) {
@@ -239,31 +243,43 @@ fn folders_present(profile: &Resolved, catalog: &Catalog, manifests_dir: &std::p
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     let Prepared { catalog, profile, defaults, effective, objects, user, .. } = prepare(req)?;
     // Each object's parameters depend on the values and on it alone: applied on the pool, in
-    // order, and stopped once the objects outgrow the render's limit.
+    // order, and stopped once the objects outgrow the render's limit. Each object is measured
+    // before and after, while it is at hand: the limit grows with the default render measured
+    // so far, so a render stops no later than against the whole default render's limit, and a
+    // stopped render is an error.
     use rayon::prelude::*;
-    let limit = crate::input::max_render_bytes(
-        objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(),
-        kfctl_kustomize::json_size(&user),
-    );
-    let size = std::sync::atomic::AtomicU64::new(0);
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    let values_size = kfctl_kustomize::json_size(&user);
+    let (before, after, stopped) = (AtomicU64::new(0), AtomicU64::new(0), AtomicBool::new(false));
     let applied: Vec<_> = objects
         .into_par_iter()
         .filter(|o| params::keep(&o.obj, &effective, &o.component, &catalog.provided))
         .map(|mut o| {
-            if size.load(std::sync::atomic::Ordering::Relaxed) > limit {
+            let size = kfctl_kustomize::json_size(&o.obj);
+            let limit = crate::input::max_render_bytes(before.fetch_add(size, Relaxed) + size, values_size);
+            if after.load(Relaxed) > limit {
+                stopped.store(true, Relaxed);
                 return None;
             }
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
-            size.fetch_add(kfctl_kustomize::json_size(&o.obj), std::sync::atomic::Ordering::Relaxed);
+            after.fetch_add(kfctl_kustomize::json_size(&o.obj), Relaxed);
             Some((o, hashed))
         })
         .collect();
-    within_limit(size.into_inner(), limit)?;
+    let limit = crate::input::max_render_bytes(before.into_inner(), values_size);
+    let size = after.into_inner();
+    if stopped.into_inner() {
+        return Err(CatalogError::RenderTooLarge { size, limit });
+    }
+    within_limit(size, limit)?;
     let (mut objects, hashed): (Vec<_>, Vec<_>) = applied.into_iter().flatten().unzip();
     super::rehash::rename_changed(&mut objects, &hashed);
-    super::users::expand_profiles(&mut objects, &super::users::users(&effective)?);
-    within_limit(objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(), limit)?;
+    let users = super::users::users(&effective)?;
+    if !users.is_empty() {
+        super::users::expand_profiles(&mut objects, &users);
+        within_limit(objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(), limit)?;
+    }
     super::existing_secrets::drop_listed(&mut objects, &effective);
     let order = kfctl_kustomize::SortOrder::from_options(Some(&catalog.sort_options))?;
     super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
@@ -339,6 +355,7 @@ fn default_render(
     user: &Value,
     req: &RenderRequest,
     example: Option<&ExampleAttribution>,
+    names: Option<&[String]>,
 ) -> Result<(Vec<RenderedObject>, Vec<super::peers::PeerDependent>), CatalogError> {
     let (k, dir, tags) = match example {
         Some(example) if profile.example && req.components.is_empty() => {
@@ -360,7 +377,7 @@ fn default_render(
     };
     let options = BuildOptions { remote: req.remote.clone(), restriction, strict_patches: true };
     let first_own_patch = k.patches.len() - profile.changes.patches.len();
-    let resources = crate::render_cache::build_kustomization(&dir, &k, &options)
+    let resources = crate::render_cache::build_kustomization(&dir, &k, &options, names)
         .map_err(|e| profile.changes.explain(e, first_own_patch))?;
     let tag_of = |entry: &str| match example {
         Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),

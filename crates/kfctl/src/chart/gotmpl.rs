@@ -13,7 +13,10 @@
 
 /// `text` with every `{{` made into an action that prints `{{`.
 pub(crate) fn escape_actions(text: &str) -> String {
-    text.replace("{{", "{{\"{{\"}}")
+    match memchr::memmem::find(text.as_bytes(), b"{{") {
+        None => text.to_string(),
+        Some(_) => text.replace("{{", "{{\"{{\"}}"),
+    }
 }
 
 /// A Go interpreted string literal whose value is `text`.

@@ -17,8 +17,9 @@
 
 use super::gotmpl::{escape_actions, go_quote};
 use super::object::expression;
-use super::params::{Point, PointError, Scope, TOKEN_PREFIX, mark_all};
+use super::params::{Point, PointError, Scope, TOKEN_PREFIX, has_token, mark_all};
 use crate::catalog::rehash::HashedName;
+use crate::catalog::render::RenderedObject;
 use serde_json::Value;
 
 /// The fields kustomize's hasher reads, by kind.
@@ -46,7 +47,7 @@ pub(crate) fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<O
     let fields: serde_json::Map<String, Value> =
         HASHED_FIELDS.iter().filter_map(|f| copy.get(*f).map(|v| (f.to_string(), v.clone()))).collect();
     let fields = Value::Object(fields);
-    if !fields.to_string().contains(TOKEN_PREFIX) {
+    if !has_token(&fields.to_string()) {
         return Ok(None);
     }
     let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -74,14 +75,14 @@ pub(crate) fn hashed_object(obj: &Value, scope: &Scope, chart: &str) -> Result<O
 /// map key (a field upstream lacks) or inside a longer text has no JSON form here.
 fn json_template(value: &Value, points: &[Point], out: &mut String) -> Result<(), PointError> {
     match value {
-        Value::String(s) if s.contains(TOKEN_PREFIX) => {
+        Value::String(s) if has_token(s) => {
             let point = point_of(s, points).ok_or(PointError::MarkerInData)?;
             out.push_str(&format!("{{{{ {} }}}}", expression(point)));
         }
         Value::Object(map) => {
             out.push('{');
             for (i, (key, item)) in map.iter().enumerate() {
-                if key.contains(TOKEN_PREFIX) {
+                if has_token(key) {
                     return Err(PointError::HashedFieldAdded);
                 }
                 if i > 0 {
@@ -140,28 +141,45 @@ fn scalar_prefix<'l>(line: &'l str, name: &str) -> Option<&'l str> {
         .then_some(lead)
 }
 
-/// Every other component's object that names one of `hashed` (an export error).
-pub(crate) fn foreign_reference<'o>(
-    hashed: &[HashedObject],
-    others: impl Iterator<Item = &'o Value>,
-) -> Option<String> {
-    for obj in others {
-        let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
-        for h in hashed.iter().filter(|h| namespace.is_empty() || h.namespace == namespace) {
-            if holds_exact(obj, &h.name) {
-                return Some(h.name.clone());
-            }
-        }
+/// The first object of another component that names a hashed object (an export error): the
+/// first by component (the order of `hashed`: each component with its hashed objects), then
+/// by object (the order of `objects`), as the component's index, the name and the object's
+/// component. Every object is walked once, on all cores, against every component's names.
+pub(crate) fn first_foreign_reference<'o>(
+    hashed: &[(&str, Vec<HashedObject>)],
+    objects: &'o [RenderedObject],
+) -> Option<(usize, String, &'o str)> {
+    use rayon::prelude::*;
+    let names: Vec<(usize, &str, &HashedObject)> =
+        hashed.iter().enumerate().flat_map(|(i, (c, found))| found.iter().map(move |h| (i, *c, h))).collect();
+    if names.is_empty() {
+        return None;
     }
-    None
+    let found = objects.par_iter().enumerate().filter_map(|(index, o)| {
+        let namespace = o.obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        let mut first: Option<(usize, &str)> = None;
+        visit_strings(&o.obj, &mut |s| {
+            let named = names.iter().filter(|(_, c, h)| {
+                *c != o.component && h.name == s && (namespace.is_empty() || h.namespace == namespace)
+            });
+            if let Some((i, _, h)) = named.min_by_key(|(i, _, _)| *i) {
+                if first.is_none_or(|(best, _)| *i < best) {
+                    first = Some((*i, h.name.as_str()));
+                }
+            }
+        });
+        first.map(|(i, name)| ((i, index), name.to_string(), o.component.as_str()))
+    });
+    found.min_by_key(|(order, _, _)| *order).map(|((i, _), name, other)| (i, name, other))
 }
 
-fn holds_exact(value: &Value, name: &str) -> bool {
+/// Call `visit` with every string in `value`, in order.
+fn visit_strings(value: &Value, visit: &mut impl FnMut(&str)) {
     match value {
-        Value::String(s) => s == name,
-        Value::Array(items) => items.iter().any(|v| holds_exact(v, name)),
-        Value::Object(map) => map.values().any(|v| holds_exact(v, name)),
-        _ => false,
+        Value::String(s) => visit(s),
+        Value::Array(items) => items.iter().for_each(|v| visit_strings(v, visit)),
+        Value::Object(map) => map.values().for_each(|v| visit_strings(v, visit)),
+        _ => {}
     }
 }
 
@@ -177,6 +195,29 @@ mod tests {
             "type": "Opaque", "data": {"cookie-secret": "YQ==", "extra": "Yg=="}});
         obj["metadata"]["name"] = json!(format!("oauth2-proxy-{}", content_hash(&obj)));
         obj
+    }
+
+    #[test]
+    fn the_first_foreign_reference_is_by_component_then_by_object() {
+        let hashed = |name: &str, namespace: &str| HashedObject {
+            namespace: namespace.into(),
+            name: name.into(),
+            define: String::new(),
+            define_text: String::new(),
+            expression: String::new(),
+        };
+        let object = |component: &str, namespace: &str, env: &str| RenderedObject {
+            component: component.into(),
+            obj: json!({"kind": "Deployment", "metadata": {"name": "d", "namespace": namespace},
+                "spec": {"env": [{"value": "x"}, {"valueFrom": {"name": env}}]}}),
+        };
+        let by_component = vec![("a", vec![hashed("cm-a", "ns")]), ("b", vec![hashed("cm-b", "ns")])];
+        let own = [object("a", "ns", "cm-a"), object("b", "ns", "cm-b"), object("c", "other", "cm-a")];
+        assert_eq!(first_foreign_reference(&by_component, &own), None, "its own, or another namespace's");
+        let objects = [object("c", "ns", "cm-b"), object("c", "", "cm-a"), object("b", "ns", "cm-a")];
+        assert_eq!(first_foreign_reference(&by_component, &objects), Some((0, "cm-a".into(), "c")));
+        assert_eq!(first_foreign_reference(&by_component[1..], &objects), Some((0, "cm-b".into(), "c")));
+        assert_eq!(first_foreign_reference(&[], &objects), None);
     }
 
     #[test]

@@ -159,8 +159,23 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
     exported_global::nullable_globals(&mut full_schema, &exported_global::keys(&prepared.user));
     let mut files = ChartFiles::new();
     let mut peer_files = ChartFiles::new();
-    for component in &components {
-        let (own, in_umbrella) = component_chart(prepared, component, &full_schema, options)?;
+    // the components' charts are independent: made on all cores, taken (and the first error
+    // reported) in the components' order
+    use rayon::prelude::*;
+    let found: Vec<_> = components.par_iter().map(|component| hashed_objects(prepared, component)).collect();
+    let by_component: Vec<(&str, Vec<hashed::HashedObject>)> =
+        components.iter().map(|c| c.name).zip(found).map(|(c, h)| Ok((c, h?))).collect::<Result<_, ChartError>>()?;
+    if let Some((i, object, other)) = hashed::first_foreign_reference(&by_component, &prepared.objects) {
+        let component = by_component[i].0.into();
+        return Err(ChartError::ForeignHashedReference { object, component, other: other.into() });
+    }
+    let charts: Vec<_> = components
+        .par_iter()
+        .zip(&by_component)
+        .map(|(component, (_, hashed))| component_chart(prepared, component, hashed, &full_schema, options))
+        .collect();
+    for (component, chart) in components.iter().zip(charts) {
+        let (own, in_umbrella) = chart?;
         for (path, text) in own {
             files.insert(format!("charts/{}/{path}", component.name), text);
         }
@@ -278,6 +293,7 @@ fn section(values: &Value, name: &str) -> serde_json::Map<String, Value> {
 fn component_chart(
     prepared: &Prepared,
     component: &Component,
+    hashed: &[hashed::HashedObject],
     full_schema: &Value,
     options: &ExportOptions,
 ) -> Result<(ChartFiles, ChartFiles), ChartError> {
@@ -285,7 +301,6 @@ fn component_chart(
     let mut in_umbrella = ChartFiles::new();
     let scope = params::Scope { component: component.name, defaults: &prepared.defaults };
     let mut used = std::collections::BTreeSet::new();
-    let hashed = hashed_objects(prepared, component, &scope)?;
     for o in &component.objects {
         let label = kfctl_yaml::compare::object_label(&o.obj);
         let header = format!(
@@ -300,7 +315,7 @@ fn component_chart(
                 component: component.name.into(),
                 source,
             })?;
-            Ok::<_, ChartError>(hashed::rewrite_references(&text, namespace, &hashed))
+            Ok::<_, ChartError>(hashed::rewrite_references(&text, namespace, hashed))
         };
         let file = unique_file_name(&o.obj, &mut used);
         let mut text = match peers::of(prepared, o)? {
@@ -358,12 +373,9 @@ fn component_chart(
 }
 
 /// The component's generated objects whose hashed names the chart computes; none may be
-/// referred to from another component's objects.
-fn hashed_objects(
-    prepared: &Prepared,
-    component: &Component,
-    scope: &params::Scope,
-) -> Result<Vec<hashed::HashedObject>, ChartError> {
+/// referred to from another component's objects ([`hashed::first_foreign_reference`]).
+fn hashed_objects(prepared: &Prepared, component: &Component) -> Result<Vec<hashed::HashedObject>, ChartError> {
+    let scope = params::Scope { component: component.name, defaults: &prepared.defaults };
     let mut found = Vec::new();
     for o in &component.objects {
         let object_error = |source| ChartError::Object {
@@ -371,17 +383,7 @@ fn hashed_objects(
             component: component.name.into(),
             source,
         };
-        found.extend(hashed::hashed_object(&o.obj, scope, component.name).map_err(object_error)?);
-    }
-    let others = prepared.objects.iter().filter(|o| o.component != component.name);
-    for o in others {
-        if let Some(name) = hashed::foreign_reference(&found, std::iter::once(&o.obj)) {
-            return Err(ChartError::ForeignHashedReference {
-                object: name,
-                component: component.name.into(),
-                other: o.component.clone(),
-            });
-        }
+        found.extend(hashed::hashed_object(&o.obj, &scope, component.name).map_err(object_error)?);
     }
     Ok(found)
 }

@@ -28,7 +28,10 @@
 //! and `global.crds` (the native `params::keep`).
 
 use super::gotmpl::{escape_actions, go_literal};
-use super::params::{Point, PointError, SPLICE_KEY, Scope, TOKEN_PREFIX, USER_VAR, mark_all, repeats_per_user, token};
+use super::params::{
+    Point, PointError, SPLICE_KEY, Scope, TOKEN_PREFIX, USER_VAR, find_token, has_token, mark_all, repeats_per_user,
+    token,
+};
 use serde_json::Value;
 
 /// The template text of `obj` (one document), for `component`'s chart.
@@ -58,7 +61,7 @@ pub(crate) fn template(obj: &Value, scope: &Scope, header: &str, kept: bool) -> 
     }
     let mut seen = 0;
     for line in yaml.lines() {
-        match line.find(TOKEN_PREFIX) {
+        match find_token(line) {
             None => {
                 out.push_str(line);
                 out.push('\n');
@@ -66,7 +69,7 @@ pub(crate) fn template(obj: &Value, scope: &Scope, header: &str, kept: bool) -> 
             Some(at) => {
                 let index = point_index(&line[at..]).ok_or(PointError::MarkerInData)?;
                 let point = points.get(index).ok_or(PointError::MarkerInData)?;
-                if line[at + token(index).len()..].contains(TOKEN_PREFIX) {
+                if has_token(&line[at + token(index).len()..]) {
                     return Err(PointError::MarkerInData);
                 }
                 write_point(&mut out, line, at, index, point)?;

@@ -26,6 +26,19 @@ pub(crate) use super::step::{Step, USER_VAR};
 /// The marker a point leaves in the object copy: a plain scalar no upstream text contains.
 pub(crate) const TOKEN_PREFIX: &str = "KFCTLPOINT";
 
+/// Where [`TOKEN_PREFIX`] first occurs in `text` (one searcher for the process: an export
+/// looks in every key and string of every object).
+pub(crate) fn find_token(text: &str) -> Option<usize> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(TOKEN_PREFIX));
+    FINDER.find(text.as_bytes())
+}
+
+/// Whether `text` holds [`TOKEN_PREFIX`].
+pub(crate) fn has_token(text: &str) -> bool {
+    find_token(text).is_some()
+}
+
 /// The key of a point that stands for items spliced into a list at its end (a marker item
 /// `- MARKER: null`, written as a `range` over the helper's JSON list).
 pub(crate) const SPLICE_KEY: &str = "-";
@@ -75,9 +88,9 @@ fn token_index(text: &str) -> Option<usize> {
 
 fn holds_token(value: &Value) -> bool {
     match value {
-        Value::String(s) => s.contains(TOKEN_PREFIX),
+        Value::String(s) => has_token(s),
         Value::Array(items) => items.iter().any(holds_token),
-        Value::Object(m) => m.iter().any(|(k, v)| k.contains(TOKEN_PREFIX) || holds_token(v)),
+        Value::Object(m) => m.iter().any(|(k, v)| has_token(k) || holds_token(v)),
         _ => false,
     }
 }

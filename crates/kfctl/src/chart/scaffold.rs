@@ -9,13 +9,10 @@ use crate::embedded;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-/// Render one embedded tera template with `context`.
+/// Render one embedded tera template with `context`. Each template is parsed once per process
+/// (an export renders the same few for every component).
 pub(crate) fn render(name: &str, context: &Value) -> Result<String, ChartError> {
     let path = format!("templates/{name}");
-    let source = embedded::file(&path)
-        .ok_or_else(|| ChartError::Scaffold { name: path.clone(), message: "not compiled into the binary".into() })?;
-    let mut tera = tera::Tera::default();
-    tera.autoescape_on(Vec::new());
     let failed = |e: tera::Error| {
         let mut message = e.to_string();
         let mut source = std::error::Error::source(&e);
@@ -25,9 +22,26 @@ pub(crate) fn render(name: &str, context: &Value) -> Result<String, ChartError> 
         }
         ChartError::Scaffold { name: path.clone(), message }
     };
-    tera.add_raw_template(name, source).map_err(failed)?;
+    let tera = parsed(name, &path).map_err(failed)?;
     let context = tera::Context::from_value(context.clone()).map_err(failed)?;
     tera.render(name, &context).map_err(failed)
+}
+
+/// The embedded template `path` parsed, as `name`, from the process's parsed templates.
+fn parsed(name: &str, path: &str) -> Result<std::sync::Arc<tera::Tera>, tera::Error> {
+    type Parsed = std::collections::HashMap<String, std::sync::Arc<tera::Tera>>;
+    static PARSED: std::sync::OnceLock<std::sync::Mutex<Parsed>> = std::sync::OnceLock::new();
+    let parsed = PARSED.get_or_init(Default::default);
+    if let Some(tera) = parsed.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
+        return Ok(tera.clone());
+    }
+    let source = embedded::file(path).ok_or_else(|| tera::Error::msg("not compiled into the binary"))?;
+    let mut tera = tera::Tera::default();
+    tera.autoescape_on(Vec::new());
+    tera.add_raw_template(name, source)?;
+    let tera = std::sync::Arc::new(tera);
+    parsed.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), tera.clone());
+    Ok(tera)
 }
 
 /// An embedded file copied as it is (the helpers' pieces, `.helmignore`).
