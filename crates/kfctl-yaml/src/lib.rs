@@ -21,6 +21,7 @@
 
 mod analyze;
 mod emit;
+mod fast;
 mod gonum;
 mod keyorder;
 mod read;
