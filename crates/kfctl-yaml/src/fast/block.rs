@@ -126,7 +126,6 @@ impl<'t> Reader<'t, '_, '_> {
     /// The key at `at`: `Some(None)` when the text there is not a key, `None` to decline.
     fn key(&self, at: usize) -> Option<Option<Key<'t>>> {
         let text: &'t str = self.text;
-        let end = self.line_end(at);
         let (key, style, after) = match self.bytes[at] {
             quote @ (b'"' | b'\'') => {
                 let Some((key, close)) = self.quoted(at, usize::MAX, quote, true)? else {
@@ -150,13 +149,11 @@ impl<'t> Reader<'t, '_, '_> {
                 }
                 let mut i = at;
                 loop {
-                    if i == end {
-                        return Some(None);
-                    }
-                    match self.bytes[i] {
-                        b':' if i + 1 == end || self.bytes[i + 1] == b' ' => break,
-                        b'#' if self.bytes[i - 1] == b' ' => return Some(None),
-                        b'\t' => return None,
+                    match self.bytes.get(i) {
+                        None | Some(b'\n') => return Some(None),
+                        Some(b':') if matches!(self.bytes.get(i + 1), None | Some(b' ' | b'\n')) => break,
+                        Some(b'#') if self.bytes[i - 1] == b' ' => return Some(None),
+                        Some(b'\t') => return None,
                         _ => i += 1,
                     }
                 }

@@ -56,8 +56,21 @@ pub(crate) fn parse(text: &str, limits: Limits, dialect: Dialect) -> Option<Pars
 /// No carriage return, byte-order mark, line or paragraph separator, next-line character, or
 /// non-printable character: those are the parser's business.
 fn printable(bytes: &[u8]) -> bool {
-    let mut i = 0;
-    while i < bytes.len() {
+    // Mostly plain ASCII: look at 64 bytes at a time without branching, byte by byte only
+    // where something stands out.
+    let odd = |b: u8| !(0x20..0x7f).contains(&b) && b != b'\n' && b != b'\t';
+    let mut start = 0;
+    for chunk in bytes.chunks(64) {
+        if chunk.iter().fold(false, |any, &b| any | odd(b)) && !printable_at(bytes, start, start + chunk.len()) {
+            return false;
+        }
+        start += chunk.len();
+    }
+    true
+}
+
+fn printable_at(bytes: &[u8], start: usize, end: usize) -> bool {
+    for i in start..end {
         let b = bytes[i];
         if b < 0x20 {
             if b != b'\n' && b != b'\t' {
@@ -83,7 +96,6 @@ fn printable(bytes: &[u8]) -> bool {
                 _ => {}
             }
         }
-        i += 1;
     }
     true
 }
@@ -123,7 +135,7 @@ struct Reader<'t, 'b, 'o> {
 impl Reader<'_, '_, '_> {
     /// The index of the `\n` ending the line that holds `from`, or the end of input.
     fn line_end(&self, from: usize) -> usize {
-        self.text[from..].find('\n').map_or(self.bytes.len(), |i| from + i)
+        self.bytes[from..].iter().position(|&b| b == b'\n').map_or(self.bytes.len(), |i| from + i)
     }
 
     /// The start of the line after the one that ends at `end`.
@@ -162,14 +174,12 @@ impl Reader<'_, '_, '_> {
                 Some(_) => {}
             }
             let line = Line { start, indent };
-            if indent == 0 {
-                let head = &self.bytes[start..self.line_end(at)];
-                if head.starts_with(b"---") || head.starts_with(b"...") {
-                    if head.len() > 3 && head[3] != b' ' {
-                        return None;
-                    }
-                    return Some(Next::Marker(head[0] == b'-', line));
+            let head = &self.bytes[start..];
+            if indent == 0 && (head.starts_with(b"---") || head.starts_with(b"...")) {
+                if !matches!(head.get(3), None | Some(b' ' | b'\n')) {
+                    return None;
                 }
+                return Some(Next::Marker(head[0] == b'-', line));
             }
             return Some(Next::Line(line));
         }

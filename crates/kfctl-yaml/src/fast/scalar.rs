@@ -98,20 +98,20 @@ impl<'t> Reader<'t, '_, '_> {
     fn plain_line(&self, at: usize) -> Option<(&'t str, usize, bool)> {
         let text: &'t str = self.text;
         let bytes = self.bytes;
-        let end = self.line_end(at);
         let mut i = at;
-        let mut comment = false;
-        while i < end {
-            match bytes[i] {
-                b':' if i + 1 == end || bytes[i + 1] == b' ' => return None,
-                b'#' if bytes[i - 1] == b' ' => {
-                    comment = true;
-                    break;
+        let end = loop {
+            match bytes.get(i) {
+                None | Some(b'\n') => break i,
+                Some(b':') if matches!(bytes.get(i + 1), None | Some(b' ' | b'\n')) => return None,
+                Some(b'#') if bytes[i - 1] == b' ' => {
+                    let end = self.line_end(i);
+                    return Some((text[at..i].trim_end_matches(' '), end, true));
                 }
-                b'\t' => return None,
+                Some(b'\t') => return None,
                 _ => i += 1,
             }
-        }
+        };
+        let comment = false;
         Some((text[at..i].trim_end_matches(' '), end, comment))
     }
 
