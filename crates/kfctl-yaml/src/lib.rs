@@ -7,7 +7,9 @@
 //!   `preserve_order`), typing plain scalars as go-yaml v3 does (`read.rs`, `typing.rs`,
 //!   `resolve.rs`). Reading is bounded (input size, nesting depth, node count with aliases
 //!   expanded) so hostile input fails fast with [`YamlError::Limit`]. Large streams are split at
-//!   `---` lines and their documents parsed in parallel (`split.rs`).
+//!   `---` lines and their documents parsed in parallel (`split.rs`). The block-style YAML
+//!   manifests are written in is read by a line-based fast reader (`fast/`) that feeds the same
+//!   value builder; it declines anything outside its subset, and granit then reads the text.
 //! - [`to_yaml`] / [`to_yaml_stream`] write documents as kustomize prints them: keys in go-yaml's
 //!   natural order ([`go_yaml_key_cmp`]), 2-space indentation, sequences not indented under a
 //!   key, quoting, folding at 80 columns and block scalars decided by a port of libyaml's emitter
@@ -21,6 +23,7 @@
 
 mod analyze;
 mod emit;
+mod fast;
 mod gonum;
 mod keyorder;
 mod read;

@@ -87,6 +87,20 @@ pub(crate) fn parse_documents_as(
     limits: Limits,
     dialect: Dialect,
 ) -> Result<Parsed, YamlError> {
+    if let Some(parsed) = super::fast::parse(text, limits, dialect) {
+        return Ok(parsed);
+    }
+    parse_documents_granit(text, origin, line_offset, limits, dialect)
+}
+
+/// [`parse_documents_as`] with granit alone (what the fast reader is checked against).
+pub(crate) fn parse_documents_granit(
+    text: &str,
+    origin: &str,
+    line_offset: usize,
+    limits: Limits,
+    dialect: Dialect,
+) -> Result<Parsed, YamlError> {
     let options = granit_parser::options! {
         block_scalar_eof_without_line_feed: true,
         bom_inside_document_as_content: true,
@@ -130,7 +144,8 @@ enum Frame {
     Map { map: Map<String, Value>, slot: KeySlot, merge: Option<Box<Value>>, anchor: usize, first_node: usize },
 }
 
-struct Builder<'o> {
+/// Builds documents from parser events; also driven by the fast reader ([`super::fast`]).
+pub(crate) struct Builder<'o> {
     origin: &'o str,
     line_offset: usize,
     limits: Limits,
@@ -139,16 +154,16 @@ struct Builder<'o> {
     nodes: usize,
     alias_nodes: usize,
     root: Option<Value>,
-    docs: Vec<Value>,
+    pub(crate) docs: Vec<Value>,
     /// Bare nulls of the document being read, then of each finished document.
     bare: Vec<String>,
-    bare_by_doc: Vec<Vec<String>>,
+    pub(crate) bare_by_doc: Vec<Vec<String>>,
     span: Option<Span>,
-    dialect: Dialect,
+    pub(crate) dialect: Dialect,
 }
 
 impl<'o> Builder<'o> {
-    fn new(origin: &'o str, line_offset: usize, limits: Limits) -> Self {
+    pub(crate) fn new(origin: &'o str, line_offset: usize, limits: Limits) -> Self {
         Builder {
             origin,
             line_offset,
@@ -170,29 +185,47 @@ impl<'o> Builder<'o> {
         self.span = Some(span);
         match event {
             Event::DocumentStart(..) => self.anchors.clear(),
-            Event::DocumentEnd => {
-                let bare = std::mem::take(&mut self.bare);
-                if let Some(doc) = self.root.take().filter(|d| !d.is_null()) {
-                    self.docs.push(doc);
-                    self.bare_by_doc.push(bare);
-                }
+            Event::DocumentEnd => self.document_end(),
+            Event::Scalar(text, style, anchor, tag) => {
+                // The parser reports an empty node as a plain `~` with an empty span.
+                let empty = span.is_empty();
+                self.scalar(text, style, anchor, tag, empty)?;
             }
-            Event::Scalar(text, style, anchor, tag) => self.scalar(text, style, anchor, tag)?,
             Event::Alias(id) => self.alias(id)?,
-            Event::SequenceStart(_, anchor, _) => {
-                self.open(Frame::Seq { items: Vec::new(), anchor, first_node: self.nodes })?;
-            }
-            Event::MappingStart(_, anchor, _) => self.open(Frame::Map {
-                map: Map::new(),
-                slot: KeySlot::Expecting,
-                merge: None,
-                anchor,
-                first_node: self.nodes,
-            })?,
+            Event::SequenceStart(_, anchor, _) => self.open_seq(anchor)?,
+            Event::MappingStart(_, anchor, _) => self.open_map(anchor)?,
             Event::SequenceEnd | Event::MappingEnd => self.close()?,
             _ => {}
         }
         Ok(())
+    }
+
+    /// The end of a document: keep it unless it is empty or null.
+    pub(crate) fn document_end(&mut self) {
+        let bare = std::mem::take(&mut self.bare);
+        if let Some(doc) = self.root.take().filter(|d| !d.is_null()) {
+            self.docs.push(doc);
+            self.bare_by_doc.push(bare);
+        }
+    }
+
+    pub(crate) fn open_seq(&mut self, anchor: usize) -> Result<(), YamlError> {
+        self.open(Frame::Seq { items: Vec::new(), anchor, first_node: self.nodes })
+    }
+
+    pub(crate) fn open_map(&mut self, anchor: usize) -> Result<(), YamlError> {
+        self.open(Frame::Map { map: Map::new(), slot: KeySlot::Expecting, merge: None, anchor, first_node: self.nodes })
+    }
+
+    /// An untagged, unanchored scalar (what the fast reader produces); `empty` marks a node
+    /// with nothing written (a bare null when plain `~`).
+    pub(crate) fn untagged_scalar(
+        &mut self,
+        text: Cow<'_, str>,
+        style: ScalarStyle,
+        empty: bool,
+    ) -> Result<(), YamlError> {
+        self.scalar(text, style, 0, None, empty)
     }
 
     fn open(&mut self, frame: Frame) -> Result<(), YamlError> {
@@ -204,7 +237,7 @@ impl<'o> Builder<'o> {
         Ok(())
     }
 
-    fn close(&mut self) -> Result<(), YamlError> {
+    pub(crate) fn close(&mut self) -> Result<(), YamlError> {
         let (value, anchor, first_node) = match self.stack.pop() {
             Some(Frame::Seq { items, anchor, first_node }) => (Value::Array(items), anchor, first_node),
             Some(Frame::Map { mut map, merge, anchor, first_node, .. }) => {
@@ -228,6 +261,7 @@ impl<'o> Builder<'o> {
         style: ScalarStyle,
         anchor: usize,
         tag: Option<Cow<'_, Tag>>,
+        empty: bool,
     ) -> Result<(), YamlError> {
         self.count_nodes(1)?;
         let full_tag = tag.map(|t| format!("{}{}", t.handle(), t.suffix()));
@@ -249,9 +283,8 @@ impl<'o> Builder<'o> {
             self.set_key(slot);
             return Ok(());
         }
-        // The parser reports an empty node as a plain `~` with an empty span.
         let plain = style == ScalarStyle::Plain && full_tag.is_none();
-        let bare = plain && text == "~" && self.span.is_some_and(|s| s.is_empty());
+        let bare = plain && text == "~" && empty;
         if bare {
             self.bare.push(self.pointer());
         }
@@ -368,6 +401,11 @@ impl<'o> Builder<'o> {
             },
         }
         Ok(())
+    }
+
+    /// Nodes counted so far (aliases expanded).
+    pub(crate) fn nodes(&self) -> usize {
+        self.nodes
     }
 
     fn count_nodes(&mut self, n: usize) -> Result<(), YamlError> {
