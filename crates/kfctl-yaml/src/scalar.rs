@@ -84,7 +84,7 @@ impl Writer<'_> {
         }
         if !allow_breaks || self.column + s.len() <= BEST_WIDTH {
             self.out.push_str(s);
-            self.column += s.chars().count();
+            self.column += columns(s);
         } else {
             self.write_folding(s, true, false);
         }
@@ -131,7 +131,18 @@ impl Writer<'_> {
                 if quoted && b[i] == b'\'' {
                     self.put('\'');
                 }
-                i = self.write_at(s, i);
+                // This character and the ones up to the next space, break or quote take the
+                // same path one by one; copy them at once.
+                let end = (i + 1..b.len())
+                    .find(|&j| match b[j] {
+                        b' ' => true,
+                        b'\'' => quoted,
+                        b'\r' | b'\n' | 0xC2 | 0xE2 => is_break(b, j),
+                        _ => false,
+                    })
+                    .unwrap_or(b.len());
+                self.write_run(s, i, end);
+                i = end;
                 self.indention = false;
                 spaces = false;
                 breaks = false;
@@ -166,7 +177,11 @@ impl Writer<'_> {
                 spaces = true;
             } else {
                 let end = (i..b.len())
-                    .find(|&j| b[j] == b' ' || (b[j] & 0xC0 != 0x80 && needs_escape(b, j)))
+                    .find(|&j| match b[j] {
+                        b' ' | b'"' | b'\\' => true,
+                        0x21..=0x7E | 0x80..=0xBF => false,
+                        _ => needs_escape(b, j),
+                    })
                     .unwrap_or(b.len());
                 self.write_run(s, i, end);
                 i = end;
@@ -212,7 +227,8 @@ impl Writer<'_> {
         self.put(short);
     }
 
-    pub(super) fn write_literal(&mut self, s: &str) {
+    /// A literal block; `text` says `s` is printable ASCII with line feeds as its only breaks.
+    pub(super) fn write_literal(&mut self, s: &str, text: bool) {
         self.write_indicator("|", true, false, false);
         self.write_block_hints(s);
         self.put_break();
@@ -230,7 +246,13 @@ impl Writer<'_> {
                 if breaks {
                     self.write_indent();
                 }
-                let end = (i..b.len()).find(|&j| is_break(b, j)).unwrap_or(b.len());
+                let end = if text {
+                    s[i..].find('\n').map_or(b.len(), |k| i + k)
+                } else {
+                    (i..b.len())
+                        .find(|&j| matches!(b[j], b'\r' | b'\n' | 0xC2 | 0xE2) && is_break(b, j))
+                        .unwrap_or(b.len())
+                };
                 self.write_run(s, i, end);
                 i = end;
                 self.indention = false;
@@ -243,7 +265,7 @@ impl Writer<'_> {
     fn write_run(&mut self, s: &str, start: usize, end: usize) {
         let run = &s[start..end];
         self.out.push_str(run);
-        self.column += run.bytes().filter(|b| b & 0xC0 != 0x80).count();
+        self.column += columns(run);
     }
 
     /// `yaml_emitter_write_block_scalar_hints`: an indentation indicator when the text starts
@@ -265,6 +287,11 @@ impl Writer<'_> {
             self.write_indicator(chomp, false, false, false);
         }
     }
+}
+
+/// How many characters (columns, for libyaml) `s` holds.
+fn columns(s: &str) -> usize {
+    if s.is_ascii() { s.len() } else { s.chars().count() }
 }
 
 /// Characters written as escapes inside double quotes.
