@@ -45,24 +45,38 @@ pub(super) fn shape(b: &[u8]) -> Shape {
         !(((y & LOW) + LOW) | y)
     };
     let (mut not_visible, mut not_text, mut high) = (0u64, 0u64, 0u64);
-    let mut classify = |x: u64| {
+    let classify = |x: u64| {
         let del = equal(x, 0x7F);
         not_visible |= below(x, 0x21) | del;
         not_text |= (below(x, 0x20) & !equal(x, u64::from(b'\n'))) | del;
         high |= x;
     };
-    let mut chunks = b.chunks_exact(8);
-    for chunk in &mut chunks {
-        classify(u64::from_le_bytes(chunk.try_into().unwrap_or([b'a'; 8])));
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut padded = [b'a'; 8];
-        padded[..rest.len()].copy_from_slice(rest);
-        classify(u64::from_le_bytes(padded));
-    }
+    for_words(b, classify);
     let ascii = high & HIGH == 0;
     Shape { visible: ascii && not_visible & HIGH == 0, text: ascii && not_text & HIGH == 0, ascii }
+}
+
+/// Call `f` with eight-byte words that together cover every byte of `b` and hold nothing
+/// else (they may overlap), for "every byte is ..." tests without a byte loop.
+fn for_words(b: &[u8], mut f: impl FnMut(u64)) {
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+    let half = |i: usize| u64::from(u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or([0; 4])));
+    let n = b.len();
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 <= n {
+            f(word(i));
+            i += 8;
+        }
+        if i < n {
+            f(word(n - 8));
+        }
+    } else if n >= 4 {
+        f(half(0) | half(n - 4) << 32);
+    } else if n > 0 {
+        let (first, middle, last) = (b[0], b[n / 2], b[n - 1]);
+        f(u64::from_le_bytes([first, middle, last, last, last, last, last, last]));
+    }
 }
 
 /// `yaml_emitter_analyze_scalar` (the block-context half of it).

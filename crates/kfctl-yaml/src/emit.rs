@@ -26,7 +26,7 @@ use super::analyze::{Analysis, Shape, analyze_shaped, shape};
 use super::gonum::format_float_g;
 use super::keyorder::go_yaml_key_cmp;
 use super::resolve::plain_is_safe;
-use super::scalar::{ScalarStyle, requested_style, select_style};
+use super::scalar::{ScalarStyle, is_plain_word, requested_style, select_style};
 
 /// libyaml's `best_indent` and `best_width` as go-yaml sets them.
 pub(super) const BEST_INDENT: usize = 2;
@@ -66,7 +66,9 @@ impl Writer<'_> {
             Value::Number(n) => self.number(n),
             Value::String(s) => {
                 let form = shape(s.as_bytes());
-                if form.ascii {
+                if is_plain_word(s, form) {
+                    self.write_word(s);
+                } else if form.ascii {
                     self.scalar(s, form, ctx);
                 } else {
                     let s = json_reread(s);
@@ -184,6 +186,12 @@ impl Writer<'_> {
         let value_ctx = Context { mapping: true, simple_key: false };
         self.write_indent();
         let form = shape(key.as_bytes());
+        if key.len() <= MAX_SIMPLE_KEY_BYTES && is_plain_word(key, form) {
+            self.write_word(key);
+            self.write_indicator(":", false, false, false);
+            self.node(value, value_ctx);
+            return;
+        }
         let analysis = analyze_shaped(key.as_bytes(), form);
         if key.len() <= MAX_SIMPLE_KEY_BYTES && !analysis.multiline {
             let key_ctx = Context { mapping: true, simple_key: true };
