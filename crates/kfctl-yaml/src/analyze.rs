@@ -39,16 +39,15 @@ pub(super) fn shape(b: &[u8]) -> Shape {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const LOW: u64 = ONES * 0x7F;
     const HIGH: u64 = ONES * 0x80;
-    let below = |x: u64, n: u64| !((x & LOW) + ONES * (0x80 - n));
-    let equal = |x: u64, c: u64| {
-        let y = x ^ (ONES * c);
-        !(((y & LOW) + LOW) | y)
-    };
     let (mut not_visible, mut not_text, mut high) = (0u64, 0u64, 0u64);
     let classify = |x: u64| {
-        let del = equal(x, 0x7F);
-        not_visible |= below(x, 0x21) | del;
-        not_text |= (below(x, 0x20) & !equal(x, u64::from(b'\n'))) | del;
+        let low = x & LOW;
+        let del = low + ONES; // 0x7F
+        not_visible |= !(low + ONES * 0x5F) | del; // below 0x21, or 0x7F
+        // Below 0x20 but not a line feed: XOR with 0x0A turns exactly the line feeds into 0
+        // and keeps every other byte below 0x20 there and non-zero.
+        let y = low ^ (ONES * 0x0A);
+        not_text |= (!(y + ONES * 0x60) & (y + LOW)) | del;
         high |= x;
     };
     for_words(b, classify);
@@ -221,14 +220,14 @@ fn analyze_ascii_text(b: &[u8]) -> Analysis {
     }
 }
 
-/// Whether eight ASCII bytes hold a `:`, `#` or line feed (exact per byte, no carries: each
-/// byte's low seven bits plus 0x7F stay below 0x100).
+/// Whether eight ASCII bytes hold a `:`, `#` or line feed: a byte XOR the character is zero
+/// exactly when adding 0x7F leaves its high bit clear (ASCII bytes never carry out).
 fn has_colon_hash_or_break(chunk: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const LOW: u64 = ONES * 0x7F;
     let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-    let zero = |y: u64| !(((y & LOW) + LOW) | y | LOW);
-    zero(x ^ (ONES * u64::from(b':'))) | zero(x ^ (ONES * u64::from(b'#'))) | zero(x ^ (ONES * u64::from(b'\n'))) != 0
+    let zero = |c: u8| !((x ^ (ONES * u64::from(c))) + LOW);
+    (zero(b':') | zero(b'#') | zero(b'\n')) & (ONES * 0x80) != 0
 }
 
 /// Width in bytes of the UTF-8 sequence starting with `lead`.

@@ -57,7 +57,8 @@ pub(super) fn is_plain_word(s: &str, shape: Shape) -> bool {
         b'?' | b'-' => b.len() == 1,
         _ => false,
     };
-    if !shape.visible || indicator || last == b':' || b.starts_with(b"---") || b.starts_with(b"...") {
+    let document_marker = matches!(first, b'-' | b'.') && (b.starts_with(b"---") || b.starts_with(b"..."));
+    if !shape.visible || indicator || last == b':' || document_marker {
         return false;
     }
     let maybe_typed = match first {
