@@ -21,6 +21,8 @@
 
 mod analyze;
 mod emit;
+#[cfg(test)]
+mod emit_tests;
 mod gonum;
 mod keyorder;
 mod read;
