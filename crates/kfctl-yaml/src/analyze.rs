@@ -8,6 +8,11 @@
 //!
 //! Only block context is analysed: kustomize never writes a scalar inside a flow collection.
 //! The byte-level character classes (`is_break`, `is_printable`...) are shared with the writers.
+//!
+//! The writer first takes a scalar's [`Shape`] (printable ASCII without spaces, ASCII text with
+//! line feeds, ASCII at all), eight bytes at a time; the shape picks the shortcuts: a word is
+//! written without analysis (`scalar::is_plain_word`), ASCII text is analysed by looking only at
+//! its `:`, `#` and line feeds, and only other scalars take the character-by-character port.
 
 /// What `yaml_emitter_analyze_scalar` concludes about a scalar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,10 +28,10 @@ pub(super) struct Analysis {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Shape {
     /// Every byte is printable ASCII other than the space (0x21-0x7E): no blanks, no breaks,
-    /// nothing to escape but `"` and `\\`, one column per byte.
+    /// nothing to escape but `"` and `\`, one column per byte.
     pub visible: bool,
     /// Every byte is printable ASCII or a line feed (0x20-0x7E, 0x0A): the only break is `\n`,
-    /// nothing is special.
+    /// and nothing is non-printable.
     pub text: bool,
     /// Every byte is ASCII: one column per byte, no NEL to re-read.
     pub ascii: bool,

@@ -15,6 +15,11 @@
 //! - a key longer than 128 bytes, or spanning lines, is written as an explicit `? key` entry;
 //! - scalars are indented one step deeper than their collection (block scalar bodies, folds).
 //!
+//! Most scalars are words (`name`, `v1`, `ClusterIP`): once their bytes are classified
+//! ([`super::analyze::shape`]) and [`super::scalar::is_plain_word`] holds, they are copied
+//! without the analysis and style selection, which would choose plain for them anyway. Numbers,
+//! booleans and nulls are always such words.
+//!
 //! Numbers are spelled as they come out of JSON and back: integral floats below 1e21 become
 //! integers, other floats use Go's `%g` shortest form ([`format_float_g`]).
 
