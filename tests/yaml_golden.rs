@@ -1,8 +1,8 @@
 //! The YAML layer against real kustomize output.
 //!
-//! 1. Every golden build of the Kubeflow snapshot (`shared/kubeflow/golden/**/*.yaml`, found at
-//!    run time) is parsed and written back; the result must equal the file byte for byte, and
-//!    the written text must read back to the same data.
+//! 1. Every golden build of every release's Kubeflow snapshot (`shared/kubeflow/golden/<release>/
+//!    **/*.yaml`, found at run time) is parsed and written back; the result must equal the file
+//!    byte for byte, and the written text must read back to the same data.
 //! 2. Small fixtures (`tests/fixtures/yaml/<case>/input.yaml`) were built with real kustomize
 //!    v5.6 (`shared/tools/kustomize-build`) into `expected.yaml`; reading the input and writing
 //!    it must give kustomize's bytes. They pin quoting, folding, block scalars, number spelling
@@ -66,10 +66,13 @@ fn check_golden(file: &Path, golden: &Path) -> Result<usize, String> {
     ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
 )]
 fn every_golden_round_trips_byte_for_byte() {
-    let golden = common::golden_dir();
+    let golden = common::upstream().join("golden");
     let mut files = Vec::new();
-    yaml_files(&golden, &mut files);
-    assert!(files.len() >= 200, "expected the 220 goldens under {}", golden.display());
+    for release in common::releases() {
+        let before = files.len();
+        yaml_files(&common::golden_dir_of(release), &mut files);
+        assert!(files.len() - before >= 200, "expected 200+ goldens of {release} under {}", golden.display());
+    }
     // Each file: Ok(document count) or Err(what differs). Files are checked in parallel.
     let results: Vec<Result<usize, String>> = files.par_iter().map(|file| check_golden(file, &golden)).collect();
     let documents: usize = results.iter().filter_map(|r| r.as_ref().ok()).sum();

@@ -15,6 +15,11 @@
 //! - a key longer than 128 bytes, or spanning lines, is written as an explicit `? key` entry;
 //! - scalars are indented one step deeper than their collection (block scalar bodies, folds).
 //!
+//! Most scalars are words (`name`, `v1`, `ClusterIP`): once their bytes are classified
+//! ([`super::analyze::shape`]) and [`super::scalar::is_plain_word`] holds, they are copied
+//! without the analysis and style selection, which would choose plain for them anyway. Numbers,
+//! booleans and nulls are always such words.
+//!
 //! Numbers are spelled as they come out of JSON and back: integral floats below 1e21 become
 //! integers, other floats use Go's `%g` shortest form ([`format_float_g`]).
 
@@ -22,10 +27,11 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Number, Value};
 
-use super::analyze::{Analysis, analyze};
+use super::analyze::{Analysis, Shape, analyze_shaped, shape};
 use super::gonum::format_float_g;
 use super::keyorder::go_yaml_key_cmp;
-use super::scalar::{ScalarStyle, requested_style, select_style};
+use super::resolve::plain_is_safe;
+use super::scalar::{ScalarStyle, is_plain_word, requested_style, select_style};
 
 /// libyaml's `best_indent` and `best_width` as go-yaml sets them.
 pub(super) const BEST_INDENT: usize = 2;
@@ -60,12 +66,19 @@ pub(super) fn write_document(out: &mut String, doc: &Value) {
 impl Writer<'_> {
     fn node(&mut self, value: &Value, ctx: Context) {
         match value {
-            Value::Null => self.scalar("null", ScalarStyle::Plain, ctx),
-            Value::Bool(b) => self.scalar(if *b { "true" } else { "false" }, ScalarStyle::Plain, ctx),
-            Value::Number(n) => self.scalar(&number_text(n), ScalarStyle::Plain, ctx),
+            Value::Null => self.write_word("null"),
+            Value::Bool(b) => self.write_word(if *b { "true" } else { "false" }),
+            Value::Number(n) => self.number(n),
             Value::String(s) => {
-                let s = json_reread(s);
-                self.scalar(&s, requested_style(&s), ctx);
+                let form = shape(s.as_bytes());
+                if is_plain_word(s, form) {
+                    self.write_word(s);
+                } else if form.ascii {
+                    self.scalar(s, form, ctx);
+                } else {
+                    let s = json_reread(s);
+                    self.scalar(&s, shape(s.as_bytes()), ctx);
+                }
             }
             Value::Array(items) if items.is_empty() => self.empty_flow("[", "]"),
             Value::Object(map) if map.is_empty() => self.empty_flow("{", "}"),
@@ -74,21 +87,70 @@ impl Writer<'_> {
         }
     }
 
-    fn scalar(&mut self, text: &str, requested: ScalarStyle, ctx: Context) {
-        self.analyzed_scalar(text, requested, &analyze(text), ctx);
+    /// A string scalar whose [`Shape`] is known.
+    fn scalar(&mut self, text: &str, form: Shape, ctx: Context) {
+        self.analyzed_scalar(text, form, &analyze_shaped(text.as_bytes(), form), ctx);
     }
 
-    fn analyzed_scalar(&mut self, text: &str, requested: ScalarStyle, analysis: &Analysis, ctx: Context) {
+    fn analyzed_scalar(&mut self, text: &str, form: Shape, analysis: &Analysis, ctx: Context) {
+        let requested = if form.visible {
+            // No line feed: only the resolver decides, and only for the first bytes its
+            // table hints at (`resolve::hint`).
+            let hinted = matches!(
+                text.as_bytes().first(),
+                None | Some(b'+' | b'-' | b'.' | b'0'..=b'9' | b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F')
+                    | Some(b'o' | b'O' | b'~')
+            );
+            if !hinted || plain_is_safe(text) { ScalarStyle::Plain } else { ScalarStyle::DoubleQuoted }
+        } else {
+            requested_style(text)
+        };
         let style = select_style(requested, analysis, ctx);
+        if style == ScalarStyle::Plain && form.visible {
+            // No spaces to fold at, no breaks: `write_plain` copies it whole.
+            self.write_word(text);
+            return;
+        }
         let saved = self.increase_indent(true, false);
         let allow_breaks = !ctx.simple_key;
         match style {
             ScalarStyle::Plain => self.write_plain(text, allow_breaks),
             ScalarStyle::SingleQuoted => self.write_single_quoted(text, allow_breaks),
             ScalarStyle::DoubleQuoted => self.write_double_quoted(text, allow_breaks),
-            ScalarStyle::Literal => self.write_literal(text),
+            ScalarStyle::Literal => self.write_literal(text, form.text),
         }
         self.indent = saved;
+    }
+
+    /// A plain scalar of printable ASCII without spaces (a word, a number, `null`): what
+    /// `write_plain` does with it, which never breaks a line or indents.
+    fn write_word(&mut self, text: &str) {
+        if !self.whitespace {
+            self.put(' ');
+        }
+        self.out.push_str(text);
+        self.column += text.len();
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    /// A number as Go's JSON-then-YAML round trip spells it; always a plain word.
+    fn number(&mut self, n: &Number) {
+        let mut buf = [0u8; 20];
+        if let Some(i) = n.as_i64() {
+            let digits = decimal(i.unsigned_abs(), &mut buf);
+            if i < 0 {
+                self.write_word("-");
+                self.out.push_str(digits);
+                self.column += digits.len();
+            } else {
+                self.write_word(digits);
+            }
+        } else if let Some(u) = n.as_u64() {
+            self.write_word(decimal(u, &mut buf));
+        } else {
+            self.write_word(&float_text(n.as_f64().unwrap_or(0.0)));
+        }
     }
 
     /// An empty collection: libyaml switches to flow style and closes it at once.
@@ -128,14 +190,21 @@ impl Writer<'_> {
     fn entry(&mut self, key: &str, value: &Value) {
         let value_ctx = Context { mapping: true, simple_key: false };
         self.write_indent();
-        let analysis = analyze(key);
+        let form = shape(key.as_bytes());
+        if key.len() <= MAX_SIMPLE_KEY_BYTES && is_plain_word(key, form) {
+            self.write_word(key);
+            self.write_indicator(":", false, false, false);
+            self.node(value, value_ctx);
+            return;
+        }
+        let analysis = analyze_shaped(key.as_bytes(), form);
         if key.len() <= MAX_SIMPLE_KEY_BYTES && !analysis.multiline {
             let key_ctx = Context { mapping: true, simple_key: true };
-            self.analyzed_scalar(key, requested_style(key), &analysis, key_ctx);
+            self.analyzed_scalar(key, form, &analysis, key_ctx);
             self.write_indicator(":", false, false, false);
         } else {
             self.write_indicator("?", true, false, true);
-            self.analyzed_scalar(key, requested_style(key), &analysis, value_ctx);
+            self.analyzed_scalar(key, form, &analysis, value_ctx);
             self.write_indent();
             self.write_indicator(":", true, false, true);
         }
@@ -171,8 +240,11 @@ impl Writer<'_> {
         if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.put_break();
         }
+        const SPACES: &str = "                                                                ";
         while self.column < indent {
-            self.put(' ');
+            let n = (indent - self.column).min(SPACES.len());
+            self.out.push_str(&SPACES[..n]);
+            self.column += n;
         }
         self.whitespace = true;
         self.indention = true;
@@ -234,15 +306,18 @@ fn has_nel(s: &str) -> bool {
     s.as_bytes().contains(&0xC2) && s.contains('\u{85}')
 }
 
-/// A JSON number as go-yaml v2 spells it after reading it back from Go's JSON encoding.
-fn number_text(n: &Number) -> String {
-    if let Some(i) = n.as_i64() {
-        return i.to_string();
+/// The decimal digits of `n`, written at the end of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    if let Some(u) = n.as_u64() {
-        return u.to_string();
-    }
-    float_text(n.as_f64().unwrap_or(0.0))
+    std::str::from_utf8(&buf[start..]).unwrap_or("0")
 }
 
 /// Go's JSON writes an integral float below 1e21 as plain digits, which go-yaml then reads as
@@ -263,7 +338,14 @@ pub(super) fn float_text(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{float_text, json_reread};
+    use super::{decimal, float_text, json_reread};
+
+    #[test]
+    fn integers_are_spelled_in_decimal() {
+        for n in [0, 1, 9, 10, 8080, 65_535, i64::MAX as u64, u64::MAX] {
+            assert_eq!(decimal(n, &mut [0; 20]), n.to_string());
+        }
+    }
 
     #[test]
     fn raw_nel_folds_like_a_yaml_1_1_line_break() {

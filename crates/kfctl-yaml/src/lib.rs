@@ -23,6 +23,8 @@
 
 mod analyze;
 mod emit;
+#[cfg(test)]
+mod emit_tests;
 mod fast;
 mod gonum;
 mod keyorder;

@@ -17,7 +17,7 @@
 //! Scalars here are always in block context (kustomize never writes a non-empty flow
 //! collection), so libyaml's flow-context branches are left out.
 
-use super::analyze::{Analysis, BOM, at, is_break, is_printable, width};
+use super::analyze::{Analysis, BOM, Shape, at, is_break, is_printable, width};
 use super::emit::{BEST_INDENT, BEST_WIDTH, Context, Writer};
 use super::resolve::plain_is_safe;
 
@@ -38,6 +38,35 @@ pub(super) fn requested_style(s: &str) -> ScalarStyle {
     } else {
         ScalarStyle::DoubleQuoted
     }
+}
+
+/// Whether a string of [`Shape::visible`] bytes is written plain as it is, as a key or a
+/// value, without analysis: its first byte is no indicator, it does not end with `:` (nor
+/// start with `---` or `...`), and go-yaml v2 would read it back as a string. The resolver is
+/// asked only about strings its first-byte hint (`resolve::hint`) could type: a sign, digit
+/// or `.` start, or a word of at most five bytes from its table's initials (`false` is the
+/// longest such word).
+pub(super) fn is_plain_word(s: &str, shape: Shape) -> bool {
+    let b = s.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return false;
+    };
+    let indicator = match first {
+        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' => true,
+        b'\'' | b'"' | b'%' | b'@' | b'`' => true,
+        b'?' | b'-' => b.len() == 1,
+        _ => false,
+    };
+    let document_marker = matches!(first, b'-' | b'.') && (b.starts_with(b"---") || b.starts_with(b"..."));
+    if !shape.visible || indicator || last == b':' || document_marker {
+        return false;
+    }
+    let maybe_typed = match first {
+        b'+' | b'-' | b'.' | b'0'..=b'9' => true,
+        b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => b.len() <= 5,
+        _ => false,
+    };
+    !maybe_typed || plain_is_safe(s)
 }
 
 /// `yaml_emitter_select_scalar_style`, block context, no tags.
@@ -84,7 +113,7 @@ impl Writer<'_> {
         }
         if !allow_breaks || self.column + s.len() <= BEST_WIDTH {
             self.out.push_str(s);
-            self.column += s.chars().count();
+            self.column += columns(s);
         } else {
             self.write_folding(s, true, false);
         }
@@ -131,7 +160,18 @@ impl Writer<'_> {
                 if quoted && b[i] == b'\'' {
                     self.put('\'');
                 }
-                i = self.write_at(s, i);
+                // This character and the ones up to the next space, break or quote take the
+                // same path one by one; copy them at once.
+                let end = (i + 1..b.len())
+                    .find(|&j| match b[j] {
+                        b' ' => true,
+                        b'\'' => quoted,
+                        b'\r' | b'\n' | 0xC2 | 0xE2 => is_break(b, j),
+                        _ => false,
+                    })
+                    .unwrap_or(b.len());
+                self.write_run(s, i, end);
+                i = end;
                 self.indention = false;
                 spaces = false;
                 breaks = false;
@@ -166,7 +206,11 @@ impl Writer<'_> {
                 spaces = true;
             } else {
                 let end = (i..b.len())
-                    .find(|&j| b[j] == b' ' || (b[j] & 0xC0 != 0x80 && needs_escape(b, j)))
+                    .find(|&j| match b[j] {
+                        b' ' | b'"' | b'\\' => true,
+                        0x21..=0x7E | 0x80..=0xBF => false,
+                        _ => needs_escape(b, j),
+                    })
                     .unwrap_or(b.len());
                 self.write_run(s, i, end);
                 i = end;
@@ -212,7 +256,8 @@ impl Writer<'_> {
         self.put(short);
     }
 
-    pub(super) fn write_literal(&mut self, s: &str) {
+    /// A literal block; `text` says `s` is printable ASCII with line feeds as its only breaks.
+    pub(super) fn write_literal(&mut self, s: &str, text: bool) {
         self.write_indicator("|", true, false, false);
         self.write_block_hints(s);
         self.put_break();
@@ -230,7 +275,13 @@ impl Writer<'_> {
                 if breaks {
                     self.write_indent();
                 }
-                let end = (i..b.len()).find(|&j| is_break(b, j)).unwrap_or(b.len());
+                let end = if text {
+                    s[i..].find('\n').map_or(b.len(), |k| i + k)
+                } else {
+                    (i..b.len())
+                        .find(|&j| matches!(b[j], b'\r' | b'\n' | 0xC2 | 0xE2) && is_break(b, j))
+                        .unwrap_or(b.len())
+                };
                 self.write_run(s, i, end);
                 i = end;
                 self.indention = false;
@@ -243,7 +294,7 @@ impl Writer<'_> {
     fn write_run(&mut self, s: &str, start: usize, end: usize) {
         let run = &s[start..end];
         self.out.push_str(run);
-        self.column += run.bytes().filter(|b| b & 0xC0 != 0x80).count();
+        self.column += columns(run);
     }
 
     /// `yaml_emitter_write_block_scalar_hints`: an indentation indicator when the text starts
@@ -267,6 +318,11 @@ impl Writer<'_> {
     }
 }
 
+/// How many characters (columns, for libyaml) `s` holds.
+fn columns(s: &str) -> usize {
+    if s.is_ascii() { s.len() } else { s.chars().count() }
+}
+
 /// Characters written as escapes inside double quotes.
 fn needs_escape(b: &[u8], i: usize) -> bool {
     !is_printable(b, i) || is_break(b, i) || matches!(b[i], b'"' | b'\\')
@@ -284,7 +340,89 @@ fn last_char_start(b: &[u8], end: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::analyze;
+    use crate::analyze::{analyze, shape};
+
+    /// The word shortcut says "plain" exactly when the full style selection does, as a key and
+    /// as a value.
+    #[test]
+    fn plain_words_are_what_style_selection_writes_plain() {
+        let value = Context { mapping: true, simple_key: false };
+        let key = Context { mapping: true, simple_key: true };
+        let check = |s: &str| {
+            let form = shape(s.as_bytes());
+            let full = |ctx| select_style(requested_style(s), &analyze(s), ctx) == ScalarStyle::Plain;
+            let word = is_plain_word(s, form);
+            assert!(!word || (full(value) && full(key)), "{s:?} is no plain word");
+            if form.visible && !s.is_empty() {
+                assert_eq!(word, full(value), "{s:?}");
+            }
+        };
+        let alphabet: Vec<char> = "yntfoYNOTF~a0.-+:?#'e_x".chars().collect();
+        let (mut level, mut checked) = (vec![String::new()], 0);
+        for _ in 0..4 {
+            level = level.iter().flat_map(|p| alphabet.iter().map(move |c| format!("{p}{c}"))).collect();
+            level.iter().for_each(|t| check(t));
+            checked += level.len();
+        }
+        assert!(checked > 250_000, "{checked}");
+        for word in [
+            "true",
+            "false",
+            "FALSE",
+            "falsey",
+            "null",
+            "nullable",
+            "~",
+            "yes",
+            "Off",
+            "offset",
+            "n",
+            "no",
+            "none",
+            "8080",
+            "08",
+            "1e3",
+            "1:20",
+            "1.16.2",
+            "0x1F",
+            "0b101",
+            ".5",
+            ".inf",
+            "-.inf",
+            "+1",
+            "-",
+            "-x",
+            "?x",
+            "a:",
+            "a:b",
+            "---x",
+            "...x",
+            "2024-01-01",
+            "2024-01-01T00:00:00Z",
+            "v1",
+            "name",
+            "type",
+            "template",
+            "*x",
+            "&x",
+            "%x",
+            "@x",
+            "`x",
+            "!x",
+            "|x",
+            ">x",
+            "'x",
+            "\"x",
+            "#x",
+            "x#",
+            "[x",
+            "ü",
+            "a b",
+            "",
+        ] {
+            check(word);
+        }
+    }
 
     #[test]
     fn style_requests_follow_go_yaml_v2() {
