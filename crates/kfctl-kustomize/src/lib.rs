@@ -41,6 +41,7 @@ mod openapi;
 mod parse_ahead;
 mod prefetch;
 mod read;
+mod realpath;
 pub mod remote;
 mod resmap;
 mod resource;

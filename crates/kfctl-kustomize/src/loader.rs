@@ -41,7 +41,7 @@ pub struct Loader {
     parsed: Mutex<HashMap<PathBuf, Arc<Slot>>>,
     /// Real paths resolved so far: the tree does not change under a build, and resolving
     /// symlinks costs a system call per path component.
-    reals: Mutex<HashMap<PathBuf, PathBuf>>,
+    reals: crate::realpath::RealPaths,
     /// Kustomization files read so far, by folder (the prefetch walk reads them first).
     kustomizations: Mutex<HashMap<PathBuf, (PathBuf, Kustomization)>>,
     /// Files being parsed in the background, stopped when the loader is dropped.
@@ -66,7 +66,7 @@ impl Loader {
             remote,
             restriction,
             parsed: Mutex::new(HashMap::new()),
-            reals: Mutex::new(HashMap::new()),
+            reals: crate::realpath::RealPaths::default(),
             kustomizations: Mutex::new(HashMap::new()),
             queues: Mutex::new(Vec::new()),
             recorder: None,
@@ -99,12 +99,7 @@ impl Loader {
 
     /// `path.canonicalize()`, remembered for the rest of the build (not noted).
     pub(crate) fn real_path(&self, path: &Path) -> std::io::Result<PathBuf> {
-        if let Some(real) = self.reals.lock().expect("real path lock").get(path) {
-            return Ok(real.clone());
-        }
-        let real = path.canonicalize()?;
-        self.reals.lock().expect("real path lock").insert(path.to_path_buf(), real.clone());
-        Ok(real)
+        self.reals.of(path)
     }
 
     /// The real path of a folder; a folder that does not exist (a virtual kustomization's) is

@@ -10,6 +10,7 @@
 //! the entry. A file modified between the `stat` and the read shows a later mtime than the
 //! one recorded, so it is re-hashed and compared with the content actually built from.
 
+use crate::realpath::RealPaths;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -165,7 +166,7 @@ pub(crate) fn all_hold(inputs: &[Input]) -> bool {
 fn holds(input: &Input, reals: &RealPaths) -> bool {
     match input {
         Input::Probe { path, kind } => PathKind::of(path) == *kind,
-        Input::Real { path, real } => reals.of(path).as_ref() == real.as_ref(),
+        Input::Real { path, real } => reals.of(path).ok().as_ref() == real.as_ref(),
         Input::File { path, sha256, stat, racy } => {
             let Ok(meta) = std::fs::metadata(path) else { return false };
             if !racy && Stat::of(&meta) == *stat && cfg!(unix) {
@@ -176,78 +177,6 @@ fn holds(input: &Input, reals: &RealPaths) -> bool {
     }
 }
 
-/// Real paths (`canonicalize`) for one check, each folder resolved once. Resolution goes a
-/// component at a time, so the real path of `dir/name` is the real path of `dir` joined with
-/// `name` when `name` is there and no symlink; a path ending otherwise (a symlink, `.`, `..`,
-/// a slash) is resolved whole. A build's recorded paths share their folders: this takes the
-/// check from a `readlink` per component of each path to about an `lstat` per path.
-#[derive(Default)]
-struct RealPaths {
-    known: Mutex<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
-}
-
-impl RealPaths {
-    fn of(&self, path: &Path) -> Option<PathBuf> {
-        if let Some(known) = self.known.lock().unwrap_or_else(|p| p.into_inner()).get(path) {
-            return known.clone();
-        }
-        let real = self.resolve(path);
-        self.known.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf(), real.clone());
-        real
-    }
-
-    fn resolve(&self, path: &Path) -> Option<PathBuf> {
-        let bytes = path.as_os_str().as_encoded_bytes();
-        let name = path.file_name().filter(|name| bytes.ends_with(name.as_encoded_bytes()));
-        let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty());
-        let (Some(name), Some(parent)) = (name, parent) else { return path.canonicalize().ok() };
-        let meta = std::fs::symlink_metadata(path).ok()?;
-        if meta.file_type().is_symlink() {
-            return path.canonicalize().ok();
-        }
-        Some(self.of(parent)?.join(name))
-    }
-}
-
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::RealPaths;
-    use std::os::unix::fs::symlink;
-
-    #[test]
-    fn real_paths_resolved_by_folder_equal_canonicalize() {
-        let root = tempfile::tempdir().expect("tempdir");
-        let r = root.path();
-        std::fs::create_dir_all(r.join("a/b")).expect("mkdir");
-        std::fs::write(r.join("a/b/f.yaml"), "x").expect("write");
-        symlink(r.join("a"), r.join("link")).expect("symlink");
-        symlink(r.join("a/b/f.yaml"), r.join("a/b/file-link")).expect("symlink");
-        symlink(r.join("nowhere"), r.join("a/dangling")).expect("symlink");
-        let paths = [
-            "a/b/f.yaml",
-            "link/b/f.yaml",
-            "a/b/file-link",
-            "link/b/file-link",
-            "a/b/../b/f.yaml",
-            "a/b/..",
-            "a/b/.",
-            "a/b/",
-            "link",
-            "link/",
-            "a/missing",
-            "a/dangling",
-            "link/b",
-        ];
-        let reals = RealPaths::default();
-        for rel in paths {
-            let path = r.join(rel);
-            assert_eq!(reals.of(&path), path.canonicalize().ok(), "{rel}");
-        }
-        let relative = std::path::Path::new("Cargo.toml");
-        assert_eq!(reals.of(relative), relative.canonicalize().ok());
-    }
 }

@@ -162,10 +162,10 @@ pub(crate) fn first_foreign_reference<'o>(
             let named = names.iter().filter(|(_, c, h)| {
                 *c != o.component && h.name == s && (namespace.is_empty() || h.namespace == namespace)
             });
-            if let Some((i, _, h)) = named.min_by_key(|(i, _, _)| *i) {
-                if first.is_none_or(|(best, _)| *i < best) {
-                    first = Some((*i, h.name.as_str()));
-                }
+            if let Some((i, _, h)) = named.min_by_key(|(i, _, _)| *i)
+                && first.is_none_or(|(best, _)| *i < best)
+            {
+                first = Some((*i, h.name.as_str()));
             }
         });
         first.map(|(i, name)| ((i, index), name.to_string(), o.component.as_str()))

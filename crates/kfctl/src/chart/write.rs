@@ -13,7 +13,7 @@
 //!
 //! Replacing an earlier export (`--force`), a file whose bytes are the same as the earlier
 //! export's at the same path is not written again: the staging folder gets a hard link to the
-//! earlier file ([`reused`]). On most file systems making a file costs far more than linking
+//! earlier file (`reused`). On most file systems making a file costs far more than linking
 //! one (ext4 allocates and clears an inode: about 0.6 ms a file on this project's machine, so
 //! 0.5 s for a chart of 860 files, against 15 ms for as many links), and an export usually
 //! changes few files. The earlier file is reused only when it is a plain file (not a symlink)
