@@ -18,7 +18,8 @@
 #   ConfigMaps; Deployments with patches and name references), N = 1k, 4k, 16k, 64k, real
 #   kustomize beside it up to KUSTOMIZE_MAX_N (1,000 by default: it is super-linear, minutes
 #   beyond), with its output compared byte for byte
-# Wall time is the median; peak RSS comes from GNU time (%M) for each run. The ratio column
+# Wall time is the median (bash's $EPOCHREALTIME around each run, to the millisecond); peak RSS
+# comes from GNU time (%M) for each run. The ratio column
 # is real kustomize's median over the row's median.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -31,9 +32,11 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 "$shared/tools/localize-snapshot" v1.11.0 "$work/loc" >/dev/null
 export KFCTL_CACHE_DIR="$work/cache"
 
-measure() { # label cmd...: one run; prints "seconds kilobytes"
-  /usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$work/out" 2>/dev/null
-  cat "$work/time"
+measure() { # cmd...: one run; prints "seconds kilobytes" (wall time to the millisecond: GNU
+  # time's %e has 10 ms steps, as much as a small build takes)
+  local start="$EPOCHREALTIME"
+  /usr/bin/time -f "%M" -o "$work/time" "$@" >"$work/out" 2>/dev/null
+  awk -v a="$start" -v b="$EPOCHREALTIME" -v m="$(cat "$work/time")" 'BEGIN {printf "%.3f %d\n", b - a, m}'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 series() { # label n cmd...

@@ -17,7 +17,7 @@
 
 use super::build_metadata;
 use super::builtins::{self, config::TransformConfig, plugins};
-use super::error::{KustomizeError, Result};
+use super::error::{ConflictingFieldSpec, KustomizeError, Result};
 use super::kustomization::{Kustomization, Var};
 use super::loader::{Entry, Loader};
 use super::objects::push_objects;
@@ -32,20 +32,68 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Accumulated {
     pub resources: ResMap,
     pub config: TransformConfig,
+    /// What `config` is known to be, so merging the defaults into the defaults (most folders)
+    /// skips comparing hundreds of field specs to find out.
+    config_is: ConfigIs,
     pub vars: Vec<Var>,
+}
+
+/// What an accumulated config is known to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConfigIs {
+    /// Empty, as kustomize's accumulator starts.
+    Empty,
+    /// [`TransformConfig::defaults`], unchanged.
+    Defaults,
+    /// Anything else.
+    Other,
 }
 
 impl Default for Accumulated {
     fn default() -> Self {
         // kustomize's accumulator starts with an empty config (see `builtins::config`).
-        Accumulated { resources: ResMap::new(), config: TransformConfig::default(), vars: Vec::new() }
+        Accumulated {
+            resources: ResMap::new(),
+            config: TransformConfig::default(),
+            config_is: ConfigIs::Empty,
+            vars: Vec::new(),
+        }
     }
 }
 
 impl Accumulated {
+    /// Merge a config known to be `other_is` into this one ([`TransformConfig::merge_checked`],
+    /// or with `strict` false [`TransformConfig::merge`]): nothing to do for an empty one or the
+    /// defaults into the defaults, the defaults' copy into an empty one, a merge otherwise.
+    fn merge_config(
+        &mut self,
+        other: &TransformConfig,
+        other_is: ConfigIs,
+        strict: bool,
+    ) -> std::result::Result<(), ConflictingFieldSpec> {
+        match (self.config_is, other_is) {
+            (_, ConfigIs::Empty) | (ConfigIs::Defaults, ConfigIs::Defaults) => Ok(()),
+            (ConfigIs::Empty, ConfigIs::Defaults) => {
+                self.config = TransformConfig::defaults();
+                self.config_is = ConfigIs::Defaults;
+                Ok(())
+            }
+            _ if strict => {
+                self.config_is = ConfigIs::Other;
+                self.config.merge_checked(other)
+            }
+            _ => {
+                self.config_is = ConfigIs::Other;
+                self.config.merge(other);
+                Ok(())
+            }
+        }
+    }
+
     fn absorb(&mut self, other: Accumulated, origin: &Path) -> Result<()> {
         self.resources.append_all(other.resources, &origin.display().to_string())?;
-        self.config.merge(&other.config);
+        // lenient: a conflicting spec keeps the one already here
+        self.merge_config(&other.config, other.config_is, false).expect("a lenient merge never fails");
         for var in other.vars {
             self.add_var(var, origin)?;
         }
@@ -158,12 +206,14 @@ impl<'a> Accumulator<'a> {
             self.resource_entry(dir, origin, entry, acc)?;
         }
         let own = TransformConfig::for_folder(&k.configurations, dir, self.loader)?;
-        acc.config.merge_checked(&own).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+        let own_is = if k.configurations.is_empty() { ConfigIs::Defaults } else { ConfigIs::Other };
+        acc.merge_config(&own, own_is, true).map_err(|source| KustomizeError::ConflictingFieldSpecs {
             context: format!("{}: configurations", origin.display()),
             source: Box::new(source),
         })?;
         let crds = builtins::crds::load(&k.crds, dir, self.loader)?;
-        acc.config.merge_checked(&crds).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+        let crds_is = if k.crds.is_empty() { ConfigIs::Empty } else { ConfigIs::Other };
+        acc.merge_config(&crds, crds_is, true).map_err(|source| KustomizeError::ConflictingFieldSpecs {
             context: format!("{}: crds", origin.display()),
             source: Box::new(source),
         })?;
