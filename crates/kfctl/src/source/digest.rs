@@ -101,8 +101,12 @@ pub(crate) fn collect_tree(root: &Path) -> Result<Vec<TreeEntry>, SourceError> {
     Ok(out)
 }
 
+/// The entries under `dir` into `out`; its subfolders are walked on all cores (a release tree
+/// is thousands of files, and a warm render walks it to know which release it is).
 fn collect_into(dir: &Path, prefix: &str, out: &mut Vec<TreeEntry>) -> Result<(), SourceError> {
+    use rayon::prelude::*;
     let reader = std::fs::read_dir(dir).map_err(|e| SourceError::io(dir, e))?;
+    let mut folders = Vec::new();
     for item in reader {
         let item = item.map_err(|e| SourceError::io(dir, e))?;
         let name = item.file_name().to_string_lossy().into_owned();
@@ -113,7 +117,7 @@ fn collect_into(dir: &Path, prefix: &str, out: &mut Vec<TreeEntry>) -> Result<()
         let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
         let file_type = item.file_type().map_err(|e| SourceError::io(&abs, e))?;
         if file_type.is_dir() {
-            collect_into(&abs, &rel, out)?;
+            folders.push((abs, rel));
         } else if file_type.is_file() {
             out.push(TreeEntry { rel, abs, kind: EntryKind::File });
         } else if file_type.is_symlink() {
@@ -122,6 +126,16 @@ fn collect_into(dir: &Path, prefix: &str, out: &mut Vec<TreeEntry>) -> Result<()
         } else {
             return Err(SourceError::invalid(abs.display(), "not a regular file, folder or symlink"));
         }
+    }
+    let nested: Vec<Result<Vec<TreeEntry>, SourceError>> = folders
+        .par_iter()
+        .map(|(abs, rel)| {
+            let mut entries = Vec::new();
+            collect_into(abs, rel, &mut entries).map(|()| entries)
+        })
+        .collect();
+    for entries in nested {
+        out.extend(entries?);
     }
     Ok(())
 }

@@ -100,8 +100,9 @@ fn digest_at(
 
 /// Every entry's signature, or `None` when one cannot be taken (the digest then reports why).
 fn signatures(entries: &[TreeEntry]) -> Option<Vec<(String, Signature)>> {
+    use rayon::prelude::*;
     entries
-        .iter()
+        .par_iter()
         .map(|e| {
             let signature = match &e.kind {
                 EntryKind::File => Signature::File(Stat::of(&std::fs::symlink_metadata(&e.abs).ok()?)),
