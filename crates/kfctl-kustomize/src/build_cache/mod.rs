@@ -6,8 +6,9 @@
 //! running executable's size and mtime (so a rebuilt binary of the same version never serves
 //! an older engine's result), the folder, the in-memory kustomization (if any), the load
 //! restriction and the remote resolver's identity. Its content records what the build read
-//! (every file with its digest and [`Stat`], every probed path, on the second line) and the objects it made (one `[origin, object, influenced_by]` JSON a
-//! line, parsed in parallel).
+//! (every file with its digest and [`Stat`], every probed path, as JSON on the second line)
+//! and the objects it made, each with its origin and the entries that influenced it, as
+//! binary records decoded in parallel (`binary.rs`: no text to parse back).
 //!
 //! - **Verified on read**: the first line holds the CRC-32 of the rest; a torn, truncated or
 //!   edited entry does not match and is rebuilt (and overwritten). A checksum, not a digest:
@@ -27,6 +28,7 @@
 //! Builds that resolve a remote reference through a resolver without a
 //! [`crate::remote::RemoteResolver::cache_identity`] are not stored.
 
+mod binary;
 pub(crate) mod inputs;
 
 pub use inputs::{RACY_SECONDS, Stat};
@@ -38,14 +40,13 @@ use crate::resmap::ResMap;
 use crate::resource::Resource;
 use crate::{BuildOptions, prefetch};
 use inputs::{Input, Recorder, sha256_hex};
-use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Bump when the entry layout or the meaning of its content changes.
-const FORMAT: &str = "kfctl-build-cache 3";
+const FORMAT: &str = "kfctl-build-cache 4";
 
 /// Where the cache lives and how large it may grow.
 #[derive(Debug, Clone)]
@@ -90,10 +91,10 @@ pub fn build_kustomization(
 }
 
 /// [`build_kustomization`] for a caller that wants only the objects named one of `names`
-/// (`None`: all of them). A hit parses only the objects whose entry line holds one of the
-/// names as a JSON string, so the result is every object of the build so named, and maybe a
-/// few others (one whose text holds the name elsewhere): the caller picks its objects from
-/// it. A miss builds, stores and returns the whole build.
+/// (`None`: all of them). A hit decodes only the objects whose record holds one of the names'
+/// bytes, so the result is every object of the build so named, and maybe a few others (one
+/// that holds the name elsewhere): the caller picks its objects from it. A miss builds, stores
+/// and returns the whole build.
 pub fn build_kustomization_named(
     dir: &Path,
     kustomization: &Kustomization,
@@ -167,13 +168,12 @@ fn executable_identity() -> String {
 fn load(path: &Path, names: Option<&[String]>) -> Option<ResMap> {
     let bytes = std::fs::read(path).ok()?;
     let body = verified_body(&bytes)?;
-    let mut lines = body.split(|b| *b == b'\n');
-    let inputs: Vec<Input> = serde_json::from_slice(lines.next()?).ok()?;
-    let finders: Option<Vec<memchr::memmem::Finder>> = names.map(|names| {
-        names.iter().map(|n| memchr::memmem::Finder::new(&Value::from(n.as_str()).to_string()).into_owned()).collect()
-    });
-    let named = |line: &&[u8]| finders.as_ref().is_none_or(|f| f.iter().any(|f| f.find(line).is_some()));
-    let objects: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).filter(named).collect();
+    let newline = body.iter().position(|b| *b == b'\n')?;
+    let inputs: Vec<Input> = serde_json::from_slice(&body[..newline]).ok()?;
+    let finders: Option<Vec<memchr::memmem::Finder>> =
+        names.map(|names| names.iter().map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned()).collect());
+    let named = |record: &&[u8]| finders.as_ref().is_none_or(|f| f.iter().any(|f| f.find(record).is_some()));
+    let objects: Vec<&[u8]> = binary::records(&body[newline + 1..])?.into_iter().filter(named).collect();
     let (hold, objects) = rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects));
     if !hold {
         return None;
@@ -183,14 +183,13 @@ fn load(path: &Path, names: Option<&[String]>) -> Option<ResMap> {
     Some(resources)
 }
 
-/// One `[origin, object, influenced_by]` a line, parsed on all cores.
-fn parse_objects(lines: &[&[u8]]) -> Option<Vec<Resource>> {
+/// The objects of their records, decoded on all cores.
+fn parse_objects(records: &[&[u8]]) -> Option<Vec<Resource>> {
     use rayon::prelude::*;
-    lines
+    records
         .par_iter()
-        .map(|line| {
-            let (origin, obj, influenced_by): (Option<String>, Value, Vec<String>) =
-                serde_json::from_slice(line).ok()?;
+        .map(|record| {
+            let (origin, obj, influenced_by) = binary::read_record(record)?;
             let mut resource = Resource::new(obj);
             resource.origin = origin.map(Arc::from);
             resource.influenced_by = influenced_by.into_iter().map(Arc::from).collect();
@@ -219,9 +218,8 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     let mut body = serde_json::to_vec(inputs)?;
     body.push(b'\n');
     for resource in resources.iter() {
-        body.push(b'\n');
         let influenced_by: Vec<&str> = resource.influenced_by.iter().map(|o| &**o).collect();
-        serde_json::to_writer(&mut body, &(resource.origin.as_deref(), &resource.obj, influenced_by))?;
+        binary::write_record(&mut body, resource.origin.as_deref(), &resource.obj, &influenced_by);
     }
     let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
     let written = (|| {

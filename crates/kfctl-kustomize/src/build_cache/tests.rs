@@ -113,8 +113,10 @@ fn a_corrupted_entry_is_rebuilt_not_trusted() {
     let (first, _) = build_text(&app, &s);
     for entry in std::fs::read_dir(&s.dir).expect("entries") {
         let path = entry.expect("entry").path();
-        let text = std::fs::read_to_string(&path).expect("entry text");
-        std::fs::write(&path, text.replace("p-cm", "x-cm")).expect("corrupt");
+        let mut bytes = std::fs::read(&path).expect("entry");
+        let at = bytes.windows(4).position(|w| w == b"p-cm").expect("the object's name is in the entry");
+        bytes[at] = b'x';
+        std::fs::write(&path, bytes).expect("corrupt");
     }
     let (second, outcome) = build_text(&app, &s);
     assert_eq!(outcome, Outcome::Stored);
