@@ -48,6 +48,13 @@ use std::sync::atomic::Ordering;
 /// Bump when the entry layout or the meaning of its content changes.
 const FORMAT: &str = "kfctl-build-cache 4";
 
+/// An entry's file name is its key and this extension.
+const ENTRY_EXTENSION: &str = "entry";
+
+/// The extension of entries before format 4 (JSON): never read again, removed by the bound
+/// first as the least recently used.
+const OLD_ENTRY_EXTENSION: &str = "json";
+
 /// Where the cache lives and how large it may grow.
 #[derive(Debug, Clone)]
 pub struct CacheSettings {
@@ -117,7 +124,7 @@ fn cached(
     run: impl FnOnce(&Loader) -> Result<ResMap>,
 ) -> Result<(ResMap, Outcome)> {
     let key = entry_key(settings, material, options);
-    let path = settings.dir.join(format!("{key}.json"));
+    let path = settings.dir.join(format!("{key}.{ENTRY_EXTENSION}"));
     if let Some(resources) = load(&path, names) {
         touch(&path);
         return Ok((resources, Outcome::Hit));
@@ -265,7 +272,7 @@ fn bound(dir: &Path, max_bytes: u64) {
     }
     let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = files
         .iter()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter(|e| e.path().extension().is_some_and(|x| x == ENTRY_EXTENSION || x == OLD_ENTRY_EXTENSION))
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
             Some((meta.modified().ok()?, meta.len(), e.path()))
