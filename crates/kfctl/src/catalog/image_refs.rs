@@ -171,13 +171,21 @@ pub fn is_object(obj: &Value, spec: &str) -> bool {
     ObjectId::new(kind, name).or_hashed().matches(obj)
 }
 
+/// The locations of any component in `obj` ([`is_object`], its kind and name read once: this
+/// runs for every object of a render against every location).
+pub(crate) fn locations_in(obj: &Value) -> Vec<&'static Location> {
+    let Ok(all) = all() else { return Vec::new() };
+    let (kind, name) = (super::object_id::text(obj, "/kind"), super::object_id::text(obj, "/metadata/name"));
+    let of_obj = |loc: &&Location| {
+        loc.object.split_once('/').is_some_and(|(k, n)| k == kind && super::object_id::is_name_or_hashed(name, n))
+    };
+    all.iter().flat_map(|(_, file)| &file.references).filter(of_obj).collect()
+}
+
 /// Visit each field of `obj` that a location of any component selects, with its location.
 pub(crate) fn for_each_location(obj: &mut Value, f: &mut dyn FnMut(&mut String, &Location)) {
-    let Ok(all) = all() else { return };
-    for loc in all.iter().flat_map(|(_, file)| &file.references) {
-        if is_object(obj, &loc.object) {
-            select_mut(obj, &loc.field, String::new(), &mut |text, _| f(text, loc));
-        }
+    for loc in locations_in(obj) {
+        select_mut(obj, &loc.field, String::new(), &mut |text, _| f(text, loc));
     }
 }
 

@@ -99,8 +99,7 @@ pub(crate) struct FieldTokens {
 /// The catalog's locations (of any component) in `obj`, with the tokens found in each.
 pub(crate) fn located_tokens(obj: &Value) -> Vec<FieldTokens> {
     let mut out = Vec::new();
-    let Ok(all) = image_refs::all() else { return out };
-    for loc in all.iter().flat_map(|(_, f)| &f.references).filter(|l| image_refs::is_object(obj, &l.object)) {
+    for loc in image_refs::locations_in(obj) {
         image_refs::select(obj, &loc.field, String::new(), &mut |text, at| {
             let tokens = image_refs::tokens(&loc.find, text);
             if !tokens.is_empty() {
