@@ -114,10 +114,10 @@ async fn check_after_an_install_and_a_support_bundle_on_the_command_line() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["items"].as_array().unwrap().last().unwrap()["mark"], "fail", "{report}");
 
-    let objects = vec![RenderedObject {
-        component: "platform".into(),
-        obj: serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}}),
-    }];
+    let objects = vec![RenderedObject::new(
+        "platform",
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}}),
+    )];
     kfctl::cluster::install(objects, cluster.options_for("minimal", "v1"), &mut RecordingProgress::default())
         .await
         .unwrap();

@@ -84,14 +84,11 @@ async fn status_lists_components_by_name_not_in_apply_order() {
     let cluster = Cluster::start(TestApiConfig::default());
     // applied first (a Namespace), named last
     let objects = vec![
-        RenderedObject {
-            component: "zeta".into(),
-            obj: json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "zz"}}),
-        },
-        RenderedObject {
-            component: "alpha".into(),
-            obj: json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "zz"}}),
-        },
+        RenderedObject::new("zeta", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "zz"}})),
+        RenderedObject::new(
+            "alpha",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "zz"}}),
+        ),
     ];
     kfctl::cluster::install(objects, cluster.options_for("minimal", "v1"), &mut RecordingProgress::default())
         .await

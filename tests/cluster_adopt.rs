@@ -54,7 +54,7 @@ fn extra() -> Value {
 }
 
 fn tagged(docs: Vec<Value>) -> Vec<RenderedObject> {
-    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 fn release(tag: &str) -> Vec<RenderedObject> {

@@ -35,7 +35,7 @@ fn objects() -> Vec<RenderedObject> {
         obj("apps/v1", "Deployment", Some("kf"), "web", json!({"spec": web})),
     ]
     .into_iter()
-    .map(|obj| RenderedObject { component: "platform".into(), obj })
+    .map(|obj| RenderedObject::new("platform", obj))
     .collect()
 }
 
@@ -146,10 +146,7 @@ fn with_image(name: &str, image: &str) -> Vec<RenderedObject> {
     let spec = json!({"selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}},
         "spec": {"containers": [{"name": name, "image": image}]}}});
     let mut all = objects();
-    all.push(RenderedObject {
-        component: "platform".into(),
-        obj: obj("apps/v1", "Deployment", Some("kf"), name, json!({"spec": spec})),
-    });
+    all.push(RenderedObject::new("platform", obj("apps/v1", "Deployment", Some("kf"), name, json!({"spec": spec}))));
     all
 }
 

@@ -57,7 +57,7 @@ pub(crate) fn platform(ca_bundle: bool, extra: Vec<Value>) -> Vec<RenderedObject
         webhook,
     ];
     docs.extend(extra);
-    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 pub(crate) async fn installed(cluster: &Cluster, objects: Vec<RenderedObject>, wait: bool) {

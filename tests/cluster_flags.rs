@@ -44,7 +44,7 @@ fn docs() -> Vec<Value> {
 }
 
 fn objects() -> Vec<RenderedObject> {
-    docs().into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs().into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 /// CRDs established late, discovery lagging, and `kf/web` never ready.

@@ -25,7 +25,7 @@ fn objects() -> Vec<RenderedObject> {
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kf"}}),
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "kf"}, "data": {"a": "1"}}),
     ];
-    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 fn options(cluster: &Cluster) -> InstallOptions {

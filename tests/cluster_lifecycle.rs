@@ -48,7 +48,7 @@ impl Cluster {
 }
 
 fn tag(component: &str, docs: Vec<Value>) -> Vec<RenderedObject> {
-    docs.into_iter().map(|obj| RenderedObject { component: component.into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new(component, obj)).collect()
 }
 
 /// A platform: `kf` with a config map and a CRD; spark (optional) with its own CRD, PVC,

@@ -24,7 +24,7 @@ fn objects(extra: bool) -> Vec<RenderedObject> {
     if extra {
         docs.push(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": "kf"}, "data": {"b": "2"}}));
     }
-    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 fn options(cluster: &Cluster) -> InstallOptions {
@@ -211,7 +211,7 @@ fn uninstall_purge_yes_prints_the_crds_and_custom_resources_it_deleted() {
             "versions": [{"name": "v1", "served": true, "storage": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
     let mut objects = objects(false);
-    objects.push(RenderedObject { component: "platform".into(), obj: crd });
+    objects.push(RenderedObject::new("platform", crd));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(install(objects, options(&cluster), &mut RecordingProgress::default())).unwrap();
     for name in ["a", "b", "c"] {

@@ -120,7 +120,7 @@ fn platform(extra: usize) -> Vec<RenderedObject> {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("extra-{i}"), "namespace": "kf"}});
         docs.push(("extra", cm));
     }
-    docs.into_iter().map(|(component, obj)| RenderedObject { component: component.into(), obj }).collect()
+    docs.into_iter().map(|(component, obj)| RenderedObject::new(component, obj)).collect()
 }
 
 /// What a forger who can write the record computes: the seal is sha256 over the entry, public.

@@ -77,7 +77,7 @@ fn platform(role: &str, app: &str, class: &str, sts_class: &str) -> Vec<Rendered
         claim(class),
         statefulset(sts_class),
     ];
-    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 fn options(cluster: &Cluster, version: &str, upgrade: bool) -> InstallOptions {

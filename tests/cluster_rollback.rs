@@ -35,7 +35,7 @@ fn options(cluster: &Cluster, version: &str, operation: Operation) -> InstallOpt
 }
 
 fn tag(docs: Vec<Value>) -> Vec<RenderedObject> {
-    docs.into_iter().map(|obj| RenderedObject { component: "platform".into(), obj }).collect()
+    docs.into_iter().map(|obj| RenderedObject::new("platform", obj)).collect()
 }
 
 /// A small release: `v1` has a config map; `v2` changes it and adds a config map and a namespace.

@@ -195,7 +195,7 @@ fn golden_prepared() -> &'static Prepared {
                     .get(&compare::identity(&obj))
                     .cloned()
                     .unwrap_or_else(|| panic!("{} has no component", compare::object_label(&obj)));
-                RenderedObject { component, obj }
+                RenderedObject::new(component, obj)
             })
             .collect();
         prepared_from(catalog, resolved, objects)
@@ -226,7 +226,7 @@ fn native_params(prepared: &Prepared, set: &ValueSet) -> Vec<Value> {
             (o, hashed)
         })
         .unzip();
-    kfctl::catalog::rehash::rename_changed(&mut objects, &hashed);
+    kfctl::catalog::rehash::rename_changed(&mut objects, &hashed).expect("whole objects rename");
     objects.into_iter().map(|o| o.obj).collect()
 }
 
@@ -765,7 +765,7 @@ fn edge_prepared() -> Prepared {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cm", "namespace": "cert-manager"}, "spec": {"template": {"spec": pod("quay.io/jetstack/cert-manager-controller:v1.16.1")}}}),
     ];
     let tag = |component: &str, objs: Vec<Value>| {
-        objs.into_iter().map(|obj| RenderedObject { component: component.into(), obj }).collect::<Vec<_>>()
+        objs.into_iter().map(|obj| RenderedObject::new(component, obj)).collect::<Vec<_>>()
     };
     let mut objects = tag("cert-manager", cert);
     objects.extend(tag("kubeflow-namespace", namespaces));

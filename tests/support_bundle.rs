@@ -31,7 +31,7 @@ fn platform() -> Vec<RenderedObject> {
         obj("apps/v1", "Deployment", Some("kf"), "web", json!({"spec": spec})),
     ]
     .into_iter()
-    .map(|obj| RenderedObject { component: "platform".into(), obj })
+    .map(|obj| RenderedObject::new("platform", obj))
     .collect()
 }
 

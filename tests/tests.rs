@@ -67,6 +67,7 @@ mod profiles;
 mod provided;
 mod release;
 mod releases;
+mod render_cache;
 mod source_bundle;
 mod source_fetch;
 mod support_bundle;

@@ -21,6 +21,12 @@ pub enum KustomizeError {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// A build cache entry whose checksum holds but whose deferred CRD schema does not decode.
+    #[error("{}: damaged build cache entry (a CRD schema in it does not decode); remove the file, or run `kfctl-rs source clean`", path.display())]
+    DamagedCacheEntry {
+        /// The entry file.
+        path: PathBuf,
+    },
     /// A folder named as a kustomization (or a `resources:` entry) has no kustomization file.
     #[error("{}: no kustomization.yaml, kustomization.yml or Kustomization in this folder", dir.display())]
     NoKustomization {

@@ -45,6 +45,9 @@ impl ResMap {
     pub fn iter(&self) -> std::slice::Iter<'_, Resource> {
         self.resources.iter()
     }
+    pub(crate) fn as_slice(&self) -> &[Resource] {
+        &self.resources
+    }
     pub(crate) fn iter_mut(&mut self) -> std::slice::IterMut<'_, Resource> {
         self.index.clear();
         self.resources.iter_mut()

@@ -96,6 +96,10 @@ pub struct Resource {
     /// prefers referrals renamed in the same kustomization context as the referrer).
     pub(crate) name_prefixes: Vec<String>,
     pub(crate) name_suffixes: Vec<String>,
+    /// Set only on a CRD served from the build cache to a reader that deferred its schemas
+    /// (`build_cache::Read::defer_schemas`): `obj` is then its stub, each version's `schema`
+    /// `null` until [`crate::build_cache::Deferred::attach`] puts it back.
+    pub deferred: Option<std::sync::Arc<crate::build_cache::Deferred>>,
 }
 
 impl Resource {
@@ -111,6 +115,7 @@ impl Resource {
             influenced_by: Vec::new(),
             var_names: Vec::new(),
             bare_nulls: Vec::new(),
+            deferred: None,
         }
     }
 

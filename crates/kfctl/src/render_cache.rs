@@ -10,7 +10,7 @@
 //! `kfctl-rs source clean`. `KFCTL_NO_CACHE=1` turns it off. A cache folder that cannot be
 //! used never fails a render: it is built as if uncached.
 
-use kfctl_kustomize::build_cache::{self, CacheSettings};
+use kfctl_kustomize::build_cache::{self, CacheSettings, Read};
 use kfctl_kustomize::kustomization::Kustomization;
 use kfctl_kustomize::{BuildOptions, ResMap};
 use std::path::{Path, PathBuf};
@@ -34,18 +34,19 @@ pub(crate) fn settings() -> Option<CacheSettings> {
     Some(CacheSettings { dir: folder(&root), version: env!("CARGO_PKG_VERSION").into(), max_bytes: MAX_BYTES })
 }
 
-/// [`kfctl_kustomize::build_kustomization`], through the cache when it is on. With `names`,
-/// a hit reads only the objects so named (and maybe a few others; see
-/// [`build_cache::build_kustomization_named`]): a caller after some objects of a build.
+/// [`kfctl_kustomize::build_kustomization`], through the cache when it is on. A hit decodes
+/// what `read` asks: with `names`, only the objects so named (and maybe a few others), for a
+/// caller after some objects of a build; with `defer_schemas`, CRDs as stubs whose schemas
+/// stay in the entry (see [`build_cache::build_kustomization_named`]).
 pub fn build_kustomization(
     dir: &Path,
     k: &Kustomization,
     options: &BuildOptions,
-    names: Option<&[String]>,
+    read: Read,
 ) -> kfctl_kustomize::Result<ResMap> {
     match settings() {
         Some(settings) => {
-            build_cache::build_kustomization_named(dir, k, options, &settings, names).map(|(resources, _)| resources)
+            build_cache::build_kustomization_named(dir, k, options, &settings, read).map(|(resources, _)| resources)
         }
         None => kfctl_kustomize::build_kustomization(dir, k, options),
     }

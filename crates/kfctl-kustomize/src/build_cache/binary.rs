@@ -13,6 +13,10 @@
 //! | 7 | a list | its length (LEB128), the items |
 //! | 8 | a map | its length (LEB128), then each key (length, bytes) and value, in order |
 //!
+//! A CustomResourceDefinition's version schemas follow the object in a section of their own,
+//! the object holding `null` in their place (`deferred.rs`); every other record ends with a
+//! 0 byte.
+//!
 //! Strings are stored as they are, so a record holds the bytes of every name in it: the
 //! entry's loader can look for a name in the raw record before decoding it. Decoding checks
 //! everything it reads (lengths within the record, UTF-8, finite floats, nesting under
@@ -24,7 +28,14 @@ use serde_json::{Map, Number, Value};
 const MAX_DEPTH: usize = 512;
 
 /// Append one record: `origin`, `influenced_by` and `obj`.
-pub(crate) fn write_record(out: &mut Vec<u8>, origin: Option<&str>, obj: &Value, influenced_by: &[&str]) {
+/// With `text` (where the object's YAML is in the texts region), a CRD's schemas are deferred.
+pub(crate) fn write_record(
+    out: &mut Vec<u8>,
+    origin: Option<&str>,
+    obj: &Value,
+    influenced_by: &[&str],
+    text: Option<std::ops::Range<u64>>,
+) {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     match origin {
@@ -38,29 +49,36 @@ pub(crate) fn write_record(out: &mut Vec<u8>, origin: Option<&str>, obj: &Value,
     for entry in influenced_by {
         write_str(out, entry);
     }
-    write_value(out, obj);
+    let deferred = text.as_ref().map(|_| super::deferred::deferrable(obj)).unwrap_or_default();
+    match deferred.is_empty() {
+        true => write_value(out, obj),
+        false => super::deferred::write_stub(out, obj, &deferred),
+    }
+    super::deferred::write_section(out, obj, &deferred, text.unwrap_or_default());
     let len = u32::try_from(out.len() - start - 4).unwrap_or(u32::MAX);
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
 }
 
-/// The records of `body`, or `None` if a length runs past its end.
-pub(crate) fn records(mut body: &[u8]) -> Option<Vec<&[u8]>> {
+/// The records of `body`, each with its offset in `body`, or `None` if a length runs past its
+/// end.
+pub(crate) fn records(body: &[u8]) -> Option<Vec<(usize, &[u8])>> {
     let mut out = Vec::new();
-    while !body.is_empty() {
-        let (len, rest) = body.split_first_chunk::<4>()?;
+    let mut at = 0;
+    while at < body.len() {
+        let (len, rest) = body[at..].split_first_chunk::<4>()?;
         let len = u32::from_le_bytes(*len) as usize;
-        if rest.len() < len {
-            return None;
-        }
-        let (record, rest) = rest.split_at(len);
-        out.push(record);
-        body = rest;
+        let record = rest.get(..len)?;
+        out.push((at + 4, record));
+        at += 4 + len;
     }
     Some(out)
 }
 
-/// One record's origin, object and influencing entries.
-pub(crate) fn read_record(bytes: &[u8]) -> Option<(Option<String>, Value, Vec<String>)> {
+/// One record: origin, object, influencing entries, and where its deferred parts are.
+pub(crate) type Record = (Option<String>, Value, Vec<String>, Option<super::deferred::DeferredRanges>);
+
+/// One record's origin, object (a CRD's stub), influencing entries and deferred parts.
+pub(crate) fn read_record(bytes: &[u8]) -> Option<Record> {
     let mut reader = Reader { bytes, at: 0 };
     let origin = match reader.byte()? {
         0 => None,
@@ -70,10 +88,11 @@ pub(crate) fn read_record(bytes: &[u8]) -> Option<(Option<String>, Value, Vec<St
     let count = reader.count()?;
     let influenced_by = (0..count).map(|_| reader.string()).collect::<Option<Vec<_>>>()?;
     let obj = reader.value(0)?;
-    (reader.at == bytes.len()).then_some((origin, obj, influenced_by))
+    let deferred = super::deferred::read_section(&mut reader)?;
+    reader.at_end().then_some((origin, obj, influenced_by, deferred))
 }
 
-fn write_len(out: &mut Vec<u8>, mut len: usize) {
+pub(super) fn write_len(out: &mut Vec<u8>, mut len: usize) {
     loop {
         let low = (len & 0x7f) as u8;
         len >>= 7;
@@ -85,12 +104,12 @@ fn write_len(out: &mut Vec<u8>, mut len: usize) {
     }
 }
 
-fn write_str(out: &mut Vec<u8>, text: &str) {
+pub(super) fn write_str(out: &mut Vec<u8>, text: &str) {
     write_len(out, text.len());
     out.extend_from_slice(text.as_bytes());
 }
 
-fn write_value(out: &mut Vec<u8>, value: &Value) {
+pub(super) fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Null => out.push(0),
         Value::Bool(false) => out.push(1),
@@ -127,30 +146,45 @@ fn write_value(out: &mut Vec<u8>, value: &Value) {
     }
 }
 
-struct Reader<'b> {
+pub(super) struct Reader<'b> {
     bytes: &'b [u8],
     at: usize,
 }
 
-impl Reader<'_> {
-    fn byte(&mut self) -> Option<u8> {
+impl<'b> Reader<'b> {
+    pub(super) fn new(bytes: &'b [u8]) -> Self {
+        Reader { bytes, at: 0 }
+    }
+
+    pub(super) fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    /// Skip `len` bytes, returning where they are.
+    pub(super) fn span(&mut self, len: usize) -> Option<std::ops::Range<usize>> {
+        let start = self.at;
+        self.take(len)?;
+        Some(start..self.at)
+    }
+
+    pub(super) fn byte(&mut self) -> Option<u8> {
         let byte = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(byte)
     }
 
-    fn take(&mut self, len: usize) -> Option<&[u8]> {
+    fn take(&mut self, len: usize) -> Option<&'b [u8]> {
         let end = self.at.checked_add(len)?;
         let taken = self.bytes.get(self.at..end)?;
         self.at = end;
         Some(taken)
     }
 
-    fn eight(&mut self) -> Option<[u8; 8]> {
+    pub(super) fn eight(&mut self) -> Option<[u8; 8]> {
         self.take(8)?.try_into().ok()
     }
 
-    fn len(&mut self) -> Option<usize> {
+    pub(super) fn len(&mut self) -> Option<usize> {
         let mut len = 0usize;
         for shift in (0..64).step_by(7) {
             let byte = self.byte()?;
@@ -163,11 +197,11 @@ impl Reader<'_> {
     }
 
     /// A count of items, each at least a byte: never more than the bytes left.
-    fn count(&mut self) -> Option<usize> {
+    pub(super) fn count(&mut self) -> Option<usize> {
         self.len().filter(|n| *n <= self.bytes.len() - self.at)
     }
 
-    fn str(&mut self) -> Option<&str> {
+    fn str(&mut self) -> Option<&'b str> {
         let len = self.len()?;
         std::str::from_utf8(self.take(len)?).ok()
     }
@@ -176,7 +210,7 @@ impl Reader<'_> {
         self.str().map(str::to_string)
     }
 
-    fn value(&mut self, depth: usize) -> Option<Value> {
+    pub(super) fn value(&mut self, depth: usize) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -219,11 +253,18 @@ mod tests {
         influenced_by: &[&str],
     ) -> Option<(Option<String>, Value, Vec<String>)> {
         let mut body = Vec::new();
-        write_record(&mut body, origin, obj, influenced_by);
-        write_record(&mut body, None, &json!(null), &[]);
+        write_record(&mut body, origin, obj, influenced_by, None);
+        write_record(&mut body, None, &json!(null), &[], None);
         let records = records(&body)?;
         assert_eq!(records.len(), 2);
-        read_record(records[0])
+        read_record(records[0].1).map(|(o, v, by, deferred)| {
+            assert_eq!(deferred, None);
+            (o, v, by)
+        })
+    }
+
+    fn read(bytes: &[u8]) -> Option<(Option<String>, Value, Vec<String>)> {
+        read_record(bytes).map(|(o, v, by, _)| (o, v, by))
     }
 
     #[test]
@@ -249,24 +290,25 @@ mod tests {
     #[test]
     fn damaged_records_are_refused_not_trusted() {
         let mut body = Vec::new();
-        write_record(&mut body, Some("o"), &json!({"a": ["b", 1, 2.5]}), &["e"]);
-        let whole = records(&body).unwrap()[0].to_vec();
+        write_record(&mut body, Some("o"), &json!({"a": ["b", 1, 2.5]}), &["e"], None);
+        let whole = records(&body).unwrap()[0].1.to_vec();
         for cut in 0..whole.len() {
-            assert_eq!(read_record(&whole[..cut]), None, "cut at {cut}");
+            assert_eq!(read(&whole[..cut]), None, "cut at {cut}");
         }
         assert!(records(&body[..body.len() - 1]).is_none(), "a length past the end");
-        assert_eq!(read_record(&[0, 0, 9]), None, "an unknown tag");
-        assert_eq!(read_record(&[0, 0, 0, 0]), None, "bytes after the object");
+        assert_eq!(read(&[0, 0, 9, 0]), None, "an unknown tag");
+        assert_eq!(read(&[0, 0, 0, 2]), None, "an unknown section flag");
+        assert_eq!(read(&[0, 0, 0, 0, 0]), None, "bytes after the record");
         let mut huge = vec![0u8, 0];
         huge.extend([7, 0xff, 0xff, 0xff, 0xff, 0x0f]);
-        assert_eq!(read_record(&huge), None, "a count past the bytes left");
+        assert_eq!(read(&huge), None, "a count past the bytes left");
         let mut deep = vec![0u8, 0];
         deep.extend(std::iter::repeat_n([7u8, 1], MAX_DEPTH + 2).flatten());
-        deep.push(0);
-        assert_eq!(read_record(&deep), None, "nesting past the bound");
-        let mut bad_utf8 = vec![0u8, 0, 6, 1, 0xff];
-        assert_eq!(read_record(&bad_utf8), None);
+        deep.extend([0, 0]);
+        assert_eq!(read(&deep), None, "nesting past the bound");
+        let mut bad_utf8 = vec![0u8, 0, 6, 1, 0xff, 0];
+        assert_eq!(read(&bad_utf8), None);
         bad_utf8[4] = b'a';
-        assert_eq!(read_record(&bad_utf8), Some((None, json!("a"), Vec::new())));
+        assert_eq!(read(&bad_utf8), Some((None, json!("a"), Vec::new())));
     }
 }

@@ -8,7 +8,9 @@
 //! restriction and the remote resolver's identity. Its content records what the build read
 //! (every file with its digest and [`Stat`], every probed path, as JSON on the second line)
 //! and the objects it made, each with its origin and the entries that influenced it, as
-//! binary records decoded in parallel (`binary.rs`: no text to parse back).
+//! binary records decoded in parallel (`binary.rs`: no text to parse back). A CRD's version
+//! schemas, most of a platform's bytes, are kept apart with the CRD's YAML text, and a reader
+//! that asks may leave them undecoded (`deferred.rs`).
 //!
 //! - **Verified on read**: the first line holds the CRC-32 of the rest; a torn, truncated or
 //!   edited entry does not match and is rebuilt (and overwritten). A checksum, not a digest:
@@ -29,9 +31,13 @@
 //! [`crate::remote::RemoteResolver::cache_identity`] are not stored.
 
 mod binary;
+mod deferred;
 pub(crate) mod inputs;
 
+pub use deferred::Deferred;
+use deferred::{EntryParts, Texts};
 pub use inputs::{RACY_SECONDS, Stat};
+use std::sync::OnceLock;
 
 use crate::error::Result;
 use crate::kustomization::Kustomization;
@@ -46,7 +52,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Bump when the entry layout or the meaning of its content changes.
-const FORMAT: &str = "kfctl-build-cache 4";
+const FORMAT: &str = "kfctl-build-cache 5";
 
 /// An entry's file name is its key and this extension.
 const ENTRY_EXTENSION: &str = "entry";
@@ -81,7 +87,7 @@ pub enum Outcome {
 #[cfg(test)]
 pub(crate) fn build(dir: &Path, options: &BuildOptions, settings: &CacheSettings) -> Result<(ResMap, Outcome)> {
     let material = format!("folder\0{}", dir.display());
-    cached(settings, &material, options, None, |loader| {
+    cached(settings, &material, options, Read::default(), |loader| {
         prefetch::warm(loader, dir);
         crate::build_folder(loader, dir)
     })
@@ -94,23 +100,34 @@ pub fn build_kustomization(
     options: &BuildOptions,
     settings: &CacheSettings,
 ) -> Result<(ResMap, Outcome)> {
-    build_kustomization_named(dir, kustomization, options, settings, None)
+    build_kustomization_named(dir, kustomization, options, settings, Read::default())
 }
 
-/// [`build_kustomization`] for a caller that wants only the objects named one of `names`
-/// (`None`: all of them). A hit decodes only the objects whose record holds one of the names'
-/// bytes, so the result is every object of the build so named, and maybe a few others (one
-/// that holds the name elsewhere): the caller picks its objects from it. A miss builds, stores
-/// and returns the whole build.
+/// What a hit decodes (see [`build_kustomization_named`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Read<'a> {
+    /// Only the objects named one of these (`None`: all).
+    pub names: Option<&'a [String]>,
+    /// Leave each CRD's version schemas in the entry: the object is a stub holding `null` in
+    /// their place, and [`Resource::deferred`] attaches them or gives the whole object's text.
+    pub defer_schemas: bool,
+}
+
+/// [`build_kustomization`], decoding from a hit only what `read` asks. With `read.names`, a
+/// hit decodes only the objects whose record holds one of the names' bytes, so the result is
+/// every object of the build so named, and maybe a few others (one that holds the name
+/// elsewhere): the caller picks its objects from it. With `read.defer_schemas`, a hit's CRDs
+/// come as stubs with their [`Deferred`] parts. A miss builds, stores and returns the whole
+/// build, every object whole.
 pub fn build_kustomization_named(
     dir: &Path,
     kustomization: &Kustomization,
     options: &BuildOptions,
     settings: &CacheSettings,
-    names: Option<&[String]>,
+    read: Read,
 ) -> Result<(ResMap, Outcome)> {
     let material = format!("in-memory\0{}\0{kustomization:?}", dir.display());
-    cached(settings, &material, options, names, |loader| {
+    cached(settings, &material, options, read, |loader| {
         prefetch::warm_entries(loader, dir, kustomization);
         crate::build_in_memory(loader, dir, kustomization, options.strict_patches)
     })
@@ -120,12 +137,12 @@ fn cached(
     settings: &CacheSettings,
     material: &str,
     options: &BuildOptions,
-    names: Option<&[String]>,
+    read: Read,
     run: impl FnOnce(&Loader) -> Result<ResMap>,
 ) -> Result<(ResMap, Outcome)> {
     let key = entry_key(settings, material, options);
     let path = settings.dir.join(format!("{key}.{ENTRY_EXTENSION}"));
-    if let Some(resources) = load(&path, names) {
+    if let Some(resources) = load(&path, read) {
         touch(&path);
         return Ok((resources, Outcome::Hit));
     }
@@ -170,18 +187,30 @@ fn executable_identity() -> String {
     format!("{}\0{:?}\0{:?}", exe.display(), meta.map(|m| m.len()), modified)
 }
 
-/// The entry at `path` if it is whole and every input it recorded still holds; with `names`,
-/// only its objects whose line holds one of them (see [`build_kustomization_named`]).
-fn load(path: &Path, names: Option<&[String]>) -> Option<ResMap> {
-    let bytes = std::fs::read(path).ok()?;
-    let body = verified_body(&bytes)?;
+/// The entry at `path` if it is whole and every input it recorded still holds, decoded as
+/// `read` asks (see [`build_kustomization_named`]). Its texts region is not read here.
+fn load(path: &Path, read: Read) -> Option<ResMap> {
+    let file = std::fs::File::open(path).ok()?;
+    let header = Header::read(&file)?;
+    let bytes = Arc::new(read_body(&file, &header)?);
+    let body = &bytes[header.line_len..];
     let newline = body.iter().position(|b| *b == b'\n')?;
     let inputs: Vec<Input> = serde_json::from_slice(&body[..newline]).ok()?;
     let finders: Option<Vec<memchr::memmem::Finder>> =
-        names.map(|names| names.iter().map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned()).collect());
-    let named = |record: &&[u8]| finders.as_ref().is_none_or(|f| f.iter().any(|f| f.find(record).is_some()));
-    let objects: Vec<&[u8]> = binary::records(&body[newline + 1..])?.into_iter().filter(named).collect();
-    let (hold, objects) = rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects));
+        read.names.map(|names| names.iter().map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned()).collect());
+    let named = |record: &(usize, &[u8])| finders.as_ref().is_none_or(|f| f.iter().any(|f| f.find(record.1).is_some()));
+    let records_at = header.line_len + newline + 1;
+    let objects: Vec<(usize, &[u8])> = binary::records(&body[newline + 1..])?
+        .into_iter()
+        .filter(named)
+        .map(|(offset, record)| (records_at + offset, record))
+        .collect();
+    let texts_at = (header.line_len + header.body_len) as u64;
+    let texts_len = file.metadata().ok()?.len().checked_sub(texts_at)?;
+    let texts = Texts { file, start: texts_at, len: texts_len, crc: header.texts_crc, verified: OnceLock::new() };
+    let parts = EntryParts { entry: bytes.clone(), path: Arc::from(path), texts: Arc::new(texts) };
+    let (hold, objects) =
+        rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects, &parts, read.defer_schemas));
     if !hold {
         return None;
     }
@@ -190,14 +219,76 @@ fn load(path: &Path, names: Option<&[String]>) -> Option<ResMap> {
     Some(resources)
 }
 
-/// The objects of their records, decoded on all cores.
-fn parse_objects(records: &[&[u8]]) -> Option<Vec<Resource>> {
+/// The entry's header line and body, if the body's checksum holds: read and checked in two
+/// halves at once (a warm render waits on this read of a few megabytes).
+fn read_body(file: &std::fs::File, header: &Header) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0; header.line_len + header.body_len];
+    let middle = header.line_len + header.body_len / 2;
+    let (first, second) = bytes.split_at_mut(middle);
+    let read = |part: &mut [u8], at: usize, skip: usize| {
+        file.read_exact_at(part, at as u64).ok()?;
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&part[skip..]);
+        Some(hasher)
+    };
+    let (first, second) = rayon::join(|| read(first, 0, header.line_len), || read(second, middle, 0));
+    let mut crc = first?;
+    crc.combine(&second?);
+    (crc.finalize() == header.body_crc).then_some(bytes)
+}
+
+/// An entry's first line: `<FORMAT> <body CRC-32> <body length> <texts CRC-32>`.
+struct Header {
+    /// The line's length with its line break.
+    line_len: usize,
+    body_crc: u32,
+    body_len: usize,
+    texts_crc: u32,
+}
+
+impl Header {
+    /// The longest first line an entry has.
+    const MAX_LEN: usize = 128;
+
+    fn read(file: &std::fs::File) -> Option<Header> {
+        let mut start = [0; Self::MAX_LEN];
+        let mut filled = 0;
+        while filled < start.len() {
+            match std::os::unix::fs::FileExt::read_at(file, &mut start[filled..], filled as u64).ok()? {
+                0 => break,
+                n => filled += n,
+            }
+        }
+        let newline = start[..filled].iter().position(|b| *b == b'\n')?;
+        let line = std::str::from_utf8(&start[..newline]).ok()?.strip_prefix(FORMAT)?.strip_prefix(' ')?;
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [body_crc, body_len, texts_crc] = fields[..] else { return None };
+        Some(Header {
+            line_len: newline + 1,
+            body_crc: u32::from_str_radix(body_crc, 16).ok()?,
+            body_len: body_len.parse().ok()?,
+            texts_crc: u32::from_str_radix(texts_crc, 16).ok()?,
+        })
+    }
+}
+
+/// The objects of their records (each with its offset in the entry), decoded on all cores;
+/// with `defer`, CRDs as stubs and their deferred parts, else whole.
+fn parse_objects(records: &[(usize, &[u8])], parts: &EntryParts, defer: bool) -> Option<Vec<Resource>> {
     use rayon::prelude::*;
     records
         .par_iter()
-        .map(|record| {
-            let (origin, obj, influenced_by) = binary::read_record(record)?;
+        .map(|(offset, record)| {
+            let (origin, obj, influenced_by, ranges) = binary::read_record(record)?;
             let mut resource = Resource::new(obj);
+            if let Some(ranges) = ranges {
+                let deferred = Deferred::new(parts, *offset, ranges, &resource.obj);
+                match defer {
+                    true => resource.deferred = Some(Arc::new(deferred)),
+                    false => deferred.attach(&mut resource.obj).ok()?,
+                }
+            }
             resource.origin = origin.map(Arc::from);
             resource.influenced_by = influenced_by.into_iter().map(Arc::from).collect();
             Some(resource)
@@ -205,34 +296,51 @@ fn parse_objects(records: &[&[u8]]) -> Option<Vec<Resource>> {
         .collect()
 }
 
-/// The content after the header line, if its digest matches the header.
-fn verified_body(bytes: &[u8]) -> Option<&[u8]> {
-    let newline = bytes.iter().position(|b| *b == b'\n')?;
-    let header = std::str::from_utf8(&bytes[..newline]).ok()?;
-    let digest = header.strip_prefix(FORMAT)?.strip_prefix(' ')?;
-    let body = &bytes[newline + 1..];
-    (checksum(body) == digest).then_some(body)
-}
-
-/// The checksum an entry's header holds for its body: CRC-32, 8 hex digits.
-fn checksum(body: &[u8]) -> String {
-    format!("{:08x}", crc32fast::hash(body))
+/// The checksum an entry's header holds for its body and for its texts region: CRC-32.
+fn checksum(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
 }
 
 /// Write an entry: a temporary file beside it, then a rename.
 fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    use rayon::prelude::*;
     let mut body = serde_json::to_vec(inputs)?;
     body.push(b'\n');
-    for resource in resources.iter() {
-        let influenced_by: Vec<&str> = resource.influenced_by.iter().map(|o| &**o).collect();
-        binary::write_record(&mut body, resource.origin.as_deref(), &resource.obj, &influenced_by);
-    }
+    let resources = resources.as_slice();
+    let texts: Vec<Option<String>> = resources
+        .par_iter()
+        .map(|r| (!deferred::deferrable(&r.obj).is_empty()).then(|| kfctl_yaml::to_yaml(&r.obj)))
+        .collect();
+    let mut region = Vec::with_capacity(texts.iter().flatten().map(String::len).sum());
+    let ranges: Vec<Option<std::ops::Range<u64>>> = texts
+        .iter()
+        .map(|text| {
+            let text = text.as_ref()?;
+            let start = region.len() as u64;
+            region.extend_from_slice(text.as_bytes());
+            Some(start..region.len() as u64)
+        })
+        .collect();
+    let records: Vec<Vec<u8>> = resources
+        .par_iter()
+        .zip(ranges)
+        .map(|(resource, text)| {
+            let mut record = Vec::new();
+            let influenced_by: Vec<&str> = resource.influenced_by.iter().map(|o| &**o).collect();
+            binary::write_record(&mut record, resource.origin.as_deref(), &resource.obj, &influenced_by, text);
+            record
+        })
+        .collect();
+    records.iter().for_each(|record| body.extend_from_slice(record));
     let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
     let written = (|| {
         let mut file = std::fs::File::create(&temp)?;
-        writeln!(file, "{FORMAT} {}", checksum(&body))?;
+        let header = format!("{FORMAT} {:08x} {} {:08x}\n", checksum(&body), body.len(), checksum(&region));
+        debug_assert!(header.len() <= Header::MAX_LEN);
+        file.write_all(header.as_bytes())?;
         file.write_all(&body)?;
+        file.write_all(&region)?;
         file.sync_data()?;
         std::fs::rename(&temp, path)
     })();

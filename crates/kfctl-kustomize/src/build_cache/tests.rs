@@ -148,7 +148,16 @@ fn a_hit_for_some_names_parses_only_their_objects_and_a_miss_gives_all() {
     let k = Kustomization { resources: vec!["cm.yaml".into(), "other.yaml".into()], ..Default::default() };
     let app = src.path().join("app");
     let names = ["cm".to_string()];
-    let build = || build_kustomization_named(&app, &k, &BuildOptions::default(), &s, Some(&names)).expect("builds");
+    let build = || {
+        build_kustomization_named(
+            &app,
+            &k,
+            &BuildOptions::default(),
+            &s,
+            Read { names: Some(&names), defer_schemas: false },
+        )
+        .expect("builds")
+    };
     let (all, outcome) = build();
     assert_eq!((all.len(), outcome), (2, Outcome::Stored));
     let (named, outcome) = build();
@@ -157,4 +166,35 @@ fn a_hit_for_some_names_parses_only_their_objects_and_a_miss_gives_all() {
     assert_eq!(names, ["cm"]);
     let (whole, outcome) = build_kustomization(&app, &k, &BuildOptions::default(), &s).expect("builds");
     assert_eq!((whole.len(), outcome), (2, Outcome::Hit));
+}
+
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\nspec:\n  group: example.com\n  names:\n    kind: Thing\n    plural: things\n  scope: Namespaced\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        type: object\n    served: true\n    storage: true\n";
+
+#[test]
+fn a_hit_that_defers_schemas_gives_stubs_whose_text_and_attached_object_are_the_build() {
+    let src = folder(&[("app/crd.yaml", CRD), ("app/cm.yaml", CM)]);
+    let cache = tempfile::tempdir().expect("cache");
+    let s = settings(cache.path(), "1");
+    let k = Kustomization { resources: vec!["crd.yaml".into(), "cm.yaml".into()], ..Default::default() };
+    let app = src.path().join("app");
+    let read = Read { names: None, defer_schemas: true };
+    let build = || build_kustomization_named(&app, &k, &BuildOptions::default(), &s, read).expect("builds");
+    let (whole, outcome) = build();
+    assert_eq!(outcome, Outcome::Stored);
+    assert!(whole.iter().all(|r| r.deferred.is_none()), "a miss gives whole objects");
+    let (hit, outcome) = build();
+    assert_eq!(outcome, Outcome::Hit);
+    let crd = hit.iter().find(|r| r.deferred.is_some()).expect("the CRD is deferred");
+    assert_eq!(crd.obj.pointer("/spec/versions/0/schema"), Some(&serde_json::Value::Null));
+    let deferred = crd.deferred.as_ref().expect("deferred");
+    let original = &whole.iter().find(|r| r.obj["kind"] == "CustomResourceDefinition").expect("crd").obj;
+    assert!(deferred.has_text_for(&crd.obj));
+    let (mut text, mut buf) = (Vec::new(), Vec::new());
+    deferred.write_text(&mut text, &mut buf).expect("writes");
+    assert_eq!(String::from_utf8(text).expect("utf-8"), kfctl_yaml::to_yaml(original));
+    let mut attached = crd.obj.clone();
+    deferred.attach(&mut attached).expect("attaches");
+    assert_eq!(&attached, original);
+    let (plain, _) = build_kustomization(&app, &k, &BuildOptions::default(), &s).expect("builds");
+    assert_eq!(crate::objects(&plain), crate::objects(&whole), "a reader that does not defer gets whole objects");
 }

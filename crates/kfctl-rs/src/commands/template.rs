@@ -4,7 +4,8 @@ use super::{catalog_error, render_request};
 use crate::cli::TemplateArgs;
 use crate::error::usage;
 use crate::exit::Outcome;
-use kfctl::catalog::render::{Rendered, RenderedObject};
+use kfctl::catalog::credentials::Credential;
+use kfctl::catalog::render::RenderedObject;
 use std::io::Write;
 use std::path::Path;
 
@@ -16,28 +17,36 @@ pub(crate) fn run(args: TemplateArgs) -> anyhow::Result<Outcome> {
         eprintln!("wrote {}: kustomization.yaml (the values as patches); build it from there", dir.display());
         return Ok(Outcome::Done);
     }
-    let rendered = kfctl::catalog::render(&request).map_err(catalog_error)?;
-    for warning in &rendered.profile.warnings {
-        eprintln!("warning: {warning}");
-    }
-    warn_default_credentials(&rendered);
     match &args.output_dir {
         None => {
-            let objects: Vec<_> = rendered.objects.into_iter().map(|o| o.obj).collect();
+            let stream = kfctl::catalog::deferred::render_stream(&request).map_err(catalog_error)?;
+            warn(&stream.profile.warnings, &stream.default_credentials);
             let mut out = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
-            kfctl_yaml::write_yaml_stream(&objects, &mut out)?;
+            stream.write_yaml(&mut out)?;
             out.flush()?;
             // The process ends next: leave the object graph to the OS instead of freeing it.
-            std::mem::forget(objects);
+            std::mem::forget(stream);
         }
-        Some(dir) => write_per_component(dir, &rendered.objects)?,
+        Some(dir) => {
+            let rendered = kfctl::catalog::render(&request).map_err(catalog_error)?;
+            warn(&rendered.profile.warnings, &rendered.default_credentials);
+            write_per_component(dir, &rendered.objects)?;
+        }
     }
     Ok(Outcome::Done)
 }
 
+/// The profile's warnings, then [`warn_default_credentials`].
+fn warn(warnings: &[String], default_credentials: &[&Credential]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    warn_default_credentials(default_credentials);
+}
+
 /// Say which upstream default credentials the output still carries (never their values).
-pub(crate) fn warn_default_credentials(rendered: &Rendered) {
-    for cred in &rendered.default_credentials {
+fn warn_default_credentials(default_credentials: &[&Credential]) {
+    for cred in default_credentials {
         eprintln!(
             "warning: `{}` is unset, so the output keeps upstream's well-known default ({}); run `kfctl-rs secrets generate --out secrets.yaml` and pass -f secrets.yaml",
             cred.value, cred.what

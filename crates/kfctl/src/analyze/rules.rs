@@ -71,8 +71,7 @@ fn is_zero(v: &Value) -> bool {
 
 /// KF004: namespaced objects without a namespace.
 pub(super) fn missing_namespaces(objects: &[Value], found: &mut Vec<Finding>) {
-    let tagged: Vec<RenderedObject> =
-        objects.iter().map(|o| RenderedObject { component: String::new(), obj: o.clone() }).collect();
+    let tagged: Vec<RenderedObject> = objects.iter().map(|o| RenderedObject::new("", o.clone())).collect();
     for object in crate::catalog::default_namespace::missing_namespace(&tagged) {
         found.push(finding("KF004", label(&object.obj), "names no namespace: it lands in `default`".into()));
     }

@@ -182,7 +182,7 @@ pub(crate) const UNKNOWN: &str = "unknown";
 /// first whose `namespaces` holds the object's namespace (or, for a Namespace, its name);
 /// else `UNKNOWN`.
 pub fn attribute_prerendered(catalog: &Catalog, objects: Vec<Value>) -> Vec<RenderedObject> {
-    objects.into_iter().map(|obj| RenderedObject { component: component_for(catalog, &obj), obj }).collect()
+    objects.into_iter().map(|obj| RenderedObject::new(component_for(catalog, &obj), obj)).collect()
 }
 
 fn component_for(catalog: &Catalog, obj: &Value) -> String {

@@ -75,7 +75,7 @@ mod tests {
     use serde_json::json;
 
     fn object(component: &str, obj: Value) -> RenderedObject {
-        RenderedObject { component: component.into(), obj }
+        RenderedObject::new(component, obj)
     }
 
     #[test]

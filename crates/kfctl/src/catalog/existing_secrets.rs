@@ -129,10 +129,10 @@ pub(crate) fn existing_one(obj: &Value, listed: &[String]) -> Option<Holder> {
 
 /// Drop the listed Secrets from `objects`, and point every reference to a generated one's
 /// hashed name at its plain name.
-pub(crate) fn drop_listed(objects: &mut Vec<RenderedObject>, values: &Value) {
+pub(crate) fn drop_listed(objects: &mut Vec<RenderedObject>, values: &Value) -> Result<(), super::CatalogError> {
     let listed = listed(values);
     if listed.is_empty() {
-        return;
+        return Ok(());
     }
     let mut renames = Vec::new();
     objects.retain(|o| match existing_one(&o.obj, &listed) {
@@ -145,7 +145,7 @@ pub(crate) fn drop_listed(objects: &mut Vec<RenderedObject>, values: &Value) {
             false
         }
     });
-    super::rehash::rename_references(objects, &renames);
+    super::rehash::rename_references(objects, &renames)
 }
 
 #[cfg(test)]

@@ -208,7 +208,7 @@ pub(crate) fn add_certificate(objects: &mut Vec<RenderedObject>, values: &Value,
         }
         SortOrder::Fifo => objects.len(),
     };
-    objects.insert(at, RenderedObject { component, obj });
+    objects.insert(at, RenderedObject::new(component, obj));
 }
 
 #[cfg(test)]
@@ -277,9 +277,11 @@ mod tests {
 
     #[test]
     fn the_certificate_goes_where_kustomize_sorts_it() {
-        let obj = |api: &str, kind: &str, name: &str| RenderedObject {
-            component: "c".into(),
-            obj: json!({"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": "kubeflow"}}),
+        let obj = |api: &str, kind: &str, name: &str| {
+            RenderedObject::new(
+                "c",
+                json!({"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": "kubeflow"}}),
+            )
         };
         let mut objects = vec![
             obj("v1", "Service", "s"),

@@ -30,6 +30,7 @@ pub(crate) mod component;
 pub mod credentials;
 pub mod default_namespace;
 pub mod defaults;
+pub mod deferred;
 pub(crate) mod docs;
 pub(crate) mod existing_secrets;
 pub(crate) mod external_store;

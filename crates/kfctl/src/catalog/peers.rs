@@ -166,7 +166,8 @@ fn build_without(
     }
     let names: BTreeSet<&str> = wanted.iter().map(|(_, _, _, name)| name.as_str()).collect();
     let names: Vec<String> = names.into_iter().map(str::to_string).collect();
-    let built = super::render::built(&req, Some(&names))?;
+    let read = kfctl_kustomize::build_cache::Read { names: Some(&names), defer_schemas: false };
+    let built = super::render::built(&req, read)?;
     Ok(built
         .objects
         .into_iter()

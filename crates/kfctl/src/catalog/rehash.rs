@@ -21,6 +21,7 @@
 //!
 //! The Helm export computes the same names in the templates (`chart::hashed`).
 
+use super::CatalogError;
 use super::render::RenderedObject;
 use kfctl_kustomize::content_hash;
 use serde_json::Value;
@@ -65,7 +66,10 @@ pub struct Rename {
 
 /// Rename every object whose content hash changed (`hashed[i]` is what [`HashedName::of`] said
 /// of `objects[i]` before values were applied), fix the references, and restore the order.
-pub fn rename_changed(objects: &mut [RenderedObject], hashed: &[Option<HashedName>]) -> Vec<Rename> {
+pub fn rename_changed(
+    objects: &mut [RenderedObject],
+    hashed: &[Option<HashedName>],
+) -> Result<Vec<Rename>, CatalogError> {
     let mut renames = Vec::new();
     for (o, before) in objects.iter_mut().zip(hashed) {
         let Some(before) = before else { continue };
@@ -78,22 +82,27 @@ pub fn rename_changed(objects: &mut [RenderedObject], hashed: &[Option<HashedNam
         renames.push(Rename { namespace: namespace_of(&o.obj).to_string(), old: before.name(), new });
     }
     if renames.is_empty() {
-        return renames;
+        return Ok(renames);
     }
-    rename_references(objects, &renames);
+    rename_references(objects, &renames)?;
     restore_legacy_order(objects, &renames);
-    renames
+    Ok(renames)
 }
 
 /// Make every string equal to a renamed object's old name, in an object of its namespace or a
 /// cluster-scoped one, its new name (what kustomize's name-reference fix-up wrote: see above).
-pub(crate) fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) {
+/// A CRD whose deferred schemas may hold an old name gets them back first.
+pub(crate) fn rename_references(objects: &mut [RenderedObject], renames: &[Rename]) -> Result<(), CatalogError> {
     for o in objects.iter_mut() {
         let namespace = namespace_of(&o.obj).to_string();
         for rename in renames.iter().filter(|r| namespace.is_empty() || r.namespace == namespace) {
+            if o.deferred.as_ref().is_some_and(|d| d.may_hold(&rename.old)) {
+                super::deferred::attach(o)?;
+            }
             replace_exact(&mut o.obj, &rename.old, &rename.new);
         }
     }
+    Ok(())
 }
 
 fn namespace_of(obj: &Value) -> &str {
@@ -158,7 +167,7 @@ mod tests {
     }
 
     fn tagged(obj: Value) -> RenderedObject {
-        RenderedObject { component: "c".into(), obj }
+        RenderedObject::new("c", obj)
     }
 
     #[test]
@@ -185,7 +194,7 @@ mod tests {
             "data": {"ref": old}});
         let mut objects = vec![tagged(obj), tagged(deployment), tagged(elsewhere)];
         objects[0].obj["data"]["key"] = json!("Yg==");
-        let renames = rename_changed(&mut objects, &hashed);
+        let renames = rename_changed(&mut objects, &hashed).expect("renames");
         let new = format!("app-{}", content_hash(&objects[0].obj));
         assert_eq!(renames, vec![Rename { namespace: "ns".into(), old: old.clone(), new: new.clone() }]);
         assert_eq!(objects[0].obj["metadata"]["name"], json!(new));
@@ -199,7 +208,7 @@ mod tests {
         let obj = hashed_secret("app", "YQ==");
         let hashed = vec![HashedName::of(&obj)];
         let mut objects = vec![tagged(obj.clone())];
-        assert!(rename_changed(&mut objects, &hashed).is_empty());
+        assert!(rename_changed(&mut objects, &hashed).expect("renames").is_empty());
         assert_eq!(objects[0].obj, obj);
     }
 
@@ -219,7 +228,7 @@ mod tests {
         };
         let at = usize::from(old > new);
         objects[at].obj["data"]["key"] = json!("Yg==");
-        rename_changed(&mut objects, &hashed);
+        rename_changed(&mut objects, &hashed).expect("renames");
         let names: Vec<&str> = objects.iter().map(|o| o.obj["metadata"]["name"].as_str().unwrap()).collect();
         assert_eq!(names[1 - at], format!("s-{new}"), "{names:?}");
         assert!(names[0] < names[1], "{names:?}");

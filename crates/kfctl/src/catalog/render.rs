@@ -29,6 +29,7 @@ use super::strvals::{self, SetFlag};
 use super::{CatalogError, images, values};
 use crate::source::RemoteResolver;
 pub use crate::source::open::Layout;
+use kfctl_kustomize::build_cache::{Deferred, Read};
 use kfctl_kustomize::{BuildOptions, LoadRestriction};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -72,6 +73,21 @@ pub struct RenderedObject {
     pub component: String,
     /// The object as rendered.
     pub obj: Value,
+    /// Inside a render only: a CRD whose schemas are still in the render cache, `obj` its
+    /// stub ([`super::deferred`]). Every object a render hands out is whole.
+    pub(crate) deferred: Option<Arc<Deferred>>,
+}
+
+impl RenderedObject {
+    /// A whole object of `component`.
+    pub fn new(component: impl Into<String>, obj: Value) -> Self {
+        RenderedObject { component: component.into(), obj, deferred: None }
+    }
+
+    /// Its size as JSON ([`kfctl_kustomize::json_size`]), deferred schemas included.
+    pub(crate) fn json_size(&self) -> u64 {
+        kfctl_kustomize::json_size(&self.obj) + self.deferred.as_ref().map_or(0, |d| d.json_size())
+    }
 }
 
 /// The result of a render.
@@ -126,7 +142,13 @@ pub struct Prepared {
 
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
 pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
-    let Built { catalog, profile, listed, user, example, objects, peers } = built(req, None)?;
+    prepare_with(req, Read::default())
+}
+
+/// [`prepare`], the default render read from the render cache as `read` asks: with
+/// `defer_schemas`, CRDs may be stubs ([`super::deferred`]).
+fn prepare_with(req: &RenderRequest, read: Read) -> Result<Prepared, CatalogError> {
+    let Built { catalog, profile, listed, user, example, objects, peers } = built(req, read)?;
     let defaults = defaults(&catalog, &profile, &objects);
     let known = schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?;
     let schema = schema_for(&known);
@@ -157,10 +179,11 @@ pub(crate) struct Built {
 }
 
 /// Resolve, layer, choose and build: the default render, without defaults or value checks
-/// beyond what choosing the components needs. With `names`, the render's objects are at
-/// least those so named, and maybe no others (the render cache reads no more from a hit:
+/// beyond what choosing the components needs. With `read.names`, the render's objects are at
+/// least those so named, and maybe no others; with `read.defer_schemas`, CRDs may be stubs
+/// (the render cache reads no more from a hit:
 /// [`kfctl_kustomize::build_cache::build_kustomization_named`]).
-pub(crate) fn built(req: &RenderRequest, names: Option<&[String]>) -> Result<Built, CatalogError> {
+pub(crate) fn built(req: &RenderRequest, read: Read) -> Result<Built, CatalogError> {
     let catalog = req.layout.catalog(&req.manifests_dir)?;
     let mut profile = profile::resolve(&req.profile, &catalog)?;
     let described = req.layout != Layout::Unknown && folders_present(&profile, &catalog, &req.manifests_dir);
@@ -190,7 +213,7 @@ pub(crate) fn built(req: &RenderRequest, names: Option<&[String]>) -> Result<Bui
     {
         images::check_registry("global.imageRegistry", registry)?;
     }
-    let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref(), names)?;
+    let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref(), read)?;
     Ok(Built { catalog, profile, listed, user, example, objects, peers })
 }
 
@@ -216,7 +239,8 @@ fn schema_defaults(
     whole.apply_provides(catalog);
     // a disabled component the tree cannot build (an unknown tree without its folder) keeps
     // only the keys every component has, as before
-    let Ok((objects, _)) = default_render(&whole, catalog, user, req, example, None) else {
+    let read = Read { names: None, defer_schemas: true };
+    let Ok((objects, _)) = default_render(&whole, catalog, user, req, example, read) else {
         return Ok(defaults.clone());
     };
     let whole_defaults = self::defaults(catalog, &whole, &objects);
@@ -241,7 +265,16 @@ fn folders_present(profile: &Resolved, catalog: &Catalog, manifests_dir: &std::p
 
 /// Render a profile with values.
 pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
-    let Prepared { catalog, profile, defaults, effective, objects, user, .. } = prepare(req)?;
+    let mut rendered = render_deferred(req)?;
+    super::deferred::attach_all(&mut rendered.objects)?;
+    Ok(rendered)
+}
+
+/// [`render`], whose CRDs may still be stubs with their schemas in the render cache
+/// ([`super::deferred`]): attach them, or write them from their text.
+pub(crate) fn render_deferred(req: &RenderRequest) -> Result<Rendered, CatalogError> {
+    let read = Read { names: None, defer_schemas: true };
+    let Prepared { catalog, profile, defaults, effective, objects, user, .. } = prepare_with(req, read)?;
     // Each object's parameters depend on the values and on it alone: applied on the pool, in
     // order, and stopped once the objects outgrow the render's limit. Each object is measured
     // before and after, while it is at hand: the limit grows with the default render measured
@@ -255,7 +288,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
         .into_par_iter()
         .filter(|o| params::keep(&o.obj, &effective, &o.component, &catalog.provided))
         .map(|mut o| {
-            let size = kfctl_kustomize::json_size(&o.obj);
+            let size = o.json_size();
             let limit = crate::input::max_render_bytes(before.fetch_add(size, Relaxed) + size, values_size);
             if after.load(Relaxed) > limit {
                 stopped.store(true, Relaxed);
@@ -263,7 +296,7 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
             }
             let hashed = super::rehash::HashedName::of(&o.obj);
             params::apply_all(&mut o.obj, &effective, &defaults, &o.component);
-            after.fetch_add(kfctl_kustomize::json_size(&o.obj), Relaxed);
+            after.fetch_add(o.json_size(), Relaxed);
             Some((o, hashed))
         })
         .collect();
@@ -274,13 +307,13 @@ pub fn render(req: &RenderRequest) -> Result<Rendered, CatalogError> {
     }
     within_limit(size, limit)?;
     let (mut objects, hashed): (Vec<_>, Vec<_>) = applied.into_iter().flatten().unzip();
-    super::rehash::rename_changed(&mut objects, &hashed);
+    super::rehash::rename_changed(&mut objects, &hashed)?;
     let users = super::users::users(&effective)?;
     if !users.is_empty() {
         super::users::expand_profiles(&mut objects, &users);
-        within_limit(objects.par_iter().map(|o| kfctl_kustomize::json_size(&o.obj)).sum(), limit)?;
+        within_limit(objects.par_iter().map(RenderedObject::json_size).sum(), limit)?;
     }
-    super::existing_secrets::drop_listed(&mut objects, &effective);
+    super::existing_secrets::drop_listed(&mut objects, &effective)?;
     let order = kfctl_kustomize::SortOrder::from_options(Some(&catalog.sort_options))?;
     super::gateway::add_certificate(&mut objects, &effective, &defaults, &order);
     let default_credentials = unset_credentials(&objects, &effective);
@@ -355,7 +388,7 @@ fn default_render(
     user: &Value,
     req: &RenderRequest,
     example: Option<&ExampleAttribution>,
-    names: Option<&[String]>,
+    read: Read,
 ) -> Result<(Vec<RenderedObject>, Vec<super::peers::PeerDependent>), CatalogError> {
     let (k, dir, tags) = match example {
         Some(example) if profile.example && req.components.is_empty() => {
@@ -377,7 +410,7 @@ fn default_render(
     };
     let options = BuildOptions { remote: req.remote.clone(), restriction, strict_patches: true };
     let first_own_patch = k.patches.len() - profile.changes.patches.len();
-    let resources = crate::render_cache::build_kustomization(&dir, &k, &options, names)
+    let resources = crate::render_cache::build_kustomization(&dir, &k, &options, read)
         .map_err(|e| profile.changes.explain(e, first_own_patch))?;
     let tag_of = |entry: &str| match example {
         Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),
@@ -394,7 +427,7 @@ fn default_render(
             if !by.is_empty() {
                 peers.push(super::peers::PeerDependent { index, peers: by });
             }
-            RenderedObject { component, obj: r.obj }
+            RenderedObject { component, obj: r.obj, deferred: r.deferred }
         })
         .collect();
     super::default_namespace::fill(&mut objects, catalog);

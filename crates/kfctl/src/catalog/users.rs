@@ -127,8 +127,7 @@ pub(crate) fn expand_profiles(objects: &mut Vec<RenderedObject>, users: &[User])
     }
     let Some(at) = objects.iter().position(|o| is_demo_profile(&o.obj)) else { return };
     let demo = objects.remove(at);
-    let profiles =
-        users.iter().map(|u| RenderedObject { component: demo.component.clone(), obj: profile(&demo.obj, u) });
+    let profiles = users.iter().map(|u| RenderedObject::new(demo.component.clone(), profile(&demo.obj, u)));
     objects.splice(at..at, profiles.collect::<Vec<_>>());
 }
 
@@ -207,7 +206,7 @@ mod tests {
         let demo = json!({"apiVersion": "kubeflow.org/v1beta1", "kind": "Profile", "metadata": {"name": "kubeflow-user-example-com"}, "spec": {"owner": {"kind": "User", "name": DEFAULT_EMAIL}}});
         let mut secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"}, "stringData": {"DEX_USER_PASSWORD": HASH}});
         let mut config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dex", "namespace": "auth"}, "data": {"config.yaml": format!("staticPasswords:\n{DEMO_DEX_ENTRY}staticClients:\n")}});
-        let mut objects = vec![RenderedObject { component: "c".into(), obj: demo }];
+        let mut objects = vec![RenderedObject::new("c", demo)];
         let values = json!({"global": {"users": [{"email": "a@x.io", "passwordHash": HASH}, {"email": "b@x.io", "namespace": "team-b"}]}});
         expand_profiles(&mut objects, &users(&values).unwrap());
         assert_eq!(objects[0].obj.pointer("/metadata/name").unwrap(), "kubeflow-a-x-io");

@@ -127,7 +127,7 @@ mod tests {
 
     #[test]
     fn an_env_name_upstream_has_is_refused_naming_the_value() {
-        let objects = vec![super::super::RenderedObject { component: "katib".into(), obj: deployment() }];
+        let objects = vec![super::super::RenderedObject::new("katib", deployment())];
         let taken = json!({"katib": {"env": {"w": {"c": [{"name": "B"}, {"name": "A", "value": "2"}]}}}});
         let e = check_env(&taken, &objects).unwrap_err().to_string();
         assert!(e.starts_with("values: `katib.env.w.c` sets `A`, which upstream's container already has"), "{e}");

@@ -67,10 +67,10 @@ mod tests {
 
     #[test]
     fn the_certificate_template_renders_only_with_an_issuer_and_has_its_points() {
-        let gw = RenderedObject {
-            component: "kubeflow-istio-resources".into(),
-            obj: json!({"apiVersion": "networking.istio.io/v1alpha3", "kind": "Gateway", "metadata": {"name": "kubeflow-gateway", "namespace": "kubeflow"}, "spec": {"servers": []}}),
-        };
+        let gw = RenderedObject::new(
+            "kubeflow-istio-resources",
+            json!({"apiVersion": "networking.istio.io/v1alpha3", "kind": "Gateway", "metadata": {"name": "kubeflow-gateway", "namespace": "kubeflow"}, "spec": {"servers": []}}),
+        );
         let defaults = json!({});
         let scope = Scope { component: "kubeflow-istio-resources", defaults: &defaults };
         let files = added_templates(&[&gw], &scope, "v1.11.0").unwrap();

@@ -206,10 +206,12 @@ mod tests {
             define_text: String::new(),
             expression: String::new(),
         };
-        let object = |component: &str, namespace: &str, env: &str| RenderedObject {
-            component: component.into(),
-            obj: json!({"kind": "Deployment", "metadata": {"name": "d", "namespace": namespace},
+        let object = |component: &str, namespace: &str, env: &str| {
+            RenderedObject::new(
+                component,
+                json!({"kind": "Deployment", "metadata": {"name": "d", "namespace": namespace},
                 "spec": {"env": [{"value": "x"}, {"valueFrom": {"name": env}}]}}),
+            )
         };
         let by_component = vec![("a", vec![hashed("cm-a", "ns")]), ("b", vec![hashed("cm-b", "ns")])];
         let own = [object("a", "ns", "cm-a"), object("b", "ns", "cm-b"), object("c", "other", "cm-a")];

@@ -310,8 +310,8 @@ mod tests {
     #[test]
     fn plan_keeps_each_objects_component_and_orders_foundations_by_it() {
         let objects = vec![
-            RenderedObject { component: "trainer".into(), obj: obj("apps/v1", "Deployment", Some("kf"), "trainer") },
-            RenderedObject { component: "istio".into(), obj: obj("apps/v1", "Deployment", Some("kf"), "d") },
+            RenderedObject::new("trainer", obj("apps/v1", "Deployment", Some("kf"), "trainer")),
+            RenderedObject::new("istio", obj("apps/v1", "Deployment", Some("kf"), "d")),
         ];
         let plan = Plan::build(&objects).unwrap();
         let components: Vec<&str> = plan.objects().map(|o| o.component.as_str()).collect();
