@@ -15,6 +15,7 @@
 //! With `buildMetadata` origin or transformer annotations, the walk also tracks where each
 //! kustomization sits and annotates objects as it goes (see [`crate::build_metadata`]).
 
+use std::borrow::Cow;
 use super::build_metadata;
 use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{ConflictingFieldSpec, KustomizeError, Result};
@@ -31,7 +32,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub(crate) struct Accumulated {
     pub resources: ResMap,
-    pub config: TransformConfig,
+    /// The defaults borrowed (most folders), or a config of its own.
+    pub config: Cow<'static, TransformConfig>,
     /// What `config` is known to be, so merging the defaults into the defaults (most folders)
     /// skips comparing hundreds of field specs to find out.
     config_is: ConfigIs,
@@ -54,7 +56,7 @@ impl Default for Accumulated {
         // kustomize's accumulator starts with an empty config (see `builtins::config`).
         Accumulated {
             resources: ResMap::new(),
-            config: TransformConfig::default(),
+            config: Cow::Owned(TransformConfig::default()),
             config_is: ConfigIs::Empty,
             vars: Vec::new(),
         }
@@ -74,17 +76,17 @@ impl Accumulated {
         match (self.config_is, other_is) {
             (_, ConfigIs::Empty) | (ConfigIs::Defaults, ConfigIs::Defaults) => Ok(()),
             (ConfigIs::Empty, ConfigIs::Defaults) => {
-                self.config = TransformConfig::defaults();
+                self.config = Cow::Borrowed(TransformConfig::defaults_ref());
                 self.config_is = ConfigIs::Defaults;
                 Ok(())
             }
             _ if strict => {
                 self.config_is = ConfigIs::Other;
-                self.config.merge_checked(other)
+                self.config.to_mut().merge_checked(other)
             }
             _ => {
                 self.config_is = ConfigIs::Other;
-                self.config.merge(other);
+                self.config.to_mut().merge(other);
                 Ok(())
             }
         }

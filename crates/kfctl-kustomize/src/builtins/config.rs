@@ -24,6 +24,7 @@
 //! sorts before the default `{path: metadata/name}`, which is then dropped, so only kind `K`
 //! is renamed — as kustomize does.
 
+use std::borrow::Cow;
 use super::sort::gvk_order_key;
 use crate::error::{ConflictingFieldSpec, KustomizeError, Result};
 use crate::gvk::Gvk;
@@ -95,21 +96,28 @@ struct NameReferenceEntry {
 impl TransformConfig {
     /// kustomize's builtin defaults (parsed once, then copied).
     pub(crate) fn defaults() -> Self {
-        DEFAULTS
-            .get_or_init(|| {
-                let file = TransformConfig::from_yaml(DEFAULTS_YAML, "builtin field specs")
-                    .expect("the builtin field specs are valid kustomize configuration");
-                let mut normalized = TransformConfig::default();
-                normalized.merge(&file);
-                normalized
-            })
-            .clone()
+        Self::defaults_ref().clone()
+    }
+
+    /// kustomize's builtin defaults, parsed once: most folders use them as they are, without
+    /// a copy of their few hundred field specs each.
+    pub(crate) fn defaults_ref() -> &'static TransformConfig {
+        DEFAULTS.get_or_init(|| {
+            let file = TransformConfig::from_yaml(DEFAULTS_YAML, "builtin field specs")
+                .expect("the builtin field specs are valid kustomize configuration");
+            let mut normalized = TransformConfig::default();
+            normalized.merge(&file);
+            normalized
+        })
     }
 
     /// kustomize's `MakeTransformerConfig`: the defaults merged with the `configurations:`
     /// files (relative to `dir`; merged with each other first, in order). A file that conflicts
     /// with another or with the defaults is an error, as in kustomize.
-    pub(crate) fn for_folder(files: &[String], dir: &Path, loader: &Loader) -> Result<Self> {
+    pub(crate) fn for_folder(files: &[String], dir: &Path, loader: &Loader) -> Result<Cow<'static, Self>> {
+        if files.is_empty() {
+            return Ok(Cow::Borrowed(Self::defaults_ref()));
+        }
         let mut merged = TransformConfig::default();
         for file in files {
             let (path, text) = loader.read_text(dir, file)?;
@@ -121,14 +129,12 @@ impl TransformConfig {
             })?;
         }
         let mut own = Self::defaults();
-        if !files.is_empty() {
-            let context = format!("{}: configurations", dir.display());
-            own.merge_checked(&merged).map_err(|source| KustomizeError::ConflictingFieldSpecs {
-                context: context.to_string(),
-                source: Box::new(source),
-            })?;
-        }
-        Ok(own)
+        let context = format!("{}: configurations", dir.display());
+        own.merge_checked(&merged).map_err(|source| KustomizeError::ConflictingFieldSpecs {
+            context: context.to_string(),
+            source: Box::new(source),
+        })?;
+        Ok(Cow::Owned(own))
     }
 
     /// Parse one configuration file (its first YAML document), in kustomize's format.
@@ -182,13 +188,18 @@ impl TransformConfig {
             ("Images", &mut self.images, &other.images),
             ("Replicas", &mut self.replicas, &other.replicas),
         ];
+        // Every list here is sorted already (each merge leaves it sorted): only one that
+        // gained a spec needs sorting again.
         for (list, into, incoming) in lists {
-            merge_specs(into, incoming, strict).map_err(|spec| ConflictingFieldSpec { list, spec })?;
-            sort_specs(into);
+            if merge_specs(into, incoming, strict).map_err(|spec| ConflictingFieldSpec { list, spec })? {
+                sort_specs(into);
+            }
         }
-        merge_name_references(&mut self.name_reference, &other.name_reference, strict)
+        let added = merge_name_references(&mut self.name_reference, &other.name_reference, strict)
             .map_err(|spec| ConflictingFieldSpec { list: "NameReference", spec })?;
-        self.name_reference.sort_by_cached_key(|nbr| gvk_order_key(&nbr.gvk));
+        if added {
+            self.name_reference.sort_by_cached_key(|nbr| gvk_order_key(&nbr.gvk));
+        }
         Ok(())
     }
 }
@@ -248,26 +259,36 @@ pub(crate) fn spec_gvk(spec: &FieldSpec) -> Gvk {
     Gvk::new(&spec.group, &spec.version, &spec.kind)
 }
 
-/// kustomize's "effectively equal": `existing` is selected by `incoming`'s gvk, same path.
+/// kustomize's "effectively equal": `existing` is selected by `incoming`'s gvk
+/// ([`Gvk::is_selected_by`], compared in place), same path.
 fn effectively_equal(existing: &FieldSpec, incoming: &FieldSpec) -> bool {
-    existing.path == incoming.path && spec_gvk(existing).is_selected_by(&spec_gvk(incoming))
+    let selects = |selector: &str, value: &str| selector.is_empty() || selector == value;
+    existing.path == incoming.path
+        && selects(&incoming.group, &existing.group)
+        && selects(&incoming.version, &existing.version)
+        && selects(&incoming.kind, &existing.kind)
 }
 
 /// kustomize's `FsSlice.MergeAll`: add what is not present; a present spec with another
 /// `create` is a conflict (reported when `strict`, otherwise the existing spec is kept).
+/// Returns whether a spec was added.
 pub(crate) fn merge_specs(
     into: &mut Vec<FieldSpec>,
     incoming: &[FieldSpec],
     strict: bool,
-) -> std::result::Result<(), FieldSpec> {
+) -> std::result::Result<bool, FieldSpec> {
+    let mut added = false;
     for spec in incoming {
         match into.iter().find(|existing| effectively_equal(existing, spec)) {
             Some(existing) if strict && existing.create != spec.create => return Err(spec.clone()),
             Some(_) => {}
-            None => into.push(spec.clone()),
+            None => {
+                into.push(spec.clone());
+                added = true;
+            }
         }
     }
-    Ok(())
+    Ok(added)
 }
 
 /// Sort field specs by gvk in kustomize's legacy kind order (stable for equal gvks).
@@ -275,18 +296,26 @@ pub(crate) fn sort_specs(specs: &mut [FieldSpec]) {
     specs.sort_by_cached_key(|s| gvk_order_key(&spec_gvk(s)));
 }
 
+/// Merge name back-references (each gvk's referrers merged as field specs); returns whether a
+/// gvk was added.
 fn merge_name_references(
     into: &mut Vec<NameBackReference>,
     incoming: &[NameBackReference],
     strict: bool,
-) -> std::result::Result<(), FieldSpec> {
+) -> std::result::Result<bool, FieldSpec> {
+    let mut added = false;
     for nbr in incoming {
         match into.iter_mut().find(|existing| existing.gvk == nbr.gvk) {
-            Some(existing) => merge_specs(&mut existing.referrers, &nbr.referrers, strict)?,
-            None => into.push(nbr.clone()),
+            Some(existing) => {
+                merge_specs(&mut existing.referrers, &nbr.referrers, strict)?;
+            }
+            None => {
+                into.push(nbr.clone());
+                added = true;
+            }
         }
     }
-    Ok(())
+    Ok(added)
 }
 
 #[cfg(test)]
@@ -461,7 +490,7 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
         let err = TransformConfig::for_folder(&["bad.yaml".into()], dir.path(), &loader).unwrap_err().to_string();
         assert!(err.contains("conflicting fieldspecs"), "{err}");
         assert!(TransformConfig::for_folder(&["missing.yaml".into()], dir.path(), &loader).is_err());
-        assert_eq!(TransformConfig::for_folder(&[], dir.path(), &loader).unwrap(), TransformConfig::defaults());
+        assert_eq!(TransformConfig::for_folder(&[], dir.path(), &loader).unwrap().into_owned(), TransformConfig::defaults());
     }
 
     #[test]

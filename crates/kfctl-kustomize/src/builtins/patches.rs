@@ -317,13 +317,17 @@ pub(crate) fn apply_strategic_merge(
         &before.name
     };
     let (kind, name) = (kind.to_string(), name.to_string());
-    let mut base = resource.obj.clone();
+    // The object is taken, not copied: on success it is replaced by the merge, and a failed
+    // merge fails the build.
+    let api_version = resource.api_version().to_string();
+    let mut base = std::mem::take(&mut resource.obj);
     merge::drop_bare_nulls(&mut base, &resource.bare_nulls, &before.gvk);
     let mut patch = patch.clone();
     for obj in [&mut base, &mut patch] {
-        set_identity(obj, resource.api_version(), &kind, &name, &before.namespace);
+        set_identity(obj, &api_version, &kind, &name, &before.namespace);
     }
-    let merged = merge::strategic_merge(&base, &patch, &before.gvk).map_err(|source_err| KustomizeError::Merge {
+    let merged = merge::strategic_merge_with(base, &patch, &before.gvk, merge::SmpOptions::default());
+    let merged = merged.map_err(|source_err| KustomizeError::Merge {
         context: format!("{source} on {}", kid(&before)),
         source: source_err,
     })?;
@@ -331,7 +335,7 @@ pub(crate) fn apply_strategic_merge(
         Value::Object(map) if !map.is_empty() => Value::Object(map),
         _ => return Ok(true),
     };
-    set_identity(&mut merged, resource.api_version(), &kind, &name, &before.namespace);
+    set_identity(&mut merged, &api_version, &kind, &name, &before.namespace);
     resource.obj = merged;
     resource.bare_nulls.clear();
     remember_if_renamed(resource, before);

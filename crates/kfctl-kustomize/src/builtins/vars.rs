@@ -46,18 +46,23 @@ pub(crate) fn resolve_with(resources: &mut ResMap, vars: &[Var], field_specs: &[
         return Ok(());
     }
     let origins = var_origins(resources, vars);
+    let paths: Vec<Vec<String>> = field_specs
+        .iter()
+        .map(|spec| split_path(&spec.path, '/').into_iter().filter(|p| !p.is_empty()).collect())
+        .collect();
     for resource in resources.iter_mut() {
-        let id = kid(&resource.current_id());
         let gvk = resource.gvk();
         let mut used = Vec::new();
-        for spec in field_specs.iter().filter(|s| applies_to(s, &gvk)) {
-            let path: Vec<String> = split_path(&spec.path, '/').into_iter().filter(|p| !p.is_empty()).collect();
-            walk(&mut resource.obj, &path, &mut |node| {
-                used.extend(referenced(node, &values));
-                expand_node(node, &values)
-            })
-            .map_err(|source| KustomizeError::VarField {
-                object: id.clone(),
+        for (spec, path) in field_specs.iter().zip(&paths).filter(|(s, _)| applies_to(s, &gvk)) {
+            let expanded = walk(&mut resource.obj, path, &mut |node| match may_expand(node) {
+                true => {
+                    used.extend(referenced(node, &values));
+                    expand_node(node, &values)
+                }
+                false => Ok(()),
+            });
+            expanded.map_err(|source| KustomizeError::VarField {
+                object: kid(&resource.current_id()),
                 field: spec.path.clone(),
                 source,
             })?;
@@ -162,6 +167,19 @@ fn var_origins(resources: &ResMap, vars: &[Var]) -> BTreeMap<String, Option<std:
 }
 
 /// The known vars a node about to be expanded refers to (`$(NAME)` in its strings).
+/// Whether [`expand_node`] could change `node` or refuse it: a string holding a `$`, or a list
+/// with an item that is not a string without one. Most fields the var references name hold
+/// neither, and are left without a copy.
+fn may_expand(node: &Value) -> bool {
+    let dollar = |s: &str| memchr::memchr(b'$', s.as_bytes()).is_some();
+    match node {
+        Value::String(s) => dollar(s),
+        Value::Object(map) => map.values().any(|v| matches!(v, Value::String(s) if dollar(s))),
+        Value::Array(items) => items.iter().any(|i| !matches!(i, Value::String(s) if !dollar(s))),
+        _ => false,
+    }
+}
+
 fn referenced(node: &Value, values: &BTreeMap<String, Value>) -> Vec<String> {
     let strings: Vec<&str> = match node {
         Value::String(s) => vec![s.as_str()],

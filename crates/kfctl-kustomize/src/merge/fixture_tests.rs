@@ -58,7 +58,7 @@ fn apply_entry(resources: &mut Vec<Value>, dir: &Path, entry: &Value) -> Result<
             let out = if patch.is_array() {
                 apply_json6902(&res, patch)?
             } else {
-                strategic_merge_with(&res, patch, &gvk_of(&res), options)?
+                strategic_merge_with(res.clone(), patch, &gvk_of(&res), options)?
             };
             if !out.is_null() {
                 kept.push(out);

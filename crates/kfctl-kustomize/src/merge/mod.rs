@@ -97,28 +97,30 @@ pub(crate) struct SmpOptions {
 
 /// Apply a strategic merge patch to `base`, an object of kind `gvk`, as kustomize does.
 /// Returns `Value::Null` when the patch deletes the object.
+#[cfg(test)]
 pub(crate) fn strategic_merge(base: &Value, patch: &Value, gvk: &Gvk) -> Result<Value, MergeError> {
-    strategic_merge_with(base, patch, gvk, SmpOptions::default())
+    strategic_merge_with(base.clone(), patch, gvk, SmpOptions::default())
 }
 
-/// [`strategic_merge`] with the patch's options.
+/// [`strategic_merge`] of a target given by value, with the patch's options.
 pub(crate) fn strategic_merge_with(
-    base: &Value,
+    base: Value,
     patch: &Value,
     gvk: &Gvk,
     options: SmpOptions,
 ) -> Result<Value, MergeError> {
-    let (Value::Object(base_map), Value::Object(patch_map)) = (base, patch) else {
-        let (what, found) = if base.is_object() { ("patch", patch) } else { ("target", base) };
+    let (Value::Object(base_map), Value::Object(patch_map)) = (&base, patch) else {
+        let (what, found) = if base.is_object() { ("patch", patch) } else { ("target", &base) };
         return Err(MergeError::NotAMap { what, found: found.to_string() });
     };
+    let identity = Identity::of(base_map);
     let mut patch_map = patch_map.clone();
     if !gvk.version.is_empty() {
         // As kustomize does for the patch copy it applies to each target.
         patch_map.insert("apiVersion".into(), Value::String(gvk.api_version()));
     }
     let mut tree = Tree::default();
-    let dest = tree.add(base);
+    let dest = tree.add_target(base);
     let origin = tree.add(&Value::Object(patch_map));
     let schema = schema::schema_for_gvk(gvk);
     let merged = walk::Merger { tree: &mut tree }.walk([Some(dest), Some(origin)], schema)?;
@@ -126,29 +128,40 @@ pub(crate) fn strategic_merge_with(
         Some(Value::Object(map)) if !map.is_empty() => map,
         _ => return Ok(Value::Null),
     };
-    restore_identity(&mut result, base_map, options);
+    identity.restore(&mut result, options);
     Ok(Value::Object(result))
 }
 
-/// kustomize's `ApplySmPatch` epilogue: kind and name come back unless allowed to change, the
-/// namespace always comes back (and goes away when the target had none).
-fn restore_identity(result: &mut Map<String, Value>, base: &Map<String, Value>, options: SmpOptions) {
-    let base_meta = |key: &str| base.get("metadata").and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or("");
-    if !options.allow_kind_change {
-        let kind = base.get("kind").and_then(Value::as_str).unwrap_or("");
-        result.insert("kind".into(), Value::String(kind.to_string()));
+/// The target's kind, name and namespace, which kustomize puts back after a merge.
+struct Identity {
+    kind: String,
+    name: String,
+    namespace: String,
+}
+
+impl Identity {
+    fn of(base: &Map<String, Value>) -> Self {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+        let meta = |key: &str| text(base.get("metadata").and_then(|m| m.get(key)));
+        Identity { kind: text(base.get("kind")), name: meta("name"), namespace: meta("namespace") }
     }
-    if !options.allow_name_change {
-        let name = base_meta("name").to_string();
-        metadata_mut(result).insert("name".into(), Value::String(name));
-    }
-    let namespace = base_meta("namespace").to_string();
-    if namespace.is_empty() {
-        if let Some(Value::Object(meta)) = result.get_mut("metadata") {
-            meta.shift_remove("namespace");
+
+    /// kustomize's `ApplySmPatch` epilogue: kind and name come back unless allowed to change,
+    /// the namespace always comes back (and goes away when the target had none).
+    fn restore(self, result: &mut Map<String, Value>, options: SmpOptions) {
+        if !options.allow_kind_change {
+            result.insert("kind".into(), Value::String(self.kind));
         }
-    } else {
-        metadata_mut(result).insert("namespace".into(), Value::String(namespace));
+        if !options.allow_name_change {
+            metadata_mut(result).insert("name".into(), Value::String(self.name));
+        }
+        if self.namespace.is_empty() {
+            if let Some(Value::Object(meta)) = result.get_mut("metadata") {
+                meta.shift_remove("namespace");
+            }
+        } else {
+            metadata_mut(result).insert("namespace".into(), Value::String(self.namespace));
+        }
     }
 }
 

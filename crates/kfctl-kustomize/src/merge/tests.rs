@@ -213,7 +213,7 @@ fn name_and_namespace_are_restored_and_kept_when_allowed() {
     let out = strategic_merge(&one(base), &patch, &Gvk::new("", "v1", "ConfigMap")).unwrap();
     assert_eq!(out["metadata"], one("{name: c, namespace: ns, labels: {a: b}}"));
     let options = SmpOptions { allow_name_change: true, ..SmpOptions::default() };
-    let out = strategic_merge_with(&one(base), &patch, &Gvk::new("", "v1", "ConfigMap"), options).unwrap();
+    let out = strategic_merge_with(one(base), &patch, &Gvk::new("", "v1", "ConfigMap"), options).unwrap();
     assert_eq!(out["metadata"]["name"], "other");
     assert_eq!(out["metadata"]["namespace"], "ns");
 }

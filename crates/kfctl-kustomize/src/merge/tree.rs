@@ -21,6 +21,11 @@ pub(super) enum Node {
     Scalar(Value),
     Map(Vec<(String, NodeId)>),
     Seq(Vec<NodeId>),
+    /// A list of the merge's target not taken apart (always a `Value::Array`): the walk passes
+    /// a list through whole unless it merges element-wise, so a target's other lists (a CRD's
+    /// `versions`, with their schemas: most of a platform's bytes) are never copied into the
+    /// arena. [`Tree::unpack`] takes one apart before its elements are read.
+    Packed(Value),
 }
 
 /// The kind of a node, as kyaml's node kinds.
@@ -58,6 +63,28 @@ impl Tree {
         self.push(node)
     }
 
+    /// Add the merge's target, taking it: maps as nodes, lists [`Node::Packed`].
+    pub(super) fn add_target(&mut self, value: Value) -> NodeId {
+        let node = match value {
+            Value::Object(map) => Node::Map(map.into_iter().map(|(k, v)| (k, self.add_target(v))).collect()),
+            list @ Value::Array(_) => Node::Packed(list),
+            scalar => Node::Scalar(scalar),
+        };
+        self.push(node)
+    }
+
+    /// Take a packed list apart (its elements added as [`Tree::add_target`] adds them); any
+    /// other node stays as it is.
+    pub(super) fn unpack(&mut self, id: NodeId) {
+        if !matches!(self.nodes[id], Node::Packed(_)) {
+            return;
+        }
+        if let Node::Packed(Value::Array(items)) = std::mem::replace(&mut self.nodes[id], Node::Seq(Vec::new())) {
+            let items = items.into_iter().map(|item| self.add_target(item)).collect();
+            self.nodes[id] = Node::Seq(items);
+        }
+    }
+
     pub(super) fn push(&mut self, node: Node) -> NodeId {
         self.nodes.push(node);
         self.nodes.len() - 1
@@ -71,6 +98,7 @@ impl Tree {
                 Value::Object(fields.iter().map(|(k, v)| (k.clone(), self.to_value(*v))).collect::<Map<_, _>>())
             }
             Node::Seq(items) => Value::Array(items.iter().map(|v| self.to_value(*v)).collect()),
+            Node::Packed(list) => list.clone(),
         }
     }
 
@@ -78,7 +106,7 @@ impl Tree {
         match &self.nodes[id] {
             Node::Scalar(_) => Kind::Scalar,
             Node::Map(_) => Kind::Map,
-            Node::Seq(_) => Kind::Seq,
+            Node::Seq(_) | Node::Packed(_) => Kind::Seq,
         }
     }
 
@@ -102,6 +130,7 @@ impl Tree {
             Node::Scalar(v) => v.is_null(),
             Node::Map(f) => f.is_empty(),
             Node::Seq(items) => items.is_empty(),
+            Node::Packed(list) => list.as_array().is_none_or(Vec::is_empty),
         }
     }
 
@@ -111,7 +140,7 @@ impl Tree {
             Node::Scalar(Value::String(s)) => s.clone(),
             Node::Scalar(Value::Null) => "null".to_string(),
             Node::Scalar(v) => v.to_string(),
-            Node::Map(_) | Node::Seq(_) => String::new(),
+            Node::Map(_) | Node::Seq(_) | Node::Packed(_) => String::new(),
         }
     }
 
@@ -131,10 +160,15 @@ impl Tree {
         }
     }
 
-    /// A list's elements (nothing for other nodes).
+    /// A list's elements (nothing for other nodes). A packed list must be unpacked first
+    /// ([`Tree::unpack`]): reading one here is a bug, and panics in tests.
     pub(super) fn items(&self, id: NodeId) -> Vec<NodeId> {
         match &self.nodes[id] {
             Node::Seq(items) => items.clone(),
+            Node::Packed(_) => {
+                debug_assert!(false, "a packed list read before it was unpacked");
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }
@@ -144,6 +178,7 @@ impl Tree {
     }
 
     pub(super) fn append(&mut self, seq: NodeId, elem: NodeId) {
+        self.unpack(seq);
         if let Node::Seq(items) = &mut self.nodes[seq] {
             items.push(elem);
         }

@@ -50,7 +50,10 @@ impl Merger<'_> {
                 }
                 match kind {
                     Kind::Map => self.walk_map(sources, schema),
-                    Kind::Seq if schema.is_some_and(Schema::is_associative) => self.walk_associative(sources, schema),
+                    Kind::Seq if schema.is_some_and(Schema::is_associative) => {
+                        sources.iter().flatten().for_each(|id| self.tree.unpack(*id));
+                        self.walk_associative(sources, schema)
+                    }
                     Kind::Seq | Kind::Scalar => Ok(sources[1].or(sources[0])),
                 }
             }
