@@ -78,3 +78,57 @@ fn a_cache_entry_whose_texts_are_damaged_still_gives_the_cold_bytes() {
     std::fs::write(entry, &bytes).unwrap();
     assert!(template(Some(cache.path()), version, &[]).stdout == cold, "a damaged text was written");
 }
+
+/// `chart export --profile multi-tenant` of `version` into `out`, offline, its render cache in
+/// `cache` (`None`: the cache turned off).
+fn export(cache: Option<&Path>, version: &str, out: &Path) {
+    let mut command = Command::new(common::binary());
+    command.args(["chart", "export", "--offline", "--profile", "multi-tenant", "--version", version, "--out"]);
+    command.arg(out).arg("--source").arg(common::manifests_dir_of(version));
+    command.arg("--remote-mirror").arg(common::mirror_dir()).env_remove("KFCTL_REMOTE_MIRROR");
+    match cache {
+        Some(cache) => command.env("KFCTL_CACHE_DIR", cache).env_remove("KFCTL_NO_CACHE"),
+        None => command.env("KFCTL_NO_CACHE", "1"),
+    };
+    let done = command.output().expect("kfctl-rs runs");
+    assert!(done.status.success(), "{version}: {}", String::from_utf8_lossy(&done.stderr));
+}
+
+/// Every file under `dir`, by its path relative to `dir`.
+fn files(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            match entry.file_type().unwrap().is_dir() {
+                true => pending.push(path),
+                false => {
+                    out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(
+    kfctl_no_upstream,
+    ignore = "needs the upstream snapshot: set KFCTL_TEST_UPSTREAM or put ../shared beside the repo"
+)]
+fn a_warm_chart_export_writes_the_cold_files_its_crds_spliced_from_the_cached_texts() {
+    for version in common::releases() {
+        let (cache, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        export(None, version, &out.path().join("cold"));
+        export(Some(cache.path()), version, &out.path().join("stored"));
+        export(Some(cache.path()), version, &out.path().join("warm"));
+        let cold = files(&out.path().join("cold"));
+        assert!(cold.keys().any(|p| p.to_string_lossy().contains("customresourcedefinition")), "{version}: no CRD");
+        for run in ["stored", "warm"] {
+            let other = files(&out.path().join(run));
+            let differ: Vec<_> = cold.iter().filter(|(p, b)| other.get(*p) != Some(*b)).map(|(p, _)| p).collect();
+            assert!(differ.is_empty() && other.len() == cold.len(), "{version}, {run}: files differ: {differ:?}");
+        }
+    }
+}

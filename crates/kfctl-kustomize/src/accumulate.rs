@@ -15,7 +15,6 @@
 //! With `buildMetadata` origin or transformer annotations, the walk also tracks where each
 //! kustomization sits and annotates objects as it goes (see [`crate::build_metadata`]).
 
-use std::borrow::Cow;
 use super::build_metadata;
 use super::builtins::{self, config::TransformConfig, plugins};
 use super::error::{ConflictingFieldSpec, KustomizeError, Result};
@@ -26,6 +25,7 @@ use super::openapi;
 use super::resmap::ResMap;
 use super::resource::Resource;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// What a folder (and everything below it) has accumulated.

@@ -37,7 +37,8 @@ pub(crate) fn write_record(
     text: Option<std::ops::Range<u64>>,
 ) {
     let start = out.len();
-    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&[0; 8]);
+    write_str(out, obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default());
     match origin {
         None => out.push(0),
         Some(origin) => {
@@ -54,9 +55,24 @@ pub(crate) fn write_record(
         true => write_value(out, obj),
         false => super::deferred::write_stub(out, obj, &deferred),
     }
+    let head = u32::try_from(out.len() - start - 8).unwrap_or(u32::MAX);
+    out[start + 4..start + 8].copy_from_slice(&head.to_le_bytes());
     super::deferred::write_section(out, obj, &deferred, text.unwrap_or_default());
     let len = u32::try_from(out.len() - start - 4).unwrap_or(u32::MAX);
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// A record's head: the object's name, its origin, influencing entries and the object (a
+/// CRD's stub), without the deferred schemas.
+fn record_head(record: &[u8]) -> Option<&[u8]> {
+    let (len, rest) = record.split_first_chunk::<4>()?;
+    rest.get(..u32::from_le_bytes(*len) as usize)
+}
+
+/// The object's `metadata.name` a record holds first (empty when it has none), read without
+/// decoding the object.
+pub(crate) fn record_name(record: &[u8]) -> Option<&str> {
+    Reader::new(record_head(record)?).str()
 }
 
 /// The records of `body`, each with its offset in `body`, or `None` if a length runs past its
@@ -79,7 +95,9 @@ pub(crate) type Record = (Option<String>, Value, Vec<String>, Option<super::defe
 
 /// One record's origin, object (a CRD's stub), influencing entries and deferred parts.
 pub(crate) fn read_record(bytes: &[u8]) -> Option<Record> {
-    let mut reader = Reader { bytes, at: 0 };
+    let head = record_head(bytes)?.len();
+    let mut reader = Reader { bytes, at: 4 };
+    reader.str()?;
     let origin = match reader.byte()? {
         0 => None,
         1 => Some(reader.string()?),
@@ -88,6 +106,9 @@ pub(crate) fn read_record(bytes: &[u8]) -> Option<Record> {
     let count = reader.count()?;
     let influenced_by = (0..count).map(|_| reader.string()).collect::<Option<Vec<_>>>()?;
     let obj = reader.value(0)?;
+    if reader.at != 4 + head {
+        return None;
+    }
     let deferred = super::deferred::read_section(&mut reader)?;
     reader.at_end().then_some((origin, obj, influenced_by, deferred))
 }
@@ -296,19 +317,18 @@ mod tests {
             assert_eq!(read(&whole[..cut]), None, "cut at {cut}");
         }
         assert!(records(&body[..body.len() - 1]).is_none(), "a length past the end");
-        assert_eq!(read(&[0, 0, 9, 0]), None, "an unknown tag");
-        assert_eq!(read(&[0, 0, 0, 2]), None, "an unknown section flag");
-        assert_eq!(read(&[0, 0, 0, 0, 0]), None, "bytes after the record");
-        let mut huge = vec![0u8, 0];
-        huge.extend([7, 0xff, 0xff, 0xff, 0xff, 0x0f]);
-        assert_eq!(read(&huge), None, "a count past the bytes left");
+        assert_eq!(read(&[4, 0, 0, 0, 0, 0, 0, 9, 0]), None, "an unknown tag");
+        assert_eq!(read(&[4, 0, 0, 0, 0, 0, 0, 0, 2]), None, "an unknown section flag");
+        assert_eq!(read(&[4, 0, 0, 0, 0, 0, 0, 0, 0, 0]), None, "bytes after the record");
+        assert_eq!(read(&[3, 0, 0, 0, 0, 0, 0, 0, 0]), None, "a head that ends before its object");
+        // A record: its head's length, the head (name, origin, entries, object), the flag.
+        let record = |head: &[u8]| [&(head.len() as u32 + 1).to_le_bytes()[..], &[0], head, &[0]].concat();
+        assert_eq!(read(&record(&[0, 0, 7, 0xff, 0xff, 0xff, 0xff, 0x0f])), None, "a count past the bytes left");
         let mut deep = vec![0u8, 0];
         deep.extend(std::iter::repeat_n([7u8, 1], MAX_DEPTH + 2).flatten());
-        deep.extend([0, 0]);
-        assert_eq!(read(&deep), None, "nesting past the bound");
-        let mut bad_utf8 = vec![0u8, 0, 6, 1, 0xff, 0];
-        assert_eq!(read(&bad_utf8), None);
-        bad_utf8[4] = b'a';
-        assert_eq!(read(&bad_utf8), Some((None, json!("a"), Vec::new())));
+        deep.push(0);
+        assert_eq!(read(&record(&deep)), None, "nesting past the bound");
+        assert_eq!(read(&record(&[0, 0, 6, 1, 0xff])), None, "not UTF-8");
+        assert_eq!(read(&record(&[0, 0, 6, 1, b'a'])), Some((None, json!("a"), Vec::new())));
     }
 }

@@ -149,6 +149,22 @@ impl Deferred {
         out.write_all(buf)
     }
 
+    /// The indices of the versions whose `schema` is deferred.
+    pub fn versions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.schemas.iter().map(|(index, _)| *index)
+    }
+
+    /// The whole object's YAML document, when `obj` is still the stub as read and the texts
+    /// region is whole ([`Deferred::has_text_for`]).
+    pub fn text(&self, obj: &Value) -> Option<String> {
+        if !self.has_text_for(obj) {
+            return None;
+        }
+        let mut buf = vec![0; usize::try_from(self.text.end - self.text.start).ok()?];
+        self.texts.file.read_exact_at(&mut buf, self.texts.start + self.text.start).ok()?;
+        String::from_utf8(buf).ok()
+    }
+
     /// The encoded schemas, for comparing.
     fn parts(&self) -> Vec<&[u8]> {
         self.schemas.iter().map(|(_, r)| &self.entry[r.clone()]).collect()

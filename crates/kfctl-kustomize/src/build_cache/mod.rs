@@ -114,9 +114,8 @@ pub struct Read<'a> {
 }
 
 /// [`build_kustomization`], decoding from a hit only what `read` asks. With `read.names`, a
-/// hit decodes only the objects whose record holds one of the names' bytes, so the result is
-/// every object of the build so named, and maybe a few others (one that holds the name
-/// elsewhere): the caller picks its objects from it. With `read.defer_schemas`, a hit's CRDs
+/// hit decodes only the objects whose `metadata.name` is one of them (a record holds its
+/// object's name apart, read without decoding the object). With `read.defer_schemas`, a hit's CRDs
 /// come as stubs with their [`Deferred`] parts. A miss builds, stores and returns the whole
 /// build, every object whole.
 pub fn build_kustomization_named(
@@ -196,9 +195,10 @@ fn load(path: &Path, read: Read) -> Option<ResMap> {
     let body = &bytes[header.line_len..];
     let newline = body.iter().position(|b| *b == b'\n')?;
     let inputs: Vec<Input> = serde_json::from_slice(&body[..newline]).ok()?;
-    let finders: Option<Vec<memchr::memmem::Finder>> =
-        read.names.map(|names| names.iter().map(|n| memchr::memmem::Finder::new(n.as_bytes()).into_owned()).collect());
-    let named = |record: &(usize, &[u8])| finders.as_ref().is_none_or(|f| f.iter().any(|f| f.find(record.1).is_some()));
+    // A record holds its object's name first: only the objects so named are decoded.
+    let named = |record: &(usize, &[u8])| {
+        read.names.is_none_or(|names| binary::record_name(record.1).is_some_and(|n| names.iter().any(|w| w == n)))
+    };
     let records_at = header.line_len + newline + 1;
     let objects: Vec<(usize, &[u8])> = binary::records(&body[newline + 1..])?
         .into_iter()

@@ -24,13 +24,13 @@
 //! sorts before the default `{path: metadata/name}`, which is then dropped, so only kind `K`
 //! is renamed — as kustomize does.
 
-use std::borrow::Cow;
 use super::sort::gvk_order_key;
 use crate::error::{ConflictingFieldSpec, KustomizeError, Result};
 use crate::gvk::Gvk;
 use crate::kustomization::FieldSpec;
 use crate::loader::Loader;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -490,7 +490,10 @@ nameReference:\n- {kind: Issuer, group: cert-manager.io, fieldSpecs: [{kind: Cer
         let err = TransformConfig::for_folder(&["bad.yaml".into()], dir.path(), &loader).unwrap_err().to_string();
         assert!(err.contains("conflicting fieldspecs"), "{err}");
         assert!(TransformConfig::for_folder(&["missing.yaml".into()], dir.path(), &loader).is_err());
-        assert_eq!(TransformConfig::for_folder(&[], dir.path(), &loader).unwrap().into_owned(), TransformConfig::defaults());
+        assert_eq!(
+            TransformConfig::for_folder(&[], dir.path(), &loader).unwrap().into_owned(),
+            TransformConfig::defaults()
+        );
     }
 
     #[test]

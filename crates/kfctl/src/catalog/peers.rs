@@ -19,7 +19,7 @@
 //! the install's values leave out (`chart::peers`).
 
 use super::CatalogError;
-use super::render::{Prepared, RenderRequest};
+use super::render::{Prepared, RenderRequest, RenderedObject};
 use super::strvals::{SetFlag, SetKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,43 +65,29 @@ pub(crate) fn peers_of(
     peers.into_iter().collect()
 }
 
-/// [`super::render::prepare`], and the variants of its peer-dependent objects: what the
-/// chart export starts from.
+/// [`super::render::prepare`] (its CRDs maybe stubs: [`super::render::prepare_deferred`]), and
+/// the variants of its peer-dependent objects: what the chart export starts from.
 pub fn prepare_with_variants(req: &RenderRequest) -> Result<Prepared, CatalogError> {
-    let mut prepared = super::render::prepare(req)?;
+    let mut prepared = super::render::prepare_deferred(req)?;
     prepared.peer_variants = Some(variants(req, &prepared)?);
     Ok(prepared)
 }
 
 /// Build the variants of every peer-dependent object of `prepared` (which `req` made).
 pub fn variants(req: &RenderRequest, prepared: &Prepared) -> Result<Variants, CatalogError> {
-    // each build keeps only the peer-dependent objects: one whole build at a time in memory
+    // each build keeps only the peer-dependent objects
     let wanted: BTreeSet<_> = prepared
         .peers
         .iter()
         .filter_map(|d| prepared.objects.get(d.index))
         .map(|o| kfctl_yaml::compare::identity(&o.obj))
         .collect();
-    let mut builds: BTreeMap<Vec<String>, Vec<Value>> = BTreeMap::new();
+    let builds = builds(req, prepared, &wanted)?;
     let mut out = Variants::new();
     for dependent in &prepared.peers {
         let Some(default) = prepared.objects.get(dependent.index) else { continue };
-        if dependent.peers.len() > MAX_PEERS {
-            return Err(CatalogError::TooManyPeers {
-                object: kfctl_yaml::compare::object_label(&default.obj),
-                peers: dependent.peers.join(", "),
-                max: MAX_PEERS,
-            });
-        }
         let mut found = Vec::new();
-        for off in subsets(&dependent.peers) {
-            let left_out = with_dependents(prepared, &off);
-            if left_out.contains(&default.component) {
-                continue; // its own component needs a peer left out: Helm refuses that too
-            }
-            if !builds.contains_key(&left_out) {
-                builds.insert(left_out.clone(), build_without(req, &left_out, &wanted)?);
-            }
+        for (off, left_out) in left_outs(prepared, dependent, default)? {
             let identity = kfctl_yaml::compare::identity(&default.obj);
             let variant = builds[&left_out].iter().find(|o| kfctl_yaml::compare::identity(o) == identity);
             let Some(obj) = variant else {
@@ -117,6 +103,55 @@ pub fn variants(req: &RenderRequest, prepared: &Prepared) -> Result<Variants, Ca
         }
     }
     Ok(out)
+}
+
+/// A subset of a dependent's peers, and the components a build leaves out for it.
+type LeftOut = (Vec<String>, Vec<String>);
+
+/// Each subset of `dependent`'s peers left out, with the components a build leaves out for
+/// it ([`with_dependents`]), but for those that would leave out its own component (Helm
+/// refuses that too).
+fn left_outs(
+    prepared: &Prepared,
+    dependent: &PeerDependent,
+    default: &RenderedObject,
+) -> Result<Vec<LeftOut>, CatalogError> {
+    if dependent.peers.len() > MAX_PEERS {
+        return Err(CatalogError::TooManyPeers {
+            object: kfctl_yaml::compare::object_label(&default.obj),
+            peers: dependent.peers.join(", "),
+            max: MAX_PEERS,
+        });
+    }
+    Ok(subsets(&dependent.peers)
+        .into_iter()
+        .map(|off| {
+            let left_out = with_dependents(prepared, &off);
+            (off, left_out)
+        })
+        .filter(|(_, left_out)| !left_out.contains(&default.component))
+        .collect())
+}
+
+/// The builds every dependent's variants need, each once, made on all cores; the first error
+/// in the order the dependents need them is the one returned.
+fn builds(
+    req: &RenderRequest,
+    prepared: &Prepared,
+    wanted: &BTreeSet<(String, String, String, String)>,
+) -> Result<BTreeMap<Vec<String>, Vec<Value>>, CatalogError> {
+    use rayon::prelude::*;
+    let mut needed: Vec<Vec<String>> = Vec::new();
+    for dependent in &prepared.peers {
+        let Some(default) = prepared.objects.get(dependent.index) else { continue };
+        for (_, left_out) in left_outs(prepared, dependent, default)? {
+            if !needed.contains(&left_out) {
+                needed.push(left_out);
+            }
+        }
+    }
+    let built: Vec<_> = needed.par_iter().map(|left_out| build_without(req, left_out, wanted)).collect();
+    needed.into_iter().zip(built).map(|(left_out, objects)| Ok((left_out, objects?))).collect()
 }
 
 /// `off` and every component of the profile that needs one of them, transitively: a build

@@ -131,7 +131,10 @@ pub struct Prepared {
     pub effective: Value,
     /// The schema the values are checked against.
     pub schema: Schema,
-    /// The default render (1:1 with kustomize), objects tagged by component.
+    /// The default render (1:1 with kustomize), objects tagged by component. From
+    /// [`super::peers::prepare_with_variants`] (the chart export's), a CRD may be a stub whose
+    /// schemas stay in the render cache ([`super::deferred`]); from [`prepare`], every object
+    /// is whole.
     pub objects: Vec<RenderedObject>,
     /// Its objects whose fields other components' presence decides ([`super::peers`]).
     pub peers: Vec<super::peers::PeerDependent>,
@@ -143,6 +146,19 @@ pub struct Prepared {
 /// Steps 1–4: resolve, layer, choose, build, derive defaults and check values.
 pub fn prepare(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     prepare_with(req, Read::default())
+}
+
+/// [`prepare`] for the chart export: a CRD may be a stub whose schemas stay in the render
+/// cache ([`super::deferred`]; the export splices them from the CRD's cached text), except
+/// those whose fields other components decide (their variants are compared whole).
+pub(crate) fn prepare_deferred(req: &RenderRequest) -> Result<Prepared, CatalogError> {
+    let mut prepared = prepare_with(req, Read { names: None, defer_schemas: true })?;
+    for index in prepared.peers.iter().map(|p| p.index) {
+        if let Some(object) = prepared.objects.get_mut(index) {
+            super::deferred::attach(object)?;
+        }
+    }
+    Ok(prepared)
 }
 
 /// [`prepare`], the default render read from the render cache as `read` asks: with

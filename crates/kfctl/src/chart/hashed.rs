@@ -18,6 +18,7 @@
 use super::gotmpl::{escape_actions, go_quote};
 use super::object::expression;
 use super::params::{Point, PointError, Scope, TOKEN_PREFIX, has_token, mark_all};
+use crate::catalog::CatalogError;
 use crate::catalog::rehash::HashedName;
 use crate::catalog::render::RenderedObject;
 use serde_json::Value;
@@ -144,21 +145,33 @@ fn scalar_prefix<'l>(line: &'l str, name: &str) -> Option<&'l str> {
 /// The first object of another component that names a hashed object (an export error): the
 /// first by component (the order of `hashed`: each component with its hashed objects), then
 /// by object (the order of `objects`), as the component's index, the name and the object's
-/// component. Every object is walked once, on all cores, against every component's names.
+/// component. Every object is walked once, on all cores, against every component's names; a
+/// CRD whose schemas stayed in the render cache and may hold one of the names is walked whole.
 pub(crate) fn first_foreign_reference<'o>(
     hashed: &[(&str, Vec<HashedObject>)],
     objects: &'o [RenderedObject],
-) -> Option<(usize, String, &'o str)> {
+) -> Result<Option<(usize, String, &'o str)>, CatalogError> {
     use rayon::prelude::*;
     let names: Vec<(usize, &str, &HashedObject)> =
         hashed.iter().enumerate().flat_map(|(i, (c, found))| found.iter().map(move |h| (i, *c, h))).collect();
     if names.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let found = objects.par_iter().enumerate().filter_map(|(index, o)| {
-        let namespace = o.obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+    let walked = |o: &RenderedObject| -> Result<Option<RenderedObject>, CatalogError> {
+        let Some(deferred) = &o.deferred else { return Ok(None) };
+        if !names.iter().any(|(_, c, h)| *c != o.component && deferred.may_hold(&h.name)) {
+            return Ok(None);
+        }
+        let mut whole = o.clone();
+        crate::catalog::deferred::attach(&mut whole)?;
+        Ok(Some(whole))
+    };
+    let found = objects.par_iter().enumerate().map(|(index, o)| {
+        let whole = walked(o)?;
+        let obj = whole.as_ref().map_or(&o.obj, |w| &w.obj);
+        let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
         let mut first: Option<(usize, &str)> = None;
-        visit_strings(&o.obj, &mut |s| {
+        visit_strings(obj, &mut |s| {
             let named = names.iter().filter(|(_, c, h)| {
                 *c != o.component && h.name == s && (namespace.is_empty() || h.namespace == namespace)
             });
@@ -168,9 +181,10 @@ pub(crate) fn first_foreign_reference<'o>(
                 first = Some((*i, h.name.as_str()));
             }
         });
-        first.map(|(i, name)| ((i, index), name.to_string(), o.component.as_str()))
+        Ok(first.map(|(i, name)| ((i, index), name.to_string(), o.component.as_str())))
     });
-    found.min_by_key(|(order, _, _)| *order).map(|((i, _), name, other)| (i, name, other))
+    let found: Vec<_> = found.collect::<Result<Vec<_>, CatalogError>>()?.into_iter().flatten().collect();
+    Ok(found.into_iter().min_by_key(|(order, _, _)| *order).map(|((i, _), name, other)| (i, name, other)))
 }
 
 /// Call `visit` with every string in `value`, in order.
@@ -215,11 +229,21 @@ mod tests {
         };
         let by_component = vec![("a", vec![hashed("cm-a", "ns")]), ("b", vec![hashed("cm-b", "ns")])];
         let own = [object("a", "ns", "cm-a"), object("b", "ns", "cm-b"), object("c", "other", "cm-a")];
-        assert_eq!(first_foreign_reference(&by_component, &own), None, "its own, or another namespace's");
+        assert_eq!(
+            first_foreign_reference(&by_component, &own).expect("whole objects"),
+            None,
+            "its own, or another namespace's"
+        );
         let objects = [object("c", "ns", "cm-b"), object("c", "", "cm-a"), object("b", "ns", "cm-a")];
-        assert_eq!(first_foreign_reference(&by_component, &objects), Some((0, "cm-a".into(), "c")));
-        assert_eq!(first_foreign_reference(&by_component[1..], &objects), Some((0, "cm-b".into(), "c")));
-        assert_eq!(first_foreign_reference(&[], &objects), None);
+        assert_eq!(
+            first_foreign_reference(&by_component, &objects).expect("whole objects"),
+            Some((0, "cm-a".into(), "c"))
+        );
+        assert_eq!(
+            first_foreign_reference(&by_component[1..], &objects).expect("whole objects"),
+            Some((0, "cm-b".into(), "c"))
+        );
+        assert_eq!(first_foreign_reference(&[], &objects).expect("whole objects"), None);
     }
 
     #[test]

@@ -30,6 +30,7 @@
 //! and never into a README.
 
 pub(crate) mod argocd;
+pub(crate) mod crd_text;
 pub mod credentials;
 pub(crate) mod exported_global;
 pub(crate) mod external_store;
@@ -59,6 +60,9 @@ pub use argocd::ArgoCdOptions;
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
+    /// A CRD's schemas could not be read back from the render cache.
+    #[error(transparent)]
+    Cache(#[from] crate::catalog::CatalogError),
     /// An object cannot become a template.
     #[error("{object} (component `{component}`): {source}")]
     Object {
@@ -165,7 +169,7 @@ pub fn export(prepared: &Prepared, options: &ExportOptions) -> Result<ChartFiles
     let found: Vec<_> = components.par_iter().map(|component| hashed_objects(prepared, component)).collect();
     let by_component: Vec<(&str, Vec<hashed::HashedObject>)> =
         components.iter().map(|c| c.name).zip(found).map(|(c, h)| Ok((c, h?))).collect::<Result<_, ChartError>>()?;
-    if let Some((i, object, other)) = hashed::first_foreign_reference(&by_component, &prepared.objects) {
+    if let Some((i, object, other)) = hashed::first_foreign_reference(&by_component, &prepared.objects)? {
         let component = by_component[i].0.into();
         return Err(ChartError::ForeignHashedReference { object, component, other: other.into() });
     }
@@ -309,17 +313,21 @@ fn component_chart(
         );
         let kept = provided::kept(&prepared.catalog.provided, component.name, &o.obj);
         let namespace = o.obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        let point_error =
+            |source| ChartError::Object { object: label.clone(), component: component.name.into(), source };
         let template_of = |obj: &Value| {
-            let text = object::template(obj, &scope, &header, kept).map_err(|source| ChartError::Object {
-                object: label.clone(),
-                component: component.name.into(),
-                source,
-            })?;
+            let text = object::template(obj, &scope, &header, kept).map_err(point_error)?;
             Ok::<_, ChartError>(hashed::rewrite_references(&text, namespace, hashed))
         };
         let file = unique_file_name(&o.obj, &mut used);
         let mut text = match peers::of(prepared, o)? {
-            None => template_of(&o.obj)?,
+            None => {
+                let text = object::template_rendered(o, &scope, &header, kept).map_err(|e| match e {
+                    object::TemplateError::Point(source) => point_error(source),
+                    object::TemplateError::Cache(e) => ChartError::Cache(e),
+                })?;
+                hashed::rewrite_references(&text, namespace, hashed)
+            }
             Some((peer_names, variants)) => {
                 let variants =
                     variants.iter().map(|v| Ok((v, template_of(&v.obj)?))).collect::<Result<_, ChartError>>()?;

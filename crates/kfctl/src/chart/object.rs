@@ -32,13 +32,53 @@ use super::params::{
     Point, PointError, SPLICE_KEY, Scope, TOKEN_PREFIX, USER_VAR, find_token, has_token, mark_all, repeats_per_user,
     token,
 };
+use crate::catalog::RenderedObject;
 use serde_json::Value;
 
 /// The template text of `obj` (one document), for `component`'s chart.
 /// `kept`: one of Kubeflow's own objects a provided dependency's folders hold (it renders even
 /// when the dependency is `provided`, see [`crate::catalog::provided`]).
 pub(crate) fn template(obj: &Value, scope: &Scope, header: &str, kept: bool) -> Result<String, PointError> {
-    let mut copy = obj.clone();
+    template_with(obj, obj.clone(), &[], scope, header, kept)
+}
+
+/// [`template`] of a rendered object: a CRD whose schemas stayed in the render cache is
+/// templated from its stub, its schema lines spliced from its cached text
+/// ([`super::crd_text`]); when they cannot be, from the whole CRD, its schemas attached.
+pub(crate) fn template_rendered(
+    object: &RenderedObject,
+    scope: &Scope,
+    header: &str,
+    kept: bool,
+) -> Result<String, TemplateError> {
+    let Some(deferred) = &object.deferred else { return Ok(template(&object.obj, scope, header, kept)?) };
+    if let Some(spliced) = super::crd_text::splice(&object.obj, deferred) {
+        return Ok(template_with(&object.obj, spliced.copy, &spliced.blocks, scope, header, kept)?);
+    }
+    let mut whole = object.clone();
+    crate::catalog::deferred::attach(&mut whole)?;
+    Ok(template(&whole.obj, scope, header, kept)?)
+}
+
+/// Why [`template_rendered`] failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TemplateError {
+    #[error(transparent)]
+    Point(#[from] PointError),
+    #[error(transparent)]
+    Cache(#[from] crate::catalog::CatalogError),
+}
+
+/// [`template`] of `obj` as `copy` (the object, or a CRD stub with placeholders), each
+/// `blocks` line (a placeholder's) replaced by its text.
+fn template_with(
+    obj: &Value,
+    mut copy: Value,
+    blocks: &[(String, String)],
+    scope: &Scope,
+    header: &str,
+    kept: bool,
+) -> Result<String, PointError> {
     let points = mark_all(&mut copy, scope)?;
     let yaml = escape_actions(&kfctl_yaml::to_yaml(&copy));
     let mut out = String::with_capacity(yaml.len() + 256);
@@ -62,10 +102,14 @@ pub(crate) fn template(obj: &Value, scope: &Scope, header: &str, kept: bool) -> 
     let mut seen = 0;
     for line in yaml.lines() {
         match find_token(line) {
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
+            None => match blocks.iter().find(|(placeholder, _)| placeholder == line) {
+                Some((_, block)) if has_token(block) => return Err(PointError::MarkerInData),
+                Some((_, block)) => out.push_str(&escape_actions(block)),
+                None => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            },
             Some(at) => {
                 let index = point_index(&line[at..]).ok_or(PointError::MarkerInData)?;
                 let point = points.get(index).ok_or(PointError::MarkerInData)?;
