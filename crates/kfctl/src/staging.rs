@@ -136,7 +136,25 @@ pub(crate) fn place(src: &Path, dest: &Path) -> Result<(), StageError> {
         }
         return Err(StageError::at(dest)(err));
     }
+    remove_entries(&aside);
     Ok(())
+}
+
+/// Remove what the folder `dir` holds, its entries on all cores (an earlier chart export is a
+/// few hundred files in a few dozen folders); best effort, as the folder's removal after it.
+fn remove_entries(dir: &Path) {
+    use rayon::prelude::*;
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.par_iter().for_each(|entry| match std::fs::symlink_metadata(entry) {
+        Ok(meta) if meta.is_dir() => {
+            remove_entries(entry);
+            let _ = std::fs::remove_dir(entry);
+        }
+        _ => {
+            let _ = std::fs::remove_file(entry);
+        }
+    });
 }
 
 /// The folder `path` sits in, `.` for a bare name; `None` for a root or an empty path.
