@@ -28,13 +28,14 @@ use serde_json::{Map, Number, Value};
 const MAX_DEPTH: usize = 512;
 
 /// Append one record: `origin`, `influenced_by` and `obj`.
-/// With `text` (where the object's YAML is in the texts region), a CRD's schemas are deferred.
+/// With `placed` (where a CRD's schemas and text are in the entry's regions), the object is
+/// written as its stub.
 pub(crate) fn write_record(
     out: &mut Vec<u8>,
     origin: Option<&str>,
     obj: &Value,
     influenced_by: &[&str],
-    text: Option<std::ops::Range<u64>>,
+    placed: Option<&super::deferred::Placed>,
 ) {
     let start = out.len();
     out.extend_from_slice(&[0; 8]);
@@ -50,14 +51,13 @@ pub(crate) fn write_record(
     for entry in influenced_by {
         write_str(out, entry);
     }
-    let deferred = text.as_ref().map(|_| super::deferred::deferrable(obj)).unwrap_or_default();
-    match deferred.is_empty() {
-        true => write_value(out, obj),
-        false => super::deferred::write_stub(out, obj, &deferred),
+    match placed {
+        None => write_value(out, obj),
+        Some(placed) => super::deferred::write_stub(out, obj, placed),
     }
     let head = u32::try_from(out.len() - start - 8).unwrap_or(u32::MAX);
     out[start + 4..start + 8].copy_from_slice(&head.to_le_bytes());
-    super::deferred::write_section(out, obj, &deferred, text.unwrap_or_default());
+    super::deferred::write_section(out, placed);
     let len = u32::try_from(out.len() - start - 4).unwrap_or(u32::MAX);
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
 }
@@ -75,23 +75,24 @@ pub(crate) fn record_name(record: &[u8]) -> Option<&str> {
     Reader::new(record_head(record)?).str()
 }
 
-/// The records of `body`, each with its offset in `body`, or `None` if a length runs past its
-/// end.
-pub(crate) fn records(body: &[u8]) -> Option<Vec<(usize, &[u8])>> {
+/// The records of `body`, or `None` if a length runs past its end.
+pub(crate) fn records(mut body: &[u8]) -> Option<Vec<&[u8]>> {
     let mut out = Vec::new();
-    let mut at = 0;
-    while at < body.len() {
-        let (len, rest) = body[at..].split_first_chunk::<4>()?;
+    while !body.is_empty() {
+        let (len, rest) = body.split_first_chunk::<4>()?;
         let len = u32::from_le_bytes(*len) as usize;
-        let record = rest.get(..len)?;
-        out.push((at + 4, record));
-        at += 4 + len;
+        if rest.len() < len {
+            return None;
+        }
+        let (record, rest) = rest.split_at(len);
+        out.push(record);
+        body = rest;
     }
     Some(out)
 }
 
 /// One record: origin, object, influencing entries, and where its deferred parts are.
-pub(crate) type Record = (Option<String>, Value, Vec<String>, Option<super::deferred::DeferredRanges>);
+pub(crate) type Record = (Option<String>, Value, Vec<String>, Option<super::deferred::Placed>);
 
 /// One record's origin, object (a CRD's stub), influencing entries and deferred parts.
 pub(crate) fn read_record(bytes: &[u8]) -> Option<Record> {
@@ -181,13 +182,6 @@ impl<'b> Reader<'b> {
         self.at == self.bytes.len()
     }
 
-    /// Skip `len` bytes, returning where they are.
-    pub(super) fn span(&mut self, len: usize) -> Option<std::ops::Range<usize>> {
-        let start = self.at;
-        self.take(len)?;
-        Some(start..self.at)
-    }
-
     pub(super) fn byte(&mut self) -> Option<u8> {
         let byte = *self.bytes.get(self.at)?;
         self.at += 1;
@@ -199,6 +193,10 @@ impl<'b> Reader<'b> {
         let taken = self.bytes.get(self.at..end)?;
         self.at = end;
         Some(taken)
+    }
+
+    pub(super) fn four(&mut self) -> Option<[u8; 4]> {
+        self.take(4)?.try_into().ok()
     }
 
     pub(super) fn eight(&mut self) -> Option<[u8; 8]> {
@@ -278,7 +276,7 @@ mod tests {
         write_record(&mut body, None, &json!(null), &[], None);
         let records = records(&body)?;
         assert_eq!(records.len(), 2);
-        read_record(records[0].1).map(|(o, v, by, deferred)| {
+        read_record(records[0]).map(|(o, v, by, deferred)| {
             assert_eq!(deferred, None);
             (o, v, by)
         })
@@ -312,7 +310,7 @@ mod tests {
     fn damaged_records_are_refused_not_trusted() {
         let mut body = Vec::new();
         write_record(&mut body, Some("o"), &json!({"a": ["b", 1, 2.5]}), &["e"], None);
-        let whole = records(&body).unwrap()[0].1.to_vec();
+        let whole = records(&body).unwrap()[0].to_vec();
         for cut in 0..whole.len() {
             assert_eq!(read(&whole[..cut]), None, "cut at {cut}");
         }

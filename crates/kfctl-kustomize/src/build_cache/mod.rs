@@ -35,7 +35,7 @@ mod deferred;
 pub(crate) mod inputs;
 
 pub use deferred::Deferred;
-use deferred::{EntryParts, Texts};
+use deferred::Regions;
 pub use inputs::{RACY_SECONDS, Stat};
 use std::sync::OnceLock;
 
@@ -187,28 +187,26 @@ fn executable_identity() -> String {
 }
 
 /// The entry at `path` if it is whole and every input it recorded still holds, decoded as
-/// `read` asks (see [`build_kustomization_named`]). Its texts region is not read here.
+/// `read` asks (see [`build_kustomization_named`]). Its schemas and texts regions are not read
+/// here.
 fn load(path: &Path, read: Read) -> Option<ResMap> {
     let file = std::fs::File::open(path).ok()?;
     let header = Header::read(&file)?;
-    let bytes = Arc::new(read_body(&file, &header)?);
+    let bytes = read_body(&file, &header)?;
     let body = &bytes[header.line_len..];
     let newline = body.iter().position(|b| *b == b'\n')?;
     let inputs: Vec<Input> = serde_json::from_slice(&body[..newline]).ok()?;
     // A record holds its object's name first: only the objects so named are decoded.
-    let named = |record: &(usize, &[u8])| {
-        read.names.is_none_or(|names| binary::record_name(record.1).is_some_and(|n| names.iter().any(|w| w == n)))
+    let named = |record: &&[u8]| {
+        read.names.is_none_or(|names| binary::record_name(record).is_some_and(|n| names.iter().any(|w| w == n)))
     };
-    let records_at = header.line_len + newline + 1;
-    let objects: Vec<(usize, &[u8])> = binary::records(&body[newline + 1..])?
-        .into_iter()
-        .filter(named)
-        .map(|(offset, record)| (records_at + offset, record))
-        .collect();
-    let texts_at = (header.line_len + header.body_len) as u64;
+    let objects: Vec<&[u8]> = binary::records(&body[newline + 1..])?.into_iter().filter(named).collect();
+    let schemas_at = (header.line_len + header.body_len) as u64;
+    let texts_at = schemas_at.checked_add(header.schemas_len)?;
     let texts_len = file.metadata().ok()?.len().checked_sub(texts_at)?;
-    let texts = Texts { file, start: texts_at, len: texts_len, crc: header.texts_crc, verified: OnceLock::new() };
-    let parts = EntryParts { entry: bytes.clone(), path: Arc::from(path), texts: Arc::new(texts) };
+    let regions =
+        Regions { file, schemas_at, texts_at, texts_len, texts_crc: header.texts_crc, texts_whole: OnceLock::new() };
+    let parts = EntryParts { regions: Arc::new(regions), path: Arc::from(path) };
     let (hold, objects) =
         rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects, &parts, read.defer_schemas));
     if !hold {
@@ -238,13 +236,22 @@ fn read_body(file: &std::fs::File, header: &Header) -> Option<Vec<u8>> {
     (crc.finalize() == header.body_crc).then_some(bytes)
 }
 
-/// An entry's first line: `<FORMAT> <body CRC-32> <body length> <texts CRC-32>`.
+/// An entry's first line: `<FORMAT> <body CRC-32> <body length> <schemas length> <texts
+/// CRC-32>`. The schemas region follows the body, the texts region fills the rest of the file
+/// (`deferred.rs`).
 struct Header {
     /// The line's length with its line break.
     line_len: usize,
     body_crc: u32,
     body_len: usize,
+    schemas_len: u64,
     texts_crc: u32,
+}
+
+/// Where the records of one entry send their deferred parts.
+struct EntryParts {
+    regions: Arc<Regions>,
+    path: Arc<Path>,
 }
 
 impl Header {
@@ -263,27 +270,28 @@ impl Header {
         let newline = start[..filled].iter().position(|b| *b == b'\n')?;
         let line = std::str::from_utf8(&start[..newline]).ok()?.strip_prefix(FORMAT)?.strip_prefix(' ')?;
         let fields: Vec<&str> = line.split(' ').collect();
-        let [body_crc, body_len, texts_crc] = fields[..] else { return None };
+        let [body_crc, body_len, schemas_len, texts_crc] = fields[..] else { return None };
         Some(Header {
             line_len: newline + 1,
             body_crc: u32::from_str_radix(body_crc, 16).ok()?,
             body_len: body_len.parse().ok()?,
+            schemas_len: schemas_len.parse().ok()?,
             texts_crc: u32::from_str_radix(texts_crc, 16).ok()?,
         })
     }
 }
 
-/// The objects of their records (each with its offset in the entry), decoded on all cores;
+/// The objects of their records, decoded on all cores;
 /// with `defer`, CRDs as stubs and their deferred parts, else whole.
-fn parse_objects(records: &[(usize, &[u8])], parts: &EntryParts, defer: bool) -> Option<Vec<Resource>> {
+fn parse_objects(records: &[&[u8]], parts: &EntryParts, defer: bool) -> Option<Vec<Resource>> {
     use rayon::prelude::*;
     records
         .par_iter()
-        .map(|(offset, record)| {
-            let (origin, obj, influenced_by, ranges) = binary::read_record(record)?;
+        .map(|record| {
+            let (origin, obj, influenced_by, placed) = binary::read_record(record)?;
             let mut resource = Resource::new(obj);
-            if let Some(ranges) = ranges {
-                let deferred = Deferred::new(parts, *offset, ranges, &resource.obj);
+            if let Some(placed) = placed {
+                let deferred = Deferred::new(parts.regions.clone(), parts.path.clone(), placed, &resource.obj);
                 match defer {
                     true => resource.deferred = Some(Arc::new(deferred)),
                     false => deferred.attach(&mut resource.obj).ok()?,
@@ -308,27 +316,23 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     let mut body = serde_json::to_vec(inputs)?;
     body.push(b'\n');
     let resources = resources.as_slice();
-    let texts: Vec<Option<String>> = resources
-        .par_iter()
-        .map(|r| (!deferred::deferrable(&r.obj).is_empty()).then(|| kfctl_yaml::to_yaml(&r.obj)))
-        .collect();
-    let mut region = Vec::with_capacity(texts.iter().flatten().map(String::len).sum());
-    let ranges: Vec<Option<std::ops::Range<u64>>> = texts
-        .iter()
-        .map(|text| {
-            let text = text.as_ref()?;
-            let start = region.len() as u64;
-            region.extend_from_slice(text.as_bytes());
-            Some(start..region.len() as u64)
-        })
-        .collect();
+    let apart: Vec<Option<deferred::Apart>> = resources.par_iter().map(|r| deferred::apart(&r.obj)).collect();
+    let (mut schemas, mut texts) = (Vec::new(), Vec::new());
+    let placed: Vec<Option<deferred::Placed>> =
+        apart.into_iter().map(|a| a.map(|a| deferred::place(a, &mut schemas, &mut texts))).collect();
     let records: Vec<Vec<u8>> = resources
         .par_iter()
-        .zip(ranges)
-        .map(|(resource, text)| {
+        .zip(&placed)
+        .map(|(resource, placed)| {
             let mut record = Vec::new();
             let influenced_by: Vec<&str> = resource.influenced_by.iter().map(|o| &**o).collect();
-            binary::write_record(&mut record, resource.origin.as_deref(), &resource.obj, &influenced_by, text);
+            binary::write_record(
+                &mut record,
+                resource.origin.as_deref(),
+                &resource.obj,
+                &influenced_by,
+                placed.as_ref(),
+            );
             record
         })
         .collect();
@@ -336,11 +340,13 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
     let written = (|| {
         let mut file = std::fs::File::create(&temp)?;
-        let header = format!("{FORMAT} {:08x} {} {:08x}\n", checksum(&body), body.len(), checksum(&region));
+        let (body_crc, texts_crc) = (checksum(&body), checksum(&texts));
+        let header = format!("{FORMAT} {body_crc:08x} {} {} {texts_crc:08x}\n", body.len(), schemas.len());
         debug_assert!(header.len() <= Header::MAX_LEN);
         file.write_all(header.as_bytes())?;
         file.write_all(&body)?;
-        file.write_all(&region)?;
+        file.write_all(&schemas)?;
+        file.write_all(&texts)?;
         file.sync_data()?;
         std::fs::rename(&temp, path)
     })();

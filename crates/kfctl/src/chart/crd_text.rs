@@ -14,15 +14,18 @@
 
 use kfctl_kustomize::build_cache::Deferred;
 use serde_json::Value;
+use std::ops::Range;
 
 /// What a stub is templated as: the stub with a placeholder at each deferred schema, and each
 /// placeholder line with the lines that replace it.
 pub(crate) struct Spliced {
     /// The stub, each deferred `schema` a placeholder string.
     pub copy: Value,
-    /// Each placeholder line (without its line break) and the whole `schema:` block that
-    /// replaces it (its lines, each with its line break).
-    pub blocks: Vec<(String, String)>,
+    /// The whole CRD's cached YAML document.
+    pub text: String,
+    /// Each placeholder line (without its line break) and where in `text` the whole `schema:`
+    /// block that replaces it is (its lines, each with its line break).
+    pub blocks: Vec<(String, Range<usize>)>,
 }
 
 /// The placeholder standing for version `index`'s schema: plain text the writer writes as it is.
@@ -45,29 +48,32 @@ pub(crate) fn splice(stub: &Value, deferred: &Deferred) -> Option<Spliced> {
         placeholders.push(name);
     }
     let blocks = blocks(&kfctl_yaml::to_yaml(&copy), &text, &placeholders)?;
-    Some(Spliced { copy, blocks })
+    Some(Spliced { copy, text, blocks })
 }
 
 /// Lay `stub` (the stub's text with placeholders) beside `whole` (the whole CRD's text): each
 /// placeholder line with the block of `whole` at its place, if every other line is the same.
-fn blocks(stub: &str, whole: &str, placeholders: &[String]) -> Option<Vec<(String, String)>> {
+fn blocks(stub: &str, whole: &str, placeholders: &[String]) -> Option<Vec<(String, Range<usize>)>> {
     let mut out = Vec::new();
     let mut whole_lines = whole.split_inclusive('\n').peekable();
+    let mut at = 0;
     for line in stub.split_inclusive('\n') {
         let content = line.strip_suffix('\n').unwrap_or(line);
         let holder = placeholders.iter().find(|p| content.trim_start().strip_prefix("schema: ") == Some(p.as_str()));
         let Some(_) = holder else {
             (whole_lines.next()? == line).then_some(())?;
+            at += line.len();
             continue;
         };
         let indent = content.len() - content.trim_start().len();
         let key = whole_lines.next()?;
         (key.strip_suffix('\n')? == format!("{}schema:", &content[..indent])).then_some(())?;
-        let mut block = key.to_string();
+        let start = at;
+        at += key.len();
         while let Some(next) = whole_lines.next_if(|l| l.trim_end_matches('\n').is_empty() || indent_of(l) > indent) {
-            block.push_str(next);
+            at += next.len();
         }
-        out.push((content.to_string(), block));
+        out.push((content.to_string(), start..at));
     }
     whole_lines.next().is_none().then_some(out)
 }
@@ -93,14 +99,14 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].0, format!("    schema: {}", holders[0]));
         assert_eq!(
-            found[0].1,
+            &whole[found[0].1.clone()],
             "    schema:\n      x:\n        y: |\n          one\n\n          two\n      z:\n      - 1\n"
         );
-        assert_eq!(found[1].1, "    schema:\n      q: 1\n");
+        assert_eq!(&whole[found[1].1.clone()], "    schema:\n      q: 1\n");
         let mut spliced = String::new();
         for line in stub.split_inclusive('\n') {
             match found.iter().find(|(l, _)| format!("{l}\n") == line) {
-                Some((_, block)) => spliced.push_str(block),
+                Some((_, block)) => spliced.push_str(&whole[block.clone()]),
                 None => spliced.push_str(line),
             }
         }

@@ -19,7 +19,7 @@ use super::gotmpl::{escape_actions, go_quote};
 use super::object::expression;
 use super::params::{Point, PointError, Scope, TOKEN_PREFIX, has_token, mark_all};
 use crate::catalog::CatalogError;
-use crate::catalog::rehash::HashedName;
+use crate::catalog::rehash::{HASH_LEN, HashedName};
 use crate::catalog::render::RenderedObject;
 use serde_json::Value;
 
@@ -117,21 +117,32 @@ fn point_of<'p>(text: &str, points: &'p [Point]) -> Option<&'p Point> {
 
 /// `template` (one object's template text) with every YAML scalar equal to a hashed object's
 /// default name made into its name expression, for objects of `namespace` (or cluster-scoped).
-pub(crate) fn rewrite_references(template: &str, namespace: &str, hashed: &[HashedObject]) -> String {
+/// A line can only end with such a name when it ends with `-` and a hash: other lines (nearly
+/// all of a CRD's) are passed over without a comparison, and an unchanged text is not copied.
+pub(crate) fn rewrite_references(template: String, namespace: &str, hashed: &[HashedObject]) -> String {
     let relevant: Vec<&HashedObject> =
         hashed.iter().filter(|h| namespace.is_empty() || h.namespace == namespace).collect();
     if relevant.is_empty() {
-        return template.to_string();
+        return template;
     }
-    let mut out = String::with_capacity(template.len());
-    for line in template.split_inclusive('\n') {
-        let (text, newline) = line.strip_suffix('\n').map_or((line, ""), |t| (t, "\n"));
-        let found = relevant.iter().find_map(|h| scalar_prefix(text, &h.name).map(|lead| (lead, h)));
-        match found {
-            Some((lead, h)) => out.push_str(&format!("{lead}{{{{ {} }}}}{newline}", h.expression)),
-            None => out.push_str(line),
+    let mut out = String::new();
+    let (mut start, mut copied) = (0, 0);
+    let ends = memchr::memchr_iter(b'\n', template.as_bytes()).chain(std::iter::once(template.len()));
+    for end in ends {
+        let text = &template[start..end];
+        let hashed_tail = text.len() > HASH_LEN && text.as_bytes()[text.len() - HASH_LEN - 1] == b'-';
+        let found = hashed_tail.then(|| relevant.iter().find_map(|h| scalar_prefix(text, &h.name).map(|l| (l, h))));
+        if let Some(Some((lead, h))) = found {
+            out.push_str(&template[copied..start]);
+            out.push_str(&format!("{lead}{{{{ {} }}}}", h.expression));
+            copied = end;
         }
+        start = end + 1;
     }
+    if copied == 0 {
+        return template;
+    }
+    out.push_str(&template[copied..]);
     out
 }
 
@@ -282,9 +293,13 @@ mod tests {
         };
         let text =
             "  name: app-h675gf55ht\n  - app-h675gf55ht\n  note: uses app-h675gf55ht\n  other: app-h675gf55htx\n";
-        let out = rewrite_references(text, "ns", std::slice::from_ref(&h));
+        let out = rewrite_references(text.to_string(), "ns", std::slice::from_ref(&h));
         assert_eq!(out, "  name: {{ EXPR }}\n  - {{ EXPR }}\n  note: uses app-h675gf55ht\n  other: app-h675gf55htx\n");
-        assert_eq!(rewrite_references(text, "other", std::slice::from_ref(&h)), text);
-        assert_eq!(rewrite_references(text, "", std::slice::from_ref(&h)), out, "cluster-scoped objects too");
+        assert_eq!(rewrite_references(text.to_string(), "other", std::slice::from_ref(&h)), text);
+        assert_eq!(
+            rewrite_references(text.to_string(), "", std::slice::from_ref(&h)),
+            out,
+            "cluster-scoped objects too"
+        );
     }
 }

@@ -317,7 +317,7 @@ fn component_chart(
             |source| ChartError::Object { object: label.clone(), component: component.name.into(), source };
         let template_of = |obj: &Value| {
             let text = object::template(obj, &scope, &header, kept).map_err(point_error)?;
-            Ok::<_, ChartError>(hashed::rewrite_references(&text, namespace, hashed))
+            Ok::<_, ChartError>(hashed::rewrite_references(text, namespace, hashed))
         };
         let file = unique_file_name(&o.obj, &mut used);
         let mut text = match peers::of(prepared, o)? {
@@ -326,7 +326,7 @@ fn component_chart(
                     object::TemplateError::Point(source) => point_error(source),
                     object::TemplateError::Cache(e) => ChartError::Cache(e),
                 })?;
-                hashed::rewrite_references(&text, namespace, hashed)
+                hashed::rewrite_references(text, namespace, hashed)
             }
             Some((peer_names, variants)) => {
                 let variants =

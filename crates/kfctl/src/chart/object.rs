@@ -53,7 +53,9 @@ pub(crate) fn template_rendered(
 ) -> Result<String, TemplateError> {
     let Some(deferred) = &object.deferred else { return Ok(template(&object.obj, scope, header, kept)?) };
     if let Some(spliced) = super::crd_text::splice(&object.obj, deferred) {
-        return Ok(template_with(&object.obj, spliced.copy, &spliced.blocks, scope, header, kept)?);
+        let blocks: Vec<(String, &str)> =
+            spliced.blocks.iter().map(|(line, range)| (line.clone(), &spliced.text[range.clone()])).collect();
+        return Ok(template_with(&object.obj, spliced.copy, &blocks, scope, header, kept)?);
     }
     let mut whole = object.clone();
     crate::catalog::deferred::attach(&mut whole)?;
@@ -74,14 +76,14 @@ pub(crate) enum TemplateError {
 fn template_with(
     obj: &Value,
     mut copy: Value,
-    blocks: &[(String, String)],
+    blocks: &[(String, &str)],
     scope: &Scope,
     header: &str,
     kept: bool,
 ) -> Result<String, PointError> {
     let points = mark_all(&mut copy, scope)?;
     let yaml = escape_actions(&kfctl_yaml::to_yaml(&copy));
-    let mut out = String::with_capacity(yaml.len() + 256);
+    let mut out = String::with_capacity(yaml.len() + 256 + blocks.iter().map(|(_, b)| b.len()).sum::<usize>());
     let is_crd = crate::catalog::object_id::is_crd(obj);
     out.push_str(&format!("{{{{- /* {} */}}}}\n", header.replace("*/", "* /")));
     let enabled = match kept {
@@ -104,6 +106,7 @@ fn template_with(
         match find_token(line) {
             None => match blocks.iter().find(|(placeholder, _)| placeholder == line) {
                 Some((_, block)) if has_token(block) => return Err(PointError::MarkerInData),
+                Some((_, block)) if memchr::memmem::find(block.as_bytes(), b"{{").is_none() => out.push_str(block),
                 Some((_, block)) => out.push_str(&escape_actions(block)),
                 None => {
                     out.push_str(line);
