@@ -21,7 +21,10 @@ pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
 
 fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
+    // Sized from the file's length, as `fs::read` is (a `Take` gives no size hint: the buffer
+    // grew by doubling, copying each time).
+    let size = file.metadata().map_or(0, |m| m.len().min(limit + 1));
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         let message = format!(

@@ -10,6 +10,7 @@
 //! `kfctl-rs source clean`. `KFCTL_NO_CACHE=1` turns it off. A cache folder that cannot be
 //! used never fails a render: it is built as if uncached.
 
+pub use kfctl_kustomize::build_cache::Outcome;
 use kfctl_kustomize::build_cache::{self, CacheSettings, Read};
 use kfctl_kustomize::kustomization::Kustomization;
 use kfctl_kustomize::{BuildOptions, ResMap};
@@ -37,18 +38,17 @@ pub(crate) fn settings() -> Option<CacheSettings> {
 /// [`kfctl_kustomize::build_kustomization`], through the cache when it is on. A hit decodes
 /// what `read` asks: with `names`, only the objects so named (and maybe a few others), for a
 /// caller after some objects of a build; with `defer_schemas`, CRDs as stubs whose schemas
-/// stay in the entry (see [`build_cache::build_kustomization_named`]).
+/// stay in the entry (see [`build_cache::build_kustomization_named`]). Says whether the cache
+/// served it ([`Outcome::Hit`]; [`Outcome::NotStored`] when the cache is off).
 pub fn build_kustomization(
     dir: &Path,
     k: &Kustomization,
     options: &BuildOptions,
     read: Read,
-) -> kfctl_kustomize::Result<ResMap> {
+) -> kfctl_kustomize::Result<(ResMap, Outcome)> {
     match settings() {
-        Some(settings) => {
-            build_cache::build_kustomization_named(dir, k, options, &settings, read).map(|(resources, _)| resources)
-        }
-        None => kfctl_kustomize::build_kustomization(dir, k, options),
+        Some(settings) => build_cache::build_kustomization_named(dir, k, options, &settings, read),
+        None => kfctl_kustomize::build_kustomization(dir, k, options).map(|r| (r, Outcome::NotStored)),
     }
 }
 

@@ -133,8 +133,10 @@ fn left_outs(
         .collect())
 }
 
-/// The builds every dependent's variants need, each once, made on all cores; the first error
-/// in the order the dependents need them is the one returned.
+/// The builds every dependent's variants need, each once. The first is made alone: when the
+/// render cache served it, the others are made on all cores; when it was built, they are made
+/// one at a time too (a build holds a whole platform: two at once doubled an export's peak
+/// memory). The first error in the order the dependents need them is the one returned.
 fn builds(
     req: &RenderRequest,
     prepared: &Prepared,
@@ -150,8 +152,19 @@ fn builds(
             }
         }
     }
-    let built: Vec<_> = needed.par_iter().map(|left_out| build_without(req, left_out, wanted)).collect();
-    needed.into_iter().zip(built).map(|(left_out, objects)| Ok((left_out, objects?))).collect()
+    let Some(first) = needed.first() else { return Ok(BTreeMap::new()) };
+    let (objects, outcome) = build_without(req, first, wanted)?;
+    let rest = &needed[1..];
+    let build = |left_out: &Vec<String>| build_without(req, left_out, wanted).map(|(objects, _)| objects);
+    let built: Vec<_> = match outcome {
+        crate::render_cache::Outcome::Hit => rest.par_iter().map(build).collect(),
+        _ => rest.iter().map(build).collect(),
+    };
+    let mut out = BTreeMap::from([(first.clone(), objects)]);
+    for (left_out, objects) in rest.iter().zip(built) {
+        out.insert(left_out.clone(), objects?);
+    }
+    Ok(out)
 }
 
 /// `off` and every component of the profile that needs one of them, transitively: a build
@@ -189,12 +202,12 @@ fn subsets(peers: &[String]) -> Vec<Vec<String>> {
 }
 
 /// The objects of the default render (values not applied) of `req` with `off` disabled whose
-/// identities are `wanted`.
+/// identities are `wanted`, and whether the render cache served the build.
 fn build_without(
     req: &RenderRequest,
     off: &[String],
     wanted: &BTreeSet<(String, String, String, String)>,
-) -> Result<Vec<Value>, CatalogError> {
+) -> Result<(Vec<Value>, crate::render_cache::Outcome), CatalogError> {
     let mut req = req.clone();
     for component in off {
         req.sets.push(SetFlag { kind: SetKind::Set, expression: format!("{component}.enabled=false") });
@@ -203,12 +216,9 @@ fn build_without(
     let names: Vec<String> = names.into_iter().map(str::to_string).collect();
     let read = kfctl_kustomize::build_cache::Read { names: Some(&names), defer_schemas: false };
     let built = super::render::built(&req, read)?;
-    Ok(built
-        .objects
-        .into_iter()
-        .map(|o| o.obj)
-        .filter(|o| wanted.contains(&kfctl_yaml::compare::identity(o)))
-        .collect())
+    let objects =
+        built.objects.into_iter().map(|o| o.obj).filter(|o| wanted.contains(&kfctl_yaml::compare::identity(o)));
+    Ok((objects.collect(), built.outcome))
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ pub(crate) fn prepare_deferred(req: &RenderRequest) -> Result<Prepared, CatalogE
 /// [`prepare`], the default render read from the render cache as `read` asks: with
 /// `defer_schemas`, CRDs may be stubs ([`super::deferred`]).
 fn prepare_with(req: &RenderRequest, read: Read) -> Result<Prepared, CatalogError> {
-    let Built { catalog, profile, listed, user, example, objects, peers } = built(req, read)?;
+    let Built { catalog, profile, listed, user, example, objects, peers, .. } = built(req, read)?;
     let defaults = defaults(&catalog, &profile, &objects);
     let known = schema_defaults(&catalog, &listed, &user, req, example.as_ref(), &defaults)?;
     let schema = schema_for(&known);
@@ -192,6 +192,8 @@ pub(crate) struct Built {
     /// The default render (1:1 with kustomize), objects tagged by component.
     pub(crate) objects: Vec<RenderedObject>,
     peers: Vec<super::peers::PeerDependent>,
+    /// Whether the render cache served the build.
+    pub(crate) outcome: crate::render_cache::Outcome,
 }
 
 /// Resolve, layer, choose and build: the default render, without defaults or value checks
@@ -229,8 +231,8 @@ pub(crate) fn built(req: &RenderRequest, read: Read) -> Result<Built, CatalogErr
     {
         images::check_registry("global.imageRegistry", registry)?;
     }
-    let (objects, peers) = default_render(&profile, &catalog, &user, req, example.as_ref(), read)?;
-    Ok(Built { catalog, profile, listed, user, example, objects, peers })
+    let (objects, peers, outcome) = default_render(&profile, &catalog, &user, req, example.as_ref(), read)?;
+    Ok(Built { catalog, profile, listed, user, example, objects, peers, outcome })
 }
 
 /// The defaults the values are checked against: a component of the profile that the values
@@ -256,7 +258,7 @@ fn schema_defaults(
     // a disabled component the tree cannot build (an unknown tree without its folder) keeps
     // only the keys every component has, as before
     let read = Read { names: None, defer_schemas: true };
-    let Ok((objects, _)) = default_render(&whole, catalog, user, req, example, read) else {
+    let Ok((objects, _, _)) = default_render(&whole, catalog, user, req, example, read) else {
         return Ok(defaults.clone());
     };
     let whole_defaults = self::defaults(catalog, &whole, &objects);
@@ -405,7 +407,7 @@ fn default_render(
     req: &RenderRequest,
     example: Option<&ExampleAttribution>,
     read: Read,
-) -> Result<(Vec<RenderedObject>, Vec<super::peers::PeerDependent>), CatalogError> {
+) -> Result<(Vec<RenderedObject>, Vec<super::peers::PeerDependent>, crate::render_cache::Outcome), CatalogError> {
     let (k, dir, tags) = match example {
         Some(example) if profile.example && req.components.is_empty() => {
             let tags = example.resources.iter().chain(&example.components);
@@ -426,7 +428,7 @@ fn default_render(
     };
     let options = BuildOptions { remote: req.remote.clone(), restriction, strict_patches: true };
     let first_own_patch = k.patches.len() - profile.changes.patches.len();
-    let resources = crate::render_cache::build_kustomization(&dir, &k, &options, read)
+    let (resources, outcome) = crate::render_cache::build_kustomization(&dir, &k, &options, read)
         .map_err(|e| profile.changes.explain(e, first_own_patch))?;
     let tag_of = |entry: &str| match example {
         Some(_) => tags.iter().find(|(e, _)| e == entry).map(|(_, c)| c.clone()),
@@ -447,7 +449,7 @@ fn default_render(
         })
         .collect();
     super::default_namespace::fill(&mut objects, catalog);
-    Ok((objects, peers))
+    Ok((objects, peers, outcome))
 }
 
 fn unset_credentials(objects: &[RenderedObject], effective: &Value) -> Vec<&'static Credential> {
