@@ -88,8 +88,9 @@ pub(crate) struct SchemaPlace {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Placed {
     pub schemas: Vec<SchemaPlace>,
-    /// The whole object's YAML document in the texts region.
+    /// The whole object's YAML document in the texts region, and its CRC-32.
     pub text: Range<u64>,
+    pub text_crc: u32,
     /// The schemas' size as JSON, less the `null`s standing in for them ([`crate::json_size`]).
     pub json_size: u64,
 }
@@ -154,14 +155,17 @@ impl Deferred {
         out.write_all(buf)
     }
 
-    /// The whole object's YAML document, when `obj` is still the stub as read and the texts
-    /// region is whole ([`Deferred::has_text_for`]).
+    /// The whole object's YAML document, when `obj` is still the stub as read and the text
+    /// reads back whole (its own checksum: one read, where [`Deferred::has_text_for`] checks the
+    /// whole region before anything is written).
     pub fn text(&self, obj: &Value) -> Option<String> {
-        if !self.has_text_for(obj) {
+        let text = &self.placed.text;
+        if *obj != self.stub || text.end > self.regions.texts_len {
             return None;
         }
-        let mut buf = Vec::new();
-        self.write_text(&mut std::io::sink(), &mut buf).ok()?;
+        let mut buf = vec![0; usize::try_from(text.end - text.start).ok()?];
+        self.regions.file.read_exact_at(&mut buf, self.regions.texts_at + text.start).ok()?;
+        (crc32fast::hash(&buf) == self.placed.text_crc).then_some(())?;
         String::from_utf8(buf).ok()
     }
 }
@@ -217,21 +221,26 @@ pub(crate) fn apart(obj: &Value) -> Option<Apart> {
     Some(Apart { schemas, text: kfctl_yaml::to_yaml(obj), json_size })
 }
 
-/// Put `apart`'s schemas at the end of the `schemas` region and its text at the end of
-/// `texts`, and say where they are.
-pub(crate) fn place(apart: Apart, schemas: &mut Vec<u8>, texts: &mut Vec<u8>) -> Placed {
+/// Where `apart`'s schemas go, at the end of a schemas region `schemas` bytes long, and its
+/// text, at the end of a texts region `texts` bytes long (both lengths grow by them).
+pub(crate) fn place(apart: &Apart, schemas: &mut u64, texts: &mut u64) -> Placed {
     let places = apart
         .schemas
-        .into_iter()
+        .iter()
         .map(|(version, encoded)| {
-            let start = schemas.len() as u64;
-            schemas.extend_from_slice(&encoded);
-            SchemaPlace { version, range: start..schemas.len() as u64, crc: crc32fast::hash(&encoded) }
+            let start = *schemas;
+            *schemas += encoded.len() as u64;
+            SchemaPlace { version: *version, range: start..*schemas, crc: crc32fast::hash(encoded) }
         })
         .collect();
-    let start = texts.len() as u64;
-    texts.extend_from_slice(apart.text.as_bytes());
-    Placed { schemas: places, text: start..texts.len() as u64, json_size: apart.json_size }
+    let start = *texts;
+    *texts += apart.text.len() as u64;
+    Placed {
+        schemas: places,
+        text: start..*texts,
+        text_crc: crc32fast::hash(apart.text.as_bytes()),
+        json_size: apart.json_size,
+    }
 }
 
 /// Append `obj` as its stub (each deferred version's `schema` written as `null`).
@@ -295,6 +304,7 @@ pub(crate) fn write_section(out: &mut Vec<u8>, placed: Option<&Placed>) {
     for n in [placed.json_size, placed.text.start, placed.text.end] {
         out.extend_from_slice(&n.to_le_bytes());
     }
+    out.extend_from_slice(&placed.text_crc.to_le_bytes());
 }
 
 /// Read a deferred section at the reader's place (after the record's head).
@@ -313,7 +323,8 @@ pub(crate) fn read_section(reader: &mut Reader) -> Option<Option<Placed>> {
             }
             let json_size = u64::from_le_bytes(reader.eight()?);
             let text = u64::from_le_bytes(reader.eight()?)..u64::from_le_bytes(reader.eight()?);
-            (text.start <= text.end).then_some(Some(Placed { schemas, text, json_size }))
+            let text_crc = u32::from_le_bytes(reader.four()?);
+            (text.start <= text.end).then_some(Some(Placed { schemas, text, text_crc, json_size }))
         }
         _ => None,
     }

@@ -25,7 +25,13 @@ struct Stored {
 
 fn stored(obj: &Value) -> Stored {
     let (mut schemas, mut texts) = (b"other".to_vec(), b"other text\n".to_vec());
-    let placed = apart(obj).map(|a| place(a, &mut schemas, &mut texts));
+    let (mut schemas_len, mut texts_len) = (schemas.len() as u64, texts.len() as u64);
+    let apart = apart(obj);
+    let placed = apart.as_ref().map(|a| place(a, &mut schemas_len, &mut texts_len));
+    if let Some(a) = &apart {
+        a.schemas.iter().for_each(|(_, encoded)| schemas.extend_from_slice(encoded));
+        texts.extend_from_slice(a.text.as_bytes());
+    }
     let mut body = Vec::new();
     write_record(&mut body, Some("o"), obj, &[], placed.as_ref());
     let (_, stub, _, placed) = read_record(records(&body).expect("records")[0]).expect("reads");
@@ -96,4 +102,5 @@ fn a_damaged_schema_is_an_error_naming_the_entry_and_damaged_texts_are_not_used(
     assert!(err.to_string().starts_with("cache/x.entry: "), "{err}");
     assert!(deferred.may_hold("no such text"), "a schema that does not read back may hold anything");
     assert!(!deferred.has_text_for(&stored.stub), "a texts region whose checksum fails is never used");
+    assert_eq!(deferred.text(&stored.stub), None, "nor a text whose own checksum fails");
 }

@@ -317,9 +317,10 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     body.push(b'\n');
     let resources = resources.as_slice();
     let apart: Vec<Option<deferred::Apart>> = resources.par_iter().map(|r| deferred::apart(&r.obj)).collect();
-    let (mut schemas, mut texts) = (Vec::new(), Vec::new());
+    let (mut schemas_len, mut texts_len) = (0, 0);
     let placed: Vec<Option<deferred::Placed>> =
-        apart.into_iter().map(|a| a.map(|a| deferred::place(a, &mut schemas, &mut texts))).collect();
+        apart.iter().map(|a| a.as_ref().map(|a| deferred::place(a, &mut schemas_len, &mut texts_len))).collect();
+    let apart: Vec<&deferred::Apart> = apart.iter().flatten().collect();
     let records: Vec<Vec<u8>> = resources
         .par_iter()
         .zip(&placed)
@@ -339,14 +340,21 @@ fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::
     records.iter().for_each(|record| body.extend_from_slice(record));
     let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
     let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        let (body_crc, texts_crc) = (checksum(&body), checksum(&texts));
-        let header = format!("{FORMAT} {body_crc:08x} {} {} {texts_crc:08x}\n", body.len(), schemas.len());
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&temp)?);
+        let mut texts_crc = crc32fast::Hasher::new();
+        apart.iter().for_each(|a| texts_crc.update(a.text.as_bytes()));
+        let (body_crc, texts_crc) = (checksum(&body), texts_crc.finalize());
+        let header = format!("{FORMAT} {body_crc:08x} {} {schemas_len} {texts_crc:08x}\n", body.len());
         debug_assert!(header.len() <= Header::MAX_LEN);
         file.write_all(header.as_bytes())?;
         file.write_all(&body)?;
-        file.write_all(&schemas)?;
-        file.write_all(&texts)?;
+        for (_, encoded) in apart.iter().flat_map(|a| &a.schemas) {
+            file.write_all(encoded)?;
+        }
+        for a in &apart {
+            file.write_all(a.text.as_bytes())?;
+        }
+        let file = file.into_inner().map_err(|e| e.into_error())?;
         file.sync_data()?;
         std::fs::rename(&temp, path)
     })();
