@@ -2,9 +2,9 @@
 //!
 //! Nine tenths of a platform's render, by size, is the `openAPIV3Schema` of its CRDs'
 //! versions. No step of a render reads or changes those schemas: the walks for images and pod
-//! specs skip CRDs ([`super::traverse`]), every other row of the parameter table acts on
+//! specs skip CRDs (`catalog::traverse`), every other row of the parameter table acts on
 //! metadata or on other kinds, and the one step that rewrites strings anywhere (the references
-//! to a renamed generated object, [`super::rehash::rename_references`]) attaches a CRD's
+//! to a renamed generated object, `rehash::rename_references`) attaches a CRD's
 //! schemas first when they may hold the old name. So a warm render reads each CRD from the
 //! render cache as a *stub*, its schemas `null` ([`kfctl_kustomize::build_cache::Deferred`]),
 //! and:

@@ -65,7 +65,7 @@ pub(crate) fn peers_of(
     peers.into_iter().collect()
 }
 
-/// [`super::render::prepare`] (its CRDs maybe stubs: [`super::render::prepare_deferred`]), and
+/// [`super::render::prepare`] (its CRDs maybe stubs: `render::prepare_deferred`), and
 /// the variants of its peer-dependent objects: what the chart export starts from.
 pub fn prepare_with_variants(req: &RenderRequest) -> Result<Prepared, CatalogError> {
     let mut prepared = super::render::prepare_deferred(req)?;
