@@ -17,13 +17,17 @@ fn template(cache: Option<&Path>, version: &str, values: &[&str]) -> Output {
     command.arg("--source").arg(common::manifests_dir_of(version));
     command.arg("--remote-mirror").arg(common::mirror_dir());
     command.args(values).env_remove("KFCTL_REMOTE_MIRROR");
+    let out = with_cache(&mut command, cache).output().expect("kfctl-rs runs");
+    assert!(out.status.success(), "{version} {values:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// `command` with its render cache in `cache`, or turned off (`None`).
+fn with_cache<'c>(command: &'c mut Command, cache: Option<&Path>) -> &'c mut Command {
     match cache {
         Some(cache) => command.env("KFCTL_CACHE_DIR", cache).env_remove("KFCTL_NO_CACHE"),
         None => command.env("KFCTL_NO_CACHE", "1"),
-    };
-    let out = command.output().expect("kfctl-rs runs");
-    assert!(out.status.success(), "{version} {values:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
+    }
 }
 
 /// The render cache's entries under `cache`.
@@ -86,11 +90,7 @@ fn export(cache: Option<&Path>, version: &str, out: &Path) {
     command.args(["chart", "export", "--offline", "--profile", "multi-tenant", "--version", version, "--out"]);
     command.arg(out).arg("--source").arg(common::manifests_dir_of(version));
     command.arg("--remote-mirror").arg(common::mirror_dir()).env_remove("KFCTL_REMOTE_MIRROR");
-    match cache {
-        Some(cache) => command.env("KFCTL_CACHE_DIR", cache).env_remove("KFCTL_NO_CACHE"),
-        None => command.env("KFCTL_NO_CACHE", "1"),
-    };
-    let done = command.output().expect("kfctl-rs runs");
+    let done = with_cache(&mut command, cache).output().expect("kfctl-rs runs");
     assert!(done.status.success(), "{version}: {}", String::from_utf8_lossy(&done.stderr));
 }
 
