@@ -378,8 +378,6 @@ fn run_transformers(acc: &mut Accumulated, k: &Kustomization, dir: &Path, loader
     for replica in &k.replicas {
         replicas::apply(res, replica, cfg)?;
     }
-    for image in &k.images {
-        images::apply(res, image, cfg)?;
-    }
+    images::apply_all(res, &k.images, cfg)?;
     replacements::apply(res, &k.replacements, dir, loader)
 }

@@ -273,6 +273,16 @@ pub struct FieldSpec {
     pub create: bool,
 }
 
+impl FieldSpec {
+    /// Whether this spec applies to objects of `gvk` (its empty group, version or kind match
+    /// anything): [`Gvk::is_selected_by`] without building a selector.
+    pub(crate) fn selects(&self, gvk: &crate::gvk::Gvk) -> bool {
+        (self.group.is_empty() || self.group == gvk.group)
+            && (self.version.is_empty() || self.version == gvk.version)
+            && (self.kind.is_empty() || self.kind == gvk.kind)
+    }
+}
+
 /// A `vars:` entry (legacy): `$(name)` in fields is replaced by a field of one object.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

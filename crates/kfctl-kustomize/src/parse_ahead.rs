@@ -7,7 +7,10 @@
 //! while the accumulation starts at once. Whoever reaches a slot first parses it: a
 //! background job skips a slot somebody has claimed; the accumulation parses a slot nobody
 //! has started itself, and waits only for one being parsed. Nothing here waits on anything
-//! but a parse in progress, so nothing can deadlock.
+//! but a parse in progress, so nothing can deadlock. A job yields to the pool between files
+//! (`rayon::yield_now`): a large file the accumulation parses itself is split across the
+//! pool, and without the yield its parts would wait for the jobs to run out of files (the
+//! accumulating thread stood idle for 40 ms of a 90 ms `build example` that way).
 //!
 //! Errors are not kept: a failed parse leaves an empty slot, and the loader parses the file
 //! again on the accumulating thread to report the error in context. When the loader is
@@ -168,6 +171,10 @@ impl Queue {
             if next.is_none() {
                 return;
             }
+            // Between files, run what the accumulation handed the pool: a large file it
+            // parses itself is split across the pool, and it waits for the parts, which would
+            // otherwise wait for these jobs to run out of files.
+            while rayon::yield_now() == Some(rayon::Yield::Executed) {}
         }
     }
 

@@ -277,6 +277,11 @@ pub(crate) fn merge_specs(
     incoming: &[FieldSpec],
     strict: bool,
 ) -> std::result::Result<bool, FieldSpec> {
+    if !strict && into.as_slice() == incoming {
+        // every spec finds itself or an earlier one: nothing to add, and a lenient merge
+        // refuses nothing (a strict one may: a spec after one that selects it, once sorted)
+        return Ok(false);
+    }
     let mut added = false;
     for spec in incoming {
         match into.iter().find(|existing| effectively_equal(existing, spec)) {

@@ -31,11 +31,34 @@ use serde_json::Value;
 /// Apply one `images:` entry to every object.
 pub(crate) fn apply(resources: &mut ResMap, image: &k::Image, config: &TransformConfig) -> Result<()> {
     let rule = ImageRule::new(image)?;
-    for resource in resources.iter_mut().filter(|r| r.kind() != "CustomResourceDefinition") {
+    for resource in resources.iter_mut().filter(|r| !is_crd(r)) {
         legacy_pass(resource, &rule)?;
         fieldspec::apply(resource, &config.images, CreateKind::Nothing, &mut |node| rule.update_node(node))?;
     }
     Ok(())
+}
+
+/// Apply a folder's `images:` entries in order, each as [`apply`] does, with each object's
+/// `containers`/`initContainers` images found once for all the entries instead of by a walk of
+/// the whole object per entry: a rewrite changes an image's text, never where images are.
+pub(crate) fn apply_all(resources: &mut ResMap, images: &[k::Image], config: &TransformConfig) -> Result<()> {
+    if images.len() < 2 {
+        return images.iter().try_for_each(|image| apply(resources, image, config));
+    }
+    let sites: Vec<Vec<Site>> =
+        resources.iter().map(|r| if is_crd(r) { Vec::new() } else { legacy_sites(&r.obj) }).collect();
+    for image in images {
+        let rule = ImageRule::new(image)?;
+        for (resource, sites) in resources.iter_mut().zip(&sites).filter(|(r, _)| !is_crd(r)) {
+            legacy_at(resource, sites, &rule)?;
+            fieldspec::apply(resource, &config.images, CreateKind::Nothing, &mut |node| rule.update_node(node))?;
+        }
+    }
+    Ok(())
+}
+
+fn is_crd(resource: &Resource) -> bool {
+    resource.kind() == "CustomResourceDefinition"
 }
 
 /// One compiled `images:` entry.
@@ -126,6 +149,84 @@ pub(crate) fn split(image: &str) -> (&str, String, String) {
 fn legacy_pass(resource: &mut Resource, rule: &ImageRule) -> Result<()> {
     legacy_walk(&mut resource.obj, rule)
         .map_err(|source| KustomizeError::Field { context: resource.current_id().to_string(), source })
+}
+
+/// An `image` the first pass rewrites: the list it is in (`containers`, `initContainers`) and
+/// the path to it from the object's root.
+struct Site {
+    list: String,
+    path: Vec<Step>,
+}
+
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The first pass, at sites found before ([`legacy_sites`]), in the order [`legacy_walk`] takes.
+fn legacy_at(resource: &mut Resource, sites: &[Site], rule: &ImageRule) -> Result<()> {
+    for site in sites {
+        let node = site.path.iter().try_fold(&mut resource.obj, |node, step| match step {
+            Step::Key(key) => node.get_mut(key.as_str()),
+            Step::Index(i) => node.get_mut(*i),
+        });
+        let Some(node) = node else { continue };
+        rule.update_node(node).map_err(|why| KustomizeError::Field {
+            context: resource.current_id().to_string(),
+            source: FieldError::InList(site.list.clone(), Box::new(why)),
+        })?;
+    }
+    Ok(())
+}
+
+/// Where [`legacy_walk`] rewrites, in its order.
+fn legacy_sites(obj: &Value) -> Vec<Site> {
+    let mut sites = Vec::new();
+    collect_sites(obj, &mut Vec::new(), &mut sites);
+    sites
+}
+
+/// A path being walked: borrowed keys.
+enum StepRef<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn collect_sites<'a>(node: &'a Value, path: &mut Vec<StepRef<'a>>, sites: &mut Vec<Site>) {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map {
+                path.push(StepRef::Key(key));
+                collect_sites(value, path, sites);
+                if let (true, Value::Array(items)) = (key == "containers" || key == "initContainers", value) {
+                    let with_image = items.iter().enumerate().filter(|(_, c)| c.get("image").is_some());
+                    for (i, _) in with_image {
+                        let mut owned: Vec<Step> = path.iter().map(StepRef::to_owned).collect();
+                        owned.extend([Step::Index(i), Step::Key("image".into())]);
+                        sites.push(Site { list: key.clone(), path: owned });
+                    }
+                }
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(StepRef::Index(i));
+                collect_sites(item, path, sites);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+impl StepRef<'_> {
+    fn to_owned(&self) -> Step {
+        match self {
+            StepRef::Key(key) => Step::Key((*key).to_string()),
+            StepRef::Index(i) => Step::Index(*i),
+        }
+    }
 }
 
 fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), FieldError> {
@@ -320,6 +421,65 @@ mod tests {
         obj["spec"]["containers"][0]["image"] = json!({"a": 1});
         m.replace_all(vec![Resource::new(obj)]);
         assert!(apply(&mut m, &entry("nginx", None, Some("1"), None, None), &TransformConfig::defaults()).is_err());
+    }
+
+    #[test]
+    fn entries_applied_together_equal_entries_applied_one_by_one() {
+        let objects = || {
+            let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+                "spec": {"jobTemplate": {"spec": {"template": {"spec": {
+                    "initContainers": [{"image": "busybox"}, {"name": "no-image"}],
+                    "containers": [{"image": "postgres:15"}, {"image": "nginx@sha256:abc"}]}}}}}});
+            let odd = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"},
+                "spec": {"containers": [{"image": "nginx", "sidecar": {"containers": [{"image": "postgres"}]}}],
+                    "image": "nginx", "list": [{"containers": [{"image": "redis:7"}]}]}});
+            let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "x"}, "spec": {"containers": [{"image": "nginx"}]}});
+            vec![
+                Resource::new(pod(&["nginx", "postgres:15", "redis"])),
+                Resource::new(cron),
+                Resource::new(odd),
+                Resource::new(crd),
+            ]
+        };
+        // each entry sees what the ones before it wrote: nginx → nginx:1.2 → mirror/nginx:1.2
+        let entries = [
+            entry("nginx", None, Some("1.2"), None, None),
+            entry("postgres", None, None, None, Some("-alpine")),
+            entry("nginx", Some("mirror/nginx"), None, None, None),
+            entry("redis", None, None, Some("sha256:def"), None),
+            entry("busybox", Some("quay.io/busybox"), Some("1"), None, None),
+        ];
+        let config = TransformConfig::defaults();
+        let (mut one_by_one, mut together) = (ResMap::new(), ResMap::new());
+        one_by_one.replace_all(objects());
+        together.replace_all(objects());
+        entries.iter().for_each(|e| apply(&mut one_by_one, e, &config).unwrap());
+        apply_all(&mut together, &entries, &config).unwrap();
+        let values = |m: &ResMap| m.iter().map(|r| r.obj.clone()).collect::<Vec<_>>();
+        assert_eq!(values(&together), values(&one_by_one));
+        assert_eq!(together.get(0).obj["spec"]["containers"][0]["image"], "mirror/nginx:1.2");
+    }
+
+    #[test]
+    fn entries_applied_together_fail_as_one_by_one_on_a_map_image() {
+        let mut obj = pod(&["nginx", "x"]);
+        obj["spec"]["containers"][1]["image"] = json!({"a": 1});
+        let entries = [entry("nginx", None, Some("1"), None, None), entry("redis", None, Some("2"), None, None)];
+        let errors: Vec<String> = [false, true]
+            .map(|together| {
+                let mut m = ResMap::new();
+                m.replace_all(vec![Resource::new(obj.clone())]);
+                let config = TransformConfig::defaults();
+                let result = if together {
+                    apply_all(&mut m, &entries, &config)
+                } else {
+                    entries.iter().try_for_each(|e| apply(&mut m, e, &config))
+                };
+                result.unwrap_err().to_string()
+            })
+            .into();
+        assert_eq!(errors[0], errors[1]);
     }
 
     #[test]

@@ -79,12 +79,8 @@ fn fixes_for<'c>(resource: &Resource, config: &'c TransformConfig) -> Vec<(&'c F
         .name_reference
         .iter()
         .flat_map(|back| back.referrers.iter().map(move |spec| (spec, &back.gvk)))
-        .filter(|(spec, _)| original.is_selected_by(&spec_gvk(spec)))
+        .filter(|(spec, _)| spec.selects(&original))
         .collect()
-}
-
-fn spec_gvk(spec: &FieldSpec) -> Gvk {
-    Gvk::new(&spec.group, &spec.version, &spec.kind)
 }
 
 /// What the fix-up needs to know about a possible referral (names do not change meanwhile).

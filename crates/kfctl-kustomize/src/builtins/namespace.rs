@@ -74,7 +74,7 @@ fn spec_applies(spec: &FieldSpec, gvk: &Gvk, api_version: &str, role_binding: bo
     let handled_by_hand = path == "metadata/namespace"
         || (path == "metadata/name" && api_version != "v1")
         || (role_binding && path == "subjects/namespace" && ROLE_BINDING_KINDS.contains(&spec.kind.as_str()));
-    !handled_by_hand && gvk.is_selected_by(&Gvk::new(&spec.group, &spec.version, &spec.kind))
+    !handled_by_hand && spec.selects(gvk)
 }
 
 /// Subjects named `default` get the namespace (the field is created if missing).

@@ -54,7 +54,7 @@ fn add_affix(resources: &mut ResMap, end: End, affix: &str, specs: &[FieldSpec])
         if never_renamed(&original) {
             continue;
         }
-        for spec in specs.iter().filter(|s| original.is_selected_by(&Gvk::new(&s.group, &s.version, &s.kind))) {
+        for spec in specs.iter().filter(|s| s.selects(&original)) {
             if spec.path == "metadata/name" {
                 record_affix(resource, end, affix);
             }

@@ -124,7 +124,7 @@ pub(crate) fn strategic_merge_with(
     let origin = tree.add(&Value::Object(patch_map));
     let schema = schema::schema_for_gvk(gvk);
     let merged = walk::Merger { tree: &mut tree }.walk([Some(dest), Some(origin)], schema)?;
-    let mut result = match merged.map(|id| tree.to_value(id)) {
+    let mut result = match merged.map(|id| tree.into_value(id)) {
         Some(Value::Object(map)) if !map.is_empty() => map,
         _ => return Ok(Value::Null),
     };

@@ -102,6 +102,42 @@ impl Tree {
         }
     }
 
+    /// The JSON value of a node, the tree taken: each node's contents are moved out, not
+    /// copied, unless the result reaches some node twice (then as [`Tree::to_value`]).
+    pub(super) fn into_value(mut self, id: NodeId) -> Value {
+        if self.reached_twice(id) {
+            return self.to_value(id);
+        }
+        self.take_value(id)
+    }
+
+    /// Whether the nodes under `id` (and `id`) hold some node twice.
+    fn reached_twice(&self, id: NodeId) -> bool {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut todo = vec![id];
+        while let Some(id) = todo.pop() {
+            if std::mem::replace(&mut seen[id], true) {
+                return true;
+            }
+            match &self.nodes[id] {
+                Node::Map(fields) => todo.extend(fields.iter().map(|(_, v)| *v)),
+                Node::Seq(items) => todo.extend(items),
+                Node::Scalar(_) | Node::Packed(_) => {}
+            }
+        }
+        false
+    }
+
+    fn take_value(&mut self, id: NodeId) -> Value {
+        match std::mem::replace(&mut self.nodes[id], Node::Scalar(Value::Null)) {
+            Node::Scalar(v) | Node::Packed(v) => v,
+            Node::Map(fields) => {
+                Value::Object(fields.into_iter().map(|(k, v)| (k, self.take_value(v))).collect::<Map<_, _>>())
+            }
+            Node::Seq(items) => Value::Array(items.into_iter().map(|v| self.take_value(v)).collect()),
+        }
+    }
+
     pub(super) fn kind(&self, id: NodeId) -> Kind {
         match &self.nodes[id] {
             Node::Scalar(_) => Kind::Scalar,
