@@ -715,6 +715,11 @@ fn bad_input_is_a_usage_error_and_leaves_no_folder_behind() {
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     let again = export_cli("minimal", &fresh, &["--force"]);
     assert!(again.status.success(), "--force replaces an earlier export: {}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("is up to date"),
+        "the same files again leave the earlier export as it was: {}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     assert_eq!(listing(&dir), ["a-file", "fresh", "taken"]);
 }
 

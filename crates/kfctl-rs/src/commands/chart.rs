@@ -7,7 +7,10 @@ use crate::error::usage;
 use crate::exit::Outcome;
 use kfctl::catalog::RenderRequest;
 use kfctl::catalog::render::Prepared;
-use kfctl::chart::{self, ArgoCdOptions, ExportOptions, write::write_folder};
+use kfctl::chart::{
+    self, ArgoCdOptions, ExportOptions,
+    write::{Written, write_folder},
+};
 use std::path::Path;
 
 pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Outcome> {
@@ -19,12 +22,17 @@ pub(crate) fn run(cmd: ChartCommand) -> anyhow::Result<Outcome> {
     let argocd = args.argocd.then(|| argocd_options(&args));
     let export = exported(&args.render, &args.name, args.app_version.as_deref(), export_args(&args), argocd)?;
     let files = &export.files;
-    write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force)?;
+    let written = write_folder(&args.out, files.iter().map(|(p, t)| (p.as_str(), t.as_str())), args.force)?;
     let templates =
         files.keys().filter(|p| p.starts_with("charts/") && p.ends_with(".yaml") && p.contains("/templates/")).count();
+    let said = match written {
+        Written::Written => format!("wrote {}", args.out.display()),
+        Written::Unchanged => {
+            format!("{} is up to date (the earlier export holds these files; nothing written)", args.out.display())
+        }
+    };
     eprintln!(
-        "wrote {}: chart {} {} (appVersion {}), {} subcharts, {templates} object templates{}",
-        args.out.display(),
+        "{said}: chart {} {} (appVersion {}), {} subcharts, {templates} object templates{}",
         args.name,
         kfctl::chart::scaffold::chart_version(&export.app_version),
         export.app_version,

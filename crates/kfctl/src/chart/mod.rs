@@ -48,6 +48,7 @@ pub mod scaffold;
 pub(crate) mod step;
 pub(crate) mod values_doc;
 pub mod write;
+mod write_same;
 
 use crate::catalog::docs;
 use crate::catalog::provided;

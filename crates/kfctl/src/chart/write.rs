@@ -61,12 +61,21 @@ pub enum WriteError {
     },
 }
 
+/// What [`write_folder`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// `--out` holds the files now.
+    Written,
+    /// `--out` was an earlier export holding exactly the files: left as it was.
+    Unchanged,
+}
+
 /// Write `files` (relative path → contents) as the folder `out`.
 pub fn write_folder<'a>(
     out: &Path,
     files: impl IntoIterator<Item = (&'a str, &'a str)>,
     force: bool,
-) -> Result<(), WriteError> {
+) -> Result<Written, WriteError> {
     let shown = out.display().to_string();
     let io = |e: StageError| WriteError::Io { path: shown.clone(), message: e.message };
     let earlier = check_target(out, force)?;
@@ -74,8 +83,14 @@ pub fn write_folder<'a>(
         .filter(|_| out.file_name().is_some())
         .ok_or_else(|| WriteError::Io { path: shown.clone(), message: "names no folder".into() })?;
     let staging = Staging::dir(parent, "chart").map_err(io)?;
-    fill(staging.path(), files, earlier.then_some(out)).map_err(io)?;
-    staging.place(out).map_err(io)
+    let files: Vec<(&str, &str)> = files.into_iter().collect();
+    let owner = std::fs::metadata(staging.path()).ok();
+    if earlier && owner.as_ref().is_some_and(|owner| super::write_same::holds_exactly(out, &files, owner)) {
+        return Ok(Written::Unchanged);
+    }
+    fill(staging.path(), files, earlier.then_some(out), owner.as_ref()).map_err(io)?;
+    staging.place(out).map_err(io)?;
+    Ok(Written::Written)
 }
 
 /// Whether `out` may be written: absent, an empty folder, or (with `force`) an earlier export;
@@ -107,19 +122,18 @@ fn check_target(out: &Path, force: bool) -> Result<bool, WriteError> {
 
 /// Write `files` into `staging`, linking the files of the `earlier` export that are unchanged:
 /// the folders first, then the files on all cores (each file is a few system calls).
-fn fill<'a>(
+fn fill(
     staging: &Path,
-    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    files: Vec<(&str, &str)>,
     earlier: Option<&Path>,
+    owner: Option<&std::fs::Metadata>,
 ) -> Result<(), StageError> {
     use rayon::prelude::*;
-    let files: Vec<(&str, &str)> = files.into_iter().collect();
     make_folders(staging, &files)?;
-    let owner = std::fs::metadata(staging).ok();
-    let earlier = earlier.zip(owner.as_ref());
+    let earlier = earlier.zip(owner);
     files.par_iter().try_for_each(|(rel, text)| {
         let path = staging.join(rel);
-        let mode = if super::credentials::holds_credentials(rel) { PRIVATE } else { PUBLIC };
+        let mode = mode_for(rel);
         if earlier.is_some_and(|(earlier, owner)| reused(&earlier.join(rel), &path, text, mode, owner)) {
             return Ok(());
         }
@@ -164,14 +178,19 @@ fn reused(old: &Path, path: &Path, text: &str, mode: u32, owner: &std::fs::Metad
 /// A file nobody else can change through another name or as its owner, and no more readable
 /// than a new file of `mode` would be.
 #[cfg(unix)]
-fn linkable(meta: &std::fs::Metadata, mode: u32, owner: &std::fs::Metadata) -> bool {
+pub(super) fn linkable(meta: &std::fs::Metadata, mode: u32, owner: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     meta.nlink() == 1 && meta.uid() == owner.uid() && meta.mode() & 0o7777 & !mode == 0
 }
 
 #[cfg(not(unix))]
-fn linkable(_: &std::fs::Metadata, _: u32, _: &std::fs::Metadata) -> bool {
+pub(super) fn linkable(_: &std::fs::Metadata, _: u32, _: &std::fs::Metadata) -> bool {
     false
+}
+
+/// The mode a file of the export is created with.
+pub(super) fn mode_for(rel: &str) -> u32 {
+    if super::credentials::holds_credentials(rel) { PRIVATE } else { PUBLIC }
 }
 
 /// The mode of a file that can hold a credential, and of any other.
