@@ -59,18 +59,25 @@ impl Regions {
     /// Whether the texts region is whole: its length and checksum as the header says.
     fn texts_whole(&self) -> bool {
         *self.texts_whole.get_or_init(|| {
-            let mut hasher = crc32fast::Hasher::new();
-            let mut buf = vec![0; 1 << 20];
-            let mut at = 0;
-            while at < self.texts_len {
-                let n = (self.texts_len - at).min(buf.len() as u64) as usize;
-                if self.file.read_exact_at(&mut buf[..n], self.texts_at + at).is_err() {
-                    return false;
-                }
-                hasher.update(&buf[..n]);
-                at += n as u64;
-            }
-            hasher.finalize() == self.texts_crc
+            // read and summed a megabyte at a time on all cores, the sums combined in order
+            use rayon::prelude::*;
+            const PART: u64 = 1 << 20;
+            let parts: Vec<u64> = (0..self.texts_len.div_ceil(PART)).collect();
+            let sums: Option<Vec<crc32fast::Hasher>> = parts
+                .par_iter()
+                .map(|part| {
+                    let (at, end) = (part * PART, ((part + 1) * PART).min(self.texts_len));
+                    let mut buf = vec![0; usize::try_from(end - at).ok()?];
+                    self.file.read_exact_at(&mut buf, self.texts_at + at).ok()?;
+                    let mut hasher = crc32fast::Hasher::new();
+                    hasher.update(&buf);
+                    Some(hasher)
+                })
+                .collect();
+            let Some(sums) = sums else { return false };
+            let mut whole = crc32fast::Hasher::new();
+            sums.iter().for_each(|sum| whole.combine(sum));
+            whole.finalize() == self.texts_crc
         })
     }
 }
@@ -146,13 +153,22 @@ impl Deferred {
         self.placed.text.end <= self.regions.texts_len && *obj == self.stub && self.regions.texts_whole()
     }
 
-    /// Write the whole object's YAML document (as `kfctl_yaml::to_yaml` writes it) to `out`,
-    /// through `buf`; only for an object [`Deferred::has_text_for`] said yes to.
-    pub fn write_text(&self, out: &mut dyn std::io::Write, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    /// Write the whole object's YAML document (as `kfctl_yaml::to_yaml` writes it) to `out`;
+    /// only for an object [`Deferred::has_text_for`] said yes to. Copied with
+    /// [`std::io::copy`], which the kernel does itself (`copy_file_range`, `sendfile`,
+    /// `splice`) when `out` is standard output or a file, buffered or not, instead of through
+    /// this process's memory. Only the thread writing the stream moves the entry file's
+    /// offset; every other read of it is positioned (`pread`).
+    pub fn write_text<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
         let text = &self.placed.text;
-        buf.resize(usize::try_from(text.end - text.start).map_err(std::io::Error::other)?, 0);
-        self.regions.file.read_exact_at(buf, self.regions.texts_at + text.start)?;
-        out.write_all(buf)
+        let mut file = &self.regions.file;
+        file.seek(SeekFrom::Start(self.regions.texts_at + text.start))?;
+        let want = text.end - text.start;
+        match std::io::copy(&mut file.take(want), out)? {
+            copied if copied == want => Ok(()),
+            _ => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
     }
 
     /// The whole object's YAML document, when `obj` is still the stub as read and the text

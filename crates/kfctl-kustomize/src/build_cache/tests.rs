@@ -189,9 +189,18 @@ fn a_hit_that_defers_schemas_gives_stubs_whose_text_and_attached_object_are_the_
     let deferred = crd.deferred.as_ref().expect("deferred");
     let original = &whole.iter().find(|r| r.obj["kind"] == "CustomResourceDefinition").expect("crd").obj;
     assert!(deferred.has_text_for(&crd.obj));
-    let (mut text, mut buf) = (Vec::new(), Vec::new());
-    deferred.write_text(&mut text, &mut buf).expect("writes");
+    let mut text = Vec::new();
+    deferred.write_text(&mut text).expect("writes");
     assert_eq!(String::from_utf8(text).expect("utf-8"), kfctl_yaml::to_yaml(original));
+    // into a file, buffered, twice: the kernel's copy (`copy_file_range`) from the entry's offset
+    let copy = tempfile::NamedTempFile::new().expect("temp file");
+    let mut file = std::io::BufWriter::new(copy.reopen().expect("reopens"));
+    std::io::Write::write_all(&mut file, b"---\n").expect("writes");
+    deferred.write_text(&mut file).expect("copies");
+    deferred.write_text(&mut file).expect("copies again");
+    drop(file);
+    let twice = format!("---\n{0}{0}", kfctl_yaml::to_yaml(original));
+    assert_eq!(std::fs::read_to_string(copy.path()).expect("reads"), twice);
     let mut attached = crd.obj.clone();
     deferred.attach(&mut attached).expect("attaches");
     assert_eq!(&attached, original);

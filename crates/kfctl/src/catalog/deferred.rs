@@ -65,7 +65,6 @@ impl Stream {
     /// Write the objects as kustomize writes a build (documents separated by `---\n`), as
     /// `kfctl_yaml::write_yaml_stream` writes [`super::render::render`]'s objects.
     pub fn write_yaml(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        let mut buf = Vec::new();
         for (c, chunk) in self.objects.chunks(WRITE_CHUNK).enumerate() {
             let texts: Vec<String> = chunk.par_iter().map(written).collect();
             for (i, (object, text)) in chunk.iter().zip(texts).enumerate() {
@@ -73,7 +72,7 @@ impl Stream {
                     out.write_all(b"---\n")?;
                 }
                 match &object.deferred {
-                    Some(deferred) => deferred.write_text(out, &mut buf)?,
+                    Some(deferred) => deferred.write_text(out)?,
                     None => out.write_all(text.as_bytes())?,
                 }
             }

@@ -78,10 +78,12 @@ fn digest_at(
     compute: impl FnOnce(&[TreeEntry]) -> Result<String, SourceError>,
 ) -> Result<String, SourceError> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let Some(signed) = signatures(entries) else { return compute(entries) };
     let file =
         memos.join(format!("{}.json", sha256_bytes(format!("{FORMAT}\0{}\0{skips}", root.display()).as_bytes())));
-    if let Some(memo) = read_memo(&file)
+    // the memo is read while the entries are signed
+    let (signed, memo) = rayon::join(|| signatures(entries), || read_memo(&file));
+    let Some(signed) = signed else { return compute(entries) };
+    if let Some(memo) = memo
         && memo.format == FORMAT
         && memo.root == root
         && memo.skips == skips
