@@ -195,7 +195,7 @@ fn load(path: &Path, read: Read) -> Option<ResMap> {
     let bytes = read_body(&file, &header)?;
     let body = &bytes[header.line_len..];
     let newline = body.iter().position(|b| *b == b'\n')?;
-    let inputs: Vec<Input> = serde_json::from_slice(&body[..newline]).ok()?;
+    let inputs = &body[..newline];
     // A record holds its object's name first: only the objects so named are decoded.
     let named = |record: &&[u8]| {
         read.names.is_none_or(|names| binary::record_name(record).is_some_and(|n| names.iter().any(|w| w == n)))
@@ -207,8 +207,9 @@ fn load(path: &Path, read: Read) -> Option<ResMap> {
     let regions =
         Regions { file, schemas_at, texts_at, texts_len, texts_crc: header.texts_crc, texts_whole: OnceLock::new() };
     let parts = EntryParts { regions: Arc::new(regions), path: Arc::from(path) };
-    let (hold, objects) =
-        rayon::join(|| inputs::all_hold(&inputs), || parse_objects(&objects, &parts, read.defer_schemas));
+    // the inputs are read and checked while the records are decoded
+    let hold = || serde_json::from_slice::<Vec<Input>>(inputs).is_ok_and(|inputs| inputs::all_hold(&inputs));
+    let (hold, objects) = rayon::join(hold, || parse_objects(&objects, &parts, read.defer_schemas));
     if !hold {
         return None;
     }
