@@ -168,22 +168,33 @@ pub fn collect(objects: &[Value]) -> Vec<String> {
 /// using each: `image` fields and the image tokens of the catalog's locations (as they
 /// appear in the text, where the override replaces them).
 pub(crate) fn overridable(objects: &[&Value]) -> (Vec<String>, BTreeMap<String, String>) {
+    use rayon::prelude::*;
+    // each object's images found on all cores, then taken in the objects' order
+    let found: Vec<(&str, Vec<String>)> = objects
+        .par_iter()
+        .map(|obj| (obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default(), images_of(obj)))
+        .collect();
     let mut images = Vec::new();
     let mut users = BTreeMap::new();
-    for obj in objects {
-        let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let mut add = |img: &str| {
-            images.push(img.to_string());
-            users.entry(img.to_string()).or_insert_with(|| name.clone());
-        };
-        super::params::visit_images(obj, &mut |img| add(img));
-        for found in located_tokens(obj).into_iter().filter(|f| f.pulls) {
-            for t in found.tokens.iter().filter(|t| t.rewrite == image_refs::Rewrite::Image) {
-                add(&t.text);
-            }
+    for (name, found) in found {
+        for img in found {
+            users.entry(img.clone()).or_insert_with(|| name.to_string());
+            images.push(img);
         }
     }
     (images, users)
+}
+
+/// The images `obj` pulls, in the order [`overridable`] lists them: its pod specs' images,
+/// then the image references its texts hold.
+fn images_of(obj: &Value) -> Vec<String> {
+    let mut images = Vec::new();
+    super::params::visit_images(obj, &mut |img| images.push(img.to_string()));
+    for found in located_tokens(obj).into_iter().filter(|f| f.pulls) {
+        let tokens = found.tokens.iter().filter(|t| t.rewrite == image_refs::Rewrite::Image);
+        images.extend(tokens.map(|t| t.text.clone()));
+    }
+    images
 }
 
 /// Why a registry value cannot be used.

@@ -466,10 +466,12 @@ fn unset_credentials(objects: &[RenderedObject], effective: &Value) -> Vec<&'sta
 /// Whether `obj` (rendered) still holds the upstream default of `cred`: the field is there,
 /// not emptied (`global.users` empties the demo hash), and a text still has the default.
 fn holds_default(cred: &Credential, obj: &Value) -> bool {
+    if !cred.matches(obj) {
+        return false;
+    }
     let field = obj.pointer(cred.field).and_then(Value::as_str).unwrap_or_default();
-    cred.matches(obj)
-        && match cred.encoding {
-            params::Encoding::InText { needle, .. } => field.contains(needle),
-            params::Encoding::Plain | params::Encoding::Base64 => !field.is_empty(),
-        }
+    match cred.encoding {
+        params::Encoding::InText { needle, .. } => field.contains(needle),
+        params::Encoding::Plain | params::Encoding::Base64 => !field.is_empty(),
+    }
 }
