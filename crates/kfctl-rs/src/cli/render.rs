@@ -190,7 +190,8 @@ pub(crate) struct ChartExportArgs {
     /// The folder to write (must not exist or be empty; see --force).
     #[arg(long, default_value = "kubeflow")]
     pub out: PathBuf,
-    /// Replace --out when it holds an earlier kfctl-rs export.
+    /// Replace --out when it holds an earlier kfctl-rs export (left as it is, and said to be up
+    /// to date, when it already holds exactly these files).
     #[arg(long)]
     pub force: bool,
     /// The umbrella chart's name.
