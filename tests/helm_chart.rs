@@ -46,8 +46,12 @@ struct ValueSet {
 }
 
 fn value_set(name: &'static str, sets: &[&str], file: Option<Value>) -> ValueSet {
+    // A folder per call: tests that build the matrix at the same time must not remove each
+    // other's files (a scratch folder is emptied when it is taken).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let file = file.map(|doc| {
-        let path = scratch(&format!("values-{name}")).join("values.yaml");
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = scratch(&format!("values-{name}-{call}")).join("values.yaml");
         std::fs::write(&path, kfctl_yaml::to_yaml(&doc)).unwrap();
         path
     });
