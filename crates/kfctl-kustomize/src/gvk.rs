@@ -33,9 +33,13 @@ impl Gvk {
 
     /// Does this gvk satisfy a selector gvk, whose empty fields match anything?
     pub(crate) fn is_selected_by(&self, selector: &Gvk) -> bool {
-        (selector.group.is_empty() || selector.group == self.group)
-            && (selector.version.is_empty() || selector.version == self.version)
-            && (selector.kind.is_empty() || selector.kind == self.kind)
+        self.is_selected_by_parts(&selector.group, &selector.version, &selector.kind)
+    }
+
+    /// [`Gvk::is_selected_by`] a selector given as its three parts.
+    pub(crate) fn is_selected_by_parts(&self, group: &str, version: &str, kind: &str) -> bool {
+        let part = |selector: &str, value: &str| selector.is_empty() || selector == value;
+        part(group, &self.group) && part(version, &self.version) && part(kind, &self.kind)
     }
 
     /// kustomize's string form, used in its sort keys: `group_version_kind` with `~G`, `~V`, `~K`

@@ -277,9 +277,7 @@ impl FieldSpec {
     /// Whether this spec applies to objects of `gvk` (its empty group, version or kind match
     /// anything): [`Gvk::is_selected_by`] without building a selector.
     pub(crate) fn selects(&self, gvk: &crate::gvk::Gvk) -> bool {
-        (self.group.is_empty() || self.group == gvk.group)
-            && (self.version.is_empty() || self.version == gvk.version)
-            && (self.kind.is_empty() || self.kind == gvk.kind)
+        gvk.is_selected_by_parts(&self.group, &self.version, &self.kind)
     }
 }
 

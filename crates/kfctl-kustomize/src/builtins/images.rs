@@ -30,20 +30,16 @@ use serde_json::Value;
 
 /// Apply one `images:` entry to every object.
 pub(crate) fn apply(resources: &mut ResMap, image: &k::Image, config: &TransformConfig) -> Result<()> {
-    let rule = ImageRule::new(image)?;
-    for resource in resources.iter_mut().filter(|r| !is_crd(r)) {
-        legacy_pass(resource, &rule)?;
-        fieldspec::apply(resource, &config.images, CreateKind::Nothing, &mut |node| rule.update_node(node))?;
-    }
-    Ok(())
+    apply_all(resources, std::slice::from_ref(image), config)
 }
 
-/// Apply a folder's `images:` entries in order, each as [`apply`] does, with each object's
-/// `containers`/`initContainers` images found once for all the entries instead of by a walk of
-/// the whole object per entry: a rewrite changes an image's text, never where images are.
+/// Apply a folder's `images:` entries in order, each to every object but CRDs: first at each
+/// `image` of any `containers`/`initContainers` list, then at the config's image field specs.
+/// Each object's images in those lists are found once for all the entries (a rewrite changes
+/// an image's text, never where images are), not by a walk of the whole object per entry.
 pub(crate) fn apply_all(resources: &mut ResMap, images: &[k::Image], config: &TransformConfig) -> Result<()> {
-    if images.len() < 2 {
-        return images.iter().try_for_each(|image| apply(resources, image, config));
+    if images.is_empty() {
+        return Ok(());
     }
     let sites: Vec<Vec<Site>> =
         resources.iter().map(|r| if is_crd(r) { Vec::new() } else { legacy_sites(&r.obj) }).collect();
@@ -145,12 +141,6 @@ pub(crate) fn split(image: &str) -> (&str, String, String) {
     }
 }
 
-/// The first pass: `image` of every element of any `containers`/`initContainers` list.
-fn legacy_pass(resource: &mut Resource, rule: &ImageRule) -> Result<()> {
-    legacy_walk(&mut resource.obj, rule)
-        .map_err(|source| KustomizeError::Field { context: resource.current_id().to_string(), source })
-}
-
 /// An `image` the first pass rewrites: the list it is in (`containers`, `initContainers`) and
 /// the path to it from the object's root.
 struct Site {
@@ -163,7 +153,7 @@ enum Step {
     Index(usize),
 }
 
-/// The first pass, at sites found before ([`legacy_sites`]), in the order [`legacy_walk`] takes.
+/// The first pass at sites found before ([`legacy_sites`]), in their order.
 fn legacy_at(resource: &mut Resource, sites: &[Site], rule: &ImageRule) -> Result<()> {
     for site in sites {
         let node = site.path.iter().try_fold(&mut resource.obj, |node, step| match step {
@@ -179,7 +169,8 @@ fn legacy_at(resource: &mut Resource, sites: &[Site], rule: &ImageRule) -> Resul
     Ok(())
 }
 
-/// Where [`legacy_walk`] rewrites, in its order.
+/// Where the first pass rewrites: each `image` of any `containers`/`initContainers` list, a
+/// list's nested lists before its own images, in the object's order.
 fn legacy_sites(obj: &Value) -> Vec<Site> {
     let mut sites = Vec::new();
     collect_sites(obj, &mut Vec::new(), &mut sites);
@@ -226,27 +217,6 @@ impl StepRef<'_> {
             StepRef::Key(key) => Step::Key((*key).to_string()),
             StepRef::Index(i) => Step::Index(*i),
         }
-    }
-}
-
-fn legacy_walk(node: &mut Value, rule: &ImageRule) -> std::result::Result<(), FieldError> {
-    match node {
-        Value::Object(map) => {
-            for (key, value) in map.iter_mut() {
-                legacy_walk(value, rule)?;
-                if key != "containers" && key != "initContainers" {
-                    continue;
-                }
-                let Value::Array(items) = value else { continue };
-                for image in items.iter_mut().filter_map(|item| item.as_object_mut()).filter_map(|c| c.get_mut("image"))
-                {
-                    rule.update_node(image).map_err(|why| FieldError::InList(key.clone(), Box::new(why)))?;
-                }
-            }
-            Ok(())
-        }
-        Value::Array(items) => items.iter_mut().try_for_each(|item| legacy_walk(item, rule)),
-        _ => Ok(()),
     }
 }
 

@@ -168,11 +168,7 @@ fn make_folders(staging: &Path, files: &[(&str, &str)]) -> Result<(), StageError
 /// Whether `old` (the earlier export's file) holds exactly `text`, may stand for a file of
 /// `mode` written by `owner` ([`linkable`]), and was linked as `path`.
 fn reused(old: &Path, path: &Path, text: &str, mode: u32, owner: &std::fs::Metadata) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(old) else { return false };
-    if !meta.is_file() || meta.len() != text.len() as u64 || !linkable(&meta, mode, owner) {
-        return false;
-    }
-    std::fs::read(old).is_ok_and(|bytes| bytes == text.as_bytes()) && std::fs::hard_link(old, path).is_ok()
+    super::write_same::file_holds(old, text, mode, owner) && std::fs::hard_link(old, path).is_ok()
 }
 
 /// A file nobody else can change through another name or as its owner, and no more readable

@@ -76,8 +76,9 @@ fn ours_and_closed(_: &Metadata, _: &Metadata) -> bool {
     false
 }
 
-/// A plain file holding `text` that a new file of `mode` could stand for.
-fn file_holds(path: &Path, text: &str, mode: u32, owner: &Metadata) -> bool {
+/// A plain file holding `text` that a new file of `mode` could stand for ([`super::write`]
+/// links such a file of an earlier export instead of writing it again).
+pub(super) fn file_holds(path: &Path, text: &str, mode: u32, owner: &Metadata) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
     meta.is_file()
         && meta.len() == text.len() as u64
