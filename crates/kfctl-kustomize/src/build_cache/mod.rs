@@ -33,6 +33,7 @@
 mod binary;
 mod deferred;
 pub(crate) mod inputs;
+mod store;
 
 pub use deferred::Deferred;
 use deferred::Regions;
@@ -46,7 +47,6 @@ use crate::resmap::ResMap;
 use crate::resource::Resource;
 use crate::{BuildOptions, prefetch};
 use inputs::{Input, Recorder, sha256_hex};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -116,8 +116,8 @@ pub struct Read<'a> {
 /// [`build_kustomization`], decoding from a hit only what `read` asks. With `read.names`, a
 /// hit decodes only the objects whose `metadata.name` is one of them (a record holds its
 /// object's name apart, read without decoding the object). With `read.defer_schemas`, a hit's CRDs
-/// come as stubs with their [`Deferred`] parts. A miss builds, stores and returns the whole
-/// build, every object whole.
+/// come as stubs with their [`Deferred`] parts. A miss builds and stores, then gives what a
+/// hit would (`store.rs`); a build that is not stored gives every object whole.
 pub fn build_kustomization_named(
     dir: &Path,
     kustomization: &Kustomization,
@@ -154,14 +154,13 @@ fn cached(
     if recorder.unkeyed_remote.load(Ordering::Relaxed) {
         return Ok((resources, Outcome::NotStored));
     }
-    let outcome = match store(&settings.dir, &path, &recorder.into_inputs(), &resources) {
-        Ok(()) => {
+    match store::store(&settings.dir, &path, &recorder.into_inputs(), &resources) {
+        Ok(stored) => {
             bound(&settings.dir, settings.max_bytes);
-            Outcome::Stored
+            Ok((stored.serve(resources, read, &path), Outcome::Stored))
         }
-        Err(_) => Outcome::NotStored,
-    };
-    Ok((resources, outcome))
+        Err(_) => Ok((resources, Outcome::NotStored)),
+    }
 }
 
 /// The entry name: everything that decides the build besides the files it reads.
@@ -308,61 +307,6 @@ fn parse_objects(records: &[&[u8]], parts: &EntryParts, defer: bool) -> Option<V
 /// The checksum an entry's header holds for its body and for its texts region: CRC-32.
 fn checksum(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
-}
-
-/// Write an entry: a temporary file beside it, then a rename.
-fn store(dir: &Path, path: &Path, inputs: &[Input], resources: &ResMap) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    use rayon::prelude::*;
-    let mut body = serde_json::to_vec(inputs)?;
-    body.push(b'\n');
-    let resources = resources.as_slice();
-    let apart: Vec<Option<deferred::Apart>> = resources.par_iter().map(|r| deferred::apart(&r.obj)).collect();
-    let (mut schemas_len, mut texts_len) = (0, 0);
-    let placed: Vec<Option<deferred::Placed>> =
-        apart.iter().map(|a| a.as_ref().map(|a| deferred::place(a, &mut schemas_len, &mut texts_len))).collect();
-    let apart: Vec<&deferred::Apart> = apart.iter().flatten().collect();
-    let records: Vec<Vec<u8>> = resources
-        .par_iter()
-        .zip(&placed)
-        .map(|(resource, placed)| {
-            let mut record = Vec::new();
-            let influenced_by: Vec<&str> = resource.influenced_by.iter().map(|o| &**o).collect();
-            binary::write_record(
-                &mut record,
-                resource.origin.as_deref(),
-                &resource.obj,
-                &influenced_by,
-                placed.as_ref(),
-            );
-            record
-        })
-        .collect();
-    records.iter().for_each(|record| body.extend_from_slice(record));
-    let temp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique()));
-    let written = (|| {
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&temp)?);
-        let mut texts_crc = crc32fast::Hasher::new();
-        apart.iter().for_each(|a| texts_crc.update(a.text.as_bytes()));
-        let (body_crc, texts_crc) = (checksum(&body), texts_crc.finalize());
-        let header = format!("{FORMAT} {body_crc:08x} {} {schemas_len} {texts_crc:08x}\n", body.len());
-        debug_assert!(header.len() <= Header::MAX_LEN);
-        file.write_all(header.as_bytes())?;
-        file.write_all(&body)?;
-        for (_, encoded) in apart.iter().flat_map(|a| &a.schemas) {
-            file.write_all(encoded)?;
-        }
-        for a in &apart {
-            file.write_all(a.text.as_bytes())?;
-        }
-        let file = file.into_inner().map_err(|e| e.into_error())?;
-        file.sync_data()?;
-        std::fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
 }
 
 /// A number no other write of this process uses.

@@ -140,7 +140,7 @@ fn the_cache_stays_within_its_bound() {
 }
 
 #[test]
-fn a_hit_for_some_names_parses_only_their_objects_and_a_miss_gives_all() {
+fn a_build_for_some_names_gives_only_their_objects_stored_or_served() {
     let two = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n";
     let src = folder(&[("app/cm.yaml", CM), ("app/other.yaml", two)]);
     let cache = tempfile::tempdir().expect("cache");
@@ -158,41 +158,62 @@ fn a_hit_for_some_names_parses_only_their_objects_and_a_miss_gives_all() {
         )
         .expect("builds")
     };
-    let (all, outcome) = build();
-    assert_eq!((all.len(), outcome), (2, Outcome::Stored));
-    let (named, outcome) = build();
-    assert_eq!(outcome, Outcome::Hit);
-    let names: Vec<&str> = named.iter().filter_map(|r| r.obj.pointer("/metadata/name")?.as_str()).collect();
-    assert_eq!(names, ["cm"]);
+    for expected in [Outcome::Stored, Outcome::Hit] {
+        let (named, outcome) = build();
+        assert_eq!(outcome, expected);
+        let names: Vec<&str> = named.iter().filter_map(|r| r.obj.pointer("/metadata/name")?.as_str()).collect();
+        assert_eq!(names, ["cm"], "{expected:?}");
+    }
     let (whole, outcome) = build_kustomization(&app, &k, &BuildOptions::default(), &s).expect("builds");
     assert_eq!((whole.len(), outcome), (2, Outcome::Hit));
 }
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\nspec:\n  group: example.com\n  names:\n    kind: Thing\n    plural: things\n  scope: Namespaced\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        type: object\n    served: true\n    storage: true\n";
 
+/// `count` CRDs (more than the store makes at once), each with a description of its own.
+fn crds(count: usize) -> String {
+    (0..count)
+        .map(|i| {
+            CRD.replace("name: things.", &format!("name: things{i}."))
+                .replace("type: object", &format!("type: object\n        description: crd {i}"))
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
 #[test]
-fn a_hit_that_defers_schemas_gives_stubs_whose_text_and_attached_object_are_the_build() {
-    let src = folder(&[("app/crd.yaml", CRD), ("app/cm.yaml", CM)]);
+fn a_build_that_defers_schemas_gives_stubs_whose_text_and_attached_object_are_the_build_stored_or_served() {
+    let src = folder(&[("app/crd.yaml", &crds(11)), ("app/cm.yaml", CM)]);
     let cache = tempfile::tempdir().expect("cache");
     let s = settings(cache.path(), "1");
     let k = Kustomization { resources: vec!["crd.yaml".into(), "cm.yaml".into()], ..Default::default() };
     let app = src.path().join("app");
+    let whole = crate::build_kustomization(&app, &k, &BuildOptions::default()).expect("builds");
     let read = Read { names: None, defer_schemas: true };
     let build = || build_kustomization_named(&app, &k, &BuildOptions::default(), &s, read).expect("builds");
-    let (whole, outcome) = build();
-    assert_eq!(outcome, Outcome::Stored);
-    assert!(whole.iter().all(|r| r.deferred.is_none()), "a miss gives whole objects");
-    let (hit, outcome) = build();
-    assert_eq!(outcome, Outcome::Hit);
-    let crd = hit.iter().find(|r| r.deferred.is_some()).expect("the CRD is deferred");
-    assert_eq!(crd.obj.pointer("/spec/versions/0/schema"), Some(&serde_json::Value::Null));
-    let deferred = crd.deferred.as_ref().expect("deferred");
-    let original = &whole.iter().find(|r| r.obj["kind"] == "CustomResourceDefinition").expect("crd").obj;
+    for expected in [Outcome::Stored, Outcome::Hit] {
+        let (got, outcome) = build();
+        assert_eq!(outcome, expected);
+        assert_eq!(got.len(), whole.len());
+        for (crd, original) in got.iter().zip(whole.iter()).filter(|(_, o)| o.obj["kind"] == "CustomResourceDefinition")
+        {
+            assert_eq!(crd.obj.pointer("/spec/versions/0/schema"), Some(&serde_json::Value::Null), "{expected:?}");
+            assert_text_and_attached(crd, &original.obj);
+        }
+        assert!(got.iter().filter(|r| r.obj["kind"] == "ConfigMap").all(|r| r.deferred.is_none()));
+    }
+    let (plain, _) = build_kustomization(&app, &k, &BuildOptions::default(), &s).expect("builds");
+    assert_eq!(crate::objects(&plain), crate::objects(&whole), "a reader that does not defer gets whole objects");
+}
+
+/// `crd`'s deferred text is `original`'s YAML (copied into memory, and by the kernel into a
+/// buffered file twice from the entry's offset), and attaching its schemas gives `original`.
+fn assert_text_and_attached(crd: &Resource, original: &serde_json::Value) {
+    let deferred = crd.deferred.as_ref().expect("the CRD is deferred");
     assert!(deferred.has_text_for(&crd.obj));
     let mut text = Vec::new();
     deferred.write_text(&mut text).expect("writes");
     assert_eq!(String::from_utf8(text).expect("utf-8"), kfctl_yaml::to_yaml(original));
-    // into a file, buffered, twice: the kernel's copy (`copy_file_range`) from the entry's offset
     let copy = tempfile::NamedTempFile::new().expect("temp file");
     let mut file = std::io::BufWriter::new(copy.reopen().expect("reopens"));
     std::io::Write::write_all(&mut file, b"---\n").expect("writes");
@@ -204,6 +225,4 @@ fn a_hit_that_defers_schemas_gives_stubs_whose_text_and_attached_object_are_the_
     let mut attached = crd.obj.clone();
     deferred.attach(&mut attached).expect("attaches");
     assert_eq!(&attached, original);
-    let (plain, _) = build_kustomization(&app, &k, &BuildOptions::default(), &s).expect("builds");
-    assert_eq!(crate::objects(&plain), crate::objects(&whole), "a reader that does not defer gets whole objects");
 }
