@@ -8,9 +8,10 @@
 #   real kustomize v5.6 (kubectl 1.33): `kustomize build example`
 #   kfctl-rs build example (no cache: `build` never uses the render cache)
 #   kfctl-rs template --profile multi-tenant: cold (KFCTL_NO_CACHE=1) and warm (render cache)
-#   kfctl-rs chart export --profile multi-tenant: once cold (it builds the peer variants into
-#   the render cache), then warm: again over the earlier export (--force, which links the
-#   files that did not change) and into a new folder each run
+#   kfctl-rs chart export --profile multi-tenant: once on an empty render cache, once after a
+#   `template` filled it (both build the peer variants into the render cache), then warm:
+#   again over the earlier export (--force, which links the files that did not change) and
+#   into a new folder each run
 #   install client CPU against the test API server (the release cluster_install benchmark)
 #   kind's install by waves (before) and by the dependency graph (after) on the test API server
 #   with CRDs Established after GRAPH_CRD_DELAY (2) s and workloads ready after
@@ -78,6 +79,10 @@ series "kfctl-rs chart export --profile multi-tenant, warm, again over the earli
 series "kfctl-rs chart export --profile multi-tenant, warm, into a new folder" "$runs" \
   sh -c 'bin="$1" dir="$2"; shift 2; exec "$bin" chart export --out "$(mktemp -u -p "$dir" new-XXXXXX)" "$@"' \
   sh "$bin" "$work" "${export_args[@]}"
+# a user's very first export: nothing cached, it builds the profile and each peer variant and
+# stores them (last: removing the cache frees inodes, which slows making files for a while)
+rm -rf "$KFCTL_CACHE_DIR"
+series "kfctl-rs chart export --profile multi-tenant, first, empty render cache" 1 "$bin" chart export --out "$work/chart-empty" "${export_args[@]}"
 echo
 if [ "${INSTALL_BENCH:-1}" = 1 ]; then
   echo "install client CPU on the test API server (cluster_install benchmark, release):"
