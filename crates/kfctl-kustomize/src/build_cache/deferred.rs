@@ -259,6 +259,16 @@ pub(crate) fn place(apart: &Apart, schemas: &mut u64, texts: &mut u64) -> Placed
     }
 }
 
+/// Make `obj` its stub in place: each version `placed` defers has its `schema` set to `null`
+/// (what [`write_stub`] writes, and [`Deferred::attach`] undoes).
+pub(crate) fn make_stub(obj: &mut Value, placed: &Placed) {
+    for schema in &placed.schemas {
+        if let Some(slot) = obj.pointer_mut(&format!("/spec/versions/{}/schema", schema.version)) {
+            *slot = Value::Null;
+        }
+    }
+}
+
 /// Append `obj` as its stub (each deferred version's `schema` written as `null`).
 pub(crate) fn write_stub(out: &mut Vec<u8>, obj: &Value, placed: &Placed) {
     let deferred: Vec<usize> = placed.schemas.iter().map(|s| s.version).collect();

@@ -113,6 +113,13 @@ pub struct Read<'a> {
     pub defer_schemas: bool,
 }
 
+impl Read<'_> {
+    /// Whether an object named `name` (its `metadata.name`) is read.
+    fn wants(&self, name: Option<&str>) -> bool {
+        self.names.is_none_or(|names| name.is_some_and(|n| names.iter().any(|w| w == n)))
+    }
+}
+
 /// [`build_kustomization`], decoding from a hit only what `read` asks. With `read.names`, a
 /// hit decodes only the objects whose `metadata.name` is one of them (a record holds its
 /// object's name apart, read without decoding the object). With `read.defer_schemas`, a hit's CRDs
@@ -196,9 +203,7 @@ fn load(path: &Path, read: Read) -> Option<ResMap> {
     let newline = body.iter().position(|b| *b == b'\n')?;
     let inputs = &body[..newline];
     // A record holds its object's name first: only the objects so named are decoded.
-    let named = |record: &&[u8]| {
-        read.names.is_none_or(|names| binary::record_name(record).is_some_and(|n| names.iter().any(|w| w == n)))
-    };
+    let named = |record: &&[u8]| read.wants(binary::record_name(record));
     let objects: Vec<&[u8]> = binary::records(&body[newline + 1..])?.into_iter().filter(named).collect();
     let schemas_at = (header.line_len + header.body_len) as u64;
     let texts_at = schemas_at.checked_add(header.schemas_len)?;

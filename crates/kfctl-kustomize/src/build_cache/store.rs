@@ -64,17 +64,14 @@ impl Stored {
         }
         let regions = Arc::new(self.regions);
         let path: Arc<Path> = Arc::from(path);
-        let named = |r: &Resource| {
-            let name = r.obj.pointer("/metadata/name").and_then(serde_json::Value::as_str);
-            read.names.is_none_or(|names| name.is_some_and(|n| names.iter().any(|w| w == n)))
-        };
+        let named = |r: &Resource| read.wants(r.obj.pointer("/metadata/name").and_then(serde_json::Value::as_str));
         let served =
             resources.into_vec().into_iter().zip(self.placed).filter(|(r, _)| named(r)).map(|(built, placed)| {
                 let mut resource = Resource::new(built.obj);
                 resource.origin = built.origin;
                 resource.influenced_by = built.influenced_by;
                 if let Some(placed) = placed.filter(|_| read.defer_schemas) {
-                    stub(&mut resource.obj, &placed);
+                    deferred::make_stub(&mut resource.obj, &placed);
                     let deferred = Deferred::new(regions.clone(), path.clone(), placed, &resource.obj);
                     resource.deferred = Some(Arc::new(deferred));
                 }
@@ -83,15 +80,6 @@ impl Stored {
         let mut out = ResMap::new();
         out.replace_all(served.collect());
         out
-    }
-}
-
-/// Turn a CRD into its stub: each deferred version's `schema` set to `null`.
-fn stub(obj: &mut serde_json::Value, placed: &Placed) {
-    for schema in &placed.schemas {
-        if let Some(slot) = obj.pointer_mut(&format!("/spec/versions/{}/schema", schema.version)) {
-            *slot = serde_json::Value::Null;
-        }
     }
 }
 
